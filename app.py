@@ -1,0 +1,36 @@
+"""PrivaLab: home page and navigation; nothing else."""
+import streamlit as st
+
+from ui.data_picker import data_picker
+from ui.pages import METHOD_PAGES, TOOL_PAGES
+from ui.state import init_state
+
+
+def home() -> None:
+    st.title("PrivaLab")
+    st.markdown(
+        "PrivaLab fits multivariate models (PLS, CCA, PCA, VAR) on sensitive data with differential "
+        "privacy or federated protocols, and shows what privacy costs in accuracy. It also shows what "
+        "an attacker could recover without it, so you can decide how much protection your data need."
+    )
+    st.subheader("Methods")
+    for page in METHOD_PAGES:
+        st.page_link(page.file, label=f"**{page.title}**: {page.summary}", icon=page.icon)
+    st.subheader("Tools")
+    for page in TOOL_PAGES:
+        st.page_link(page.file, label=f"**{page.title}**: {page.summary}", icon=page.icon)
+    st.subheader("Your data")
+    st.caption("Pick a sample set or upload a file; the method pages start from this choice.")
+    data_picker(key="home_data")
+
+
+st.set_page_config(page_title="PrivaLab", page_icon=":material/shield_lock:", layout="wide")
+init_state()
+nav = st.navigation(
+    {
+        "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
+        "Methods": [st.Page(p.file, title=p.title, icon=p.icon) for p in METHOD_PAGES],
+        "Tools": [st.Page(p.file, title=p.title, icon=p.icon) for p in TOOL_PAGES],
+    }
+)
+nav.run()

@@ -1,0 +1,111 @@
+"""Shared helpers for the benchmark and reproduction scripts in ``bench/``.
+
+- ``parse_args(doc)``: argparse with ``--quick`` (a run well under two minutes) and ``--seed N``.
+- ``emit(key, value)`` / ``emit_many(prefix, mapping)``: one ``key=value`` line per figure.
+- ``Claims``: record checked claims (``check``) and reported-only findings (``report``); ``exit_code()``
+  is 1 when any checked claim failed, so ``sys.exit(claims.exit_code())`` makes the script fail.
+- ``load_corn()``: the corn NIR data (m5 spectra, moisture), or None when it is not next to the checkout.
+- ``Timer``: a perf_counter context manager.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CORN_DIR = ROOT.parent / "shared" / "data" / "corn"
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def parse_args(doc: str | None, argv=None, extra=None) -> argparse.Namespace:
+    """Common options. ``extra(parser)`` may add script-specific ones."""
+    first = (doc or "").strip().splitlines()[0] if doc else None
+    ap = argparse.ArgumentParser(description=first)
+    ap.add_argument("--quick", action="store_true", help="smaller workload (well under two minutes)")
+    ap.add_argument("--seed", type=int, default=0, help="random seed (claims must hold for any seed)")
+    if extra is not None:
+        extra(ap)
+    return ap.parse_args(argv)
+
+
+def fmt(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return f"{v:.6g}"
+    return str(value).replace("\n", " ")
+
+
+def emit(key: str, value) -> None:
+    print(f"{key}={fmt(value)}", flush=True)
+
+
+def emit_many(prefix: str, mapping: dict) -> None:
+    for k, v in mapping.items():
+        emit(f"{prefix}{k}", v)
+
+
+class Claims:
+    """Checked claims (fail the script) and reported findings (never fail)."""
+
+    def __init__(self):
+        self.failed: list[str] = []
+        self.n_checked = 0
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        self.n_checked += 1
+        ok = bool(ok)
+        emit(f"claim_{name}", "PASS" if ok else "FAIL")
+        if detail:
+            emit(f"claim_{name}_detail", detail)
+        if not ok:
+            self.failed.append(name)
+        return ok
+
+    def report(self, name: str, holds: bool, detail: str = "") -> None:
+        emit(f"finding_{name}", "holds" if holds else "does_not_hold")
+        if detail:
+            emit(f"finding_{name}_detail", detail)
+
+    def exit_code(self) -> int:
+        emit("claims_checked", self.n_checked)
+        emit("claims_failed", len(self.failed))
+        if self.failed:
+            emit("failed_claims", ",".join(self.failed))
+        return 1 if self.failed else 0
+
+
+def load_corn():
+    """(X (80, 700), y moisture (80,), wavelengths (700,)) or None when the data are absent."""
+    spec, props = CORN_DIR / "corn_m5spec.csv", CORN_DIR / "corn_propvals.csv"
+    if not (spec.exists() and props.exists()):
+        return None
+    import pandas as pd
+
+    Xdf = pd.read_csv(spec)
+    y = pd.read_csv(props)["Moisture"].to_numpy(dtype=float)
+    return Xdf.to_numpy(dtype=float), y, Xdf.columns.to_numpy(dtype=float)
+
+
+class Timer:
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.t0
+        return False

@@ -1,0 +1,188 @@
+"""edPLS speed: batched RMSEP sweeps against diPLSlib, and a large fit against sklearn and ikpls.
+
+(a) RMSEP sweep on corn (m5, moisture, one 56/24 split): 10 epsilons x R replicates x 5
+    latent-variable settings (R = 100; --quick: 20). Ours: ``rmsep_vs_components`` (the clean
+    NIPALS path is computed once for the largest k; each (k, eps) draws R noise sets and solves R
+    k x k systems in one batch). diPLSlib: its ``edpls`` function called once per fit, looped over
+    the same work in the same process. Both use the authors' conventions (std sigma^2, signed
+    y-max) and the same Generator stream, so the fits are the same fits: the medians must agree
+    to 1e-6 where diPLSlib's calibration is accurate (eps <= 20). Claim (full mode): speedup >= 10.
+(b) One large fit: 200,000 x 1,000 float64 (--quick: 20,000 x 500), 10 components. EDPLS paper mode
+    (eps = 1, private) against sklearn ``PLSRegression(scale=False)`` and ikpls
+    (``ikpls.numpy.PLS``, algorithm 1, default copy/centring), best of a few runs each.
+    Prints ratio_vs_sklearn / ratio_vs_ikpls (our time / theirs; target <= 1) and the peak
+    memory each fit allocates on top of X (tracemalloc; numpy reports its buffers to it).
+
+Usage: python bench/bench_edpls.py [--quick] [--seed N]
+"""
+from __future__ import annotations
+
+import gc
+import sys
+import tracemalloc
+
+import numpy as np
+
+from _common import Claims, Timer, emit, load_corn, parse_args
+
+from engine.methods.edpls import EDPLS, rmsep_vs_components  # noqa: E402
+
+EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 300.0, 700.0)
+COMPONENTS = (1, 2, 4, 7, 10)
+DELTA = 0.01
+
+
+def sweep(claims: Claims, reps: int, seed: int, quick: bool) -> None:
+    data = load_corn()
+    if data is None:
+        emit("sweep", "skipped (corn data absent)")
+        return
+    from diPLSlib.functions import edpls as dipls_edpls
+
+    X, y, _ = data
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(80)
+    tr, te = idx[:56], idx[56:]
+    Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+    n_fits = len(EPSILONS) * len(COMPONENTS) * reps
+    emit("sweep_fits", n_fits)
+
+    with Timer() as t_ours:
+        ours = rmsep_vs_components(Xtr, ytr, Xte, yte, COMPONENTS, EPSILONS, reps, random_state=seed + 1,
+                                   delta=DELTA, noise_std="sigma_squared", ymax="signed")
+    emit("sweep_seconds_ours", t_ours.seconds)
+
+    # diPLSlib: the same fits, one call each, in the order our sweep draws its noise.
+    g = np.random.default_rng(seed + 1)
+    xm, ym = Xtr.mean(0), ytr.mean()
+    Xc, yc = Xtr - xm, (ytr - ym)[:, None]
+    theirs = {}
+    with Timer() as t_dip:
+        for k in COMPONENTS:
+            for eps in EPSILONS:
+                r = np.empty(reps)
+                for i in range(reps):
+                    coef = dipls_edpls(Xc, yc, k, eps, DELTA, rng=g)[0].ravel()
+                    pred = (Xte - xm) @ coef + ym
+                    r[i] = np.sqrt(np.mean((pred - yte) ** 2))
+                theirs[(k, eps)] = float(np.median(r))
+    emit("sweep_seconds_diplslib", t_dip.seconds)
+    speedup = t_dip.seconds / t_ours.seconds
+    emit("speedup_vs_diplslib", speedup)
+    emit("sweep_ms_per_fit_ours", 1e3 * t_ours.seconds / n_fits)
+    emit("sweep_ms_per_fit_diplslib", 1e3 * t_dip.seconds / n_fits)
+
+    worst_small = worst_large = 0.0
+    for row in ours.itertuples(index=False):
+        rel = abs(row.median / theirs[(row.n_components, row.epsilon)] - 1)
+        if row.epsilon <= 20:
+            worst_small = max(worst_small, rel)
+        else:
+            worst_large = max(worst_large, rel)
+    emit("sweep_median_max_rel_diff_vs_diplslib_eps_le_20", worst_small)
+    emit("sweep_median_max_rel_diff_vs_diplslib_eps_gt_20", worst_large)
+    for k in (2, 10):
+        for eps in (1.0, 100.0):
+            sel = ours[(ours.n_components == k) & (ours.epsilon == eps)].iloc[0]
+            emit(f"sweep_k{k}_eps{eps:g}_median_rmsep_ours", sel["median"])
+            emit(f"sweep_k{k}_eps{eps:g}_median_rmsep_diplslib", theirs[(k, eps)])
+    claims.check("sweep_same_fits_as_diplslib", worst_small <= 1e-6,
+                 f"median RMSEPs agree to {worst_small:.2g} at eps <= 20 (diPLSlib's erf-based calibration "
+                 f"over-noises at larger eps: {worst_large:.2g} there)")
+    if quick:
+        claims.report("speedup_at_least_10", speedup >= 10, f"{speedup:.1f}x (checked in full mode only)")
+    else:
+        claims.check("speedup_at_least_10", speedup >= 10, f"{speedup:.1f}x")
+
+
+def _synthetic(n: int, m: int, seed: int):
+    rng = np.random.default_rng(seed)
+    L = rng.standard_normal((n, 15))
+    P = rng.standard_normal((15, m)) / np.sqrt(m)
+    X = np.empty((n, m))
+    block = 20_000
+    for i in range(0, n, block):  # no n x m temporaries beyond X itself
+        Xi = rng.standard_normal((min(block, n - i), m))
+        Xi *= 0.1
+        Xi += L[i:i + block] @ P
+        Xi += 2.0
+        X[i:i + block] = Xi
+    y = L @ rng.standard_normal(15) + 0.1 * rng.standard_normal(n) + 5.0
+    return X, y
+
+
+def large_fit(claims: Claims, n: int, m: int, k: int, seed: int, repeats: int) -> None:
+    from ikpls.numpy import PLS as IKPLS
+    from sklearn.cross_decomposition import PLSRegression
+
+    with Timer() as tg:
+        X, y = _synthetic(n, m, seed)
+    emit("large_n", n)
+    emit("large_m", m)
+    emit("large_components", k)
+    emit("large_data_gb", X.nbytes / 1e9)
+    emit("large_generate_seconds", tg.seconds)
+
+    fits = {
+        "ours": lambda: EDPLS(n_components=k, epsilon=1.0, delta=DELTA, random_state=seed).fit(X, y),
+        "ours_nonprivate": lambda: EDPLS(n_components=k, epsilon=np.inf).fit(X, y),
+        "sklearn": lambda: PLSRegression(n_components=k, scale=False).fit(X, y),
+        "ikpls": lambda: IKPLS(algorithm=1).fit(X, y, k),
+    }
+    # Each method runs `repeats` times, interleaved; the first run is under tracemalloc (peak memory
+    # allocated on top of X; numpy reports its buffers to tracemalloc), the best time is kept.
+    times = {name: [] for name in fits}
+    peak = {}
+    models = {}
+    for r in range(repeats):
+        for name, f in fits.items():
+            gc.collect()
+            if r == 0:
+                tracemalloc.start()
+            with Timer() as t:
+                model = f()
+            if r == 0:
+                peak[name] = tracemalloc.get_traced_memory()[1] / 1e6
+                tracemalloc.stop()
+                models[name] = model
+            times[name].append(t.seconds)
+            del model
+    best = {name: min(v) for name, v in times.items()}
+    for name, v in best.items():
+        emit(f"large_fit_seconds_{name}", v)
+    emit("peak_memory_mb", peak["ours"])
+    for name in ("ours_nonprivate", "sklearn", "ikpls"):
+        emit(f"peak_memory_mb_{name}", peak[name])
+    ours_model, sk_model = models["ours"], models["sklearn"]
+
+    clean = models["ours_nonprivate"]
+    rel = float(np.abs(clean.coef_ - sk_model.coef_.ravel()).max() / np.abs(sk_model.coef_).max())
+    emit("large_nonprivate_coef_rel_diff_vs_sklearn", rel)
+    emit("large_private_condition_number", ours_model.condition_number_)
+    claims.check("large_nonprivate_equals_sklearn", rel <= 1e-8, f"{rel:.2g}")
+
+    r_sk = best["ours"] / best["sklearn"]
+    r_ik = best["ours"] / best["ikpls"]
+    emit("ratio_vs_sklearn", r_sk)
+    emit("ratio_vs_ikpls", r_ik)
+    claims.check("private_fit_no_slower_than_sklearn", r_sk <= 1.0, f"{r_sk:.3f}")
+    claims.check("private_fit_no_slower_than_ikpls", r_ik <= 1.0, f"{r_ik:.3f}")
+    claims.check("private_fit_allocates_less_than_sklearn", peak["ours"] < peak["sklearn"],
+                 f"{peak['ours']:.0f} MB vs {peak['sklearn']:.0f} MB")
+
+
+def main(argv=None) -> int:
+    args = parse_args(__doc__, argv)
+    claims = Claims()
+    emit("mode", "quick" if args.quick else "full")
+    emit("seed", args.seed)
+    sweep(claims, 20 if args.quick else 100, args.seed, args.quick)
+    if args.quick:
+        large_fit(claims, 20_000, 500, 10, args.seed, repeats=3)
+    else:
+        large_fit(claims, 200_000, 1_000, 10, args.seed, repeats=2)
+    return claims.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,956 @@
+"""DP-CCA: differentially private canonical correlation analysis (spec ``dp_cca.md``).
+
+Imtiaz & Sarwate's poster: the joint second-moment matrix C = (1/N) Z'Z of the rows
+z_n = [x_n, y_n] (||z_n||_2 <= 1) is released ONCE with Analyze-Gauss (symmetric Gaussian
+noise, upper triangle i.i.d. N(0, tau^2), mirrored), its blocks C_xx, C_xy, C_yy are extracted,
+and CCA is computed from them; everything after the release is post-processing, so U, V and the
+canonical correlations are (eps, delta)-DP.
+
+Noise. Replace-one neighbours with a public N (the poster's setting): the sum Z'Z has L2
+sensitivity sqrt(2) for unit rows, so the mean C has sqrt(2)/N. The release uses the shared
+``engine.privacy.AnalyzeGauss(neighbouring="replace")`` on the sum and divides by N, which gives
+noise std on C of
+
+    tau = sigma(eps, delta, sqrt(2)) / N,
+
+i.e. exactly the poster's tau = sqrt(2)/(N eps) * sqrt(2 ln(1.25/delta)) with the classic
+calibration. ``calibration="auto"`` (default) uses the classic formula where it is proven
+(eps <= 1), as the poster does, and Balle & Wang's analytic calibration for eps > 1;
+``"analytic"`` always uses the analytic one, ``"classic"`` refuses eps > 1.
+
+Two modes, one estimator (``DPCCA``, scikit-learn style):
+
+- ``mode="paper"``: the poster's assumption made concrete. Each view is centred at its sample
+  mean and divided by its largest sample row norm (so neither view dominates), then every joint
+  row is divided by the largest joint row norm, so max ||z_n|| = 1. Centre and scale come from
+  the private data: the ledger marks the release ``sensitivity_source="data"`` (not a proven
+  guarantee). Nothing is clipped.
+- ``mode="strict"``: provably (eps, delta)-DP. The rows are bounded by PUBLIC numbers fixed
+  before seeing the data: either one bound per view (``x_bound``, ``y_bound``: ||x - c_x|| and
+  ||y - c_y||, each view clipped to its own bound, then z = [x/B_x, y/B_y] / sqrt(2)) or one
+  joint bound ``row_bound`` on ||[x - c_x, y - c_y]||. Rows beyond a bound are scaled back onto
+  it and counted (``n_clipped_``). Centring: with a public centre (``x_center``, ``y_center``)
+  rows are centred by it first. Without one (default) the centre is private and comes from the
+  SAME release: a constant column is appended to every row (z = [x/B_x, y/B_y, 1] / sqrt(3)),
+  so Z'Z also carries the clipped column sums, and the moments are centred at the noisy mean as
+  post-processing (N is public under replace-one). No budget is split off; the price is a larger
+  row scale (sqrt(3) instead of sqrt(2)) and bounds that apply to the raw rows.
+
+Regularisation of the noisy blocks (post-processing). C_hat_xx and C_hat_yy may be indefinite.
+Each is eigendecomposed, ``lambda`` is added to its eigenvalues and the result is floored at
+``lambda`` (and at 1e-12 of the largest eigenvalue, which only matters for singular data):
+``lambda`` is a ridge that also replaces every eigenvalue the noise pushed below it.
+``regularization="auto"`` (default) sets lambda = 2 sqrt(D) tau (D = Dx + Dy): the spectral norm
+of a D x D symmetric Gaussian noise matrix with entry std tau is about 2 sqrt(D) tau (Wigner), so
+the noisy blocks become positive definite with high probability. It is computed from public
+numbers only and is 0 when eps = inf, so the non-private limit is plain CCA. Our check on
+``make_two_views`` data (Dx = 10, Dy = 8, 30 replicates, paper mode): without regularisation
+(eigenvalue floor only) the captured held-out correlation at N = 2000, eps = 1 is 0.08; with
+lambda = 0.5, 1 and 2 x sqrt(D) tau it is 0.23, 0.29 and 0.33 (at N = 10000, eps = 4: 0.92,
+0.94, 0.93), so the factor matters little once it is near the noise size. A number sets lambda
+directly, in the units of C (rows of norm <= 1, so trace C <= 1).
+
+CCA from the blocks (the spec's numerically better route): whiten with C_xx^-1/2, C_yy^-1/2,
+SVD of C_xx^-1/2 C_xy C_yy^-1/2 = A S B', U = C_xx^-1/2 A_K, V = C_yy^-1/2 B_K, rho = diag(S)_K
+(clipped to [0, 1]), batched over replicates. U and V are returned in the units of the input
+columns (the preprocessing is undone), normalised so that U' C~_xx U = I in those units, C~_xx the
+regularised noisy block (with no noise: (1/N) U'X'XU = I on the centred training rows).
+
+Utility (spec): captured correlation = sum_k corr(X_test u_k, Y_test v_k) of the private U, V on
+held-out rows divided by the same sum for non-private CCA of the same training rows; subspace
+similarity = mean cosine of the principal angles (``scipy.linalg.subspace_angles``) between the
+private and non-private U (and V). Sweeps over eps, N and delta draw R replicates at once
+(``AnalyzeGauss.randomise(..., n_replicates=R)``) from one prepared data set.
+
+Written by hand: the poster's algorithm and the batched moment-to-CCA path (no library computes
+CCA from a released, possibly indefinite moment matrix, batched over replicates). The privacy
+core (calibration, Analyze-Gauss, clipping, ledger) is ``engine.privacy``, used here; the
+oracles in the tests are statsmodels' ``CanCorr`` and scikit-learn's ``CCA``.
+
+Not DP: the projections X U of the private training rows (the canonical scores) use each row
+itself; showing them to anyone but the data owner is not covered by the guarantee
+(``NOT_DP_PROJECTIONS``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.linalg import subspace_angles
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from engine.privacy import AnalyzeGauss, PrivacyLedger, as_generator, clip_rows_l2
+
+__all__ = [
+    "DPCCA",
+    "NOT_DP_PROJECTIONS",
+    "SWEEP_PARAMETERS",
+    "analyze_gauss_tau",
+    "auto_regularization",
+    "bin_columns",
+    "captured_correlation",
+    "cca_from_moments",
+    "columns_by_prefix",
+    "compare_fit",
+    "first_pair_weights",
+    "sample_size_grid",
+    "channel_split_views",
+    "held_out_correlations",
+    "resolve_calibration",
+    "split_rows",
+    "subspace_similarity",
+    "summarise_sweep",
+    "sweep_delta",
+    "sweep_epsilon",
+    "sweep_n_samples",
+    "utility_sweep",
+    "views_from_frame",
+]
+
+NOT_DP_PROJECTIONS = (
+    "The canonical scores X·U and Y·V of the training rows are NOT differentially private: each score "
+    "uses that person's row itself. Only U, V and the canonical correlations carry the (ε, δ) "
+    "guarantee (post-processing of the noisy moment matrix)."
+)
+
+#: The three sweep parameters of the poster's figures.
+SWEEP_PARAMETERS = ("epsilon", "n_samples", "delta")
+
+#: Relative eigenvalue floor of the whitening (only matters for singular data; 0 noise).
+_REL_FLOOR = 1e-12
+
+#: Multiple of sqrt(D) tau used by ``regularization="auto"`` (module docstring).
+_AUTO_LAMBDA = 2.0
+
+#: At most this many float64 entries per (R, d, d) batch of noisy moment matrices.
+_CHUNK_ENTRIES = 8_000_000
+
+
+# =============================================================================================
+# Calibration
+# =============================================================================================
+def resolve_calibration(calibration: str, epsilon: float) -> str:
+    """The Gaussian calibration actually used: "auto" is classic for eps <= 1, analytic above."""
+    if calibration not in ("auto", "analytic", "classic"):
+        raise ValueError(f"calibration must be 'auto', 'analytic' or 'classic', got {calibration!r}")
+    if calibration == "auto":
+        return "classic" if float(epsilon) <= 1.0 else "analytic"
+    return calibration
+
+
+def _mechanism(epsilon: float, delta: float, calibration: str) -> AnalyzeGauss:
+    """Analyze-Gauss on the sum of unit-norm rows under replace-one neighbours (sensitivity sqrt 2)."""
+    return AnalyzeGauss(float(epsilon), float(delta), 1.0, neighbouring="replace",
+                        calibration=resolve_calibration(calibration, epsilon))
+
+
+def analyze_gauss_tau(epsilon: float, delta: float, n_samples: int, calibration: str = "auto") -> float:
+    """Noise std on the entries of C = Z'Z / N (rows of norm <= 1, replace-one neighbours).
+
+    With the classic calibration this is the poster's tau = sqrt(2)/(N eps) sqrt(2 ln(1.25/delta)).
+    Returns 0.0 for eps = inf.
+    """
+    if math.isinf(float(epsilon)):
+        return 0.0
+    return _mechanism(epsilon, delta, calibration).sigma / int(n_samples)
+
+
+def auto_regularization(tau: float, dim: int) -> float:
+    """lambda of ``regularization="auto"``: 2 sqrt(D) tau, the typical spectral norm of the noise."""
+    return _AUTO_LAMBDA * math.sqrt(dim) * float(tau)
+
+
+# =============================================================================================
+# CCA from (noisy) moments, batched
+# =============================================================================================
+def _inv_sqrt(B: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """B^-1/2 after regularisation (batched); also returns the smallest raw eigenvalue per batch."""
+    B = 0.5 * (B + np.swapaxes(B, -1, -2))
+    w, Q = np.linalg.eigh(B)
+    w_reg = w + lam
+    top = np.max(np.abs(w_reg), axis=-1, keepdims=True)
+    floor = np.maximum(lam, _REL_FLOOR * np.where(top > 0, top, 1.0))
+    w_reg = np.maximum(w_reg, floor)
+    return np.matmul(Q * (1.0 / np.sqrt(w_reg))[..., None, :], np.swapaxes(Q, -1, -2)), w[..., 0]
+
+
+def cca_from_moments(C, dx: int, n_components: int, regularization: float = 0.0) -> dict:
+    """CCA from a (batch of) joint second-moment matrices by whitening + SVD.
+
+    Parameters
+    ----------
+    C : array (D, D) or (R, D, D), D = dx + dy; blocks [[C_xx, C_xy], [C_yx, C_yy]], centred moments.
+    dx : number of X variables.
+    n_components : K <= min(dx, dy).
+    regularization : lambda >= 0 added to the eigenvalues of C_xx and C_yy, which are then
+        floored at lambda (module docstring).
+
+    Returns
+    -------
+    dict with U (.., dx, K), V (.., dy, K), rho (.., K) in [0, 1] (descending), and
+    min_eig_x, min_eig_y (..,): smallest eigenvalue of the raw blocks (negative = indefinite).
+    Sign convention: the entry of largest magnitude of every u_k is positive (v_k follows).
+    """
+    C = np.asarray(C, dtype=float)
+    single = C.ndim == 2
+    if single:
+        C = C[None]
+    D = C.shape[-1]
+    dy = D - int(dx)
+    K = int(n_components)
+    if not 1 <= K <= min(dx, dy):
+        raise ValueError(f"n_components must be in 1..min(dx, dy) = {min(dx, dy)}, got {K}")
+    lam = float(regularization)
+    if not (math.isfinite(lam) and lam >= 0):
+        raise ValueError(f"regularization must be a finite number >= 0, got {regularization!r}")
+    Wx, min_x = _inv_sqrt(C[:, :dx, :dx], lam)
+    Wy, min_y = _inv_sqrt(C[:, dx:, dx:], lam)
+    M = Wx @ C[:, :dx, dx:] @ Wy
+    A, S, Bt = np.linalg.svd(M)
+    U = Wx @ A[:, :, :K]
+    V = Wy @ np.swapaxes(Bt, -1, -2)[:, :, :K]
+    idx = np.argmax(np.abs(U), axis=1)  # (R, K)
+    signs = np.sign(np.take_along_axis(U, idx[:, None, :], axis=1))
+    signs[signs == 0] = 1.0
+    U, V = U * signs, V * signs
+    out = {"U": U, "V": V, "rho": np.clip(S[:, :K], 0.0, 1.0), "min_eig_x": min_x, "min_eig_y": min_y}
+    if single:
+        out = {k: v[0] for k, v in out.items()}
+    return out
+
+
+# =============================================================================================
+# Preprocessing: rows into the unit ball (paper: data-dependent; strict: public bounds)
+# =============================================================================================
+@dataclass
+class _Prepared:
+    """Rows z_n with ||z_n|| <= 1 and what turns (noisy) moments of Z back into a model.
+
+    z = [(x - x_shift) / x_div, (y - y_shift) / y_div (, const)] (after clipping in strict mode).
+    """
+
+    Z: np.ndarray
+    dx: int
+    dy: int
+    x_shift: np.ndarray
+    y_shift: np.ndarray
+    x_div: float
+    y_div: float
+    private_centring: bool
+    const: float
+    sensitivity_source: str
+    n_clipped: int
+    clip_notes: tuple
+    description: str
+
+    @property
+    def n(self) -> int:
+        return self.Z.shape[0]
+
+    @property
+    def D(self) -> int:
+        return self.dx + self.dy
+
+    def gram(self) -> np.ndarray:
+        G = self.Z.T @ self.Z
+        return 0.5 * (G + G.T)
+
+    def moments(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(R, d, d) sums Z'Z (+E) -> centred moments C (R, D, D) and the mean in z units (R, D)."""
+        M = G / self.n
+        D = self.D
+        if self.private_centring:
+            s = M[:, :D, D] / self.const  # noisy mean of the z coordinates (N public)
+            C = M[:, :D, :D] - np.einsum("ri,rj->rij", s, s)
+            return C, s
+        return M, np.zeros((M.shape[0], D))
+
+    def to_model(self, fit: dict, mean_z: np.ndarray) -> dict:
+        """Undo the scaling: weights and centres in the units of the input columns."""
+        dx = self.dx
+        return {
+            "U": fit["U"] / self.x_div, "V": fit["V"] / self.y_div, "rho": fit["rho"],
+            "x_mean": self.x_shift[None, :] + mean_z[:, :dx] * self.x_div,
+            "y_mean": self.y_shift[None, :] + mean_z[:, dx:] * self.y_div,
+            "indefinite": (fit["min_eig_x"] < 0) | (fit["min_eig_y"] < 0),
+        }
+
+
+def _row_norms(A: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("ij,ij->i", A, A))
+
+
+def _prepare_paper(X: np.ndarray, Y: np.ndarray) -> _Prepared:
+    xm, ym = X.mean(axis=0), Y.mean(axis=0)
+    Xc, Yc = X - xm, Y - ym
+    bx, by = float(_row_norms(Xc).max()), float(_row_norms(Yc).max())
+    if not (bx > 0 and by > 0):
+        raise ValueError("a view is constant across all rows: CCA needs variation in both views")
+    B = np.hstack([Xc / bx, Yc / by])
+    s = float(_row_norms(B).max())
+    Z = B / s
+    return _Prepared(
+        Z, X.shape[1], Y.shape[1], xm, ym, bx * s, by * s, False, 0.0, "data", 0, (),
+        f"views centred at their sample means and divided by their largest sample row norms "
+        f"({bx:.4g}, {by:.4g}), then rows divided by the largest joint norm ({s:.4g}): data-dependent",
+    )
+
+
+def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center) -> _Prepared:
+    n, dx = X.shape
+    dy = Y.shape[1]
+    public = x_center is not None
+    if public:
+        cx = np.broadcast_to(np.asarray(x_center, dtype=float), (dx,)).copy()
+        cy = np.broadcast_to(np.asarray(y_center, dtype=float), (dy,)).copy()
+    else:
+        cx, cy = np.zeros(dx), np.zeros(dy)
+    Xs, Ys = X - cx, Y - cy
+    extra = 0 if public else 1
+    if row_bound is not None:
+        Bn = float(row_bound)
+        W, rep = clip_rows_l2(np.hstack([Xs, Ys]), Bn)
+        S = math.sqrt(1.0 + extra)
+        blocks = [W / Bn]
+        x_div = y_div = Bn * S
+        n_clipped, notes = rep.n_clipped, (rep.describe("rows [x, y]"),)
+        what = f"joint rows clipped to ||[x, y]|| <= {Bn:g}"
+    else:
+        Bx, By = float(x_bound), float(y_bound)
+        Xcl, rep_x = clip_rows_l2(Xs, Bx)
+        Ycl, rep_y = clip_rows_l2(Ys, By)
+        S = math.sqrt(2.0 + extra)
+        blocks = [Xcl / Bx, Ycl / By]
+        x_div, y_div = Bx * S, By * S
+        over = (_row_norms(Xs) > Bx) | (_row_norms(Ys) > By)
+        n_clipped, notes = int(over.sum()), (rep_x.describe("x rows"), rep_y.describe("y rows"))
+        what = f"x rows clipped to norm {Bx:g}, y rows to {By:g}"
+    if not public:
+        blocks.append(np.ones((n, 1)))
+    Z = np.hstack(blocks) / S
+    centre = ("public centre subtracted" if public else
+              "private centring: constant column in the same release")
+    return _Prepared(Z, dx, dy, cx, cy, x_div, y_div, not public, 1.0 / S if not public else 0.0, "public",
+                     int(n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{S:.4g}")
+
+
+# =============================================================================================
+# The estimator
+# =============================================================================================
+class DPCCA(TransformerMixin, BaseEstimator):
+    """(eps, delta)-DP canonical correlation analysis by Analyze-Gauss (Imtiaz & Sarwate).
+
+    Parameters
+    ----------
+    n_components : int K <= min(Dx, Dy), number of canonical pairs.
+    epsilon : float > 0, or np.inf for non-private CCA (no noise, empty ledger).
+    delta : float in (0, 1).
+    mode : "paper" (data-dependent centring and scaling, the poster's assumption; the ledger
+        says the guarantee is not proven) or "strict" (public bounds, clipping, proven).
+    calibration : "auto" (classic for eps <= 1 as the poster, analytic above; default),
+        "analytic" (Balle & Wang, always) or "classic" (refuses eps > 1).
+    row_bound : strict mode, public bound on the joint norm ||[x - c_x, y - c_y]||.
+    x_bound, y_bound : strict mode, public bounds on ||x - c_x|| and ||y - c_y|| (one per view;
+        give these or ``row_bound``). With private centring (no public centre) they bound the
+        raw rows.
+    x_center, y_center : strict mode, public centres (both or neither); neither = private
+        centring from the same release.
+    regularization : "auto" (lambda = 2 sqrt(Dx + Dy) tau, 0 without noise; default) or a number
+        lambda >= 0 in the units of C (module docstring).
+    random_state : None, int or numpy Generator.
+
+    Attributes
+    ----------
+    canonical_correlations_ : (K,) private canonical correlations (singular values of the
+        whitened noisy cross block, in [0, 1]).
+    x_weights_ : (Dx, K) U, in the units of the X columns.   y_weights_ : (Dy, K) V.
+    x_mean_ : (Dx,), y_mean_ : (Dy,) centres used by ``transform`` (paper: sample means;
+        strict: public centre or the privately released mean).
+    privacy_ledger_ : PrivacyLedger (one Analyze-Gauss release; empty for eps = inf).
+    tau_ : noise std on the entries of C = Z'Z / N.   sigma_ : noise std on the sum Z'Z.
+    calibration_ : "classic" / "analytic" / "none".   regularization_ : lambda used.
+    n_clipped_ : rows changed by clipping (strict mode; 0 in paper mode).   clip_report_ : dict.
+    indefinite_ : whether a noisy diagonal block had a negative eigenvalue before regularisation.
+    released_moments_ : (D, D) the private centred moment matrix C_hat (in z units).
+    sensitivity_source_ : "public" or "data".   preprocessing_ : text.
+    n_features_in_ : Dx.   n_features_y_ : Dy.
+    """
+
+    def __init__(self, n_components=2, epsilon=1.0, delta=1e-5, mode="paper", calibration="auto", row_bound=None,
+                 x_bound=None, y_bound=None, x_center=None, y_center=None, regularization="auto",
+                 random_state=None):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mode = mode
+        self.calibration = calibration
+        self.row_bound = row_bound
+        self.x_bound = x_bound
+        self.y_bound = y_bound
+        self.x_center = x_center
+        self.y_center = y_center
+        self.regularization = regularization
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        if self.mode not in ("paper", "strict"):
+            raise ValueError(f"mode must be 'paper' or 'strict', got {self.mode!r}")
+        if self.calibration not in ("auto", "analytic", "classic"):
+            raise ValueError(f"calibration must be 'auto', 'analytic' or 'classic', got {self.calibration!r}")
+        K = self.n_components
+        if not isinstance(K, Integral) or isinstance(K, bool) or K < 1:
+            raise ValueError(f"n_components must be an integer >= 1, got {K!r}")
+        eps = self.epsilon
+        if not isinstance(eps, Real) or isinstance(eps, bool) or not (eps > 0):
+            raise ValueError(f"epsilon must be a number > 0 (np.inf for no privacy), got {eps!r}")
+        if not isinstance(self.delta, Real) or not (0 < self.delta < 1):
+            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        if self.calibration == "classic" and math.isfinite(eps) and eps > 1:
+            raise ValueError(f"the classic Gaussian calibration is proven only for epsilon <= 1 (got {eps}); "
+                             "use calibration='auto' or 'analytic'")
+        reg = self.regularization
+        if not (reg == "auto" or (isinstance(reg, Real) and not isinstance(reg, bool)
+                                  and math.isfinite(reg) and reg >= 0)):
+            raise ValueError(f"regularization must be 'auto' or a finite number >= 0, got {reg!r}")
+        bounds = {"row_bound": self.row_bound, "x_bound": self.x_bound, "y_bound": self.y_bound}
+        if self.mode == "paper":
+            given = [k for k in (*bounds, "x_center", "y_center") if getattr(self, k) is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} are public bounds/centres for mode='strict'; paper mode "
+                                 "centres and scales with the private data itself")
+            return
+        for name, v in bounds.items():
+            if v is not None and not (isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        per_view = self.x_bound is not None or self.y_bound is not None
+        if self.row_bound is not None and per_view:
+            raise ValueError("give either row_bound (joint) or x_bound and y_bound (per view), not both")
+        if self.row_bound is None and (self.x_bound is None or self.y_bound is None):
+            raise ValueError("strict mode needs public bounds fixed before seeing the data: x_bound and y_bound "
+                             "(largest ||x - c_x|| and ||y - c_y||) or row_bound (largest joint norm)")
+        if (self.x_center is None) != (self.y_center is None):
+            raise ValueError("give both x_center and y_center (a public centre) or neither (private centring)")
+
+    def _validate_xy(self, X, Y, *, reset=True):
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=reset)
+        Y = check_array(Y, dtype=np.float64, ensure_min_samples=2, input_name="Y")
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and Y must have the same rows (samples): X has {X.shape[0]}, Y has {Y.shape[0]}")
+        dx, dy = X.shape[1], Y.shape[1]
+        if self.n_components > min(dx, dy):
+            raise ValueError(f"n_components={self.n_components} exceeds min(Dx, Dy) = {min(dx, dy)}")
+        if self.mode == "strict" and self.x_center is not None:
+            for name, c, d in (("x_center", self.x_center, dx), ("y_center", self.y_center, dy)):
+                arr = np.asarray(c, dtype=float)
+                if arr.shape not in ((), (d,)) or not np.all(np.isfinite(arr)):
+                    raise ValueError(f"{name} must be finite with shape ({d},) or a scalar")
+        return X, Y
+
+    def _prepare(self, X, Y, *, reset=True) -> _Prepared:
+        self._check_params()
+        X, Y = self._validate_xy(X, Y, reset=reset)
+        if self.mode == "paper":
+            return _prepare_paper(X, Y)
+        return _prepare_strict(X, Y, row_bound=self.row_bound, x_bound=self.x_bound, y_bound=self.y_bound,
+                               x_center=self.x_center, y_center=self.y_center)
+
+    # ------------------------------------------------------------------ noise and ledger
+    def _noise(self, n: int, epsilon=None, delta=None) -> dict:
+        eps = float(self.epsilon if epsilon is None else epsilon)
+        dlt = float(self.delta if delta is None else delta)
+        if math.isinf(eps):
+            return {"mechanism": None, "sigma": 0.0, "tau": 0.0, "calibration": "none", "epsilon": eps, "delta": dlt}
+        mech = _mechanism(eps, dlt, self.calibration)
+        return {"mechanism": mech, "sigma": mech.sigma, "tau": mech.sigma / n, "calibration": mech.calibration,
+                "epsilon": eps, "delta": dlt}
+
+    def _lambda(self, tau: float, D: int) -> float:
+        return auto_regularization(tau, D) if self.regularization == "auto" else float(self.regularization)
+
+    def _ledger(self, prep: _Prepared, noise: dict) -> PrivacyLedger:
+        led = PrivacyLedger(neighbouring="replace")
+        mech = noise["mechanism"]
+        if mech is None:
+            return led
+        what = f"C = Z'Z / N ({prep.D}{' + 1 constant' if prep.private_centring else ''} columns, N = {prep.n})"
+        note = (f"Analyze-Gauss, replace-one neighbours, rows ||z|| <= 1, sensitivity sqrt(2) on Z'Z "
+                f"(sqrt(2)/N on C); tau = {noise['tau']:.6g} on C ({noise['calibration']} calibration). "
+                f"Preprocessing: {prep.description}. U, V and the correlations are post-processing.")
+        if prep.n_clipped:
+            note += f" {prep.n_clipped} row(s) clipped."
+        rel = mech.release(f"joint second-moment matrix {what}", note=note)
+        if prep.sensitivity_source == "data":
+            rel = dataclasses.replace(
+                rel, sensitivity_source="data", claimed_epsilon=rel.epsilon, claimed_delta=rel.delta,
+                note=note + " The centre and scale come from the private data, so (eps, delta) is claimed, not proven.")
+        led.add(rel)
+        return led
+
+    def _draw(self, prep: _Prepared, noise: dict, n_replicates: int, rng, G=None) -> np.ndarray:
+        """(R, d, d) noisy sums Z'Z + E (exactly symmetric)."""
+        mech = noise["mechanism"]
+        R = int(n_replicates)
+        if mech is None:
+            return np.repeat((prep.gram() if G is None else G)[None], R, axis=0)
+        d = prep.Z.shape[1]
+        chunk = max(1, min(R, _CHUNK_ENTRIES // (d * d)))
+        parts = []
+        for start in range(0, R, chunk):
+            # The shared mechanism: checks the unit row bound and adds exactly symmetric noise.
+            Gn = mech.randomise(prep.Z, rng, n_replicates=min(chunk, R - start))
+            parts.append(0.5 * (Gn + np.swapaxes(Gn, -1, -2)))
+        return np.concatenate(parts)
+
+    def _models(self, prep: _Prepared, G: np.ndarray, lam: float) -> dict:
+        C, mean_z = prep.moments(G)
+        fit = cca_from_moments(C, prep.dx, int(self.n_components), lam)
+        out = prep.to_model(fit, mean_z)
+        out["C"] = C
+        return out
+
+    # ------------------------------------------------------------------ fit / transform
+    def fit(self, X, Y):
+        """Fit on X (N, Dx) and Y (N, Dy) (rows = the same samples). Returns self."""
+        prep = self._prepare(X, Y)
+        noise = self._noise(prep.n)
+        lam = self._lambda(noise["tau"], prep.D)
+        G = self._draw(prep, noise, 1, as_generator(self.random_state))
+        out = self._models(prep, G, lam)
+        self.canonical_correlations_ = out["rho"][0]
+        self.x_weights_ = out["U"][0]
+        self.y_weights_ = out["V"][0]
+        self.x_mean_ = out["x_mean"][0]
+        self.y_mean_ = out["y_mean"][0]
+        self.released_moments_ = out["C"][0]
+        self.indefinite_ = bool(out["indefinite"][0])
+        self.tau_ = float(noise["tau"])
+        self.sigma_ = float(noise["sigma"])
+        self.calibration_ = noise["calibration"]
+        self.regularization_ = float(lam)
+        self.n_clipped_ = int(prep.n_clipped)
+        self.clip_report_ = {"n_clipped": int(prep.n_clipped), "notes": list(prep.clip_notes),
+                             "private_centring": prep.private_centring}
+        self.sensitivity_source_ = prep.sensitivity_source
+        self.preprocessing_ = prep.description
+        self.n_features_y_ = prep.dy
+        self.privacy_ledger_ = self._ledger(prep, noise)
+        return self
+
+    def _check_y(self, Y) -> np.ndarray:
+        Y = check_array(Y, dtype=np.float64, input_name="Y")
+        if Y.shape[1] != self.n_features_y_:
+            raise ValueError(f"Y has {Y.shape[1]} columns; the model was fitted with {self.n_features_y_}")
+        return Y
+
+    def transform(self, X, Y=None):
+        """Canonical scores: (X - x_mean_) U of shape (n, K), and (Y - y_mean_) V if Y is given.
+
+        Scores of the private training rows are not DP (``NOT_DP_PROJECTIONS``).
+        """
+        check_is_fitted(self, "x_weights_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        x_scores = (X - self.x_mean_) @ self.x_weights_
+        if Y is None:
+            return x_scores
+        Y = self._check_y(Y)
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError("X and Y must have the same number of rows")
+        return x_scores, (Y - self.y_mean_) @ self.y_weights_
+
+    def fit_transform(self, X, Y=None, **fit_params):
+        if Y is None:
+            raise ValueError("DPCCA needs two views: fit_transform(X, Y)")
+        return self.fit(X, Y).transform(X, Y)
+
+    def score(self, X, Y) -> float:
+        """Sum of the held-out correlations corr(X u_k, Y v_k) over the K pairs."""
+        check_is_fitted(self, "x_weights_")
+        return float(held_out_correlations(self.x_weights_, self.y_weights_, X, Y).sum())
+
+    # ------------------------------------------------------------------ replicates
+    def sample_fits(self, X, Y, n_replicates: int, random_state=None, *, return_moments: bool = False) -> dict:
+        """R independent private fits on the same data, vectorised over replicates.
+
+        Returns a dict of arrays with a leading R axis: U (R, Dx, K), V (R, Dy, K), rho (R, K),
+        x_mean, y_mean, indefinite; with ``return_moments`` also C_hat (R, D, D) and the clean
+        C (D, D) (z units), so E = C_hat - C (without private centring) is the noise on C.
+        Plus scalars tau, sigma, calibration, regularization and the (shared) ledger.
+        """
+        if int(n_replicates) < 1:
+            raise ValueError("n_replicates must be >= 1")
+        prep = self._prepare(X, Y)
+        noise = self._noise(prep.n)
+        lam = self._lambda(noise["tau"], prep.D)
+        rs = self.random_state if random_state is None else random_state
+        G = prep.gram()
+        Gs = self._draw(prep, noise, n_replicates, as_generator(rs), G)
+        out = self._models(prep, Gs, lam)
+        C_hat = out.pop("C")
+        if return_moments:
+            out["C_hat"] = C_hat
+            out["C"] = prep.moments(G[None])[0][0]
+        out.update({"tau": noise["tau"], "sigma": noise["sigma"], "calibration": noise["calibration"],
+                    "regularization": lam, "ledger": self._ledger(prep, noise), "n_clipped": prep.n_clipped})
+        return out
+
+
+# =============================================================================================
+# Utility metrics
+# =============================================================================================
+def _cov_blocks(X, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X = check_array(X, dtype=np.float64, ensure_min_samples=2)
+    Y = check_array(Y, dtype=np.float64, ensure_min_samples=2, input_name="Y")
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError("X and Y must have the same number of rows")
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    n = X.shape[0]
+    return Xc.T @ Xc / n, Yc.T @ Yc / n, Xc.T @ Yc / n
+
+
+def _pair_correlations(U, V, Sxx, Syy, Sxy) -> np.ndarray:
+    num = np.einsum("...ik,ij,...jk->...k", U, Sxy, V)
+    vx = np.einsum("...ik,ij,...jk->...k", U, Sxx, U)
+    vy = np.einsum("...ik,ij,...jk->...k", V, Syy, V)
+    with np.errstate(all="ignore"):
+        r = num / np.sqrt(vx * vy)
+    return np.where(np.isfinite(r), r, 0.0)
+
+
+def held_out_correlations(U, V, X, Y) -> np.ndarray:
+    """corr(X u_k, Y v_k) for every pair k (signed), on rows X (n, Dx), Y (n, Dy).
+
+    U : (Dx, K) or (R, Dx, K); V likewise. Returns (K,) or (R, K).
+    """
+    Sxx, Syy, Sxy = _cov_blocks(X, Y)
+    return _pair_correlations(np.asarray(U, float), np.asarray(V, float), Sxx, Syy, Sxy)
+
+
+def _weights(model_or_weights):
+    if isinstance(model_or_weights, DPCCA):
+        check_is_fitted(model_or_weights, "x_weights_")
+        return model_or_weights.x_weights_, model_or_weights.y_weights_
+    U, V = model_or_weights
+    return np.asarray(U, float), np.asarray(V, float)
+
+
+def captured_correlation(private, reference, X_test, Y_test) -> float:
+    """Spec's captured correlation: sum_k corr of the private pairs on held-out rows / same for reference.
+
+    private, reference : fitted DPCCA models or (U, V) tuples (reference = non-private CCA).
+    """
+    Up, Vp = _weights(private)
+    Ur, Vr = _weights(reference)
+    num = held_out_correlations(Up, Vp, X_test, Y_test).sum()
+    den = held_out_correlations(Ur, Vr, X_test, Y_test).sum()
+    return float(num / den)
+
+
+def _mean_cos(A: np.ndarray, B: np.ndarray) -> float:
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        return math.nan
+    return float(np.mean(np.cos(subspace_angles(A, B))))
+
+
+def subspace_similarity(private, reference) -> dict:
+    """Mean cosine of the principal angles between private and reference U, and V, and their mean."""
+    Up, Vp = _weights(private)
+    Ur, Vr = _weights(reference)
+    cx, cy = _mean_cos(Up, Ur), _mean_cos(Vp, Vr)
+    return {"angle_cos_x": cx, "angle_cos_y": cy, "angle_cos": 0.5 * (cx + cy)}
+
+
+# =============================================================================================
+# Sweeps (the poster's three figures)
+# =============================================================================================
+def _evaluate(models: dict, ref: dict, test_cov) -> dict:
+    """Per replicate: captured correlation and subspace similarity against the reference fit."""
+    Sxx, Syy, Sxy = test_cov
+    corr_p = _pair_correlations(models["U"], models["V"], Sxx, Syy, Sxy)  # (R, K)
+    corr_r = _pair_correlations(ref["U"][0], ref["V"][0], Sxx, Syy, Sxy)  # (K,)
+    R = corr_p.shape[0]
+    cx = np.array([_mean_cos(models["U"][r], ref["U"][0]) for r in range(R)])
+    cy = np.array([_mean_cos(models["V"][r], ref["V"][0]) for r in range(R)])
+    return {
+        "captured": corr_p.sum(axis=1) / corr_r.sum(),
+        "angle_cos": 0.5 * (cx + cy), "angle_cos_x": cx, "angle_cos_y": cy,
+        "corr_sum_private": corr_p.sum(axis=1), "corr_sum_reference": np.full(R, corr_r.sum()),
+        "rho1_private": models["rho"][:, 0], "indefinite": models["indefinite"].astype(bool),
+    }
+
+
+def _as_arrays(X, Y, name):
+    X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name=f"X_{name}")
+    Y = check_array(Y, dtype=np.float64, ensure_min_samples=2, input_name=f"Y_{name}")
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X_{name} and Y_{name} must have the same number of rows")
+    return X, Y
+
+
+def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n_replicates: int = 20,
+                  epsilon: float = 1.0, delta: float = 1e-5, n_samples: int | None = None, random_state=None,
+                  progress=None, **params) -> pd.DataFrame:
+    """Utility of R private fits for each value of one parameter (the poster's figures).
+
+    Parameters
+    ----------
+    X_train (N, Dx), Y_train (N, Dy) : rows the models are fitted on.
+    X_test (M, Dx), Y_test (M, Dy) : held-out rows for the captured correlation.
+    parameter : "epsilon", "n_samples" or "delta"; ``values`` its grid.
+    epsilon, delta, n_samples : the values of the two parameters not swept (n_samples None =
+        all training rows). For "n_samples", every replicate fits a fresh random subset of N
+        training rows (and its own non-private reference); otherwise one prepared data set is
+        reused and the R noise matrices are drawn at once.
+    params : DPCCA parameters (n_components, mode, calibration, bounds, regularization).
+    progress : callable(fraction in [0, 1], message) or None.
+
+    Returns
+    -------
+    Long DataFrame, one row per value and replicate: parameter, value, replicate, epsilon, delta,
+    n_samples, tau, calibration, regularization, captured, angle_cos, angle_cos_x, angle_cos_y,
+    corr_sum_private, corr_sum_reference, rho1_private, indefinite, proven.
+    """
+    if parameter not in SWEEP_PARAMETERS:
+        raise ValueError(f"parameter must be one of {SWEEP_PARAMETERS}, got {parameter!r}")
+    X_train, Y_train = _as_arrays(X_train, Y_train, "train")
+    X_test, Y_test = _as_arrays(X_test, Y_test, "test")
+    if X_test.shape[1] != X_train.shape[1] or Y_test.shape[1] != Y_train.shape[1]:
+        raise ValueError("the held-out views must have the same columns as the training views")
+    R = int(n_replicates)
+    if R < 1:
+        raise ValueError("n_replicates must be >= 1")
+    values = list(values)
+    if not values:
+        raise ValueError("values must not be empty")
+    n_train = X_train.shape[0]
+    n_fixed = n_train if n_samples is None else int(n_samples)
+    if parameter == "n_samples":
+        bad = [v for v in values if not (2 <= int(v) <= n_train)]
+        if bad:
+            raise ValueError(f"sample sizes {bad} are outside 2..{n_train} (the training rows available)")
+    elif not 2 <= n_fixed <= n_train:
+        raise ValueError(f"n_samples={n_fixed} is outside 2..{n_train}")
+    test_cov = _cov_blocks(X_test, Y_test)
+    rng = as_generator(random_state)
+    base = DPCCA(**params)
+    rows = []
+    shared = None
+    if parameter != "n_samples":
+        idx = np.arange(n_train) if n_fixed == n_train else rng.choice(n_train, n_fixed, replace=False)
+        est = _with_params(base, epsilon=epsilon, delta=delta)
+        prep = est._prepare(X_train[idx], Y_train[idx])
+        G = prep.gram()
+        ref = est._models(prep, G[None], est._lambda(0.0, prep.D))
+        shared = (prep, G, ref)
+    for i, value in enumerate(values):
+        eps = float(value) if parameter == "epsilon" else float(epsilon)
+        dlt = float(value) if parameter == "delta" else float(delta)
+        if parameter == "n_samples":
+            n_i = int(value)
+            est = _with_params(base, epsilon=eps, delta=dlt)
+            results = []
+            for r in range(R):
+                sub = np.arange(n_train) if n_i == n_train else rng.choice(n_train, n_i, replace=False)
+                prep = est._prepare(X_train[sub], Y_train[sub])
+                G = prep.gram()
+                noise = est._noise(prep.n)
+                ref = est._models(prep, G[None], est._lambda(0.0, prep.D))
+                models = est._models(prep, est._draw(prep, noise, 1, rng, G), est._lambda(noise["tau"], prep.D))
+                results.append(_evaluate(models, ref, test_cov))
+                if progress is not None:
+                    progress((i + (r + 1) / R) / len(values), f"N = {n_i}: replicate {r + 1}/{R}")
+            res = {k: np.concatenate([np.atleast_1d(x[k]) for x in results]) for k in results[0]}
+        else:
+            prep, G, ref = shared
+            est = _with_params(base, epsilon=eps, delta=dlt)
+            noise = est._noise(prep.n)
+            models = est._models(prep, est._draw(prep, noise, R, rng, G), est._lambda(noise["tau"], prep.D))
+            res = _evaluate(models, ref, test_cov)
+            n_i = prep.n
+            if progress is not None:
+                progress((i + 1) / len(values), f"{parameter} = {value:g}")
+        noise = est._noise(n_i)
+        proven = base.mode == "strict" or math.isinf(eps)
+        for r in range(R):
+            rows.append({
+                "parameter": parameter, "value": float(value), "replicate": r, "epsilon": eps, "delta": dlt,
+                "n_samples": n_i, "tau": noise["tau"], "calibration": noise["calibration"],
+                "regularization": est._lambda(noise["tau"], X_train.shape[1] + Y_train.shape[1]),
+                **{k: (bool(v[r]) if k == "indefinite" else float(v[r])) for k, v in res.items()},
+                "proven": proven,
+            })
+    return pd.DataFrame(rows)
+
+
+def _with_params(est: DPCCA, **changes) -> DPCCA:
+    """A new DPCCA with the same parameters except ``changes`` (sklearn.clone without deep copies)."""
+    return DPCCA(**{**est.get_params(deep=False), **changes})
+
+
+def sweep_epsilon(X_train, Y_train, X_test, Y_test, epsilons=(0.1, 0.25, 0.5, 1, 2, 4, 8), **kwargs) -> pd.DataFrame:
+    """``utility_sweep`` over epsilon (spec grid by default)."""
+    return utility_sweep(X_train, Y_train, X_test, Y_test, "epsilon", epsilons, **kwargs)
+
+
+def sweep_n_samples(X_train, Y_train, X_test, Y_test, sample_sizes=(500, 1000, 2000, 5000, 10000, 50000),
+                    **kwargs) -> pd.DataFrame:
+    """``utility_sweep`` over the number of training rows N (random subsets per replicate)."""
+    return utility_sweep(X_train, Y_train, X_test, Y_test, "n_samples", sample_sizes, **kwargs)
+
+
+def sweep_delta(X_train, Y_train, X_test, Y_test, deltas=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2), **kwargs) -> pd.DataFrame:
+    """``utility_sweep`` over delta (spec grid by default)."""
+    return utility_sweep(X_train, Y_train, X_test, Y_test, "delta", deltas, **kwargs)
+
+
+def summarise_sweep(long: pd.DataFrame) -> pd.DataFrame:
+    """Mean, sd, quartiles per swept value of captured correlation and subspace similarity.
+
+    Columns: parameter, value, n_replicates, tau, captured_mean, captured_sd, captured_q25,
+    captured_q75, angle_cos_mean, angle_cos_sd, angle_cos_q25, angle_cos_q75, indefinite_share, proven.
+    """
+    rows = []
+    for (param, value), part in long.groupby(["parameter", "value"], sort=True):
+        row = {"parameter": param, "value": value, "n_replicates": len(part), "tau": float(part["tau"].iloc[0])}
+        for m in ("captured", "angle_cos"):
+            x = part[m].to_numpy(dtype=float)
+            row[f"{m}_mean"] = float(np.nanmean(x))
+            row[f"{m}_sd"] = float(np.nanstd(x, ddof=1)) if len(x) > 1 else 0.0
+            row[f"{m}_q25"] = float(np.nanquantile(x, 0.25))
+            row[f"{m}_q75"] = float(np.nanquantile(x, 0.75))
+        row["indefinite_share"] = float(part["indefinite"].mean())
+        row["proven"] = bool(part["proven"].all())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# =============================================================================================
+# Public, data-independent preprocessing
+# =============================================================================================
+def bin_columns(X, n_bins: int, names=None) -> tuple[np.ndarray, list]:
+    """Average consecutive columns into ``n_bins`` bands (e.g. spectral channels).
+
+    Data-independent (depends only on the column order), so it costs no privacy; it makes CCA
+    of wide spectra on few samples well posed. Returns (X_binned (n, n_bins), band names).
+    """
+    X = check_array(X, dtype=np.float64)
+    m = X.shape[1]
+    n_bins = int(n_bins)
+    if not 1 <= n_bins <= m:
+        raise ValueError(f"n_bins must be in 1..{m}, got {n_bins}")
+    edges = np.linspace(0, m, n_bins + 1).round().astype(int)
+    names = [str(c) for c in (names if names is not None else range(m))]
+    out = np.column_stack([X[:, a:b].mean(axis=1) for a, b in zip(edges[:-1], edges[1:])])
+    labels = [names[a] if b - a == 1 else f"{names[a]}–{names[b - 1]}" for a, b in zip(edges[:-1], edges[1:])]
+    return out, labels
+
+
+def columns_by_prefix(columns, prefix: str) -> list:
+    """Column names starting with ``prefix`` (case-sensitive), in table order."""
+    prefix = str(prefix)
+    return [c for c in columns if prefix and str(c).startswith(prefix)]
+
+
+def views_from_frame(df: pd.DataFrame, x_columns, y_columns, file: str = "table") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two views (X, Y) from columns of one table, checked for CCA.
+
+    Raises ``engine.data.DataError`` naming the problem: a column in both views, text columns,
+    missing or infinite values, constant or duplicate columns, fewer than 3 rows.
+    """
+    from engine.data import (
+        DataError,
+        check_constant_columns,
+        check_duplicate_columns,
+        check_finite_array,
+        check_min_rows,
+        require_numeric,
+    )
+
+    xc, yc = [str(c) for c in (x_columns or [])], [str(c) for c in (y_columns or [])]
+    if not xc or not yc:
+        raise DataError(f"{file}: choose at least one column for each view (X and Y).", file=file)
+    both = [c for c in xc if c in yc]
+    if both:
+        raise DataError(f"{file}: column '{both[0]}' is in both views; each column can be in one view only.",
+                        file=file, column=both[0])
+    X = require_numeric(df, xc, file)
+    Y = require_numeric(df, yc, file)
+    check_min_rows(len(X), 3, file, "a two-view analysis")
+    for view in (X, Y):
+        check_finite_array(view, file, "the view")
+        check_constant_columns(view, file)
+        check_duplicate_columns(view, file)
+    return X.reset_index(drop=True), Y.reset_index(drop=True)
+
+
+def split_rows(n: int, test_fraction: float, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """Random (train, test) row indices; test holds round(test_fraction n) rows (>= 2, leaving >= 2)."""
+    n = int(n)
+    if not 0 < float(test_fraction) < 1:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    n_test = int(round(float(test_fraction) * n))
+    if n_test < 2 or n - n_test < 2:
+        raise ValueError(f"{n} rows are too few to hold out {test_fraction:.0%} for testing")
+    perm = as_generator(random_state).permutation(n)
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def compare_fit(X_train, Y_train, X_test, Y_test, **params) -> dict:
+    """A private fit and its non-private reference (eps = inf, same preprocessing) on the same rows.
+
+    Returns dict: private (fitted DPCCA), nonprivate (fitted DPCCA), captured (float),
+    similarity (dict from ``subspace_similarity``), held_out_private (K,), held_out_nonprivate (K,).
+    """
+    private = DPCCA(**params).fit(X_train, Y_train)
+    reference = DPCCA(**{**params, "epsilon": np.inf}).fit(X_train, Y_train)
+    return {
+        "private": private,
+        "nonprivate": reference,
+        "captured": captured_correlation(private, reference, X_test, Y_test),
+        "similarity": subspace_similarity(private, reference),
+        "held_out_private": held_out_correlations(private.x_weights_, private.y_weights_, X_test, Y_test),
+        "held_out_nonprivate": held_out_correlations(reference.x_weights_, reference.y_weights_, X_test, Y_test),
+    }
+
+
+def first_pair_weights(private: DPCCA, reference: DPCCA) -> dict:
+    """First canonical weight vectors for display: each scaled to max |.| = 1, and the private
+    pair's sign aligned to the reference pair (the sign of a canonical pair is arbitrary).
+
+    Returns dict u_private, u_nonprivate (Dx,), v_private, v_nonprivate (Dy,).
+    """
+    def unit(a):
+        a = np.asarray(a, dtype=float)
+        top = np.max(np.abs(a))
+        return a / top if top > 0 else a
+
+    up, ur = unit(private.x_weights_[:, 0]), unit(reference.x_weights_[:, 0])
+    vp, vr = unit(private.y_weights_[:, 0]), unit(reference.y_weights_[:, 0])
+    if float(up @ ur + vp @ vr) < 0:
+        up, vp = -up, -vp
+    return {"u_private": up, "u_nonprivate": ur, "v_private": vp, "v_nonprivate": vr}
+
+
+def sample_size_grid(n_train: int, grid=(20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)) -> list:
+    """Sample sizes for the N sweep: the grid values below n_train, then n_train itself."""
+    n_train = int(n_train)
+    return [int(v) for v in grid if v < n_train] + [n_train]
+
+
+def channel_split_views(df: pd.DataFrame, channel_columns, n_bands: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two views from one block of spectral channels: the first and second half of the range,
+    each averaged into ``n_bands`` bands (``bin_columns``; public, data-independent)."""
+    cols = [str(c) for c in channel_columns]
+    if len(cols) < 2 * int(n_bands):
+        raise ValueError(f"{len(cols)} channels cannot be split into two halves of {n_bands} bands each")
+    half = len(cols) // 2
+    views = []
+    for part in (cols[:half], cols[half:]):
+        binned, labels = bin_columns(df[part].to_numpy(dtype=float), n_bands, part)
+        views.append(pd.DataFrame(binned, columns=labels))
+    return views[0], views[1]

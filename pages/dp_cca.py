@@ -1,0 +1,351 @@
+"""DP-CCA: private canonical correlation between two views (issue #7; spec dp_cca.md).
+Thin page: widgets -> engine.methods.dp_cca -> figures."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from engine.data import DataError, load_table, load_two_view_files
+from engine.data.catalog import SAMPLE_SETS
+from engine.data.samples import make_two_views
+from engine.methods.dp_cca import (
+    NOT_DP_PROJECTIONS,
+    channel_split_views,
+    columns_by_prefix,
+    compare_fit,
+    first_pair_weights,
+    sample_size_grid,
+    split_rows,
+    summarise_sweep,
+    sweep_delta,
+    sweep_epsilon,
+    sweep_n_samples,
+    views_from_frame,
+)
+from ui.budget import budget_picker
+from ui.data_picker import data_picker
+from ui.figures import (
+    dp_cca_correlation_bars,
+    dp_cca_loadings_figure,
+    dp_cca_scores_figure,
+    dp_cca_sweep_figure,
+)
+from ui.ledger_view import show_ledger
+
+SOURCES = {
+    "synthetic": "Synthetic: planted correlations (true values known)",
+    "instruments": "Two instruments of the same samples (NIR sample, two channel ranges)",
+    "split": "Block split of one table (sample or upload)",
+    "files": "Two uploaded files (same rows, same order)",
+}
+EPS_GRID = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+DELTA_GRID = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+
+
+# --------------------------------------------------------------------------- cached data and fits
+@st.cache_data(show_spinner=False, max_entries=8)
+def synthetic_views(n_samples: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, tuple]:
+    tv = make_two_views(n_samples=n_samples, random_state=seed)
+    X = pd.DataFrame(tv.X, columns=[f"x{i + 1:02d}" for i in range(tv.X.shape[1])])
+    Y = pd.DataFrame(tv.Y, columns=[f"y{i + 1:02d}" for i in range(tv.Y.shape[1])])
+    return X, Y, tuple(float(v) for v in tv.true_correlations)
+
+
+@st.cache_data(show_spinner=False)
+def nir_sample() -> pd.DataFrame:
+    return load_table(SAMPLE_SETS["nir"].path)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def two_files(x_bytes: bytes, x_name: str, y_bytes: bytes, y_name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    def upload(data, name):
+        buf = io.BytesIO(data)
+        buf.name, buf.size = name, len(data)
+        return buf
+
+    pair = load_two_view_files(upload(x_bytes, x_name), upload(y_bytes, y_name), x_name, y_name)
+    return pair.X, pair.Y
+
+
+@st.cache_data(show_spinner="Fitting private and non-private CCA ...", max_entries=16)
+def fit_views(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, seed: int, params: tuple) -> dict:
+    train, test = split_rows(len(X), test_fraction, seed)
+    Xa, Ya = X.to_numpy(dtype=float), Y.to_numpy(dtype=float)
+    out = compare_fit(Xa[train], Ya[train], Xa[test], Ya[test], random_state=seed, **dict(params))
+    out["weights"] = first_pair_weights(out["private"], out["nonprivate"])
+    out["n_train"], out["n_test"] = len(train), len(test)
+    out["train_scores"] = out["private"].transform(Xa[train], Ya[train])
+    return out
+
+
+def run_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, seed: int, params: dict, epsilon: float,
+               delta: float, n_replicates: int, bar) -> pd.DataFrame:
+    """The poster's three sweeps (eps, N, delta), progress shown in thirds."""
+    train, test = split_rows(len(X), test_fraction, seed)
+    Xa, Ya = X.to_numpy(dtype=float), Y.to_numpy(dtype=float)
+    args = (Xa[train], Ya[train], Xa[test], Ya[test])
+    common = dict(n_replicates=n_replicates, epsilon=epsilon, delta=delta, random_state=seed, **params)
+    parts = []
+    for i, (name, fn, grid) in enumerate((
+            ("ε", sweep_epsilon, EPS_GRID), ("N", sweep_n_samples, sample_size_grid(len(train))),
+            ("δ", sweep_delta, DELTA_GRID))):
+        def progress(fraction, message, i=i, name=name):
+            bar.progress(min(1.0, (i + fraction) / 3), text=f"Sweep over {name}: {message}")
+        parts.append(fn(*args, grid, progress=progress, **common))
+    bar.empty()
+    return summarise_sweep(pd.concat(parts, ignore_index=True))
+
+
+# --------------------------------------------------------------------------- page
+st.title("DP-CCA")
+st.markdown(
+    "**Canonical correlation analysis** finds directions U in one block of variables and V in another so "
+    "that the projected blocks are as correlated as possible: how strongly do two instruments, two sites, or "
+    "spectra and properties measured on the **same samples** agree? The second-moment matrix behind it "
+    "leaks the samples. **DP-CCA** (Imtiaz & Sarwate, after Analyze-Gauss) adds symmetric Gaussian noise once "
+    "to the joint second-moment matrix C = ZᵀZ / N of rows scaled into the unit ball, and computes CCA from "
+    "the noisy blocks; everything after the noise is post-processing, so U, V and the correlations are "
+    "(ε, δ)-DP."
+)
+budget = budget_picker("dp_cca")
+calibration = "auto" if budget.calibration == "classic" else "analytic"
+if budget.mode == "strict":
+    st.info("**Strict mode**: rows are clipped to the public bounds below and the release is provably "
+            f"(ε = {budget.epsilon:g}, δ = {budget.delta:.1e})-DP (replace-one neighbours, public N).",
+            icon=":material/verified_user:")
+else:
+    st.warning("**Paper-faithful mode**: each view is centred at its sample mean and scaled by its largest row "
+               "norm, as the poster assumes. Those numbers come from the private data, so the (ε, δ) shown is "
+               "claimed, not proven.", icon=":material/science:")
+
+source = st.radio("Two views from", list(SOURCES), format_func=SOURCES.get, key="dp_cca_source")
+X_df = Y_df = None
+truth = None
+view_name = ""
+x_title, y_title = "X variable", "Y variable"
+
+if source == "synthetic":
+    c1, c2 = st.columns(2)
+    n_rows = int(c1.number_input("Rows N (training + held-out)", 200, 60000, 5000, step=500, key="dp_cca_syn_n",
+                                 help="DP needs many rows: the noise on C shrinks like 1/N."))
+    syn_seed = int(c2.number_input("Data seed", 0, 10_000, 3, key="dp_cca_syn_seed"))
+    X_df, Y_df, truth = synthetic_views(n_rows, syn_seed)
+    view_name = f"make_two_views(n_samples={n_rows}, random_state={syn_seed})"
+    st.caption(f"{X_df.shape[1]} X and {Y_df.shape[1]} Y variables, mixed by random invertible matrices; planted "
+               f"canonical correlations {', '.join(f'{v:g}' for v in truth if v > 0)}, the rest 0.")
+elif source == "instruments":
+    try:
+        nir = nir_sample()
+    except (DataError, OSError) as err:
+        st.error(f"The NIR sample could not be read ({err}). Regenerate the samples with "
+                 "`python -m engine.data.samples`.")
+        st.stop()
+    responses = [c for c in SAMPLE_SETS["nir"].response_columns if c in nir.columns]
+    channels = [c for c in nir.select_dtypes(include="number").columns if c not in responses]
+    c1, c2 = st.columns(2)
+    y_kind = c1.radio("Second view", ("channels", "constituents"), key="dp_cca_nir_y",
+                      format_func={"channels": "second half of the wavelength range",
+                                   "constituents": "the four constituents"}.get)
+    n_bands = int(c2.number_input("Bands per spectral view", 2, 40, 6, key="dp_cca_nir_bands",
+                                  help="Consecutive channels are averaged into bands (public, data-independent): "
+                                       "CCA on 350 channels and 120 samples would find correlation 1 everywhere."))
+    st.caption("PrivaLab ships no second instrument, so the two halves of the NIR range of the same 120 "
+               "samples stand in for two instruments (or pick the constituents as the second view). "
+               "120 rows is far too few for useful DP: expect noise-dominated private results.")
+    try:
+        if y_kind == "channels":
+            X_df, Y_df = channel_split_views(nir, channels, n_bands)
+        else:
+            X_df, _ = channel_split_views(nir, channels, n_bands)
+            X_df.columns = [f"{c} nm" for c in X_df.columns]
+            Y_df = nir[responses].reset_index(drop=True)
+    except (ValueError, KeyError) as err:
+        st.error(f"The NIR views cannot be built: {err}")
+        st.stop()
+    view_name = f"NIR sample, {n_bands} bands"
+    x_title, y_title = "band (nm)", "band (nm)" if y_kind == "channels" else "constituent"
+elif source == "split":
+    dataset = data_picker(kind="two_views", key="dp_cca_data")
+    if dataset is None:
+        st.info("Pick the sample two-view table or upload a table with the columns of both views.")
+        st.stop()
+    numeric = dataset.numeric_columns
+    how = st.radio("Split the columns", ("prefix", "choose"), horizontal=True, key="dp_cca_split_how",
+                   format_func={"prefix": "by column prefix", "choose": "choose the columns"}.get)
+    if how == "prefix":
+        c1, c2 = st.columns(2)
+        x_prefix = c1.text_input("X columns start with", "x", key="dp_cca_x_prefix")
+        y_prefix = c2.text_input("Y columns start with", "y", key="dp_cca_y_prefix")
+        x_cols, y_cols = columns_by_prefix(numeric, x_prefix), columns_by_prefix(numeric, y_prefix)
+    else:
+        half = max(1, len(numeric) // 2)
+        x_cols = st.multiselect("X view", numeric, default=numeric[:half], key=f"dp_cca_x_cols_{dataset.name}")
+        y_cols = st.multiselect("Y view", [c for c in numeric if c not in x_cols],
+                                default=[c for c in numeric[half:] if c not in x_cols],
+                                key=f"dp_cca_y_cols_{dataset.name}")
+    try:
+        X_df, Y_df = views_from_frame(dataset.df, x_cols, y_cols, dataset.name)
+    except DataError as err:
+        st.error(f"These two views cannot be used: {err}")
+        st.stop()
+    view_name = dataset.name
+    st.caption(f"X: {X_df.shape[1]} columns · Y: {Y_df.shape[1]} columns · {len(X_df)} rows.")
+else:
+    c1, c2 = st.columns(2)
+    up_x = c1.file_uploader("File with the X view", type=["csv", "tsv", "txt", "xlsx"], key="dp_cca_file_x")
+    up_y = c2.file_uploader("File with the Y view", type=["csv", "tsv", "txt", "xlsx"], key="dp_cca_file_y")
+    if up_x is not None and up_y is not None:
+        try:
+            pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name)
+        except DataError as err:
+            st.error(f"Upload rejected: {err}")
+        else:
+            st.session_state["dp_cca_files_pair"] = (f"{up_x.name} + {up_y.name}", *pair)
+    kept = st.session_state.get("dp_cca_files_pair")
+    if kept is None:
+        st.info("Upload two files with one row per sample, the samples in the same order in both; every numeric "
+                "column is used.")
+        st.stop()
+    view_name, X_df, Y_df = kept
+    if up_x is None or up_y is None:
+        st.caption(f"Using the last valid pair: {view_name}.")
+
+d_x, d_y, n_all = X_df.shape[1], Y_df.shape[1], len(X_df)
+
+# --------------------------------------------------------------------------- settings
+with st.expander("Model settings", expanded=False):
+    c1, c2, c3, c4 = st.columns(4)
+    k_max = min(d_x, d_y)
+    n_components = int(c1.number_input("Canonical pairs K", 1, k_max, min(3, k_max), key="dp_cca_k"))
+    test_fraction = float(c2.slider("Held-out share", 0.1, 0.5, 0.3, 0.05, key="dp_cca_test",
+                                    help="Rows kept out of the fit to measure the captured correlation."))
+    seed = int(c3.number_input("Seed (split and noise)", 0, 2**31 - 1, 0, key="dp_cca_seed"))
+    reg_mode = c4.radio("Regularisation λ", ("auto", "fixed"), key="dp_cca_reg_mode",
+                        help="auto: λ = 2√D·τ, the typical size of the noise; added to the noisy diagonal "
+                             "blocks, which also replaces eigenvalues the noise pushed below λ.")
+    regularization = "auto"
+    if reg_mode == "fixed":
+        regularization = float(st.number_input("λ (units of C, rows of norm ≤ 1)", 0.0, 1.0, 0.01, format="%.4g",
+                                               key="dp_cca_reg"))
+params = {"n_components": n_components, "epsilon": budget.epsilon, "delta": budget.delta, "mode": budget.mode,
+          "calibration": calibration, "regularization": regularization}
+if budget.mode == "strict":
+    with st.expander("Public bounds (strict mode)", expanded=True):
+        st.caption("Set these from what is known **before** looking at the data (instrument ranges, units). "
+                   "Rows beyond a bound are scaled back onto it; the number clipped is shown to you, the data "
+                   "owner, below.")
+        c1, c2, c3 = st.columns(3)
+        x_bound = float(c1.number_input("Largest ‖x‖ (X row norm)", 1e-6, 1e9, float(round(3 * d_x**0.5, 1)),
+                                        key=f"dp_cca_xb_{view_name}_{d_x}"))
+        y_bound = float(c2.number_input("Largest ‖y‖ (Y row norm)", 1e-6, 1e9, float(round(3 * d_y**0.5, 1)),
+                                        key=f"dp_cca_yb_{view_name}_{d_y}"))
+        centring = c3.radio("Centre", ("private", "zero"), key="dp_cca_centre",
+                            format_func={"private": "private, from the same release",
+                                         "zero": "public: 0 (data already centred)"}.get,
+                            help="Private centring appends a constant column to every row, so the same noisy "
+                                 "release also carries the column means (no budget split; bounds then apply to "
+                                 "the raw rows).")
+    params.update(x_bound=x_bound, y_bound=y_bound)
+    if centring == "zero":
+        params.update(x_center=0.0, y_center=0.0)
+
+try:
+    result = fit_views(X_df, Y_df, test_fraction, seed, tuple(sorted(params.items())))
+except (DataError, ValueError) as err:
+    st.error(f"DP-CCA cannot run on this choice: {err}")
+    st.stop()
+
+private, nonprivate = result["private"], result["nonprivate"]
+sim = result["similarity"]
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Captured correlation (held-out)", f"{result['captured']:.3f}",
+          help="Σ_k corr(X_test u_k, Y_test v_k) of the private U, V divided by the same for non-private CCA.")
+c2.metric("Subspace similarity", f"{sim['angle_cos']:.3f}",
+          help=f"Mean cosine of the principal angles to the non-private U (X: {sim['angle_cos_x']:.3f}) and V "
+               f"(Y: {sim['angle_cos_y']:.3f}).")
+c3.metric("Noise τ on C", f"{private.tau_:.3g}",
+          help=f"{private.calibration_} Gaussian calibration; sensitivity √2/N on C = ZᵀZ/N; λ = "
+               f"{private.regularization_:.3g}.")
+if budget.mode == "strict":
+    c4.metric("Rows clipped", f"{private.n_clipped_} of {result['n_train']}",
+              help=" · ".join(private.clip_report_["notes"]))
+else:
+    c4.metric("Training / held-out rows", f"{result['n_train']} / {result['n_test']}")
+if budget.mode == "strict" and private.n_clipped_ > 0.1 * result["n_train"]:
+    st.warning(f"{private.n_clipped_} of {result['n_train']} training rows were clipped: the bounds are tight for "
+               "these data and distort the correlations. (This count is for you, the data owner; it is not "
+               "released privately.)")
+st.caption(f"Data: {view_name} · {n_all} rows, {d_x} X and {d_y} Y variables · {result['n_train']} rows fit the "
+           f"model, {result['n_test']} are held out. Preprocessing: {private.preprocessing_}.")
+
+tabs = st.tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"])
+with tabs[0]:
+    st.plotly_chart(dp_cca_correlation_bars(private.canonical_correlations_, nonprivate.canonical_correlations_,
+                                            truth), width="stretch")
+    table = pd.DataFrame({
+        "pair": range(1, n_components + 1),
+        "private (training)": private.canonical_correlations_,
+        "non-private (training)": nonprivate.canonical_correlations_,
+        "private U,V on held-out rows": result["held_out_private"],
+        "non-private U,V on held-out rows": result["held_out_nonprivate"],
+    })
+    if truth is not None:
+        table["true (planted)"] = list(truth)[:n_components]
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption("The private correlations are singular values of the whitened noisy cross block (released, DP); "
+               "with much noise they drift towards noise-driven values, which is why the held-out columns "
+               "matter.")
+with tabs[1]:
+    c1, c2 = st.columns([1, 3])
+    n_rep = int(c1.number_input("Replicates per point", 2, 200, 10, key="dp_cca_reps"))
+    c2.caption(f"Grids as on the poster: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
+               f"N up to the {result['n_train']} training rows (ε, δ fixed), δ ∈ {{1e-6 … 1e-2}} (ε, N fixed); "
+               "the fixed values are the budget and data above.")
+    config = (view_name, n_all, d_x, d_y, test_fraction, seed, tuple(sorted(params.items())), n_rep)
+    if st.button("Run the three sweeps", key="dp_cca_run_sweeps", type="primary"):
+        bar = st.progress(0.0, text="Starting sweeps ...")
+        try:
+            sweep_params = {k: v for k, v in params.items() if k not in ("epsilon", "delta")}
+            summary = run_sweeps(X_df, Y_df, test_fraction, seed, sweep_params, budget.epsilon, budget.delta,
+                                 n_rep, bar)
+        except (DataError, ValueError) as err:
+            bar.empty()
+            st.error(f"The sweeps cannot run: {err}")
+        else:
+            st.session_state["dp_cca_sweeps"] = {"config": config, "summary": summary}
+    stored = st.session_state.get("dp_cca_sweeps")
+    if stored is not None and stored["config"] == config:
+        summary = stored["summary"]
+        for parameter in ("epsilon", "n_samples", "delta"):
+            st.plotly_chart(dp_cca_sweep_figure(summary, parameter), width="stretch")
+        with st.expander("Sweep table"):
+            st.dataframe(summary, hide_index=True, width="stretch")
+    elif stored is not None:
+        st.caption("The settings changed since the last sweep: run it again to see the curves.")
+    else:
+        st.caption("Press the button to compute the poster's three curves on these data.")
+with tabs[2]:
+    w = result["weights"]
+    st.plotly_chart(dp_cca_loadings_figure(list(X_df.columns), w["u_private"], w["u_nonprivate"],
+                                           list(Y_df.columns), w["v_private"], w["v_nonprivate"],
+                                           x_title=x_title, y_title=y_title), width="stretch")
+    st.caption("Weights u₁ and v₁ in the units of the columns, each scaled to max |·| = 1; the private pair's sign "
+               "is aligned to the non-private one for display.")
+with tabs[3]:
+    st.warning(NOT_DP_PROJECTIONS, icon=":material/lock_open:")
+    if st.checkbox("Show the canonical scores of the training rows (for the data owner only)", False,
+                   key="dp_cca_show_scores"):
+        x_scores, y_scores = result["train_scores"]
+        st.plotly_chart(dp_cca_scores_figure(x_scores[:, 0], y_scores[:, 0]), width="stretch")
+with tabs[4]:
+    show_ledger(private.privacy_ledger_, budget.delta, expanded=True)
+    exact_eps = private.privacy_ledger_.total("gdp", budget.delta)[0]
+    st.caption("One Analyze-Gauss release of the joint second-moment matrix; U, V and the correlations are "
+               "post-processing of it. Replace-one neighbours (N public), as on the poster, with the replace-one "
+               f"sensitivity √2 already in the record. Exact ε of this single Gaussian release at δ = "
+               f"{budget.delta:.1e} (Balle & Wang): {exact_eps:.4g}"
+               + (" (the classic calibration is conservative)" if private.calibration_ == "classic" else "")
+               + ("; paper mode: this holds only if the data-dependent centre and scale were public." if
+                  budget.mode == "paper" else "."))

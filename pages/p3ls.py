@@ -1,0 +1,219 @@
+"""P3LS simulation: vertically federated PLS with removable masks, shown party by party
+(issue #8; spec p3ls.md). Thin page: widgets -> engine.methods.p3ls -> figures."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine.data import DataError
+from engine.methods.p3ls import (
+    NOT_DP_STATEMENT,
+    blocks_from_frame,
+    coefficient_frame,
+    columns_by_prefix,
+    compare_models,
+    leakage_report,
+)
+from ui.data_picker import data_picker
+from ui.figures import (
+    p3ls_coefficients_figure,
+    p3ls_contribution_figure,
+    p3ls_kpi_error_figure,
+    p3ls_sequence_figure,
+    p3ls_validation_figure,
+)
+
+SPLIT_MODES = ("By column prefix", "Choose columns per party")
+MASK_MODES = ("Dense random orthogonal (default)", "Block-diagonal (FedSVD's generator)")
+
+
+# --------------------------------------------------------------------------- cached engine call
+@st.cache_data(show_spinner="Running the federation (keys, masked training, recovery, inference) ...",
+               max_entries=16)
+def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, label_holder: int, k_max: int,
+                   seed: int, secure_aggregation: bool, block_size: int | None, file: str) -> dict:
+    """Everything the page shows, from one protocol run (pure function of its arguments)."""
+    blocks, Y, names, column_names = blocks_from_frame(df, dict(party_columns), responses, file=file)
+    comparison = compare_models(blocks, Y, label_holder=label_holder, k_max=k_max, party_names=names,
+                                kpi_names=list(responses), row_mask_block_size=block_size,
+                                secure_aggregation=secure_aggregation, random_state=seed)
+    fed = comparison.federated
+    test_rows = comparison.split[2]
+    relevance_train = fed.relevance()
+    relevance_test = fed.relevance([b[test_rows] for b in blocks], Y[test_rows])
+    return {
+        "overall": comparison.overall,
+        "per_kpi": comparison.per_kpi,
+        "validation": comparison.validation,
+        "equivalence": comparison.equivalence,
+        "messages": fed.log_.to_frame(),
+        "volume": fed.log_.volume(),
+        "roles": [fed.authority_.name, *[h.name for h in fed.holders_], fed.server_.name],
+        "holdings": fed.holdings(),
+        "leakage": leakage_report(fed),
+        "coefficients": coefficient_frame(fed, column_names, list(responses)),
+        "relevance": {"training rows": relevance_train.table, "test rows": relevance_test.table},
+        "r2_y": relevance_train.r2_y,
+        "r2_x": relevance_train.r2_x_total,
+        "sizes": {"train": len(comparison.split[0]), "validation": len(comparison.split[1]), "test": len(test_rows)},
+    }
+
+
+# --------------------------------------------------------------------------- page
+st.title("P3LS simulation")
+st.markdown(
+    "Companies along a value chain measure **different variables of the same batches**. P3LS "
+    "(Nguyen Duy & Nikzad-Langerodi) fits **one PLS model on all their columns without pooling the raw "
+    "data**: a trusted authority (TA) hands out random orthogonal masks, every company sends only its "
+    "masked block to a server (CSP), the CSP runs PLS on the masked data, and each company removes the "
+    "masks from its own part of the model. Below, the whole protocol runs party by party: every message, "
+    "what each party ends up holding, the accuracy against a company working alone and against pooling "
+    "everything, and each party's contribution."
+)
+st.info(
+    f"**No privacy budget applies to this page.** {NOT_DP_STATEMENT} The ε/δ settings of the other "
+    "pages do not apply here.",
+    icon=":material/info:",
+)
+
+dataset = data_picker(kind="process", key="p3ls_data")
+if dataset is None:
+    st.info("Pick the sample value chain or upload a table with one row per batch and the companies' columns.")
+    st.stop()
+
+numeric = dataset.numeric_columns
+if len(numeric) < 3:
+    st.error(f"{dataset.name}: a federation needs at least two variables and one response; "
+             f"the table has {len(numeric)} numeric column(s).")
+    st.stop()
+
+# --- responses held by the label contributor
+default_responses = [c for c in dataset.response_columns if c in numeric] or [numeric[-1]]
+response_key = f"p3ls_responses_{dataset.name}"
+responses = st.multiselect("Responses (KPIs), held by the label contributor", numeric, default=default_responses,
+                           key=response_key)
+candidates = [c for c in numeric if c not in responses]
+
+# --- split of the columns among parties
+prefix_groups = columns_by_prefix(candidates, "_")
+split_mode = st.radio("Split the columns among parties", SPLIT_MODES, horizontal=True, key="p3ls_split_mode",
+                      index=0 if len(prefix_groups) >= 2 else 1)
+party_columns: dict[str, list] = {}
+if split_mode == SPLIT_MODES[0]:
+    separator = st.text_input("Party prefix ends at", "_", max_chars=3, key="p3ls_separator",
+                              help="s1_x03 with '_' belongs to party s1.")
+    prefix_groups = columns_by_prefix(candidates, separator)
+    party_columns = {f"company {p}": cols for p, cols in prefix_groups.items()}
+    if len(party_columns) < 2:
+        st.warning(f"Fewer than two column prefixes found before '{separator}'. Choose another separator or "
+                   "choose the columns per party.")
+    else:
+        st.caption(" · ".join(f"**{p}**: {len(c)} columns" for p, c in party_columns.items()))
+else:
+    n_parties = int(st.number_input("Number of parties", 2, 10, 3, key="p3ls_n_parties"))
+    chunk = max(1, len(candidates) // n_parties)
+    cols_ui = st.columns(min(n_parties, 5))
+    for i in range(n_parties):
+        default = candidates[i * chunk:(i + 1) * chunk] if i < n_parties - 1 else candidates[(n_parties - 1) * chunk:]
+        with cols_ui[i % len(cols_ui)]:
+            party_columns[f"party {i + 1}"] = st.multiselect(
+                f"Party {i + 1}", candidates, default=default, key=f"p3ls_party_{i}_{dataset.name}")
+
+party_names = list(party_columns)
+if len(party_names) < 2:
+    st.stop()
+label_contributor = st.selectbox("Label contributor (holds the KPIs; also contributes its own columns)", party_names,
+                                 index=len(party_names) - 1, key="p3ls_label_holder")
+
+with st.expander("Protocol settings", expanded=False):
+    left, mid, right = st.columns(3)
+    k_max = int(left.number_input("Largest k searched on validation rows", 1, 100, 100, key="p3ls_k_max"))
+    seed = int(mid.number_input("Seed (split and masks)", 0, 2**31 - 1, 0, key="p3ls_seed"))
+    secure = right.checkbox("Secure aggregation of the masked blocks", False, key="p3ls_secure",
+                            help="The CSP then receives only the sum of the masked blocks (not in the paper).")
+    mask_mode = st.radio("Row masks (m × m)", MASK_MODES, horizontal=True, key="p3ls_mask_mode")
+    block_size = None
+    if mask_mode == MASK_MODES[1]:
+        block_size = int(st.number_input("Block size b", 2, 5000, 100, key="p3ls_block_size",
+                                         help="Rows are mixed only within blocks of b rows (cheaper, weaker)."))
+
+try:
+    result = run_federation(dataset.df, tuple((p, tuple(c)) for p, c in party_columns.items()), tuple(responses),
+                            party_names.index(label_contributor), k_max, seed, secure, block_size, dataset.name)
+except (DataError, ValueError) as err:
+    st.error(f"The federation cannot run on this choice: {err}")
+    st.stop()
+
+overall = result["overall"].set_index("model")
+eq = result["equivalence"]
+c1, c2, c3, c4 = st.columns(4)
+if eq.get("same_k"):
+    c1.metric("Equivalence: max |B_P3LS − B_central|", f"{eq['max_abs_coef_difference']:.1e}",
+              help="Largest absolute difference between the federated and the pooled coefficients "
+                   "(standardised units, same k). Floating-point noise means: the same model.")
+else:
+    c1.metric("Equivalence: max |B_P3LS − B_central|", "k differs",
+              help="P3LS and pooled PLS chose different k on near-tied validation scores.")
+c2.metric("k chosen (local / P3LS / central)",
+          f"{overall.loc['local', 'k']} / {overall.loc['P3LS', 'k']} / {overall.loc['central', 'k']}")
+c3.metric("Test R² local (LC alone)", f"{overall.loc['local', 'r2_pooled']:.4f}")
+c4.metric("Test R² P3LS (federated)", f"{overall.loc['P3LS', 'r2_pooled']:.4f}",
+          delta=f"{overall.loc['P3LS', 'r2_pooled'] - overall.loc['local', 'r2_pooled']:+.4f} vs local")
+sizes = result["sizes"]
+st.caption(f"Rows: {sizes['train']} training, {sizes['validation']} validation (choice of k), {sizes['test']} test. "
+           "R² pooled over all KPIs (1 − SS_res/SS_tot). Inference time and the mean per-KPI R² in the table below.")
+st.dataframe(result["overall"].rename(columns={
+    "r2_pooled": "test R² (pooled)", "r2_mean": "test R² (mean per KPI)", "rmse_mean": "RMSE (mean per KPI)",
+    "inference_seconds": "inference seconds"}), hide_index=True, width="stretch")
+
+tabs = st.tabs(["Messages", "Error per KPI", "Coefficients per party", "Contribution", "What each party sees",
+                "Choice of k"])
+with tabs[0]:
+    messages = result["messages"]
+    phases = list(dict.fromkeys(messages["phase"]))
+    shown = st.multiselect("Phases", phases, default=[p for p in phases if p in ("keys", "training", "recovery")],
+                           key="p3ls_phases")
+    part = messages[messages["phase"].isin(shown)]
+    if len(part):
+        st.plotly_chart(p3ls_sequence_figure(part, result["roles"]), width="stretch")
+    st.dataframe(part, hide_index=True, width="stretch")
+    st.caption("Every value that crosses between roles, in order. Masks multiply rows on the left (A, M) and "
+               "columns on the right (H_i, G, N); C_i never leaves party i. Values sent per phase and sender:")
+    st.dataframe(result["volume"], hide_index=True)
+with tabs[1]:
+    metric = st.radio("Error measure", ("rmse", "r2"), format_func=lambda m: {"rmse": "RMSE", "r2": "R²"}[m],
+                      horizontal=True, key="p3ls_metric")
+    st.plotly_chart(p3ls_kpi_error_figure(result["per_kpi"], metric), width="stretch")
+    st.dataframe(result["per_kpi"].pivot(index="kpi", columns="model", values=metric), width="stretch")
+with tabs[2]:
+    kpi = st.selectbox("KPI", list(responses), key="p3ls_coef_kpi")
+    st.plotly_chart(p3ls_coefficients_figure(result["coefficients"], kpi), width="stretch")
+    st.caption("Each company recovers only its own rows B_i of the coefficient matrix (paper Algorithm 3) and can "
+               "read how its variables drive the final KPIs. Σ_i X_i B_i is the joint prediction.")
+with tabs[3]:
+    st.plotly_chart(p3ls_contribution_figure(result["relevance"]), width="stretch")
+    table = result["relevance"]["training rows"].rename(columns={
+        "r2_x": "R²_Xi (share of all X, eq. 16)", "r2_x_block": "R²_Xi (own columns)",
+        "r2_xy": "R²_XiY training (eq. 18)"})
+    table["R²_XiY test"] = result["relevance"]["test rows"]["r2_xy"].to_numpy()
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(
+        f"R²_Y of the joint model (eq. 17, LC only): {result['r2_y']:.4f}; R²_X: {result['r2_x']:.4f} "
+        "(the eq. 16 shares sum to it). R²_XiY is computed by the paper's Algorithm 4: the CSP sees only "
+        "masked residuals and returns SS(Y − X_i B_i). These are partial predictions of one joint model: "
+        "with correlated blocks they can be negative and need not sum to R²_Y, so they are not a fair-division "
+        "rule. The CSP learns every party's score."
+    )
+with tabs[4]:
+    st.markdown("**Who holds what after the run** (names as in the message table; the TA holds only keys).")
+    holdings = result["holdings"]
+    st.dataframe(holdings.groupby("role", sort=False)["holds"].apply(", ".join).reset_index(), hide_index=True,
+                 width="stretch")
+    st.markdown("**What a curious party can infer** (difference to the true value: rounding-level means revealed exactly)")
+    st.dataframe(result["leakage"], hide_index=True, width="stretch")
+    st.warning(NOT_DP_STATEMENT, icon=":material/lock_open:")
+with tabs[5]:
+    chosen = {m: int(overall.loc[m, "k"]) for m in overall.index}
+    st.plotly_chart(p3ls_validation_figure(result["validation"], chosen), width="stretch")
+    st.caption("The label contributor picks k from the validation scores and its own Q (the models are nested); "
+               "only the chosen model's B_i are released, so fewer columns of Q leak (spec 3.4, caveat 1).")

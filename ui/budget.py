@@ -1,0 +1,71 @@
+"""Privacy budget picker shared by every page (epsilon, delta, mode, calibration)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from .state import init_state, persisted
+
+MODE_TEXT = {
+    "strict": (
+        "**Strict mode** is provably (ε, δ)-differentially private: rows are clipped to public "
+        "bounds you set, the noise is calibrated to a sensitivity that holds for every data set, "
+        "and every release of the fit together stays inside the one (ε, δ) shown."
+    ),
+    "paper": (
+        "**Paper-faithful mode** reproduces the published algorithm, weak points included: "
+        "its sensitivity bounds are computed from the private data and each release is given "
+        "the full (ε, δ). The totals shown are what the paper's noise would cost *if* its "
+        "bounds held; they are not a proven guarantee."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    epsilon: float
+    delta: float
+    mode: str
+    calibration: str
+
+
+def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibration: bool = True) -> Budget:
+    """Render the budget widgets (in the sidebar) and return the current choice.
+
+    The values persist across pages through ``st.session_state`` (keys ``pl_epsilon``,
+    ``pl_delta``, ``pl_mode``, ``pl_calibration``).
+    """
+    init_state()
+    sb = st.sidebar
+    sb.subheader("Privacy budget")
+    eps = sb.number_input(
+        "ε (epsilon)", min_value=0.01, max_value=1000.0, value=float(st.session_state["pl_epsilon"]),
+        step=0.1, format="%.3g", key=f"{key}_eps",
+        on_change=persisted(f"{key}_eps", "pl_epsilon"),
+        help="Smaller ε means more noise and stronger privacy. ε ≤ 1 is strong; ε ≥ 10 is weak.",
+    )
+    delta = sb.number_input(
+        "δ (delta)", min_value=1e-12, max_value=0.5, value=float(st.session_state["pl_delta"]),
+        format="%.1e", key=f"{key}_delta", on_change=persisted(f"{key}_delta", "pl_delta"),
+        help="Probability that the ε guarantee fails. Keep it well below 1/n (n = number of rows).",
+    )
+    mode_now = st.session_state["pl_mode"] if st.session_state["pl_mode"] in modes else modes[0]
+    mode = sb.radio(
+        "Mode", modes, index=list(modes).index(mode_now), key=f"{key}_mode",
+        on_change=persisted(f"{key}_mode", "pl_mode"),
+        format_func=lambda m: {"strict": "Strict (proven DP)", "paper": "Paper-faithful"}.get(m, m),
+    )
+    calibration = st.session_state["pl_calibration"]
+    if show_calibration:
+        calibration = sb.radio(
+            "Gaussian calibration", ("analytic", "classic"),
+            index=("analytic", "classic").index(calibration), key=f"{key}_cal",
+            on_change=persisted(f"{key}_cal", "pl_calibration"),
+            help="Analytic (Balle & Wang 2018) is exact for every ε. Classic is proven only for ε ≤ 1.",
+        )
+        if calibration == "classic" and eps > 1:
+            sb.warning("The classic Gaussian formula is proven only for ε ≤ 1: the analytic calibration will be used.")
+            calibration = "analytic"
+    sb.caption(MODE_TEXT[mode])
+    return Budget(float(eps), float(delta), mode, calibration)
