@@ -335,3 +335,13 @@ def test_empty_ledger_and_bad_method():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert led.summary()["n_releases"] == 0
+
+
+def test_replace_one_ledger_is_not_double_counted_by_pld():
+    # A replace-one Analyze-Gauss release records sensitivity sqrt(2) and is calibrated to
+    # (eps, delta); its PLD total must be eps, not what REPLACE_ONE-on-top would give.
+    ag = AnalyzeGauss(1.0, 1e-5, neighbouring="replace")
+    led = PrivacyLedger([ag.release()], neighbouring="replace")
+    assert led.total("pld", 1e-5)[0] == pytest.approx(1.0, rel=1e-4)
+    led.add(LaplaceMechanism(0.5).release("count"))
+    assert led.total("pld", 1e-5)[0] < 1.5 + 1e-6

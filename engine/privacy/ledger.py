@@ -159,12 +159,11 @@ class PrivacyLedger:
         import dp_accounting
         from dp_accounting.pld import PLDAccountant
 
-        relation = (
-            dp_accounting.NeighboringRelation.REPLACE_ONE
-            if self.neighbouring == "replace"
-            else dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
-        )
-        accountant = PLDAccountant(neighboring_relation=relation)
+        # Each record's sensitivity is already computed for this ledger's neighbouring relation
+        # (e.g. sqrt(2) for replace-one Analyze-Gauss), so the release is fully described by
+        # mu = sensitivity / scale. dp-accounting's REPLACE_ONE would double the sensitivity a
+        # second time; add/remove with the recorded multiplier is the exact accounting.
+        accountant = PLDAccountant(neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
         # Group identical releases so k-fold self-composition uses the accountant's fast path.
         groups: dict[tuple, int] = {}
         for r in self.entries:
