@@ -24,7 +24,7 @@ c1, c2, c3 = st.columns(3)
 c1.metric("Analytic Gaussian σ", f"{one['analytic_sigma']:.5g}")
 c2.metric("Classic Gaussian σ", "not proven for ε > 1" if np.isnan(one["classic_sigma"]) else f"{one['classic_sigma']:.5g}")
 c3.metric("Laplace scale b (Δ read as L1)", f"{one['laplace_scale']:.5g}")
-st.plotly_chart(sigma_curve_figure(curve, sens, budget.delta), use_container_width=True)
+st.plotly_chart(sigma_curve_figure(curve, sens, budget.delta), width="stretch")
 
 st.subheader(f"{k} releases")
 st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {k} releases:** σ each release needs.")

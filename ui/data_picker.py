@@ -110,6 +110,6 @@ def _preview(ds: Dataset) -> None:
         f"**{ds.name}**: {n_rows} rows × {n_cols} columns ({n_num} numeric, {n_cols - n_num} text)."
     )
     with st.expander("Preview", expanded=False):
-        st.dataframe(ds.df.head(20).iloc[:, :40], use_container_width=True)
+        st.dataframe(ds.df.head(20).iloc[:, :40], width="stretch")
         if n_cols > 40:
             st.caption(f"First 40 of {n_cols} columns shown.")

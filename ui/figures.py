@@ -671,3 +671,69 @@ def var_message_flow_figure(messages, owners: list, max_rows: int = 40) -> go.Fi
     fig.update_layout(height=max(300, 18 * n + 100), margin={"t": 60, "b": 20}, plot_bgcolor="white",
                       title="Message flow of the first iterations (red: broadcast by the central node)")
     return fig
+
+
+# ============================================================================ edPLS (issue #4)
+def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str) -> go.Figure:
+    """Regression coefficients over the channel axis, private over non-private."""
+    fig = go.Figure()
+    fig.add_scatter(x=axis, y=coef_plain, name="non-private PLS", mode="lines", line={"color": "#444"})
+    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": "#d62728"}, opacity=0.8)
+    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label, yaxis_title="b",
+                      legend={"orientation": "h"}, margin={"t": 50, "b": 40})
+    return fig
+
+
+def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_label: str) -> go.Figure:
+    """Predicted against measured on the test rows, with the identity line."""
+    lo = float(min(min(y_true), min(y_plain)))
+    hi = float(max(max(y_true), max(y_plain)))
+    fig = go.Figure()
+    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
+    fig.add_scatter(x=y_true, y=y_plain, mode="markers", name="non-private PLS", marker={"color": "#444"})
+    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": "#d62728"})
+    fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
+                      yaxis_title=f"predicted {response}", legend={"orientation": "h"}, margin={"t": 50, "b": 40})
+    return fig
+
+
+def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | None = None) -> go.Figure:
+    """RMSEP against epsilon (log-log): median line, interquartile band, one colour per group,
+    and each group's non-private RMSEP as a dotted line."""
+    import plotly.colors as pc
+
+    palette = pc.qualitative.Plotly
+    fig = go.Figure()
+    for i, (name, df) in enumerate(curves.groupby(group, sort=False)):
+        col = palette[i % len(palette)]
+        df = df.sort_values("epsilon")
+        fig.add_scatter(x=list(df["epsilon"]) + list(df["epsilon"])[::-1],
+                        y=list(df["q75"]) + list(df["q25"])[::-1], fill="toself", line={"width": 0},
+                        fillcolor=col, opacity=0.2, showlegend=False, hoverinfo="skip")
+        fig.add_scatter(x=df["epsilon"], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
+                        line={"color": col})
+        fig.add_scatter(x=df["epsilon"], y=df["nonprivate"], mode="lines", name=f"{name} non-private",
+                        line={"color": col, "dash": "dot"})
+    if sigma_y:
+        fig.add_hline(y=sigma_y, line={"dash": "dash", "color": "#999"}, annotation_text="σ_y (predict the mean)")
+    fig.update_layout(title="RMSEP vs ε", xaxis={"title": "ε per the chosen accounting", "type": "log"},
+                      yaxis={"title": "RMSEP (test)", "type": "log"}, legend={"orientation": "h"},
+                      margin={"t": 50, "b": 40})
+    return fig
+
+
+def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Figure:
+    """Strict mode: simulated RMSEP against the number of training rows."""
+    fig = go.Figure()
+    fig.add_scatter(x=list(curve["n"]) + list(curve["n"])[::-1], y=list(curve["q75"]) + list(curve["q25"])[::-1],
+                    fill="toself", line={"width": 0}, fillcolor="#d62728", opacity=0.2, showlegend=False,
+                    hoverinfo="skip")
+    fig.add_scatter(x=curve["n"], y=curve["median"], mode="lines+markers", name="strict edPLS (median, IQR)",
+                    line={"color": "#d62728"})
+    fig.add_scatter(x=curve["n"], y=curve["nonprivate"], mode="lines", name="non-private", line={"dash": "dot"})
+    if target:
+        fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")
+    fig.update_layout(title="How many samples would strict mode need?", xaxis={"title": "training rows n", "type": "log"},
+                      yaxis={"title": "RMSEP (test)", "type": "log"}, legend={"orientation": "h"},
+                      margin={"t": 50, "b": 40})
+    return fig

@@ -31,4 +31,4 @@ def show_ledger(ledger: PrivacyLedger, delta: float | None = None, *, expanded: 
     st.markdown(ledger_text(ledger, delta))
     if len(ledger):
         with st.expander(f"Privacy ledger ({len(ledger)} releases)", expanded=expanded):
-            st.dataframe(ledger.to_frame(), hide_index=True, use_container_width=True)
+            st.dataframe(ledger.to_frame(), hide_index=True, width="stretch")

@@ -1173,3 +1173,30 @@ def model_from_dict(data) -> EDPLS:
         led.add(Release(**e))
     model.privacy_ledger_ = led
     return model
+
+
+# =============================================================================================
+# One private fit beside the non-private one (what the page and a notebook want together)
+# =============================================================================================
+def compare_private_plain(X, y, train_idx, test_idx, params: dict, random_state=None) -> dict:
+    """Fit EDPLS(**params) and plain PLS1 (epsilon = inf) on the training rows; score both on the test rows.
+
+    Returns a dict: private, plain (fitted EDPLS), pred_private, pred_plain, y_test (arrays),
+    rmsep_private, rmsep_plain, sigma_y_test (floats), and, for the data owner only,
+    max_row_norm_train / max_abs_y_train (private statistics: show them to the owner, never
+    use them as public bounds).
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    Xtr, ytr, Xte, yte = X[train_idx], y[train_idx], X[test_idx], y[test_idx]
+    private = EDPLS(**params, random_state=random_state).fit(Xtr, ytr)
+    plain = EDPLS(**{**params, "epsilon": np.inf, "mode": "paper"}).fit(Xtr, ytr)
+    pred_p, pred_0 = private.predict(Xte), plain.predict(Xte)
+    return {
+        "private": private, "plain": plain, "pred_private": pred_p, "pred_plain": pred_0, "y_test": yte,
+        "rmsep_private": float(np.sqrt(np.mean((yte - pred_p) ** 2))),
+        "rmsep_plain": float(np.sqrt(np.mean((yte - pred_0) ** 2))),
+        "sigma_y_test": float(yte.std()),
+        "max_row_norm_train": float(np.sqrt((Xtr**2).sum(axis=1)).max()),
+        "max_abs_y_train": float(np.abs(ytr).max()),
+    }

@@ -1,0 +1,578 @@
+"""Empirical privacy audit: a black-box lower bound on epsilon from many runs of a release.
+
+``epsilon_lower_bound(release, D, D_prime, delta, n_trials, random_state)`` runs a randomised
+release ``n_trials`` times on each of two neighbouring data sets (``release(data, rng, n)``
+returns n independent outputs, vectorised), reduces every output to a 1-D statistic, and turns
+one threshold test on that statistic into a high-confidence lower bound on epsilon.
+
+The test. An (eps, delta)-DP release M satisfies, for every output set R,
+P[M(D') in R] <= e^eps P[M(D) in R] + delta (and with D, D' swapped). So any R gives
+
+    eps >= ln((P[M(D') in R] - delta) / P[M(D) in R]).
+
+The samples are split in half. On the first (selection) half the auditor tries a few 1-D
+statistics (projection on the mean difference, the Laplace log-likelihood ratio form
+||o - med_D||_1 - ||o - med_D'||_1, and the distance from D's mean, which sees a change of noise
+scale), every threshold, both tail directions and both orderings of (D, D'), and keeps the test
+with the best bound. Only that one test is evaluated on the second half, where one-sided
+Clopper-Pearson bounds (scipy.stats.beta) on the two rejection rates, each at level alpha/2,
+give a lower bound that holds with probability >= 1 - alpha (the selection never sees the
+evaluation half, so there is no multiple-testing inflation).
+
+What it can and cannot say: a lower bound above the claimed epsilon proves the claim false (up
+to alpha); a lower bound below it proves nothing, it only says this attack did not break it. The
+bound is loose when the violation lives at output probabilities below ~1/n_trials.
+
+The catalogue (``audit_cases``) audits every mechanism of ``engine.privacy`` and the noise call
+of every method, on the method's own preprocessing, with worst-case neighbours (module
+functions ``*_case``). Everything a method computes after its noise call is post-processing,
+which cannot increase epsilon, so auditing the raw noisy release is the strongest black-box
+audit of the method. Planted bugs (noise scaled down by 2, sensitivity halved) show that the
+auditor has teeth.
+
+Written by hand (no kept library implements a threshold auditor for arbitrary vector releases);
+the methods' estimators and the privacy core are used, not re-implemented.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy.stats import beta as beta_dist
+
+from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_epsilon, laplace_scale
+from .mechanisms import GaussianMechanism, LaplaceMechanism, as_generator, sample_symmetric_gaussian
+
+__all__ = [
+    "AuditCase",
+    "AuditResult",
+    "audit_cases",
+    "clopper_pearson",
+    "epsilon_lower_bound",
+    "run_case",
+    "STATISTICS",
+]
+
+#: Statistics tried on the selection half ("auto" tries all of them).
+STATISTICS = ("projection", "laplace_llr", "spread")
+
+#: At most this many candidate thresholds per statistic (quantiles of the pooled selection half).
+_N_THRESHOLDS = 4000
+
+#: Statistic values kept per data set for histograms (the evaluation half, subsampled).
+_KEEP = 20000
+
+
+# =============================================================================================
+# Confidence intervals
+# =============================================================================================
+def clopper_pearson(k, n, level: float, side: str):
+    """One-sided Clopper-Pearson bound on a binomial rate from k successes in n trials.
+
+    side="upper": p_hi with P(p <= p_hi) >= 1 - level; side="lower": p_lo likewise. Vectorised
+    over k.
+    """
+    k = np.asarray(k, dtype=float)
+    if side == "upper":
+        with np.errstate(all="ignore"):
+            out = beta_dist.ppf(1.0 - level, k + 1.0, n - k)
+        return np.where(k >= n, 1.0, out)
+    if side == "lower":
+        with np.errstate(all="ignore"):
+            out = beta_dist.ppf(level, k, n - k + 1.0)
+        return np.where(k <= 0, 0.0, out)
+    raise ValueError("side must be 'upper' or 'lower'")
+
+
+def _bound(p_num_lo, p_den_hi, delta):
+    """ln((p_num - delta) / p_den), -inf where the numerator is not above delta."""
+    num = np.asarray(p_num_lo, dtype=float) - delta
+    den = np.maximum(np.asarray(p_den_hi, dtype=float), 1e-300)
+    with np.errstate(all="ignore"):
+        return np.where(num > 0, np.log(np.maximum(num, 1e-300) / den), -np.inf)
+
+
+# =============================================================================================
+# Statistics
+# =============================================================================================
+def _make_statistic(name: str, sel_D: np.ndarray, sel_Dp: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """A 1-D statistic fitted on the selection half only."""
+    if name == "projection":
+        mu_D, mu_Dp = sel_D.mean(axis=0), sel_Dp.mean(axis=0)
+        direction = mu_Dp - mu_D
+        # Standardise per coordinate (the Gaussian likelihood ratio for independent coordinates).
+        var = 0.5 * (sel_D.var(axis=0) + sel_Dp.var(axis=0))
+        var = np.where(var > 0, var, 1.0)
+        w = direction / var
+        mid = 0.5 * (mu_D + mu_Dp)
+        return lambda O: (O - mid) @ w
+    if name == "laplace_llr":
+        med_D, med_Dp = np.median(sel_D, axis=0), np.median(sel_Dp, axis=0)
+        mad = 0.5 * (np.mean(np.abs(sel_D - med_D), axis=0) + np.mean(np.abs(sel_Dp - med_Dp), axis=0))
+        mad = np.where(mad > 0, mad, 1.0)
+        return lambda O: (np.abs(O - med_D) / mad).sum(axis=1) - (np.abs(O - med_Dp) / mad).sum(axis=1)
+    if name == "spread":
+        mu_D = sel_D.mean(axis=0)
+        sd = sel_D.std(axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        return lambda O: np.sqrt((((O - mu_D) / sd) ** 2).sum(axis=1))
+    raise ValueError(f"statistic must be one of {STATISTICS} or 'auto', got {name!r}")
+
+
+def _best_test(s_D: np.ndarray, s_Dp: np.ndarray, delta: float, level: float):
+    """Best (threshold, direction, ordering) on one half: the bound with CP at ``level`` per rate.
+
+    Rejection region R = {direction * s > direction * t}. ordering "D'>D" bounds
+    ln((P_D'(R) - delta) / P_D(R)); "D>D'" bounds ln((P_D(R) - delta) / P_D'(R)).
+    """
+    n_D, n_Dp = s_D.size, s_Dp.size
+    pooled = np.concatenate([s_D, s_Dp])
+    if pooled.size > _N_THRESHOLDS:
+        qs = np.unique(np.concatenate([np.linspace(0, 1, _N_THRESHOLDS // 2),
+                                       np.logspace(-6, 0, _N_THRESHOLDS // 4) * 0.5,
+                                       1 - np.logspace(-6, 0, _N_THRESHOLDS // 4) * 0.5]))
+        thresholds = np.unique(np.quantile(pooled, np.clip(qs, 0, 1)))
+    else:
+        thresholds = np.unique(pooled)
+    sD, sDp = np.sort(s_D), np.sort(s_Dp)
+    # counts strictly above / at-or-below each threshold
+    above_D = n_D - np.searchsorted(sD, thresholds, side="right")
+    above_Dp = n_Dp - np.searchsorted(sDp, thresholds, side="right")
+    best = (-np.inf, None)
+    for direction in (1, -1):
+        k_D = above_D if direction == 1 else n_D - above_D
+        k_Dp = above_Dp if direction == 1 else n_Dp - above_Dp
+        for ordering, (k_num, n_num, k_den, n_den) in (("D'>D", (k_Dp, n_Dp, k_D, n_D)),
+                                                        ("D>D'", (k_D, n_D, k_Dp, n_Dp))):
+            b = _bound(clopper_pearson(k_num, n_num, level, "lower"),
+                       clopper_pearson(k_den, n_den, level, "upper"), delta)
+            i = int(np.argmax(b))
+            if b[i] > best[0]:
+                best = (float(b[i]), (float(thresholds[i]), direction, ordering))
+    return best
+
+
+# =============================================================================================
+# The auditor
+# =============================================================================================
+@dataclass
+class AuditResult:
+    """Outcome of ``epsilon_lower_bound``.
+
+    epsilon_lb : lower bound on epsilon holding with probability >= confidence (0 if no test
+        beat the trivial bound). eps_point : the same test's bound from the point estimates of
+        the rates (no confidence interval; for display). statistic, threshold, direction,
+        ordering : the chosen test. rate_num / rate_den : evaluation-half rejection rates in the
+        numerator / denominator of the bound. stat_D, stat_D_prime : the statistic on the
+        evaluation half (subsampled to <= 20000 each, for histograms).
+    """
+
+    epsilon_lb: float
+    eps_point: float
+    delta: float
+    n_trials: int
+    confidence: float
+    statistic: str
+    threshold: float
+    direction: int
+    ordering: str
+    rate_num: float
+    rate_den: float
+    stat_D: np.ndarray = field(repr=False)
+    stat_D_prime: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("epsilon_lb", "eps_point", "delta", "n_trials", "confidence",
+                                               "statistic", "threshold", "direction", "ordering",
+                                               "rate_num", "rate_den")}
+
+
+def _outputs(release, data, rng, n) -> np.ndarray:
+    out = np.asarray(release(data, rng, n), dtype=float)
+    if out.shape[0] != n:
+        raise ValueError(f"release(data, rng, n) must return n = {n} outputs along axis 0, got shape {out.shape}")
+    return out.reshape(n, -1)
+
+
+def epsilon_lower_bound(release, D, D_prime, delta: float = 0.0, n_trials: int = 100_000, random_state=None, *,
+                        statistic: str = "auto", alpha: float = 0.05, chunk: int | None = None,
+                        progress: Callable[[float], None] | None = None) -> AuditResult:
+    """High-confidence lower bound on the epsilon of ``release`` at ``delta`` (black box).
+
+    Parameters
+    ----------
+    release : callable ``release(data, rng, n) -> array (n, ...)``: n independent outputs of the
+        randomised release on ``data`` (any object; the auditor never looks inside it).
+    D, D_prime : two neighbouring data sets (as the release's own neighbouring relation says).
+    delta : the delta at which epsilon is bounded (the claim's delta).
+    n_trials : releases per data set (half select the test, half evaluate it).
+    random_state : None, int or numpy Generator.
+    statistic : "auto" (try all of ``STATISTICS`` on the selection half) or one name.
+    alpha : 1 - confidence of the bound (split alpha/2 per rejection rate).
+    chunk : draw at most this many outputs per call (memory); default all at once.
+    progress : optional callback with the fraction done (0..1).
+
+    Returns
+    -------
+    AuditResult (epsilon_lb >= 0).
+    """
+    n_trials = int(n_trials)
+    if n_trials < 20:
+        raise ValueError("n_trials must be at least 20 (half select the test, half evaluate it)")
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    rng = as_generator(random_state)
+    step = n_trials if chunk is None else max(1, int(chunk))
+    parts_D, parts_Dp = [], []
+    done = 0
+    while done < n_trials:
+        m = min(step, n_trials - done)
+        parts_D.append(_outputs(release, D, rng, m))
+        parts_Dp.append(_outputs(release, D_prime, rng, m))
+        done += m
+        if progress is not None:
+            progress(0.9 * done / n_trials)
+    O_D, O_Dp = np.concatenate(parts_D), np.concatenate(parts_Dp)
+    if O_D.shape[1] != O_Dp.shape[1]:
+        raise ValueError(f"outputs on D and D' differ in size ({O_D.shape[1]} vs {O_Dp.shape[1]})")
+    half = n_trials // 2
+    sel_D, sel_Dp, ev_D, ev_Dp = O_D[:half], O_Dp[:half], O_D[half:], O_Dp[half:]
+    level = alpha / 2
+    names = STATISTICS if statistic == "auto" else (statistic,)
+    best = (-np.inf, None, None)
+    for name in names:
+        stat = _make_statistic(name, sel_D, sel_Dp)
+        b, test = _best_test(stat(sel_D), stat(sel_Dp), delta, level)
+        if b > best[0] or best[1] is None:
+            best = (b, name, (stat, test))
+    name = best[1]
+    stat, test = best[2]
+    e_D, e_Dp = stat(ev_D), stat(ev_Dp)
+    if test is None:  # no threshold at all (constant statistic): nothing to reject with
+        t, direction, ordering = (float(np.median(e_D)), 1, "D'>D")
+    else:
+        t, direction, ordering = test
+    in_D = (direction * e_D > direction * t)
+    in_Dp = (direction * e_Dp > direction * t)
+    k_D, k_Dp, n_D, n_Dp = int(in_D.sum()), int(in_Dp.sum()), in_D.size, in_Dp.size
+    if ordering == "D'>D":
+        k_num, n_num, k_den, n_den = k_Dp, n_Dp, k_D, n_D
+    else:
+        k_num, n_num, k_den, n_den = k_D, n_D, k_Dp, n_Dp
+    lb = float(_bound(clopper_pearson(k_num, n_num, level, "lower"),
+                      clopper_pearson(k_den, n_den, level, "upper"), delta))
+    point = float(_bound(k_num / n_num, k_den / n_den, delta)) if k_den > 0 else math.inf if k_num / n_num > delta else 0.0
+    if progress is not None:
+        progress(1.0)
+    keep = min(_KEEP, e_D.size)
+    return AuditResult(
+        epsilon_lb=max(0.0, lb), eps_point=max(0.0, point), delta=float(delta), n_trials=n_trials,
+        confidence=1 - alpha, statistic=name, threshold=float(t), direction=int(direction), ordering=ordering,
+        rate_num=k_num / n_num, rate_den=k_den / n_den, stat_D=e_D[:keep].copy(), stat_D_prime=e_Dp[:keep].copy(),
+    )
+
+
+# =============================================================================================
+# The catalogue: mechanisms and methods with worst-case neighbours
+# =============================================================================================
+@dataclass
+class AuditCase:
+    """One audit: a release, two neighbouring data sets and the claim it is checked against.
+
+    expect : "holds" (a proven claim: the bound must stay below claimed_eps), "violated" (a
+    planted bug: the bound must exceed it) or "report" (paper mode: reported, not asserted).
+    """
+
+    name: str
+    method: str
+    mode: str
+    claimed_eps: float
+    delta: float
+    release: Callable = field(repr=False)
+    D: object = field(repr=False)
+    D_prime: object = field(repr=False)
+    neighbours: str
+    expect: str
+    note: str = ""
+    bug: str | None = None
+
+
+_BUG_FACTORS = {None: 1.0, "noise_halved": 0.5, "sensitivity_halved": 0.5}
+
+
+def _check_bug(bug):
+    if bug not in _BUG_FACTORS:
+        raise ValueError(f"bug must be None, 'noise_halved' or 'sensitivity_halved', got {bug!r}")
+
+
+def _expect(mode, bug):
+    return "violated" if bug else ("holds" if mode == "strict" else "report")
+
+
+def _name(base, bug):
+    return base if bug is None else f"{base}_bug_{bug}"
+
+
+def _upper(G: np.ndarray) -> np.ndarray:
+    """(n, d, d) symmetric -> (n, d(d+1)/2) upper triangles (a bijection: the released numbers)."""
+    iu = np.triu_indices(G.shape[-1])
+    return G[:, iu[0], iu[1]]
+
+
+# ---------------------------------------------------------------------------- mechanisms
+def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensitivity: float = 1.0,
+                   bug: str | None = None) -> AuditCase:
+    """A scalar query of sensitivity Delta: D gives 0, D' gives Delta (the worst case).
+
+    kind: "analytic_gaussian", "classic_gaussian" (eps <= 1) or "laplace". bug: None,
+    "noise_halved" (noise drawn at half the calibrated scale) or "sensitivity_halved"
+    (calibrated to Delta / 2 while neighbours differ by Delta).
+    """
+    _check_bug(bug)
+    cal_sens = sensitivity * (0.5 if bug == "sensitivity_halved" else 1.0)
+    noise_factor = 0.5 if bug == "noise_halved" else 1.0
+    if kind in ("analytic_gaussian", "classic_gaussian"):
+        mech = GaussianMechanism(epsilon, delta, cal_sens, "analytic" if kind == "analytic_gaussian" else "classic")
+        scale_note = f"sigma = {mech.sigma:.4g}"
+        claim_delta = delta
+    elif kind == "laplace":
+        mech = LaplaceMechanism(epsilon, cal_sens)
+        scale_note = f"b = {mech.scale:.4g}"
+        claim_delta = 0.0
+    else:
+        raise ValueError("kind must be 'analytic_gaussian', 'classic_gaussian' or 'laplace'")
+
+    def release(value, rng, n):
+        zero = np.zeros((n, 1))
+        return value + noise_factor * mech.randomise(zero, rng)
+
+    return AuditCase(_name(f"{kind}", bug), kind, "strict", float(epsilon), claim_delta, release,
+                     0.0, float(sensitivity), f"scalar query, f(D') - f(D) = {sensitivity:g}",
+                     _expect("strict", bug), scale_note, bug)
+
+
+# ---------------------------------------------------------------------------- edPLS
+def _edpls_data(n: int = 40, m: int = 3, seed: int = 7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    X *= 0.8 / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / 2.0)
+    y = X @ np.array([1.0, -0.5, 0.25])[:m] + 0.1 * rng.normal(size=n)
+    y = np.clip(y, -1.5, 1.5)
+    return X, y
+
+
+def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
+               x_bound: float = 2.0, y_bound: float = 2.0) -> AuditCase:
+    """edPLS (k = 1). Neighbours: add one row maximising |y| * ||x||.
+
+    strict: the row x = x_bound e_1, y = y_bound (both at their public bounds); the audited
+    output is the Analyze-Gauss release of Z'Z on the method's own clipped, scaled rows (the
+    estimator's ``_Prepared`` state and its sigma; the PLS model is post-processing).
+    paper: the row x = 3 max_i ||x_i|| e_1, y = 3 max_i |y_i| (an outlier: the data-dependent
+    bounds xmax * ymax grow with it); the audited output is the released noisy weight vector w
+    of the first component (one release at the stated per-release epsilon).
+    """
+    from engine.methods.edpls import EDPLS  # local import: methods import engine.privacy
+
+    _check_bug(bug)
+    if mode not in ("strict", "paper"):
+        raise ValueError("mode must be 'strict' or 'paper'")
+    X, y = _edpls_data()
+    factor = _BUG_FACTORS[bug]
+    if mode == "strict":
+        row_x = np.zeros(X.shape[1])
+        row_x[0] = x_bound
+        row_y = y_bound
+        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="strict", x_bound=x_bound,
+                      y_bound=y_bound)
+    else:
+        row_x = np.zeros(X.shape[1])
+        row_x[0] = 3 * float(np.linalg.norm(X, axis=1).max())
+        row_y = 3 * float(np.abs(y).max())
+        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="paper")
+    D = (X, y)
+    D_prime = (np.vstack([X, row_x]), np.append(y, row_y))
+
+    if mode == "strict":
+        def release(data, rng, n):
+            prep = EDPLS(**params)._prepare(*data)
+            G0 = prep._gram()
+            sigma = float(prep.noise_table(1, epsilon)["sigma"].iloc[0]) * factor
+            return _upper(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
+        note = "Analyze-Gauss release of Z'Z (private centring column included), sensitivity 1"
+    else:
+        def release(data, rng, n):
+            est = EDPLS(**params)
+            if factor != 1.0:
+                raise ValueError("planted bugs are audited on strict mode only")
+            out = est.sample_releases(*data, n, rng, keep_raw=True)
+            return out["W_raw"][:, 0, :]
+        note = "noisy w[1] released with sigma from the data-dependent bound xmax * ymax"
+    return AuditCase(_name(f"edpls_{mode}", bug), "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
+                     "add one row maximising |y| * ||x||", _expect(mode, bug), note, bug)
+
+
+# ---------------------------------------------------------------------------- DP-CCA
+def _two_views(n: int = 60, seed: int = 11):
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(size=(n, 1))
+    X = np.hstack([latent, rng.normal(size=(n, 1))]) + 0.3 * rng.normal(size=(n, 2))
+    Y = np.hstack([latent, rng.normal(size=(n, 1))]) + 0.3 * rng.normal(size=(n, 2))
+    Z = np.hstack([X, Y])
+    Z /= 1.2 * np.linalg.norm(Z, axis=1).max()
+    return Z[:, :2], Z[:, 2:]
+
+
+def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None) -> AuditCase:
+    """DP-CCA (replace-one neighbours, public N).
+
+    strict: public centre 0 and joint row bound 1; D's last row is the unit row along the top
+    singular vector of the joint rows, D' replaces it by a unit row along the second one
+    (orthogonal: ||zz' - ww'||_F = sqrt(2), the sensitivity). paper: D' replaces the last row by
+    an outlier 5 times the largest row; the data-dependent centring and scaling then move every
+    row. Audited output: the released noisy moment matrix C_hat (``DPCCA.sample_fits`` with
+    ``return_moments``; CCA is post-processing).
+    """
+    from engine.methods.dp_cca import DPCCA
+
+    _check_bug(bug)
+    if mode not in ("strict", "paper"):
+        raise ValueError("mode must be 'strict' or 'paper'")
+    X, Y = _two_views()
+    Z = np.hstack([X, Y])
+    _, _, Vt = np.linalg.svd(Z, full_matrices=False)
+    dx = X.shape[1]
+    if mode == "strict":
+        z, w = Vt[0], Vt[1]
+        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="strict", row_bound=1.0,
+                      x_center=np.zeros(dx), y_center=np.zeros(Y.shape[1]), calibration="auto")
+    else:
+        z = Z[-1]
+        w = 5 * float(np.linalg.norm(Z, axis=1).max()) * Vt[1]
+        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="paper", calibration="auto")
+    ZD, ZDp = Z.copy(), Z.copy()
+    ZD[-1], ZDp[-1] = z, w
+    D, D_prime = (ZD[:, :dx], ZD[:, dx:]), (ZDp[:, :dx], ZDp[:, dx:])
+    factor = _BUG_FACTORS[bug]
+
+    def release(data, rng, n):
+        est = DPCCA(**params)
+        if factor == 1.0:
+            return _upper(est.sample_fits(*data, n, rng, return_moments=True)["C_hat"])
+        # planted bug: the same release with the noise on C scaled by the factor
+        out = est.sample_fits(*data, n, rng, return_moments=True)
+        C = out["C"]
+        return _upper(C[None] + factor * (out["C_hat"] - C[None]))
+
+    return AuditCase(_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D, D_prime,
+                     "replace one row (unit rows along the top two singular vectors)" if mode == "strict"
+                     else "replace one row by an outlier (5x the largest row norm)",
+                     _expect(mode, bug), "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N", bug)
+
+
+# ---------------------------------------------------------------------------- PCA-Gauss
+def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None = None, M: int = 2,
+                   N: int = 50) -> AuditCase:
+    """PCA-Gauss's Lap-PCA covariance release S = X'X/N + Laplace (replace-one, entries in [-1, 1]).
+
+    Worst case (Prop. 3): D's last row is all ones, D' replaces it by alternating signs, which
+    changes half of the M^2 entries by 2/N (L1 change M^2/N). strict: scale M^2/(N eps) (rule
+    "M2"); paper: the printed scale M/(N eps) (rule "M", under-noised by M; the paper's claim is
+    eps). The scale is the method's own ``lap_pca_noise_scale``.
+    """
+    from engine.methods.pca_gauss import lap_pca_noise_scale
+
+    _check_bug(bug)
+    if mode not in ("strict", "paper"):
+        raise ValueError("mode must be 'strict' or 'paper'")
+    rng0 = np.random.default_rng(5)
+    X = rng0.uniform(-1, 1, size=(N, M))
+    XD, XDp = X.copy(), X.copy()
+    XD[-1] = 1.0
+    XDp[-1] = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)
+    rule = "M2" if mode == "strict" else "M"
+    scale = lap_pca_noise_scale(M, N, epsilon, rule) * _BUG_FACTORS[bug]
+
+    def release(data, rng, n):
+        S = data.T @ data / data.shape[0]
+        return (S[None] + rng.laplace(0.0, scale, size=(n, M, M))).reshape(n, -1)
+
+    return AuditCase(_name(f"pca_gauss_{mode}", bug), "pca_gauss", mode, float(epsilon), 0.0, release, XD, XDp,
+                     "replace one row (all ones -> alternating signs)", _expect(mode, bug),
+                     f"Lap-PCA covariance, scale rule {rule} = {scale:.4g}", bug)
+
+
+# ---------------------------------------------------------------------------- VAR-ADMM
+def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-5, value_range: float = 1.0,
+                  bug: str | None = None) -> AuditCase:
+    """VAR-ADMM's noise defence: noise once per series value (``add_noise``), event level.
+
+    Neighbours: one value changed by the public range Delta (the spec's per-value guarantee).
+    b is calibrated to (eps, Delta) and the claim is ``noise_guarantee(...)['eps_per_value']``.
+    law "uniform" carries no guarantee (claim inf: reported only).
+    """
+    from engine.methods.var_admm import add_noise, noise_guarantee
+
+    _check_bug(bug)
+    cal = value_range * _BUG_FACTORS[bug] if bug == "sensitivity_halved" else value_range
+    if law == "laplace":
+        b = laplace_scale(epsilon, cal)
+    elif law == "gaussian":
+        b = analytic_gaussian_sigma(epsilon, delta, cal)
+    elif law == "uniform":
+        b = value_range
+    else:
+        raise ValueError("law must be 'laplace', 'gaussian' or 'uniform'")
+    if bug == "noise_halved":
+        b *= 0.5
+    claim = noise_guarantee(law, b * (2.0 if bug == "noise_halved" else 1.0), cal, T=1, delta=delta)
+    claimed = claim["eps_per_value"]
+    claim_delta = 0.0 if law == "laplace" else delta
+
+    def release(value, rng, n):
+        return add_noise(np.full((n, 1), float(value)), law, b, rng)
+
+    mode = "strict" if law != "uniform" else "paper"
+    return AuditCase(_name(f"var_admm_{law}", bug), "var_admm", mode, float(claimed), claim_delta, release,
+                     0.0, float(value_range), "one series value changed by the public range",
+                     "report" if law == "uniform" else _expect("strict", bug), f"{law} noise, b = {b:.4g}", bug)
+
+
+def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: float = 1.0,
+                delta: float = 1e-5) -> list[AuditCase]:
+    """Every audit of the catalogue: mechanisms, methods (strict, paper) and planted bugs."""
+    cases = [mechanism_case(k, epsilon, delta) for k in ("analytic_gaussian", "classic_gaussian", "laplace")]
+    cases += [edpls_case("strict", epsilon, delta), dp_cca_case("strict", epsilon, delta),
+              pca_gauss_case("strict", epsilon), var_admm_case("laplace", epsilon, delta),
+              var_admm_case("gaussian", epsilon, delta)]
+    if include_paper:
+        cases += [edpls_case("paper", epsilon, delta), dp_cca_case("paper", epsilon, delta),
+                  pca_gauss_case("paper", epsilon), var_admm_case("uniform", epsilon, delta)]
+    if include_bugs:
+        for bug in ("noise_halved", "sensitivity_halved"):
+            cases += [mechanism_case(k, epsilon, delta, bug=bug)
+                      for k in ("analytic_gaussian", "classic_gaussian", "laplace")]
+            cases += [edpls_case("strict", epsilon, delta, bug=bug), dp_cca_case("strict", epsilon, delta, bug=bug),
+                      pca_gauss_case("strict", epsilon, bug=bug)]
+    return cases
+
+
+def run_case(case: AuditCase, n_trials: int = 100_000, random_state=None, **kwargs) -> dict:
+    """Run one catalogue audit; returns a flat dict (case fields, bound, verdict) and the result."""
+    res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, n_trials, random_state, **kwargs)
+    exceeded = res.epsilon_lb > case.claimed_eps
+    if case.expect == "holds":
+        ok = not exceeded
+    elif case.expect == "violated":
+        ok = exceeded
+    else:
+        ok = True
+    return {"name": case.name, "method": case.method, "mode": case.mode, "bug": case.bug,
+            "claimed_eps": case.claimed_eps, "delta": case.delta, "eps_lb": res.epsilon_lb,
+            "eps_point": res.eps_point, "trials": res.n_trials, "statistic": res.statistic,
+            "exceeds_claim": bool(exceeded), "expect": case.expect, "ok": bool(ok),
+            "neighbours": case.neighbours, "note": case.note, "result": res}

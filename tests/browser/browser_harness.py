@@ -1,0 +1,191 @@
+"""Shared machinery for the real-browser suite (tests/browser) and bench/bench_ui.py.
+
+- ``missing_reason()``: why the browser suite cannot run here (no Debian chromium, no Playwright), or None.
+- ``StreamlitServer``: ``streamlit run app.py`` on a free loopback port, from the repo root; a context
+  manager that waits for ``/_stcore/health`` and stops the server (and only it) on exit.
+- ``open_browser(playwright, user_data_dir)``: Debian's ``/usr/bin/chromium`` through Playwright, headless,
+  no sandbox, background networking off, a fresh profile. Playwright's own browser download
+  (``playwright install``) is never used.
+- ``goto_page`` / ``wait_idle`` / ``first_chart`` / ``assert_no_exception``: Streamlit-aware waits.
+
+Streamlit's ``st.navigation`` serves each ``st.Page("pages/<name>.py")`` at ``/<name>``; ``PAGE_PATHS``
+is derived from the page registry (``ui.pages``) so a new page is covered without editing this file.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from ui.pages import METHOD_PAGES, TOOL_PAGES  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",  # /dev/shm is small in containers; Chromium then crashes on big pages
+]
+ARTIFACTS = ROOT / "test-artifacts"
+PLOTLY_CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+EXCEPTION = '[data-testid="stException"]'
+REQUIRE_ENV = "PRIVALAB_REQUIRE_BROWSER"
+
+# url path (st.navigation derives it from the file name) -> PageInfo
+PAGE_PATHS = {Path(p.file).stem: p for p in METHOD_PAGES + TOOL_PAGES}
+
+
+def browser_required() -> bool:
+    """CI sets PRIVALAB_REQUIRE_BROWSER=1: then a missing browser is a failure, not a skip."""
+    return os.environ.get(REQUIRE_ENV, "").strip() not in ("", "0", "false", "no")
+
+
+def missing_reason() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"Debian's chromium is not installed ({CHROMIUM} missing; apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (pip install playwright; no browser download needed)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StreamlitServer:
+    """``python -m streamlit run app.py`` on 127.0.0.1:<free port>; use as a context manager."""
+
+    def __init__(self, root: Path = ROOT, port: int | None = None, log_path: Path | None = None,
+                 start_timeout: float = 90.0):
+        self.root = Path(root)
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path or (ARTIFACTS / "streamlit_server.log")
+        self.start_timeout = start_timeout
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    def start(self) -> "StreamlitServer":
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "w")
+        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+               "--server.address", "127.0.0.1", "--server.headless", "true",
+               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(cmd, cwd=self.root, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}:\n{self.log_text()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"streamlit did not answer on {self.url} within {self.start_timeout:.0f} s:\n"
+                           f"{self.log_text()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text()[-4000:]
+        except OSError:
+            return ""
+
+    def __enter__(self) -> "StreamlitServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def open_browser(playwright, user_data_dir: Path):
+    """A persistent Chromium context on a fresh profile (``--user-data-dir``), headless."""
+    return playwright.chromium.launch_persistent_context(
+        str(user_data_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+        viewport={"width": 1400, "height": 1000}, accept_downloads=False,
+    )
+
+
+def wait_idle(page, timeout_ms: float = 60_000, settle_ms: int = 300) -> None:
+    """Wait until Streamlit's script run is over: the status widget ("Running...") is gone."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    quiet_since = None
+    while time.monotonic() < deadline:
+        running = page.locator('[data-testid="stStatusWidget"]').count() > 0 or \
+            page.locator('[data-testid="stApp"][data-test-script-state="running"]').count() > 0
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif (time.monotonic() - quiet_since) * 1000 >= settle_ms:
+            return
+        page.wait_for_timeout(100)
+    raise TimeoutError(f"the app was still running after {timeout_ms / 1000:.0f} s")
+
+
+def goto_page(page, base_url: str, path: str = "", timeout_ms: float = 60_000) -> None:
+    page.goto(f"{base_url}/{path}", wait_until="domcontentloaded", timeout=timeout_ms)
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+
+
+def first_chart(page, timeout_ms: float = 90_000):
+    """Wait for the first plotly chart to be drawn and visible; return its locator."""
+    chart = page.locator(PLOTLY_CHART).first
+    chart.wait_for(state="visible", timeout=timeout_ms)
+    return chart
+
+
+def exception_text(page) -> str | None:
+    boxes = page.locator(EXCEPTION)
+    if boxes.count() == 0:
+        return None
+    return "\n---\n".join(boxes.nth(i).inner_text() for i in range(boxes.count()))
+
+
+def assert_no_exception(page, where: str) -> None:
+    text = exception_text(page)
+    assert text is None, f"{where}: the page shows an exception:\n{text}"
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"], section.main, [data-testid="stAppViewContainer"]').first.inner_text()
