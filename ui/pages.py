@@ -30,4 +30,6 @@ TOOL_PAGES = (
              "What shared PLS components reveal about another party's data."),
     PageInfo("pages/calculator.py", "Noise & budget calculator", ":material/calculate:",
              "Gaussian/Laplace noise for a budget, and the total of many releases."),
+    PageInfo("pages/privacy_audit.py", "Privacy audit", ":material/verified_user:",
+             "Run a release many times on neighbouring data and bound its ε from below."),
 )
