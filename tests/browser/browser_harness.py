@@ -14,7 +14,6 @@ is derived from the page registry (``ui.pages``) so a new page is covered withou
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -28,7 +27,8 @@ if str(ROOT) not in sys.path:
 
 from ui.pages import METHOD_PAGES, TOOL_PAGES  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium; PRIVALAB_CHROMIUM overrides the path (e.g. to check the skip/fail behaviour).
+CHROMIUM = os.environ.get("PRIVALAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -138,14 +138,15 @@ def open_browser(playwright, user_data_dir: Path):
     )
 
 
-def wait_idle(page, timeout_ms: float = 60_000, settle_ms: int = 300) -> None:
+def wait_idle(page, timeout_ms: float = 60_000, settle_ms: int = 600) -> None:
     """Wait until Streamlit's script run is over: the status widget ("Running...") is gone."""
     deadline = time.monotonic() + timeout_ms / 1000
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     quiet_since = None
     while time.monotonic() < deadline:
+        # busy: any script state but "notRunning" (also "initial", "rerunRequested"), or the status widget
         running = page.locator('[data-testid="stStatusWidget"]').count() > 0 or \
-            page.locator('[data-testid="stApp"][data-test-script-state="running"]').count() > 0
+            page.locator('[data-testid="stApp"]:not([data-test-script-state="notRunning"])').count() > 0
         if running:
             quiet_since = None
         elif quiet_since is None:
@@ -154,6 +155,38 @@ def wait_idle(page, timeout_ms: float = 60_000, settle_ms: int = 300) -> None:
             return
         page.wait_for_timeout(100)
     raise TimeoutError(f"the app was still running after {timeout_ms / 1000:.0f} s")
+
+
+_STATE_JS = """() => {
+  const app = document.querySelector('[data-testid=stApp]');
+  const busy = !app || app.getAttribute('data-test-script-state') !== 'notRunning'
+    || document.querySelector('[data-testid=stStatusWidget]') !== null;
+  const title = document.querySelector('[data-testid=stMain] h1') !== null;
+  const sent = document.querySelectorAll('[data-testid=stPlotlyChart]').length;
+  return {busy, title, sent};
+}"""
+
+
+def chart_coming(page, timeout_ms: float = 120_000, settle_ms: int = 3000) -> bool:
+    """True once the page has a chart element (drawn or still being drawn); False when the run ended and
+    nothing changed for ``settle_ms`` without one (the page then needs a click for its first chart).
+
+    Streamlit reports the end of a run before it has rendered the run's elements (the browser's main
+    thread may be busy for a second or more), hence the long quiet period; one atomic DOM read per poll."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    quiet_since = None
+    while time.monotonic() < deadline:
+        state = page.evaluate(_STATE_JS)
+        if state["sent"] > 0:
+            return True
+        if state["title"] and not state["busy"]:
+            quiet_since = quiet_since or time.monotonic()
+            if (time.monotonic() - quiet_since) * 1000 >= settle_ms:
+                return False
+        else:
+            quiet_since = None
+        page.wait_for_timeout(50)
+    raise TimeoutError(f"no chart and no end of the run within {timeout_ms / 1000:.0f} s")
 
 
 def goto_page(page, base_url: str, path: str = "", timeout_ms: float = 60_000) -> None:
@@ -180,12 +213,20 @@ def assert_no_exception(page, where: str) -> None:
     assert text is None, f"{where}: the page shows an exception:\n{text}"
 
 
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, max_height: int = 8000) -> Path:
+    """The whole page: Streamlit scrolls inside its main container, so the viewport is made as tall as it."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    size = page.viewport_size or {"width": 1400, "height": 1000}
+    height = page.evaluate(
+        "() => Math.max(...Array.from(document.querySelectorAll('[data-testid=stMain], [data-testid=stSidebar]'))"
+        ".map(e => e.scrollHeight), 0)")
+    tall = max(size["height"], min(int(height) + 80, max_height))
+    page.set_viewport_size({"width": size["width"], "height": tall})
+    try:
+        page.wait_for_timeout(400)  # let plotly re-lay out its charts
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        page.set_viewport_size(size)
     return path
 
-
-def main_text(page) -> str:
-    return page.locator('[data-testid="stMain"], section.main, [data-testid="stAppViewContainer"]').first.inner_text()
