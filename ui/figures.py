@@ -697,6 +697,17 @@ def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_labe
     return fig
 
 
+def _add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonprivate_name: str) -> None:
+    """Median line, interquartile band (q25..q75) and the non-private line of a sweep table."""
+    fig.add_scatter(x=list(df[x]) + list(df[x])[::-1], y=list(df["q75"]) + list(df["q25"])[::-1],
+                    fill="toself", line={"width": 0}, fillcolor=colour, opacity=0.2, showlegend=False,
+                    hoverinfo="skip")
+    fig.add_scatter(x=df[x], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
+                    line={"color": colour})
+    fig.add_scatter(x=df[x], y=df["nonprivate"], mode="lines", name=nonprivate_name,
+                    line={"color": colour, "dash": "dot"})
+
+
 def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | None = None) -> go.Figure:
     """RMSEP against epsilon (log-log): median line, interquartile band, one colour per group,
     and each group's non-private RMSEP as a dotted line."""
@@ -706,14 +717,8 @@ def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | N
     fig = go.Figure()
     for i, (name, df) in enumerate(curves.groupby(group, sort=False)):
         col = palette[i % len(palette)]
-        df = df.sort_values("epsilon")
-        fig.add_scatter(x=list(df["epsilon"]) + list(df["epsilon"])[::-1],
-                        y=list(df["q75"]) + list(df["q25"])[::-1], fill="toself", line={"width": 0},
-                        fillcolor=col, opacity=0.2, showlegend=False, hoverinfo="skip")
-        fig.add_scatter(x=df["epsilon"], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
-                        line={"color": col})
-        fig.add_scatter(x=df["epsilon"], y=df["nonprivate"], mode="lines", name=f"{name} non-private",
-                        line={"color": col, "dash": "dot"})
+        _add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=col, name=str(name),
+                         nonprivate_name=f"{name} non-private")
     if sigma_y:
         fig.add_hline(y=sigma_y, line={"dash": "dash", "color": "#999"}, annotation_text="σ_y (predict the mean)")
     fig.update_layout(title="RMSEP vs ε", xaxis={"title": "ε per the chosen accounting", "type": "log"},
@@ -725,12 +730,7 @@ def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | N
 def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Figure:
     """Strict mode: simulated RMSEP against the number of training rows."""
     fig = go.Figure()
-    fig.add_scatter(x=list(curve["n"]) + list(curve["n"])[::-1], y=list(curve["q75"]) + list(curve["q25"])[::-1],
-                    fill="toself", line={"width": 0}, fillcolor="#d62728", opacity=0.2, showlegend=False,
-                    hoverinfo="skip")
-    fig.add_scatter(x=curve["n"], y=curve["median"], mode="lines+markers", name="strict edPLS (median, IQR)",
-                    line={"color": "#d62728"})
-    fig.add_scatter(x=curve["n"], y=curve["nonprivate"], mode="lines", name="non-private", line={"dash": "dot"})
+    _add_median_band(fig, curve, "n", colour="#d62728", name="strict edPLS", nonprivate_name="non-private")
     if target:
         fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")
     fig.update_layout(title="How many samples would strict mode need?", xaxis={"title": "training rows n", "type": "log"},
