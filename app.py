@@ -2,6 +2,7 @@
 import streamlit as st
 
 from ui.data_picker import data_picker
+from ui.demo import guided_demo
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 from ui.state import init_state
 
@@ -19,6 +20,7 @@ def home() -> None:
     st.subheader("Tools")
     for page in TOOL_PAGES:
         st.page_link(page.file, label=f"**{page.title}**: {page.summary}", icon=page.icon)
+    guided_demo()
     st.subheader("Your data")
     st.caption("Pick a sample set or upload a file; the method pages start from this choice.")
     data_picker(key="home_data")

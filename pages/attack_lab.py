@@ -24,7 +24,11 @@ from engine.data.attack_sim import PAPER_BANDS, make_attack_spectra
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.figures import attack_party_spectra_figure, attack_reconstruction_figure, attack_success_figure
+from engine.methods.edpls import EDPLS, to_json
+from engine.report import DataInfo, RunReport
+from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
+from ui.progress import Sweep
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 GRID_CHOICES = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -195,12 +199,12 @@ try:
 except (AttackSetupError, ValueError) as err:
     st.error(f"The attack could not run: {err}")
     st.stop()
-st.plotly_chart(
-    attack_reconstruction_figure(problem.axis, plain.secret_display, plain.display, private.display,
-                                 private_label=f"recovered from {SETTINGS[chosen]}, ε = {eps:g}",
-                                 secret_label=secret_label, secret_centre=problem.secret_centre,
-                                 axis_title=axis_title),
-    width="stretch", key="attack_recon_chart",
+show_chart(
+    st, attack_reconstruction_figure(problem.axis, plain.secret_display, plain.display, private.display,
+                                     private_label=f"recovered from {SETTINGS[chosen]}, ε = {eps:g}",
+                                     secret_label=secret_label, secret_centre=problem.secret_centre,
+                                     axis_title=axis_title),
+    "reconstruction", page="attack_lab", key="attack_recon_chart",
 )
 cols = st.columns(4)
 for i, comp in enumerate(COMPONENTS):
@@ -223,10 +227,10 @@ if ledger is not None:
     st.markdown(f"**Guarantee of this edPLS model** ({SETTINGS[chosen]}):")
     show_ledger(ledger, delta=delta)
 with st.expander("The two parties' data", expanded=False):
-    st.plotly_chart(attack_party_spectra_figure(problem.axis, problem.X_own, problem.X_other,
-                                                problem.attacker_label, problem.other_label,
-                                                secret_centre=problem.secret_centre, axis_title=axis_title),
-                    width="stretch", key="attack_parties_chart")
+    show_chart(st, attack_party_spectra_figure(problem.axis, problem.X_own, problem.X_other,
+                                               problem.attacker_label, problem.other_label,
+                                               secret_centre=problem.secret_centre, axis_title=axis_title),
+               "party_data", page="attack_lab", key="attack_parties_chart")
 
 # ---- 2. success against epsilon
 st.subheader("Attack success against ε")
@@ -240,28 +244,36 @@ if "plain" not in compared:
     compared = ["plain"] + compared
 if budget.mode == "strict" and "strict" not in compared:
     compared.append("strict")
-progress = st.progress(0.0, text="Running the attack sweep…")
-chunks = []
-for i, setting in enumerate(compared):
-    progress.progress(i / len(compared), text=f"Attack sweep: {SETTINGS[setting]}")
-    try:
-        chunks.append(sweep_chunk(scenario, problem_key, setting, grid, int(n_reps), delta, n_components, lv,
-                                  calibration, 7))
-    except (AttackSetupError, ValueError) as err:
-        st.error(f"{SETTINGS[setting]}: {err}")
-progress.empty()
-if not chunks:
+attack_sweep = Sweep("attack_sweep", "attack sweep", auto=True)  # Cancel pauses it until restarted
+summary = None
+if attack_sweep.should_run():
+    chunks = []
+    with attack_sweep.running("Running the attack sweep…") as progress:
+        for i, setting in enumerate(compared):
+            progress.progress(i / len(compared), text=f"Attack sweep: {SETTINGS[setting]}")
+            try:
+                chunks.append(sweep_chunk(scenario, problem_key, setting, grid, int(n_reps), delta, n_components, lv,
+                                          calibration, 7))
+            except (AttackSetupError, ValueError) as err:
+                st.error(f"{SETTINGS[setting]}: {err}")
+    if chunks:
+        summary = summarise_sweep(pd.concat(chunks, ignore_index=True))
+        st.session_state["attack_sweep_last"] = summary
+else:
+    summary = st.session_state.get("attack_sweep_last")
+    if summary is not None:
+        st.caption("Below: the last complete attack sweep (its settings may differ from the ones above).")
+if summary is None:
     st.stop()
-summary = summarise_sweep(pd.concat(chunks, ignore_index=True))
 m1, m2 = st.columns(2)
 component = m1.radio("Attack on", list(COMPONENTS), format_func=COMPONENTS.get, index=1, horizontal=True,
                      key="attack_component")
 metric = m2.radio("Success measure", ("correlation", "hit", "cosine"), horizontal=True, key="attack_metric",
                   format_func=lambda m: {"correlation": "|correlation|", "hit": "peak found (±2)",
                                          "cosine": "|cos| (reachable part)"}[m])
-st.plotly_chart(attack_success_figure(summary, component=component, metric=metric, labels=SETTINGS,
-                                      component_label=COMPONENTS[component]),
-                width="stretch", key="attack_success_chart")
+show_chart(st, attack_success_figure(summary, component=component, metric=metric, labels=SETTINGS,
+                                     component_label=COMPONENTS[component]),
+           f"success_{component}_{metric}", page="attack_lab", key="attack_success_chart")
 st.success(verdict(summary, chosen, eps, secret_is_truth=problem.secret is not None))
 st.caption(
     "Paper mode gives every one of the 4k noisy releases the full (ε, δ) and computes its sensitivities from the "
@@ -273,3 +285,26 @@ with st.expander("Table of the sweep", expanded=False):
     st.dataframe(summary, width="stretch", hide_index=True)
     st.download_button("Download (CSV)", summary.to_csv(index=False), "attack_sweep.csv", "text/csv",
                        key="attack_download")
+
+if scenario_name == "Paper's simulation":
+    data_info = DataInfo.from_parts("paper's simulation (make_attack_spectra)", "generated", [problem.X, problem.y],
+                                    note=f"{dict(gen)}, seed {int(seed)}; attacker party {int(attacker)}")
+else:
+    data_info = DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
+                                    note=f"attacker: {problem.attacker_label}; other party: {problem.other_label}")
+report = RunReport(
+    page="attack_lab", method=f"Attack lab (PLS): {SETTINGS[chosen]} against plain PLS",
+    data=data_info, preprocessing="none (the attack uses the rows as given)",
+    parameters={"scenario": scenario_name, "latent variables k": n_components, "latent variable read": lv,
+                "epsilon": eps, "delta": delta, "calibration": calibration, "model shown": chosen,
+                "random_state (plain, private, sweep)": [0, 1, 7], "ε grid": list(grid), "runs per ε": int(n_reps),
+                "models compared": list(compared), "public bounds": [problem.x_bound, problem.y_bound],
+                "bounds public": problem.bounds_public},
+    mode=budget.mode, ledger=ledger, ledger_delta=delta,
+    headline={"RMSEP plain PLS": plain.rmsep, f"RMSEP {SETTINGS[chosen]}": private.rmsep,
+              **{f"|corr| plain PLS, {COMPONENTS[c]}": plain.measures[c]["correlation"] for c in COMPONENTS},
+              **{f"|corr| {SETTINGS[chosen]}, {COMPONENTS[c]}": private.measures[c]["correlation"] for c in COMPONENTS},
+              "verdict": verdict(summary, chosen, eps, secret_is_truth=problem.secret is not None)})
+export_bar(report, results_csv=lambda: summary.to_csv(index=False),
+           model_json=(lambda: to_json(private.model, indent=1)) if isinstance(private.model, EDPLS) else None,
+           no_model_reason="the model shown is plain PLS (no privacy), which has no JSON export here.")

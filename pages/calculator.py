@@ -3,7 +3,9 @@ import numpy as np
 import streamlit as st
 
 from engine.privacy.calculator import compose_identical_gaussian, per_release_sigma_table, sigma_curve
+from engine.report import RunReport
 from ui.budget import budget_picker
+from ui.exports import export_bar, show_chart
 from ui.figures import sigma_curve_figure
 
 st.title("Noise & budget calculator")
@@ -24,11 +26,12 @@ c1, c2, c3 = st.columns(3)
 c1.metric("Analytic Gaussian σ", f"{one['analytic_sigma']:.5g}")
 c2.metric("Classic Gaussian σ", "not proven for ε > 1" if np.isnan(one["classic_sigma"]) else f"{one['classic_sigma']:.5g}")
 c3.metric("Laplace scale b (Δ read as L1)", f"{one['laplace_scale']:.5g}")
-st.plotly_chart(sigma_curve_figure(curve, sens, budget.delta), width="stretch")
+show_chart(st, sigma_curve_figure(curve, sens, budget.delta), "sigma_vs_epsilon", page="calculator")
 
 st.subheader(f"{k} releases")
 st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {k} releases:** σ each release needs.")
-st.dataframe(per_release_sigma_table(budget.epsilon, budget.delta, sens, k), hide_index=True)
+split_table = per_release_sigma_table(budget.epsilon, budget.delta, sens, k)
+st.dataframe(split_table, hide_index=True)
 st.markdown(
     f"**Or give each release the full (ε, δ)** (what some papers do): the total actually spent is"
 )
@@ -36,3 +39,19 @@ tot = compose_identical_gaussian(one["analytic_sigma"], sens, k, budget.delta, m
 st.dataframe(
     [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()], hide_index=True,
 )
+
+st.subheader("Downloads")
+report = RunReport(
+    page="calculator", method="Noise & budget calculator",
+    parameters={"epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k},
+    mode="strict",
+    headline={"analytic Gaussian σ (one release)": one["analytic_sigma"],
+              "classic Gaussian σ (one release)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
+              else one["classic_sigma"], "Laplace scale b (one release)": one["laplace_scale"],
+              **{f"σ per release over {k} releases, {r['accounting']}": r["sigma_per_release"]
+                 for r in split_table.to_dict("records")},
+              **{f"total ε of {k} full-budget releases, {m} (δ = {d:.2g})": e for m, (e, d) in tot.items()}},
+    notes=["The calculator releases nothing from private data: it computes the noise a budget needs, so there is "
+           "no privacy ledger and no fitted model."])
+export_bar(report, results_csv=lambda: split_table.to_csv(index=False),
+           no_model_reason="the calculator fits no model; it computes noise scales from the budget.")

@@ -22,6 +22,7 @@ from engine.methods.dp_cca import (
     sweep_delta,
     sweep_epsilon,
     sweep_n_samples,
+    to_json,
     views_from_frame,
 )
 from ui.budget import budget_picker
@@ -32,7 +33,10 @@ from ui.figures import (
     dp_cca_scores_figure,
     dp_cca_sweep_figure,
 )
+from engine.report import DataInfo, RunReport
+from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
+from ui.progress import Sweep
 
 SOURCES = {
     "synthetic": "Synthetic: planted correlations (true values known)",
@@ -194,8 +198,8 @@ elif source == "split":
     st.caption(f"X: {X_df.shape[1]} columns · Y: {Y_df.shape[1]} columns · {len(X_df)} rows.")
 else:
     c1, c2 = st.columns(2)
-    up_x = c1.file_uploader("File with the X view", type=["csv", "tsv", "txt", "xlsx"], key="dp_cca_file_x")
-    up_y = c2.file_uploader("File with the Y view", type=["csv", "tsv", "txt", "xlsx"], key="dp_cca_file_y")
+    up_x = c1.file_uploader("File with the X view", type=None, key="dp_cca_file_x")
+    up_y = c2.file_uploader("File with the Y view", type=None, key="dp_cca_file_y")
     if up_x is not None and up_y is not None:
         try:
             pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name)
@@ -282,8 +286,8 @@ st.caption(f"Data: {view_name} · {n_all} rows, {d_x} X and {d_y} Y variables ·
 
 tabs = st.tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"])
 with tabs[0]:
-    st.plotly_chart(dp_cca_correlation_bars(private.canonical_correlations_, nonprivate.canonical_correlations_,
-                                            truth), width="stretch")
+    show_chart(st, dp_cca_correlation_bars(private.canonical_correlations_, nonprivate.canonical_correlations_,
+                                           truth), "canonical_correlations", page="dp_cca")
     table = pd.DataFrame({
         "pair": range(1, n_components + 1),
         "private (training)": private.canonical_correlations_,
@@ -304,14 +308,14 @@ with tabs[1]:
                f"N up to the {result['n_train']} training rows (ε, δ fixed), δ ∈ {{1e-6 … 1e-2}} (ε, N fixed); "
                "the fixed values are the budget and data above.")
     config = (view_name, n_all, d_x, d_y, test_fraction, seed, tuple(sorted(params.items())), n_rep)
+    three_sweeps = Sweep("dp_cca_sweeps", "sweeps")
     if st.button("Run the three sweeps", key="dp_cca_run_sweeps", type="primary"):
-        bar = st.progress(0.0, text="Starting sweeps ...")
         try:
             sweep_params = {k: v for k, v in params.items() if k not in ("epsilon", "delta")}
-            summary = run_sweeps(X_df, Y_df, test_fraction, seed, sweep_params, budget.epsilon, budget.delta,
-                                 n_rep, bar)
+            with three_sweeps.running("Starting sweeps ...") as bar:
+                summary = run_sweeps(X_df, Y_df, test_fraction, seed, sweep_params, budget.epsilon, budget.delta,
+                                     n_rep, bar)
         except (DataError, ValueError) as err:
-            bar.empty()
             st.error(f"The sweeps cannot run: {err}")
         else:
             st.session_state["dp_cca_sweeps"] = {"config": config, "summary": summary}
@@ -319,7 +323,7 @@ with tabs[1]:
     if stored is not None and stored["config"] == config:
         summary = stored["summary"]
         for parameter in ("epsilon", "n_samples", "delta"):
-            st.plotly_chart(dp_cca_sweep_figure(summary, parameter), width="stretch")
+            show_chart(st, dp_cca_sweep_figure(summary, parameter), f"sweep_{parameter}", page="dp_cca")
         with st.expander("Sweep table"):
             st.dataframe(summary, hide_index=True, width="stretch")
     elif stored is not None:
@@ -328,9 +332,9 @@ with tabs[1]:
         st.caption("Press the button to compute the poster's three curves on these data.")
 with tabs[2]:
     w = result["weights"]
-    st.plotly_chart(dp_cca_loadings_figure(list(X_df.columns), w["u_private"], w["u_nonprivate"],
-                                           list(Y_df.columns), w["v_private"], w["v_nonprivate"],
-                                           x_title=x_title, y_title=y_title), width="stretch")
+    show_chart(st, dp_cca_loadings_figure(list(X_df.columns), w["u_private"], w["u_nonprivate"],
+                                          list(Y_df.columns), w["v_private"], w["v_nonprivate"],
+                                          x_title=x_title, y_title=y_title), "loadings", page="dp_cca")
     st.caption("Weights u₁ and v₁ in the units of the columns, each scaled to max |·| = 1; the private pair's sign "
                "is aligned to the non-private one for display.")
 with tabs[3]:
@@ -338,7 +342,7 @@ with tabs[3]:
     if st.checkbox("Show the canonical scores of the training rows (for the data owner only)", False,
                    key="dp_cca_show_scores"):
         x_scores, y_scores = result["train_scores"]
-        st.plotly_chart(dp_cca_scores_figure(x_scores[:, 0], y_scores[:, 0]), width="stretch")
+        show_chart(st, dp_cca_scores_figure(x_scores[:, 0], y_scores[:, 0]), "scores", page="dp_cca")
 with tabs[4]:
     show_ledger(private.privacy_ledger_, budget.delta, expanded=True)
     exact_eps = private.privacy_ledger_.total("gdp", budget.delta)[0]
@@ -349,3 +353,20 @@ with tabs[4]:
                + (" (the classic calibration is conservative)" if private.calibration_ == "classic" else "")
                + ("; paper mode: this holds only if the data-dependent centre and scale were public." if
                   budget.mode == "paper" else "."))
+
+st.subheader("Downloads")
+report = RunReport(
+    page="dp_cca", method=f"DP-CCA ({budget.mode}, ε = {budget.epsilon:g})",
+    data=DataInfo.from_parts(view_name, {"synthetic": "generated (make_two_views)", "instruments": "sample",
+                                         "files": "upload"}.get(source) or dataset.origin,
+                             [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(n_all, d_x + d_y),
+                             note=f"X view: {d_x} columns, Y view: {d_y} columns; the hash covers both views."),
+    preprocessing=private.preprocessing_,
+    parameters={**params, "two views from": source, "held-out share": test_fraction, "random_state": seed,
+                "n_train": result["n_train"], "n_test": result["n_test"]},
+    mode=budget.mode, ledger=private.privacy_ledger_, ledger_delta=budget.delta,
+    headline={"captured correlation (held-out)": result["captured"], "subspace similarity": sim["angle_cos"],
+              "noise τ on C": private.tau_, "regularisation λ": private.regularization_,
+              "rows clipped": private.n_clipped_,
+              **{f"canonical correlation {i + 1}, private": v for i, v in enumerate(private.canonical_correlations_)}})
+export_bar(report, results_csv=lambda: table.to_csv(index=False), model_json=lambda: to_json(private, indent=1))

@@ -14,7 +14,10 @@ from ui.figures import (
     edpls_rmsep_curve_figure,
     edpls_samples_needed_figure,
 )
+from engine.report import DataInfo, RunReport
+from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
+from ui.progress import Sweep
 
 PAPER_FLAWS = (
     "**What paper-faithful mode does and does not guarantee.** It runs Algorithm 1 of the edPLS paper: "
@@ -108,14 +111,15 @@ if budget.mode == "strict":
     b1, b2 = st.columns(2)
     x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
                               value=float(np.sqrt(len(channels))), format="%.4g",
-                              key="edpls_x_bound",
+                              key=f"edpls_x_bound_{len(channels)}",
                               help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
                                    "an assumption about the instrument, not read from the data.")
     # Sample sets are public, so a default read off them leaks nothing; an upload gets no default.
     y_default = (10.0 ** float(np.ceil(np.log10(float(abs(ds.df[response]).max()) + 1e-12)))
                  if ds.origin == "sample" else None)
     y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
-                              key="edpls_y_bound", help="From the response's physical range, e.g. 100 for a percentage.")
+                              key=f"edpls_y_bound_{ds.origin}_{ds.name}_{response}",  # a bound never carries over to new data
+                              help="From the response's physical range, e.g. 100 for a percentage.")
     if y_bound is None:
         st.info("Enter a public bound on |y| (from the response's physical range, not from your data) to fit in strict mode.")
         st.stop()
@@ -157,16 +161,26 @@ if budget.mode == "strict" and private.n_clipped_ > len(tr) / 2:
 show_ledger(private.privacy_ledger_)
 
 f1, f2 = st.columns(2)
-f1.plotly_chart(edpls_coef_figure(axis, private.coef_, plain.coef_, axis_label=axis_label, private_label=label),
-                width="stretch")
-f2.plotly_chart(edpls_pred_figure(y_te, pred_p, pred_0, response=response, private_label=label), width="stretch")
+show_chart(f1, edpls_coef_figure(axis, private.coef_, plain.coef_, axis_label=axis_label, private_label=label),
+           "coefficients", page="edpls")
+show_chart(f2, edpls_pred_figure(y_te, pred_p, pred_0, response=response, private_label=label), "predictions",
+           page="edpls")
 
-d1, d2 = st.columns(2)
-d1.download_button("Coefficients (CSV)", pd.DataFrame(
+st.download_button("Coefficients (CSV)", pd.DataFrame(
     {"channel": channels, "coef_private": private.coef_, "coef_nonprivate": plain.coef_}).to_csv(index=False),
     file_name="edpls_coefficients.csv", mime="text/csv")
-d2.download_button("Model (JSON, no pickle)", to_json(private, indent=1), file_name="edpls_model.json",
-                   mime="application/json")
+report = RunReport(
+    page="edpls", method=label, data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *channels]),
+    preprocessing=f"{chain} (fitted on the training rows only)",
+    parameters={**params, "test rows": {"random": "random 30 %", "last": "last 30 % of rows"}[split_how],
+                "split random_state": 0, "random_state": 0, "n_train": len(tr), "n_test": len(te)},
+    mode=budget.mode, ledger=private.privacy_ledger_,
+    headline={"RMSEP, private": rmsep_p, "RMSEP, non-private": rmsep_0, "σ_y (test)": res["sigma_y_test"],
+              **({"rows clipped": f"{private.n_clipped_} of {len(tr)}"} if budget.mode == "strict"
+                 else {"cond(P'W)": private.condition_number_})})
+export_bar(report, results_csv=lambda: pd.DataFrame(
+    {"row": te, "y_test": y_te, "pred_private": pred_p, "pred_nonprivate": pred_0}).to_csv(index=False),
+    model_json=lambda: to_json(private, indent=1))
 
 st.subheader("Privacy vs accuracy")
 s1, s2, s3 = st.columns(3)
@@ -189,18 +203,18 @@ def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, _progress
 
 
 sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon")}
+rmsep_sweep = Sweep("edpls_sweep", "RMSEP sweep")
 if st.button("Run RMSEP sweep", type="primary", key="edpls_run_sweep", disabled=not (chains and eps_grid)):
-    bar = st.progress(0.0, text="starting")
     try:
-        st.session_state["edpls_curves"] = sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid),
-                                                 n_components, reps, sweep_params,
-                                                 _progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+        with rmsep_sweep.running("starting") as bar:
+            st.session_state["edpls_curves"] = sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid),
+                                                     n_components, reps, sweep_params,
+                                                     _progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
     except ValueError as err:
         st.error(f"The sweep was refused: {err}")
-    bar.empty()
 curves = st.session_state.get("edpls_curves")
 if curves is not None:
-    st.plotly_chart(edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"]), width="stretch")
+    show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"]), "rmsep_curves", page="edpls")
     st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
                "table's epsilon_total_basic column.")
     st.dataframe(curves, hide_index=True)
@@ -211,23 +225,23 @@ if budget.mode == "strict":
     st.subheader("How many samples would strict mode need?")
     target = st.number_input("Target RMSEP", min_value=1e-9, value=float(max(2 * rmsep_0, 1e-6)), format="%.4g",
                              key="edpls_target")
+    simulation = Sweep("edpls_simulate", "simulation")
     if st.button("Simulate", key="edpls_samples"):
-        bar = st.progress(0.0)
         n0 = len(tr)
         sizes = sorted({n0, *(int(n0 * f) for f in (2, 5, 10, 30, 100, 300, 1000))})
         try:
-            curve = samples_needed_curve(Xp[tr], y_all[tr], Xp[te], y_te, sizes, budget.epsilon, n_components, 20,
-                                         random_state=2, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
-                                         **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
+            with simulation.running("starting") as bar:
+                curve = samples_needed_curve(Xp[tr], y_all[tr], Xp[te], y_te, sizes, budget.epsilon, n_components, 20,
+                                             random_state=2, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+                                             **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
         except ValueError as err:
             st.error(f"The simulation was refused: {err}")
         else:
             st.session_state["edpls_needed"] = (curve, target)
-        bar.empty()
     if "edpls_needed" in st.session_state:
         curve, tgt = st.session_state["edpls_needed"]
         need = samples_needed(curve, tgt)
-        st.plotly_chart(edpls_samples_needed_figure(curve, target=tgt), width="stretch")
+        show_chart(st, edpls_samples_needed_figure(curve, target=tgt), "samples_needed", page="edpls")
         st.markdown(
             f"At ε = {budget.epsilon:g} strict mode reaches a median RMSEP of {tgt:.4g} with about "
             f"**{need:,.0f}** training rows (you have {len(tr)})." if np.isfinite(need) else

@@ -13,8 +13,11 @@ from engine.methods.p3ls import (
     columns_by_prefix,
     compare_models,
     leakage_report,
+    to_json,
 )
+from engine.report import DataInfo, RunReport
 from ui.data_picker import data_picker
+from ui.exports import export_bar, show_chart
 from ui.figures import (
     p3ls_coefficients_figure,
     p3ls_contribution_figure,
@@ -56,6 +59,7 @@ def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, lab
         "r2_y": relevance_train.r2_y,
         "r2_x": relevance_train.r2_x_total,
         "sizes": {"train": len(comparison.split[0]), "validation": len(comparison.split[1]), "test": len(test_rows)},
+        "model_json": to_json(fed, indent=1),
     }
 
 
@@ -165,6 +169,20 @@ st.caption(f"Rows: {sizes['train']} training, {sizes['validation']} validation (
 st.dataframe(result["overall"].rename(columns={
     "r2_pooled": "test R² (pooled)", "r2_mean": "test R² (mean per KPI)", "rmse_mean": "RMSE (mean per KPI)",
     "inference_seconds": "inference seconds"}), hide_index=True, width="stretch")
+report = RunReport(
+    page="p3ls", method="P3LS (vertically federated PLS with removable masks)",
+    data=DataInfo.from_frame(dataset.df, dataset.name, dataset.origin,
+                             [*responses, *[c for cols in party_columns.values() for c in cols]]),
+    preprocessing="each party standardises its own columns (mean 0, unit variance on the training rows); "
+                  f"rows split {sizes['train']} training / {sizes['validation']} validation / {sizes['test']} test",
+    parameters={"parties (columns)": {p: list(c) for p, c in party_columns.items()}, "responses (KPIs)": list(responses),
+                "label contributor": label_contributor, "largest k searched": k_max, "random_state": seed,
+                "secure aggregation": secure, "row mask block size": block_size},
+    mode=None, mode_text=f"**No privacy budget applies to this page.** {NOT_DP_STATEMENT}",
+    headline={"equivalence max |B_P3LS − B_central|": eq.get("max_abs_coef_difference"),
+              **{f"k chosen, {m}": int(overall.loc[m, "k"]) for m in overall.index},
+              **{f"test R² pooled, {m}": overall.loc[m, "r2_pooled"] for m in overall.index}})
+export_bar(report, results_csv=lambda: result["overall"].to_csv(index=False), model_json=result["model_json"])
 
 tabs = st.tabs(["Messages", "Error per KPI", "Coefficients per party", "Contribution", "What each party sees",
                 "Choice of k"])
@@ -175,7 +193,7 @@ with tabs[0]:
                            key="p3ls_phases")
     part = messages[messages["phase"].isin(shown)]
     if len(part):
-        st.plotly_chart(p3ls_sequence_figure(part, result["roles"]), width="stretch")
+        show_chart(st, p3ls_sequence_figure(part, result["roles"]), "messages", page="p3ls")
     st.dataframe(part, hide_index=True, width="stretch")
     st.caption("Every value that crosses between roles, in order. Masks multiply rows on the left (A, M) and "
                "columns on the right (H_i, G, N); C_i never leaves party i. Values sent per phase and sender:")
@@ -183,15 +201,15 @@ with tabs[0]:
 with tabs[1]:
     metric = st.radio("Error measure", ("rmse", "r2"), format_func=lambda m: {"rmse": "RMSE", "r2": "R²"}[m],
                       horizontal=True, key="p3ls_metric")
-    st.plotly_chart(p3ls_kpi_error_figure(result["per_kpi"], metric), width="stretch")
+    show_chart(st, p3ls_kpi_error_figure(result["per_kpi"], metric), f"error_per_kpi_{metric}", page="p3ls")
     st.dataframe(result["per_kpi"].pivot(index="kpi", columns="model", values=metric), width="stretch")
 with tabs[2]:
     kpi = st.selectbox("KPI", list(responses), key="p3ls_coef_kpi")
-    st.plotly_chart(p3ls_coefficients_figure(result["coefficients"], kpi), width="stretch")
+    show_chart(st, p3ls_coefficients_figure(result["coefficients"], kpi), f"coefficients_{kpi}", page="p3ls")
     st.caption("Each company recovers only its own rows B_i of the coefficient matrix (paper Algorithm 3) and can "
                "read how its variables drive the final KPIs. Σ_i X_i B_i is the joint prediction.")
 with tabs[3]:
-    st.plotly_chart(p3ls_contribution_figure(result["relevance"]), width="stretch")
+    show_chart(st, p3ls_contribution_figure(result["relevance"]), "contribution", page="p3ls")
     table = result["relevance"]["training rows"].rename(columns={
         "r2_x": "R²_Xi (share of all X, eq. 16)", "r2_x_block": "R²_Xi (own columns)",
         "r2_xy": "R²_XiY training (eq. 18)"})
@@ -214,6 +232,6 @@ with tabs[4]:
     st.warning(NOT_DP_STATEMENT, icon=":material/lock_open:")
 with tabs[5]:
     chosen = {m: int(overall.loc[m, "k"]) for m in overall.index}
-    st.plotly_chart(p3ls_validation_figure(result["validation"], chosen), width="stretch")
+    show_chart(st, p3ls_validation_figure(result["validation"], chosen), "choice_of_k", page="p3ls")
     st.caption("The label contributor picks k from the validation scores and its own Q (the models are nested); "
                "only the chosen model's B_i are released, so fewer columns of Q leak (spec 3.4, caveat 1).")

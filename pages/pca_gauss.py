@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
-from engine.methods.pca_gauss import ALPHA_GRID, FINDINGS, TASKS
+from engine.methods.pca_gauss import ALPHA_GRID, FINDINGS, TASKS, to_json
 from engine.methods.synthetic_utility import (
     BUNDLED_SETS,
     METHOD_LABELS,
@@ -31,7 +31,10 @@ from ui.figures import (
     pca_gauss_scatter_figure,
     pca_gauss_utility_figure,
 )
+from engine.report import DataInfo, RunReport
+from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
+from ui.progress import Sweep
 
 TASK_TEXT = {
     "unsupervised": "Unsupervised / clustering (Algorithm 1)",
@@ -111,7 +114,8 @@ if kind == DATA_KINDS[0]:
     if BUNDLED_SETS[key].stands_in_for != "-":
         st.caption(f"Stands in for the paper's {BUNDLED_SETS[key].stands_in_for} data, which cannot be had offline.")
 else:
-    dataset = data_picker(key="pca_gauss_data")
+    dataset = data_picker(key="pca_gauss_data",  # an upload must give a release: 2+ numeric columns, 20+ rows
+                          check=lambda frame, file: arrays_from_frame(frame, "unsupervised", None, name=file))
     if dataset is None:
         st.info("Pick a sample set or upload a table with one row per record.")
         st.stop()
@@ -190,10 +194,12 @@ with tabs[0]:
         y_col = axes[1].selectbox("y axis", released_cols, 1, key="pg_y")
     else:
         x_col, y_col = released_cols[0], "y" if task == "regression" else released_cols[0]
-    st.plotly_chart(pca_gauss_scatter_figure(real, synthetic, x=x_col, y=y_col, colour=colour), width="stretch")
+    show_chart(st, pca_gauss_scatter_figure(real, synthetic, x=x_col, y=y_col, colour=colour), "scatter",
+               page="pca_gauss")
     shown = released_cols[:6] + (["y"] if task == "regression" else [])
-    st.plotly_chart(pca_gauss_marginals_figure(real, synthetic, shown), width="stretch")
-    st.plotly_chart(pca_gauss_correlation_figure(result["corr_real"], result["corr_synthetic"]), width="stretch")
+    show_chart(st, pca_gauss_marginals_figure(real, synthetic, shown), "marginals", page="pca_gauss")
+    show_chart(st, pca_gauss_correlation_figure(result["corr_real"], result["corr_synthetic"]), "correlations",
+               page="pca_gauss")
     st.caption("Released space: c_i = (W'x)_i/√M of the box-scaled record"
                + (" (W = identity, no reduction)" if model.components_.shape[0] == len(released_cols) and
                   source == "identity" else "") + ". Real rows are the held-out test rows mapped by the same W.")
@@ -214,19 +220,19 @@ with tabs[1]:
                                  format_func=lambda m: METRICS[m][0])
     sweep_key = (name, task, target, P, source, budget.mode, delta, float(alpha), K, seed, tuple(methods),
                  tuple(sorted(eps_grid)), reps)
+    utility_sweep = Sweep("pg_sweep", "sweep")
     if st.button("Run the sweep", key="pg_run_sweep", type="primary", disabled=not (methods and eps_grid)):
-        bar = st.progress(0.0, text="Sweeping ε ...")
         cells = [(m, e, r) for r in range(reps) for m in methods for e in sorted(eps_grid)]
         real_sc = result["utility_real"].get("silhouette")
         rows = []
         try:
-            for i, (m, e, r) in enumerate(cells, start=1):
-                rows.append(sweep_point(df, task, target, m, P, float(e), budget.mode, delta, float(alpha), K, seed,
-                                        r, real_sc, name))
-                bar.progress(i / len(cells), text=f"{i}/{len(cells)}: {METHOD_LABELS[m]}, ε = {e:g}")
+            with utility_sweep.running("Sweeping ε ...") as bar:
+                for i, (m, e, r) in enumerate(cells, start=1):
+                    rows.append(sweep_point(df, task, target, m, P, float(e), budget.mode, delta, float(alpha), K,
+                                            seed, r, real_sc, name))
+                    bar.progress(i / len(cells), text=f"{i}/{len(cells)}: {METHOD_LABELS[m]}, ε = {e:g}")
         except (DataError, ValueError) as err:
             st.error(f"The sweep stopped: {err}")
-        bar.empty()
         if rows:
             frame = pd.DataFrame(rows)
             frame["label"] = frame["method"].map(METHOD_LABELS)
@@ -238,8 +244,9 @@ with tabs[1]:
             summary = summarise(frame, metric_choice, by=("method", "epsilon"))
             refs = {k.replace("_", " "): v for k, v in result["references"].items() if "silhouette" not in k
                     or metric_choice == "silhouette"}
-            st.plotly_chart(pca_gauss_utility_figure(summary, metric_label=METRICS[metric_choice][0], references=refs,
-                                                     title=f"{name}: {METRICS[metric_choice][0]}"), width="stretch")
+            show_chart(st, pca_gauss_utility_figure(summary, metric_label=METRICS[metric_choice][0], references=refs,
+                                                    title=f"{name}: {METRICS[metric_choice][0]}"),
+                       "utility_vs_epsilon", page="pca_gauss")
             if budget.mode == "paper" and "pca_gauss_laplace" in methods:
                 st.caption("Paper mode: the Lap-PCA line uses the printed scale, so its true ε is M·α·ε + (1 − α)·ε, "
                            "not the ε on the axis.")
@@ -269,3 +276,19 @@ with tabs[3]:
     guarantee = "proven (strict mode)." if b["proven"] else "paper-faithful mode: not a proven guarantee."
     st.caption(f"The guarantee covers these rows as a whole (ε = {b['epsilon_ledger_basic']:.4g} in the ledger): "
                f"{guarantee}")
+    report = RunReport(
+        page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})",
+        data=DataInfo.from_frame(df, name, "scikit-learn bundled data set (sample)" if kind == DATA_KINDS[0]
+                                 else dataset.origin),
+        preprocessing=f"box scaling: {model.scaling_['source']}; rows: {sizes['train']} private training, "
+                      f"{sizes['public']} public, {sizes['test']} real test",
+        parameters={"task": task, "target": target, "k = P": P, "projection W": source, "epsilon": budget.epsilon,
+                    "delta": delta, "mode": budget.mode, "alpha": float(alpha), "mean_share": float(mean_share),
+                    "K (clusters)": K, "random_state": seed},
+        mode=budget.mode, ledger=result["ledger"], ledger_delta=budget.delta if len(result["ledger"]) else None,
+        headline={**{f"synthetic → real: {METRICS.get(k, (k,))[0]}": v for k, v in result["utility"].items()},
+                  **{f"real → real: {METRICS.get(k, (k,))[0]}": v for k, v in result["utility_real"].items()},
+                  "total ε in the ledger (basic)": b["epsilon_ledger_basic"], "PSD fix needed": model.psd_fixed_})
+    export_bar(report, results_csv=lambda: pd.DataFrame(
+        {"synthetic → real": result["utility"], "real → real": result["utility_real"]}).to_csv(index_label="metric"),
+        model_json=lambda: to_json(model, indent=1))

@@ -1,11 +1,15 @@
 """Privacy audit: run a release many times on neighbouring data and bound its epsilon from below."""
 import math
 
+import pandas as pd
 import streamlit as st
 
 from engine.privacy.audit import AUDIT_TARGETS, epsilon_lower_bound, make_case
+from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.exports import export_bar, show_chart
 from ui.figures import audit_bound_figure, audit_histogram_figure
+from ui.progress import Sweep
 
 st.title("Privacy audit")
 st.caption(
@@ -38,17 +42,17 @@ trials = col2.select_slider("Trials per data set", options=[10_000, 20_000, 50_0
                             value=50_000, key="audit_trials")
 seed = st.number_input("Seed", min_value=0, value=0, step=1, key="audit_seed")
 
+audit_run = Sweep("audit", "audit")
 if st.button("Run audit", type="primary", key="audit_run"):
     try:
         case = make_case(target, mode, budget.epsilon, budget.delta, None if bug == "none" or mode != "strict" else bug)
     except ValueError as err:
         st.error(f"Cannot audit this choice: {err}")
     else:
-        bar = st.progress(0.0, text="running the release on D and D′ ...")
-        res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
-                                  chunk=max(1, int(trials) // 10),
-                                  progress=lambda f: bar.progress(min(1.0, f), text=f"{100 * f:.0f}% of the trials"))
-        bar.empty()
+        with audit_run.running("running the release on D and D′ ...") as bar:
+            res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
+                                      chunk=max(1, int(trials) // 10),
+                                      progress=lambda f: bar.progress(min(1.0, f), text=f"{100 * f:.0f}% of the trials"))
         st.session_state["audit_result"] = {"case": case, "result": res}
 
 stored = st.session_state.get("audit_result")
@@ -76,7 +80,24 @@ else:
     st.caption(f"Neighbours: {case.neighbours}. Release: {case.note}. Test: statistic '{res.statistic}', "
                f"threshold {res.threshold:.4g}, rejection rates {res.rate_num:.3g} vs {res.rate_den:.3g} "
                f"(point estimate of the bound {res.eps_point:.3g}).")
-    st.plotly_chart(audit_histogram_figure(res.stat_D, res.stat_D_prime, res.threshold, statistic=res.statistic),
-                    width="stretch")
+    show_chart(st, audit_histogram_figure(res.stat_D, res.stat_D_prime, res.threshold, statistic=res.statistic),
+               f"histogram_{case.method}", page="privacy_audit")
     if math.isfinite(case.claimed_eps):
-        st.plotly_chart(audit_bound_figure([case.name], [case.claimed_eps], [res.epsilon_lb]), width="stretch")
+        show_chart(st, audit_bound_figure([case.name], [case.claimed_eps], [res.epsilon_lb]), f"bound_{case.method}",
+                   page="privacy_audit")
+    row = {"release": case.name, "method": case.method, "mode": case.mode, "planted bug": case.bug or "none",
+           "claimed epsilon": case.claimed_eps, "delta": case.delta, "epsilon lower bound": res.epsilon_lb,
+           "point estimate": res.eps_point, "confidence": res.confidence, "trials per data set": res.n_trials,
+           "statistic": res.statistic, "threshold": res.threshold, "rejection rate (numerator)": res.rate_num,
+           "rejection rate (denominator)": res.rate_den, "exceeds the claim": bool(exceeded)}
+    report = RunReport(
+        page="privacy_audit", method=f"Privacy audit: {case.name}",
+        data=DataInfo.from_parts(f"neighbouring data sets D and D′ of {case.method}", "generated (worst case)",
+                                 [case.D, case.D_prime], shape=(), note=f"Neighbours: {case.neighbours}."),
+        preprocessing="none",
+        parameters={"target": case.method, "mode": case.mode, "epsilon": budget.epsilon, "delta": case.delta,
+                    "planted bug": case.bug or "none", "trials per data set": res.n_trials,
+                    "random_state": int(seed), "confidence": res.confidence},
+        mode=case.mode, headline=row, notes=[f"Release: {case.note}."])
+    export_bar(report, results_csv=lambda: pd.DataFrame([row]).to_csv(index=False),
+               no_model_reason="an audit fits no model; it runs the release many times on two neighbouring data sets.")

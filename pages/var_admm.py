@@ -18,6 +18,7 @@ from engine.data import DataError
 from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
+    NOT_DP_MODEL,
     CollaborativeVAR,
     calibrated_noise_scale,
     defence_comparison,
@@ -29,6 +30,7 @@ from engine.methods.var_admm import (
     noise_sweep,
     parse_lags,
     prepare_series,
+    to_json,
 )
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
@@ -43,7 +45,10 @@ from ui.figures import (
     var_singular_values_figure,
     var_skill_figure,
 )
+from engine.report import DataInfo, RunReport
+from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
+from ui.progress import Sweep
 
 CENTRAL_ATTACKER = "central node (Y-free variant (71))"
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
@@ -53,6 +58,23 @@ NOISE_LAWS = ("laplace", "gaussian", "uniform")
 @st.cache_data(show_spinner="Reading the series ...", max_entries=8)
 def read_panel(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return load_panel(df, name).Y
+
+
+MIN_STEPS = 50  # fewest time steps the page fits on (the span input starts there)
+
+
+def usable_panel(df: pd.DataFrame, name: str) -> None:
+    """The data picker's check for this page: a panel of at least two series and MIN_STEPS steps."""
+    try:
+        Y = read_panel(df, name)
+    except ValueError as err:  # DataError (a ValueError) keeps its file, row and column
+        raise err if isinstance(err, DataError) else DataError(f"{name}: {err}", file=name) from None
+    if Y.shape[1] < 2:
+        raise DataError(f"{name}: a collaboration needs at least two series (owners); the table has {Y.shape[1]}.",
+                        file=name)
+    if len(Y) < MIN_STEPS:
+        raise DataError(f"{name}: the collaborative VAR here needs at least {MIN_STEPS} time steps; the table has "
+                        f"{len(Y)}.", file=name)
 
 
 def _panel(Y: pd.DataFrame, solar: bool, lags: tuple):
@@ -86,6 +108,7 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
         "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
         "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()),
         "observed_range": float(panel.Y.max() - panel.Y.min()), "T_total": len(panel.Y),
+        "model_json": to_json(admm, indent=1),
     }
 
 
@@ -147,7 +170,7 @@ st.warning(
     icon=":material/lock_open:",
 )
 budget = budget_picker("var_admm")
-dataset = data_picker(kind="timeseries", key="var_admm_data")
+dataset = data_picker(kind="timeseries", key="var_admm_data", check=usable_panel)
 if dataset is None:
     st.info("Pick the sample solar series or upload a wide (time + one column per site) or long (time, site, value) table.")
     st.stop()
@@ -162,32 +185,35 @@ if full.shape[1] < 2:
     st.stop()
 
 # --- owners and span (defaults small so the first charts appear fast)
+# Widgets whose defaults are read off the data set are keyed on it: a choice made for one data set (the solar
+# switch, its public range 1.2, the span) must never silently carry over to another one.
+data_tag = f"{dataset.origin}:{dataset.name}"
 is_solar_like = bool((full.to_numpy() == 0).mean() > 0.2)
 hourly = isinstance(full.index, pd.DatetimeIndex) and len(full) > 48 and (full.index[1] - full.index[0]) == pd.Timedelta("1h")
 with st.expander("Owners, span and model", expanded=True):
     c1, c2, c3 = st.columns(3)
     sites_all = list(full.columns)
     rows_default = min(len(full), 24 * 120 if hourly else len(full))
-    n_rows = int(c1.number_input("Rows (time steps) from the start", 50, len(full), rows_default, step=24 if hourly else 10,
-                                 key="var_admm_rows", help="A shorter span fits faster; enlarge it for the full study."))
+    n_rows = int(c1.number_input("Rows (time steps) from the start", min(MIN_STEPS, len(full)), len(full), rows_default, step=24 if hourly else 10,
+                                 key=f"var_admm_rows_{data_tag}", help="A shorter span fits faster; enlarge it for the full study."))
     pick = c2.radio("Owners", ("Neighbourhood of a site", "First sites of the file", "Choose"), key="var_admm_pick",
                     help="Neighbourhood: the sites whose series correlate most with the chosen one (for solar plants, "
                          "its neighbours, where the lead-lag links are).")
     if pick == "Choose":
         chosen = c3.multiselect("Sites (owners)", sites_all, default=sites_all[:min(8, len(sites_all))],
-                                key="var_admm_sites")
+                                key=f"var_admm_sites_{data_tag}")
     else:
-        n_sites = int(c3.slider("Number of owners", 2, len(sites_all), min(8, len(sites_all)), key="var_admm_n_sites"))
+        n_sites = int(c3.slider("Number of owners", 2, len(sites_all), min(8, len(sites_all)), key=f"var_admm_n_sites_{data_tag}"))
         if pick == "First sites of the file":
             chosen = sites_all[:n_sites]
         else:
-            centre = c3.selectbox("Centre site", sites_all, key="var_admm_centre")
+            centre = c3.selectbox("Centre site", sites_all, key=f"var_admm_centre_{data_tag}")
             chosen = neighbourhood(full, centre, n_sites, n_rows)
-    solar = st.checkbox("Solar series (night = 0: fit and score daylight hours)", is_solar_like, key="var_admm_solar",
+    solar = st.checkbox("Solar series (night = 0: fit and score daylight hours)", is_solar_like, key=f"var_admm_solar_{data_tag}",
                         help="Spec 6.3: night values are 0, each site is centred on its daytime mean, and only hours in "
                              "daylight at all sites are fitted and scored.")
     c4, c5, c6, c7 = st.columns(4)
-    lags_text = c4.text_input("Lags", "1, 2, 24" if hourly else "1, 2", key="var_admm_lags",
+    lags_text = c4.text_input("Lags", "1, 2, 24" if hourly else "1, 2", key=f"var_admm_lags_{data_tag}",
                               help="A number p (lags 1..p) or a list such as 1, 2, 24 (hour before, two hours before, same hour yesterday).")
     penalty = c5.selectbox("Penalty", ("none", "lasso", "ridge"), key="var_admm_penalty")
     alpha = float(c6.number_input("α (per row; λ = α T)", 0.0, 10.0, 0.0 if penalty == "none" else 0.001, format="%.4f",
@@ -239,13 +265,14 @@ with st.expander("Defence and its strength", expanded=True):
     eval_inputs = d3.radio("Forecast inputs", ("noisy", "clean"), key="var_admm_eval_inputs",
                            help="noisy: forecast from the noisy covariates, scored against clean targets (default).")
     range_default = 1.2 if solar else round(fit["observed_range"], 3)
-    public_range = float(d3.number_input("Public range Δ of one value", 0.001, 1e6, range_default, key="var_admm_range",
+    public_range = float(d3.number_input("Public range Δ of one value", 0.001, 1e6, range_default, key=f"var_admm_range_{data_tag}_{solar}",
                                          help="Strict mode calibrates the noise to this bound. It must be public "
                                               "knowledge (normalised solar output lies in [0, 1.2]); for other series "
                                               "the default is the observed range, which is not public."))
     range_is_public = solar or public_range != range_default
     strength = 0.0
     calibrated = False
+    defence_ledger = None
     if defence in ("laplace", "gaussian") and budget.mode == "strict":
         strength = calibrated_noise_scale(defence, budget.epsilon, budget.delta, public_range)
         calibrated = True
@@ -271,7 +298,8 @@ with st.expander("Defence and its strength", expanded=True):
             st.markdown(f"ε per value (event level): **{g['eps_per_value']:.4g}**; one owner's whole series "
                         f"({g['T']} values): **ε = {g['eps_per_series']:.4g}**"
                         + (f" at δ = {g['delta']:.1e}" if g["delta"] else "") + ".")
-            show_ledger(noise_ledger(law, strength, sens, len(Y.columns), budget.delta, source), budget.delta)
+            defence_ledger = noise_ledger(law, strength, sens, len(Y.columns), budget.delta, source)
+            show_ledger(defence_ledger, budget.delta)
         else:
             st.markdown("**This release is not differentially private (ε = ∞).**")
     elif defence in ("orthogonal_rows", "compressed_rows", "post_multiplication"):
@@ -285,15 +313,32 @@ except (ValueError, ArithmeticError) as err:
     st.error(f"The defence cannot run on this choice: {err}")
     defended = None
 
+report = RunReport(
+    page="var_admm", method="VAR-ADMM (collaborative VAR fitted by ADMM)",
+    data=DataInfo.from_frame(dataset.df, dataset.name, dataset.origin, list(Y.columns),
+                             note=f"first {n_rows} time steps of {len(full)}; one owner per column used"),
+    preprocessing=("solar: night = 0, each site centred on its training daytime mean, daylight hours fitted and scored"
+                   if solar else "each site centred on its training mean")
+                  + f"; {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows scored",
+    parameters={"lags": list(lags), **settings, "random_state": settings["seed"], "defence": defence,
+                "defence strength b": strength, "forecast inputs": eval_inputs, "public range Δ": public_range},
+    mode=budget.mode, ledger=defence_ledger, ledger_delta=budget.delta,
+    headline={"ADMM iterations": fit["n_iter"], "converged": fit["converged"],
+              "max |B_ADMM − B_central|": fit["gap"], "median MAE gain over local AR (%)": table["mae_gain_pct"].median(),
+              **({"median MAE gain with the defence (%)": defended["table"]["mae_gain_pct"].median()}
+                 if defended is not None else {})},
+    notes=[f"Defence: {DEFENCES[defence]}.", NOT_DP_MODEL])
+export_bar(report, results_csv=lambda: table.to_csv(index=False), model_json=fit["model_json"])
+
 tabs = st.tabs(["Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"])
 with tabs[0]:
     site = st.selectbox("Site", fit["sites"], key="var_admm_site")
     j = fit["sites"].index(site)
     n_show = min(len(fit["times"]), 24 * 7 if hourly else 200)
-    st.plotly_chart(var_forecast_figure(
+    show_chart(st, var_forecast_figure(
         fit["times"][:n_show], fit["actual"][:n_show, j], fit["var_pred"][:n_show, j], fit["ar_pred"][:n_show, j],
         site=site, defended=None if defended is None else defended["var_pred"][:n_show, j],
-        defended_label=f"with {DEFENCES[defence].split(',')[0].lower()}"), width="stretch")
+        defended_label=f"with {DEFENCES[defence].split(',')[0].lower()}"), f"forecast_{site}", page="var_admm")
     st.caption("First week (or 200 steps) of the test period. Values as fitted: each site centred on its training "
                "(daytime) mean.")
 with tabs[1]:
@@ -301,7 +346,7 @@ with tabs[1]:
     tables = {"collaborative VAR (ADMM)": table}
     if defended is not None:
         tables[f"VAR with {DEFENCES[defence].split(',')[0].lower()}"] = defended["table"]
-    st.plotly_chart(var_skill_figure(tables, metric), width="stretch")
+    show_chart(st, var_skill_figure(tables, metric), f"skill_{metric}", page="var_admm")
     show = table[["owner", "mae_var", "mae_ar", "mae_gain_pct", "rmse_var", "rmse_ar", "rmse_gain_pct"]].copy()
     if defended is not None:
         show["mae_gain_pct (defended)"] = defended["table"]["mae_gain_pct"].to_numpy()
@@ -310,12 +355,13 @@ with tabs[1]:
                    f"{int((defended['table']['mae_gain_pct'] < 0).sum())} of {len(table)}.")
     st.dataframe(show.round(3), hide_index=True, width="stretch")
 with tabs[2]:
-    st.plotly_chart(var_convergence_figure(fit["residuals"], fit["coef_error"], coef_iterations=fit["coef_iterations"]), width="stretch")
+    show_chart(st, var_convergence_figure(fit["residuals"], fit["coef_error"], coef_iterations=fit["coef_iterations"]),
+               "convergence", page="var_admm")
     st.caption("Primal residual r^k = √n ‖ZB̄^k − H̄^k‖ and dual residual s^k (Boyd et al. 2011, 3.3); dotted: the "
                "stopping thresholds. Bottom: distance of the ADMM coefficients to the pooled fit of the same settings.")
 with tabs[3]:
-    st.plotly_chart(var_message_flow_figure(fit["messages"], fit["sites"], max_rows=min(40, len(fit["messages"]))),
-                    width="stretch")
+    show_chart(st, var_message_flow_figure(fit["messages"], fit["sites"], max_rows=min(40, len(fit["messages"]))),
+               "messages", page="var_admm")
     st.dataframe(fit["messages"].drop(columns=["values"]), hide_index=True, width="stretch")
     st.caption("Every message of the first three iterations (all iterations are recorded; shapes always, values only "
                "when an attack needs them). Values sent over the whole run:")
@@ -353,21 +399,23 @@ with tabs[4]:
         if res.partial:
             st.info("The stacked observations did not reach the subspace's dimension (e.g. LASSO keeps a lag at zero): "
                     "at most a partial leak at this K.")
-        st.plotly_chart(var_attack_series_figure(att["times"][:24 * 7 if hourly else 300],
-                                                 res.truth[:24 * 7 if hourly else 300, v],
-                                                 res.reconstructions[K_show][:24 * 7 if hourly else 300, v],
-                                                 victim=victim, K=K_show, attacker=res.attacker), width="stretch")
-        st.plotly_chart(var_attack_error_figure(res.K, res.relerr, victims=res.victims, predicted_k=res.predicted_k,
-                                                k_exact=res.k_exact, k_needed=res.k_needed, formula=res.formula),
-                        width="stretch")
+        show_chart(st, var_attack_series_figure(att["times"][:24 * 7 if hourly else 300],
+                                                res.truth[:24 * 7 if hourly else 300, v],
+                                                res.reconstructions[K_show][:24 * 7 if hourly else 300, v],
+                                                victim=victim, K=K_show, attacker=res.attacker),
+                   f"attack_reconstruction_{victim}", page="var_admm")
+        show_chart(st, var_attack_error_figure(res.K, res.relerr, victims=res.victims, predicted_k=res.predicted_k,
+                                               k_exact=res.k_exact, k_needed=res.k_needed, formula=res.formula),
+                   "attack_error", page="var_admm")
         if res.singular_values.size:
-            st.plotly_chart(var_singular_values_figure(res.singular_values, res.rank_needed), width="stretch")
+            show_chart(st, var_singular_values_figure(res.singular_values, res.rank_needed), "singular_values",
+                       page="var_admm")
         st.markdown(f"**Zero-initialisation check** (same run): m¹ (n + ρ)/2 against Y, relative error "
                     f"{att['zero_leak_err']:.1e}. {att['zero_leak_note']}.")
         Ts = sorted({100, 200, 500, 1000, 2000, 5000, 10000, 20000, att["T"]})
         ns = sorted({2, 10, 44, n})
         live = [(att["T"], res.k_exact, "this attack: exact")] if res.k_exact else None
-        st.plotly_chart(var_breach_figure(breach_table(Ts, ns, [p]), p=p, live=live), width="stretch")
+        show_chart(st, var_breach_figure(breach_table(Ts, ns, [p]), p=p, live=live), "breach", page="var_admm")
         st.caption("Paper Fig. 10: the iteration counts of (58) and (61). Counting is necessary, not sufficient; the "
                    "attacks above are constructive and reach the owners' bound generically.")
 with tabs[5]:
@@ -381,17 +429,25 @@ with tabs[5]:
     except ValueError:
         st.error("Noise scales: give non-negative numbers separated by commas.")
         grid = []
+    noise_sweep_run = Sweep("var_admm_sweep", "noise sweep", auto=True)  # Cancel pauses it until restarted
+    sweep = None
     if grid:
         source = "public" if budget.mode == "strict" and range_is_public else "data"
         sens = public_range if budget.mode == "strict" else fit["observed_range"]
-        progress = st.progress(0.0, text="Fitting one model per noise scale ...")
-        parts = []
-        for i, b in enumerate(grid):
-            parts.append(sweep_point(Y, solar, lags, settings, sweep_law, b, sens, source, budget.delta))
-            progress.progress((i + 1) / len(grid), text=f"b = {b:g} done")
-        progress.empty()
-        sweep = pd.concat(parts, ignore_index=True)
-        st.plotly_chart(var_privacy_curve_figure(sweep, law=sweep_law), width="stretch")
+        if noise_sweep_run.should_run():
+            parts = []
+            with noise_sweep_run.running("Fitting one model per noise scale ...") as progress:
+                for i, b in enumerate(grid):
+                    parts.append(sweep_point(Y, solar, lags, settings, sweep_law, b, sens, source, budget.delta))
+                    progress.progress((i + 1) / len(grid), text=f"b = {b:g} done")
+            sweep = pd.concat(parts, ignore_index=True)
+            st.session_state["var_admm_sweep_last"] = (sweep, sweep_law, sens, source)
+        elif st.session_state.get("var_admm_sweep_last") is not None:
+            sweep, sweep_law, sens, source = st.session_state["var_admm_sweep_last"]
+            st.caption("Below: the last complete noise sweep (its settings may differ from the ones above).")
+    if sweep is not None:
+        show_chart(st, var_privacy_curve_figure(sweep, law=sweep_law), f"accuracy_vs_privacy_{sweep_law}",
+                   page="var_admm")
         st.dataframe(sweep.round(4), hide_index=True, width="stretch")
         st.caption(
             f"Noise added once per value (spec 2.1), VAR fitted centrally (it equals the ADMM fit), forecasts from noisy "

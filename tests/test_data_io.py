@@ -1,6 +1,6 @@
 """Data intake: hostile files must be rejected with specific messages, valid ones read exactly.
 
-Corpus: ``tests/data/bad`` (rejected files, plus ``tricky_*`` files that must still parse) and
+Corpus: ``tests/data/hostile`` (rejected files, plus ``tricky_*`` files that must still parse) and
 ``tests/data/good``. Large and binary-workbook cases are generated in ``tmp_path`` at run time.
 Row convention checked here: "data row N" is 1-based below the header; "(line L)" is the
 file line with the header on line 1, "(sheet row L)" the XLSX row.
@@ -37,7 +37,7 @@ from engine.data import (
 )
 
 HERE = Path(__file__).resolve().parent
-BAD = HERE / "data" / "bad"
+BAD = HERE / "data" / "hostile"  # the hostile-input corpus (issue #10)
 GOOD = HERE / "data" / "good"
 CORN = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "corn"
 

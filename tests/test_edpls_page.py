@@ -27,7 +27,7 @@ def test_strict_fit_shows_figures_ledger_and_downloads(page):
     text = " ".join(x.value for x in page.markdown)
     assert "proven guarantee" in text and "Strict mode" in text
     labels = [b.proto.label for b in page.get("download_button")]
-    assert "Coefficients (CSV)" in labels and "Model (JSON, no pickle)" in labels
+    assert "Coefficients (CSV)" in labels and "Model (JSON)" in labels and "Run report (HTML)" in labels
 
 
 def test_paper_mode_states_its_flaws_and_unproven_total(page):

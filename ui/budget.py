@@ -5,21 +5,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from .state import init_state, persisted
+from engine.privacy.wording import MODE_TEXT  # the wording lives in the engine: the run report says the same
 
-MODE_TEXT = {
-    "strict": (
-        "**Strict mode** is provably (ε, δ)-differentially private: rows are clipped to public "
-        "bounds you set, the noise is calibrated to a sensitivity that holds for every data set, "
-        "and every release of the fit together stays inside the one (ε, δ) shown."
-    ),
-    "paper": (
-        "**Paper-faithful mode** reproduces the published algorithm, weak points included: "
-        "its sensitivity bounds are computed from the private data and each release is given "
-        "the full (ε, δ). The totals shown are what the paper's noise would cost *if* its "
-        "bounds held; they are not a proven guarantee."
-    ),
-}
+from .state import init_state, persisted
 
 
 @dataclass(frozen=True)

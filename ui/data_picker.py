@@ -7,12 +7,14 @@ only replaced by data that loaded cleanly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import pandas as pd
 import streamlit as st
 
-from engine.data import DataError, load_table
+from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
 from engine.data.catalog import SAMPLE_SETS, sample_sets
+from ui.state import init_state
 
 
 @dataclass
@@ -22,6 +24,8 @@ class Dataset:
     origin: str  # "sample" | "upload"
     kind: str | None = None
     response_columns: tuple = field(default_factory=tuple)
+    # picker key -> message of the page's check (None: usable there); filled by data_picker
+    checks: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def numeric_columns(self) -> list:
@@ -29,8 +33,8 @@ class Dataset:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _load_bytes(data: bytes, name: str) -> pd.DataFrame:
-    """Parse uploaded bytes once per content (cache key: bytes and name)."""
+def _load_bytes(data: bytes, name: str, sheet: str | None = None) -> pd.DataFrame:
+    """Parse uploaded bytes once per content (cache key: bytes, name and sheet)."""
     import io
 
     class _Upload(io.BytesIO):
@@ -39,7 +43,32 @@ def _load_bytes(data: bytes, name: str) -> pd.DataFrame:
     buf = _Upload(data)
     buf.name = name
     buf.size = len(data)
-    return load_table(buf, name=name)
+    return load_table(buf, name=name, sheet=sheet)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _sheets(data: bytes) -> list:
+    return xlsx_sheet_names(data)
+
+
+def _check(ds_or_df, name: str, kind: str | None, check: Callable | None) -> None:
+    """The table must suit the page: ``check_usable`` for its kind, then the page's own ``check``."""
+    df = ds_or_df.df if isinstance(ds_or_df, Dataset) else ds_or_df
+    check_usable(df, name, kind)
+    if check is not None:
+        check(df, name)
+
+
+def _usable_here(ds: Dataset, kind: str | None, check: Callable | None, key: str) -> str | None:
+    """None when ``ds`` suits this page, else the reason (checked once per data set and page)."""
+    if key not in ds.checks:
+        try:
+            _check(ds, ds.name, kind, check)
+        except DataError as err:
+            ds.checks[key] = str(err)
+        else:
+            ds.checks[key] = None
+    return ds.checks[key]
 
 
 @st.cache_data(show_spinner=False)
@@ -47,19 +76,37 @@ def _load_sample(key: str) -> pd.DataFrame:
     return load_table(SAMPLE_SETS[key].path)
 
 
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+
+
+class _ChooseSheet(Exception):
+    """A workbook with several sheets and none chosen yet."""
+
+
 def _store(ds: Dataset, slot: str) -> None:
     st.session_state[slot] = ds
 
 
-def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset") -> Dataset | None:
+def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
+                check: Callable | None = None) -> Dataset | None:
     """Render the picker and return the selected data set (or None when none is valid yet).
 
     kind: restrict sample sets to one kind ("spectra", "timeseries", "two_views", "process");
-    None offers all of them.
+    None offers all of them. An upload must also pass ``engine.data.check_usable`` for the kind
+    and the page's ``check(df, name)`` (raising DataError) before it replaces the selection; a
+    refused upload shows the engine's message and the previous data stay selected. An upload
+    chosen on another page that does not suit this one is set aside with a message.
     """
+    init_state()
     current: Dataset | None = st.session_state.get(slot)
     if current is not None and kind is not None and current.kind not in (kind, None):
         current = None  # a data set of another kind does not fit this page
+    if current is not None and current.origin == "upload":
+        reason = _usable_here(current, kind, check, key)
+        if reason is not None:
+            st.warning(f"{current.name}, chosen earlier, cannot be used on this page: {reason}",
+                       icon=":material/warning:")
+            current = None
     choices = sample_sets(kind) or sample_sets()
     source = st.radio("Data source", ("Sample data", "Upload a file"), horizontal=True, key=f"{key}_source")
     if source == "Sample data":
@@ -85,18 +132,43 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
     else:
         up = st.file_uploader(
             "CSV, TSV or XLSX: one row per sample (or per time step), one column per variable",
-            type=["csv", "tsv", "txt", "xlsx"], key=f"{key}_upload",
+            type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
         )
         if up is not None:
+            data = up.getvalue()
+            sheet = None
+            sheets = _sheets(data) if up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES else []
+            if len(sheets) > 1:
+                sheet = st.selectbox(f"Sheet of {up.name}", sheets, index=None, placeholder="Choose the data sheet",
+                                     key=f"{key}_sheet_{up.name}")
+            display = up.name if sheet is None else f"{up.name} [{sheet}]"
+            # a refused file stays in the uploader: remember the verdict instead of parsing it on every rerun
+            verdict = (up.file_id, up.name, len(data), sheet)
+            refused = st.session_state.get(f"{key}_refused")
             try:
-                df = _load_bytes(up.getvalue(), up.name)
+                if len(sheets) > 1 and sheet is None:
+                    raise _ChooseSheet(f"{up.name}: the workbook has {len(sheets)} sheets "
+                                       f"({', '.join(repr(s) for s in sheets)}); choose the sheet with the data.")
+                if refused is not None and refused[0] == verdict:
+                    raise DataError(refused[1], file=up.name)
+                try:
+                    df = _load_bytes(data, up.name, sheet)
+                    _check(df, display, kind, check)
+                except DataError as err:
+                    st.session_state[f"{key}_refused"] = (verdict, str(err))
+                    raise
+            except _ChooseSheet as note:
+                st.warning(str(note), icon=":material/table_view:")
+                if current is not None:
+                    st.info(f"Still using the previous data: {current.name}.")
             except DataError as err:
                 st.error(f"Upload rejected: {err}")
                 if current is not None:
                     st.info(f"Still using the previous data: {current.name}.")
             else:
-                if current is None or current.name != up.name or not current.df.equals(df):
-                    current = Dataset(up.name, df, "upload", kind)
+                if current is None or current.name != display or not current.df.equals(df):
+                    current = Dataset(display, df, "upload", kind)
+                    current.checks[key] = None
                     _store(current, slot)
     if current is not None:
         _preview(current)

@@ -761,3 +761,44 @@ def audit_bound_figure(names, claimed, lower_bounds) -> go.Figure:
     fig.add_trace(go.Bar(x=list(names), y=list(lower_bounds), name="audited lower bound (95%)"))
     fig.update_layout(barmode="group", yaxis_title="ε", title="Claimed ε against the audited lower bound")
     return fig
+
+
+# =============================================================================================
+# Guided demo on the home page (issue #10): figures for ui/demo.py (engine.demo)
+# =============================================================================================
+def demo_leak_figure(axis, secret, leaked, *, secret_centre=None, correlation: float | None = None,
+                     title: str = "Without privacy: what the shared PLS model gives away",
+                     leaked_label: str = "recovered by party 1 from plain PLS (no privacy)",
+                     secret_label: str = "party 2's secret band (simulated truth)", height: int = 320) -> go.Figure:
+    """The other party's secret band next to what the attacker recovers from plain PLS (one panel).
+
+    secret, leaked: (m,) curves already scaled to peak 1 (``engine.demo.leak_example``).
+    """
+    fig = go.Figure()
+    fig.add_scatter(x=axis, y=secret, name=secret_label, mode="lines",
+                    line={"color": ATTACK_COLOURS["secret"], "width": 5}, opacity=0.35)
+    fig.add_scatter(x=axis, y=leaked, name=leaked_label, mode="lines",
+                    line={"color": ATTACK_COLOURS["plain"], "width": 1.5})
+    if secret_centre is not None:
+        fig.add_vline(x=secret_centre, line_dash="dash", line_color="grey")
+    if correlation is not None:
+        title = f"{title} (|corr| = {correlation:.2f})"
+    fig.update_layout(title=title, xaxis_title="channel", yaxis_title="scaled to peak 1", height=height,
+                      legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 40})
+    return fig
+
+
+def demo_cost_figure(curve, *, sigma_y: float, epsilon: float, unit: str = "", response: str = "y") -> go.Figure:
+    """Strict edPLS RMSEP against ε (median, IQR band) with the non-private RMSEP and σ_y, and the
+    story's ε marked. curve: ``engine.demo.guided_story`` step 3's table (an ``rmsep_curve`` with a
+    ``model`` column)."""
+    fig = edpls_rmsep_curve_figure(curve, group="model", sigma_y=sigma_y)
+    for trace in fig.data:  # the dotted line of each group is the non-private model, not a private one
+        if trace.name and trace.name.endswith(" non-private"):
+            trace.name = "non-private PLS (no privacy)"
+    fig.add_vline(x=epsilon, line={"dash": "dot", "color": "#2ca02c"}, annotation_text=f"ε = {epsilon:g}")
+    units = f" ({unit})" if unit else ""
+    fig.update_layout(title=f"The cost: RMSEP of {response} against ε (strict edPLS, proven DP at each ε)",
+                      yaxis_title=f"RMSEP on held-out rows{units}", xaxis_title="ε (log scale)", height=400,
+                      legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 60})
+    return fig

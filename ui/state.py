@@ -15,8 +15,27 @@ DEFAULTS = {
 }
 
 
+def use_app_navigation() -> None:
+    """Make a deep link (``/edpls`` opened directly) run through app.py's ``st.navigation``.
+
+    Streamlit decides once per server process, from the mere existence of a ``pages/`` folder, to treat
+    the app as a legacy folder-of-pages app until some run calls ``st.navigation``. If the first request
+    after a start is a deep link, Streamlit then runs ``pages/<name>.py`` on its own: no page config, no
+    sections in the sidebar, page names from file names. Clearing that flag and rerunning once makes this
+    and every later run go through app.py, whatever page the link names (the URL is kept).
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without the legacy mode: nothing to undo
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def init_state() -> None:
-    """Create the shared keys once per session."""
+    """Create the shared keys once per session (and route a deep link through app.py first)."""
+    use_app_navigation()
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
 

@@ -19,7 +19,9 @@ from .io import (
     load_timeseries,
     load_two_view_files,
     load_two_views,
+    xlsx_sheet_names,
 )
+from .usable import KIND_NEEDS, check_usable
 from .validate import (
     DataError,
     check_constant_columns,
@@ -51,4 +53,7 @@ __all__ = [
     "check_duplicate_columns",
     "check_matching_rows",
     "check_finite_array",
+    "check_usable",
+    "KIND_NEEDS",
+    "xlsx_sheet_names",
 ]

@@ -52,6 +52,7 @@ __all__ = [
     "load_timeseries",
     "load_two_views",
     "load_two_view_files",
+    "xlsx_sheet_names",
     "SpectraData",
     "TimeSeriesData",
     "TwoViewData",
@@ -565,6 +566,26 @@ def _load(source, name=None, sheet=None) -> tuple[pd.DataFrame, _Meta]:
         header, rows, lines, delim = _text_grid(text, name, ext)
         meta = _Meta(name, "text", np.asarray(lines, dtype=np.int64), delim)
     return _grid_to_frame(header, rows, meta), meta
+
+
+def xlsx_sheet_names(data: bytes) -> list:
+    """Sheet names of an XLSX workbook given as bytes, in workbook order; [] when the bytes are
+    not a readable workbook (``load_table`` then says why). Lets a UI offer a sheet choice."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            if sum(i.file_size for i in zf.infolist()) > MAX_XLSX_UNPACKED_MB * _MB:
+                return []
+        import openpyxl
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        try:
+            return [str(n) for n in wb.sheetnames]
+        finally:
+            wb.close()
+    except Exception:  # damaged or not a workbook: load_table gives the message
+        return []
 
 
 def load_table(source, name: str | None = None, *, sheet: str | int | None = None) -> pd.DataFrame:

@@ -110,6 +110,10 @@ __all__ = [
     "sweep_n_samples",
     "utility_sweep",
     "views_from_frame",
+    "MODEL_FORMAT",
+    "model_from_dict",
+    "model_to_dict",
+    "to_json",
 ]
 
 NOT_DP_PROJECTIONS = (
@@ -954,3 +958,33 @@ def channel_split_views(df: pd.DataFrame, channel_columns, n_bands: int) -> tupl
         binned, labels = bin_columns(df[part].to_numpy(dtype=float), n_bands, part)
         views.append(pd.DataFrame(binned, columns=labels))
     return views[0], views[1]
+
+
+# =============================================================================================
+# Export (plain JSON, no pickle)
+# =============================================================================================
+MODEL_FORMAT = "privalab.dp_cca/1"
+
+
+def model_to_dict(model: DPCCA) -> dict:
+    """A fitted DPCCA as plain JSON data: params, every public fitted attribute, the privacy ledger."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ..export import estimator_to_dict
+
+    check_is_fitted(model, "x_weights_")
+    return estimator_to_dict(model, MODEL_FORMAT)
+
+
+def to_json(model: DPCCA, **json_kwargs) -> str:
+    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
+    from ..export import dumps
+
+    return dumps(model_to_dict(model), **json_kwargs)
+
+
+def model_from_dict(data) -> DPCCA:
+    """A DPCCA with the exported params and fitted attributes, from ``model_to_dict`` output or its JSON."""
+    from ..export import estimator_from_dict
+
+    return estimator_from_dict(data, DPCCA, MODEL_FORMAT)

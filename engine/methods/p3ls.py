@@ -76,6 +76,10 @@ __all__ = [
     "split_rows",
     "standardise_columns",
     "svd_pls",
+    "MODEL_FORMAT",
+    "model_from_dict",
+    "model_to_dict",
+    "to_json",
 ]
 
 NOT_DP_STATEMENT = (
@@ -1281,3 +1285,33 @@ def coefficient_frame(model: P3LS, column_names: list[list[str]], kpi_names: lis
             for j, kpi in enumerate(kpi_names):
                 rows.append({"party": h.name, "variable": var, "kpi": kpi, "coefficient": float(B_i[a, j])})
     return pd.DataFrame(rows)
+
+
+# =============================================================================================
+# Export (plain JSON, no pickle)
+# =============================================================================================
+MODEL_FORMAT = "privalab.p3ls/1"
+
+
+def model_to_dict(model: P3LS) -> dict:
+    """A fitted P3LS as plain JSON data: params, every public fitted attribute, the privacy ledger."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ..export import estimator_to_dict
+
+    check_is_fitted(model, "coef_")
+    return estimator_to_dict(model, MODEL_FORMAT, privacy=NOT_DP_STATEMENT)
+
+
+def to_json(model: P3LS, **json_kwargs) -> str:
+    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
+    from ..export import dumps
+
+    return dumps(model_to_dict(model), **json_kwargs)
+
+
+def model_from_dict(data) -> P3LS:
+    """A P3LS with the exported params and fitted attributes, from ``model_to_dict`` output or its JSON."""
+    from ..export import estimator_from_dict
+
+    return estimator_from_dict(data, P3LS, MODEL_FORMAT)

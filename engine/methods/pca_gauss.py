@@ -80,6 +80,10 @@ __all__ = [
     "lap_pca_noise_scale",
     "sensitivities",
     "top_eigenvectors",
+    "MODEL_FORMAT",
+    "model_from_dict",
+    "model_to_dict",
+    "to_json",
 ]
 
 TASKS = ("unsupervised", "regression", "classification")
@@ -787,3 +791,33 @@ class PCAGauss(BaseEstimator):
             "epsilon_ledger_basic": eps_total, "delta_ledger_basic": delta_total,
             "proven": self.privacy_ledger_.proven and len(self.privacy_ledger_) > 0,
         }
+
+
+# =============================================================================================
+# Export (plain JSON, no pickle)
+# =============================================================================================
+MODEL_FORMAT = "privalab.pca_gauss/1"
+
+
+def model_to_dict(model: PCAGauss) -> dict:
+    """A fitted PCAGauss as plain JSON data: params, every public fitted attribute, the privacy ledger."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ..export import estimator_to_dict
+
+    check_is_fitted(model, "components_")
+    return estimator_to_dict(model, MODEL_FORMAT)
+
+
+def to_json(model: PCAGauss, **json_kwargs) -> str:
+    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
+    from ..export import dumps
+
+    return dumps(model_to_dict(model), **json_kwargs)
+
+
+def model_from_dict(data) -> PCAGauss:
+    """A PCAGauss with the exported params and fitted attributes, from ``model_to_dict`` output or its JSON."""
+    from ..export import estimator_from_dict
+
+    return estimator_from_dict(data, PCAGauss, MODEL_FORMAT)

@@ -101,6 +101,10 @@ __all__ = [
     "parse_lags",
     "calibrated_noise_scale",
     "neighbourhood",
+    "MODEL_FORMAT",
+    "model_from_dict",
+    "model_to_dict",
+    "to_json",
 ]
 
 PENALTIES = ("none", "ridge", "lasso")
@@ -1343,3 +1347,38 @@ def calibrated_noise_scale(law: str, epsilon: float, delta: float, sensitivity: 
     if law == "gaussian":
         return float(analytic_gaussian_sigma(epsilon, delta, sensitivity))
     raise ValueError(f"{law} noise is not differentially private and has no calibration")
+
+
+# =============================================================================================
+# Export (plain JSON, no pickle)
+# =============================================================================================
+MODEL_FORMAT = "privalab.var_admm/1"
+NOT_DP_MODEL = ("The collaborative VAR fitted by ADMM carries no differential-privacy guarantee: the exchanged "
+                "matrices let the central node and every owner rebuild the other owners' series (Prop. 2-4).")
+
+
+def model_to_dict(model: CollaborativeVAR, ledger: PrivacyLedger | None = None) -> dict:
+    """A fitted CollaborativeVAR as plain JSON data: params, lags, coefficients, means, noise covariance, and
+    ``ledger`` (e.g. :func:`noise_ledger` of a defence; default none). The training design (the owners'
+    series) and the ADMM trace are not exported."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ..export import estimator_to_dict
+
+    check_is_fitted(model, "coefs_")
+    privacy = NOT_DP_MODEL + ((" " + DP_STATEMENTS["admm_noise"]) if (model.coef_noise or model.message_noise) else "")
+    return estimator_to_dict(model, MODEL_FORMAT, exclude=("design_", "trace_"), ledger=ledger, privacy=privacy)
+
+
+def to_json(model: CollaborativeVAR, ledger: PrivacyLedger | None = None, **json_kwargs) -> str:
+    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
+    from ..export import dumps
+
+    return dumps(model_to_dict(model, ledger), **json_kwargs)
+
+
+def model_from_dict(data) -> CollaborativeVAR:
+    """A CollaborativeVAR with the exported params and fitted attributes (``predict`` works; the trace does not)."""
+    from ..export import estimator_from_dict
+
+    return estimator_from_dict(data, CollaborativeVAR, MODEL_FORMAT)

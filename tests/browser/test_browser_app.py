@@ -32,7 +32,8 @@ SWEEP_MS = 240_000
 
 # page path -> texts that must appear once the page has drawn its results on sample data
 EXPECTED_TEXT = {
-    "edpls": ["edPLS", "RMSEP"],  # the page is being reworked: only its lasting words
+    "edpls": ["edPLS: differentially private PLS1 regression", "RMSEP, private", "RMSEP, non-private",
+              "Strict mode", "proven guarantee", "Privacy vs accuracy"],
     "pca_gauss": ["PCA-Gauss", "Total ε in the ledger", "Strict mode is on"],
     "dp_cca": ["DP-CCA", "Captured correlation (held-out)", "Strict mode"],
     "p3ls": ["P3LS simulation", "No privacy budget applies", "Equivalence: max |B_P3LS − B_central|"],
@@ -42,9 +43,9 @@ EXPECTED_TEXT = {
 }
 # page path -> (tab to open first or None, label of the primary button that adds a chart (None: the first
 #               primary button), (number input, value) set first to keep the run short: the fewest replicates
-#               allowed). edPLS is being reworked, so its entry tolerates a renamed button or input.
+#               allowed).
 RUN_BUTTONS = {
-    "edpls": (None, None, ("Replicates per ε", "5")),
+    "edpls": (None, "Run RMSEP sweep", ("Replicates per ε", "5")),
     "pca_gauss": ("Utility vs ε", "Run the sweep", ("Replicates", "1")),
     "dp_cca": ("Sweeps (ε, N, δ)", "Run the three sweeps", ("Replicates per point", "2")),
 }
@@ -242,3 +243,53 @@ def test_p3ls_upload_and_fit_then_reject_bad_file(page, app_url):
     assert_texts(page, ["column 'b'", "Still using the previous data: two_companies.csv"], "p3ls bad upload")
     assert visible_charts(page) >= 1, "the previous data's results should stay on the page"
     assert_no_exception(page, "p3ls after a bad upload")
+
+
+def test_edpls_sample_numbers_paper_mode_and_sweep(page, app_url):
+    """edPLS on the NIR sample: the headline numbers are right, paper mode says it is unproven, the sweep draws."""
+    goto_page(page, app_url, "edpls")
+    first_chart(page, timeout_ms=LOAD_MS)
+    wait_idle(page, timeout_ms=LOAD_MS)
+    plain = float(metric_value(page, "RMSEP, non-private"))
+    sigma_y = float(metric_value(page, "σ_y (test)"))
+    assert plain < 0.2 * sigma_y, (plain, sigma_y)  # 0.043 against 0.37 on the NIR sample
+    assert float(metric_value(page, "RMSEP, private")) > plain  # strict ε = 1 costs accuracy
+    assert metric_value(page, "Rows clipped").endswith("of 84")
+    assert visible_charts(page) == 2
+    assert_texts(page, ["proven guarantee", "Coefficients (CSV)"], "edpls strict")
+    # paper-faithful mode: the page states that its total is not a proven guarantee
+    page.locator('[data-testid="stSidebar"] [data-testid="stRadio"]').filter(has_text="Mode").get_by_text(
+        "Paper-faithful").click()
+    page.locator('[data-testid="stMetric"]').filter(has_text="cond(P'W)").first.wait_for(timeout=LOAD_MS)
+    wait_idle(page, timeout_ms=LOAD_MS)
+    assert_texts(page, ["What paper-faithful mode does and does not guarantee",
+                        "these totals are not a proven guarantee"],
+                 "edpls paper mode")
+    assert_no_exception(page, "edpls paper mode")
+    set_number(page, "Replicates per ε", "5")
+    press_and_wait_for_new_chart(page, "Run RMSEP sweep", "edpls paper mode")
+    assert visible_charts(page) == 3
+    assert_texts(page, ["RMSEP curves (CSV)"], "edpls after the sweep")
+    screenshot(page, "edpls_paper_sweep")
+
+
+def test_deep_link_as_first_request_uses_the_app_navigation(browser_context, tmp_path):
+    """A fresh server whose first request is /calculator: the page still runs through app.py's st.navigation
+    (sections and page titles in the sidebar, the app's page config), not as a bare legacy pages/ script."""
+    from browser_harness import StreamlitServer
+
+    with StreamlitServer(log_path=tmp_path / "deep_link_server.log") as server:
+        tab = browser_context.new_page()
+        try:
+            goto_page(tab, server.url, "calculator")
+            first_chart(tab, timeout_ms=LOAD_MS)
+            wait_idle(tab, timeout_ms=LOAD_MS)
+            nav = tab.locator('[data-testid="stSidebarNav"]')
+            nav.get_by_text("Noise & budget calculator").first.wait_for(timeout=30_000)
+            text = nav.inner_text()
+            assert "Methods" in text and "Tools" in text and "P3LS simulation" in text, text
+            assert "privacy audit" not in text, f"legacy file-name navigation shown:\n{text}"
+            assert tab.url.rstrip("/").endswith("/calculator")
+            assert_no_exception(tab, "calculator opened by a deep link")
+        finally:
+            tab.close()

@@ -1,0 +1,47 @@
+"""The sentences that state what a privacy mode and a ledger guarantee.
+
+One source for the dashboard (``ui.budget``, ``ui.ledger_view``) and the run report
+(``engine.report``), so a download says exactly what the page said.
+"""
+from __future__ import annotations
+
+from .ledger import PrivacyLedger
+
+__all__ = ["MODE_TEXT", "ledger_text"]
+
+MODE_TEXT = {
+    "strict": (
+        "**Strict mode** is provably (ε, δ)-differentially private: rows are clipped to public "
+        "bounds you set, the noise is calibrated to a sensitivity that holds for every data set, "
+        "and every release of the fit together stays inside the one (ε, δ) shown."
+    ),
+    "paper": (
+        "**Paper-faithful mode** reproduces the published algorithm, weak points included: "
+        "its sensitivity bounds are computed from the private data and each release is given "
+        "the full (ε, δ). The totals shown are what the paper's noise would cost *if* its "
+        "bounds held; they are not a proven guarantee."
+    ),
+}
+
+
+def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict | None = None) -> str:
+    """One sentence stating the total guarantee and whether it is proven.
+
+    summary: ``ledger.summary(delta)`` when the caller has it already (the PLD total is not free).
+    """
+    if not len(ledger):
+        return "No private release: these results carry no differential-privacy guarantee (ε = ∞)."
+    s = ledger.summary(delta) if summary is None else summary
+    eps_b, del_b = s["basic"]
+    eps_p, del_p = s["pld"]
+    head = (
+        f"{s['n_releases']} noisy release(s). Total: ε = {eps_p:.4g} at δ = {del_p:.2g} "
+        f"(PLD accountant); basic composition gives ε = {eps_b:.4g}, δ = {del_b:.2g}; "
+        f"zCDP gives ε = {s['zcdp'][0]:.4g}."
+    )
+    if s["proven"]:
+        return head + " Every sensitivity comes from public bounds, so this is a proven guarantee."
+    return head + (
+        " Some sensitivities were computed from the private data itself (paper-faithful mode), "
+        "so these totals are **not** a proven guarantee."
+    )

@@ -1,0 +1,166 @@
+"""The home page's guided demo (issue #10): engine.demo's story and its rendering under AppTest."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.demo import DEMO_COST_EPSILONS, guided_story, leak_example
+from ui.pages import METHOD_PAGES, TOOL_PAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120
+STORY_CHARTS = ("demo_leak_chart", "demo_protect_chart", "demo_cost_chart")
+
+
+@pytest.fixture(scope="module")
+def story():
+    return guided_story(epsilon=1.0, delta=1e-5, seed=0)
+
+
+# ----------------------------------------------------------------------------------------- engine
+def test_story_has_three_steps_in_order(story):
+    assert [s.key for s in story.steps] == ["leak", "protect", "cost"]
+    assert [s.number for s in story.steps] == [1, 2, 3]
+    assert story.epsilon == 1.0 and story.delta == 1e-5
+    for step in story.steps:
+        assert step.headline and step.title
+        for n in step.numbers:
+            assert math.isfinite(n.value), (step.key, n.key)
+            assert n.guarantee.strip(), f"{step.key}/{n.key} states no guarantee"
+
+
+def test_plain_pls_leaks_the_secret_band(story):
+    leak = story.step("leak")
+    assert leak.value("leak_corr") > 0.9
+    assert leak.value("leak_hit") >= 0.9
+    assert "no guarantee" in leak.get("leak_corr").guarantee
+    # the picture is the secret band and its reconstruction, peak-scaled, on the 100 channels
+    f = leak.figure
+    assert len(f["axis"]) == len(f["secret"]["P"]) == len(f["leaked"]["P"]) == 100
+    assert np.max(np.abs(f["leaked"]["P"])) == pytest.approx(1.0)
+
+
+def test_strict_edpls_at_eps_1_stops_the_attack(story):
+    protect = story.step("protect")
+    corr, chance = protect.value("strict_corr"), protect.value("chance")
+    assert corr < 0.3
+    assert protect.value("strict_hit") <= 0.3
+    assert 0.0 < chance < 0.2
+    assert corr < story.step("leak").value("leak_corr") - 0.6
+    assert protect.figure["verdict"] == "stops" and "no longer works" in protect.headline
+    # the label says what the math gives: proven (1, 1e-05)-DP, and the ledger agrees
+    assert protect.figure["proven"] is True
+    assert "proven (1, 1e-05)-DP" in protect.get("strict_corr").guarantee
+    ledger = protect.figure["ledger"]
+    assert len(ledger) == 1 and ledger.proven
+
+
+def test_privacy_costs_rmsep_on_the_nir_sample_set(story):
+    cost = story.step("cost")
+    private, plain, sigma_y = (cost.value(k) for k in ("rmsep_private", "rmsep_plain", "sigma_y"))
+    assert private >= plain
+    assert 0.1 < sigma_y < 1.0  # moisture, % w/w (sample_data/README: sd 0.38)
+    assert "proven (1, 1e-05)-DP" in cost.get("rmsep_private").guarantee
+    assert "no guarantee" in cost.get("rmsep_plain").guarantee
+    curve = cost.figure["curve"]
+    assert sorted(curve.epsilon) == sorted(set(DEMO_COST_EPSILONS) | {1.0})
+    assert bool(curve.proven.all())
+    # the cost falls as epsilon grows, and the headline states sigma_y for scale
+    assert curve.sort_values("epsilon")["median"].iloc[-1] < curve.sort_values("epsilon")["median"].iloc[0]
+    assert "σ_y" in cost.headline and f"{sigma_y:.3g}" in cost.headline
+    if private >= sigma_y:
+        assert "no better than predicting the mean" in cost.headline
+
+
+def test_story_is_reproducible_for_a_fixed_seed(story):
+    again = guided_story(epsilon=1.0, delta=1e-5, seed=0).as_dict()
+    first = story.as_dict()
+    first.pop("seconds"), again.pop("seconds")
+    assert first == again
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_story_holds_for_other_seeds(seed):
+    s = guided_story(epsilon=1.0, delta=1e-5, seed=seed)
+    assert s.step("leak").value("leak_corr") > 0.9
+    assert s.step("protect").value("strict_corr") < 0.3
+    assert s.step("cost").value("rmsep_private") >= s.step("cost").value("rmsep_plain")
+    assert s.as_dict() != guided_story(epsilon=1.0, delta=1e-5, seed=0).as_dict()
+
+
+def test_headline_follows_the_numbers_at_a_useless_epsilon():
+    """At ε = 10^5 strict edPLS no longer stops the attack, and the story must say so."""
+    s = guided_story(epsilon=1e5, delta=1e-5, seed=0)
+    protect = s.step("protect")
+    assert protect.value("strict_corr") > 0.5
+    assert protect.figure["verdict"] != "stops"
+    assert "no longer works" not in protect.headline and "still works" in protect.headline
+    assert "the leak is not closed" in protect.title
+
+
+def test_leak_example_is_the_cheap_teaser():
+    t = leak_example(0)
+    assert t["correlation"] > 0.9 and t["hit"]
+    assert len(t["axis"]) == len(t["secret"]) == len(t["leaked"]) == 100
+    assert "no guarantee" in t["guarantee"]
+
+
+@pytest.mark.parametrize("bad", [dict(epsilon=0.0), dict(epsilon=-1.0), dict(epsilon=math.inf), dict(delta=0.0),
+                                 dict(delta=1.0)])
+def test_story_refuses_a_bad_budget(bad):
+    with pytest.raises(ValueError):
+        guided_story(**{"epsilon": 1.0, "delta": 1e-5, **bad})
+
+
+# ----------------------------------------------------------------------------------------- app
+def chart_keys(at) -> list[str]:
+    return [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+
+
+def test_home_shows_the_demo_button_and_one_teaser_chart():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "PrivaLab"
+    assert "Guided demo" in [s.value for s in at.subheader]
+    assert at.button(key="demo_run").label == "Run the guided demo"
+    assert chart_keys(at) == ["demo_teaser_chart"]  # one small chart, so plotly.js loads on the home page
+    assert any("no guarantee" in c.value for c in at.caption)  # the teaser says it is plain PLS
+    assert len(at.get("page_link")) == len(METHOD_PAGES + TOOL_PAGES)
+    assert not at.metric
+
+
+def test_home_demo_click_shows_the_three_steps():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.button(key="demo_run").click().run()
+    assert not at.exception, at.exception
+    assert chart_keys(at) == list(STORY_CHARTS)
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["Plain PLS: |corr| with the secret band"]) > 0.9
+    assert float(metrics["edPLS strict, ε = 1: |corr| with the secret"]) < 0.3
+    private = float(metrics["RMSEP, strict edPLS ε = 1"])
+    assert private >= float(metrics["RMSEP, non-private PLS"])
+    assert "σ_y (test responses)" in metrics
+    markdown = " ".join(m.value for m in at.markdown)
+    for heading in ("#### 1.", "#### 2.", "#### 3."):
+        assert heading in markdown
+    assert "proven guarantee" in markdown  # the ledger sentence of the strict model
+    captions = " ".join(c.value for c in at.caption)
+    assert "proven (1, 1e-05)-DP" in captions and "no guarantee" in captions
+    # "go deeper" links to the attack lab and edPLS, on top of the home page's own links
+    links = [link.proto.page for link in at.get("page_link")]
+    assert len(links) == len(METHOD_PAGES + TOOL_PAGES) + 2
+    assert [Path(p).stem for p in links[-2:]] == ["attack_lab", "edpls"]
+    assert isinstance(at.session_state["demo_story"].seconds, float)
+
+    # The story survives reruns, and the home page's data picker still works below it.
+    at.selectbox(key="home_data_sample").set_value("Solar PV, 44 sites (synthetic)").run()
+    assert not at.exception
+    assert chart_keys(at) == list(STORY_CHARTS)
+    assert at.session_state["pl_dataset"].name == "Solar PV, 44 sites (synthetic)"
+    assert any("rows ×" in m.value for m in at.markdown)

@@ -1,0 +1,133 @@
+"""Sweeps behind a progress bar, with a Cancel button (one helper for every page).
+
+Streamlit reruns the script whenever a widget is used, and a script that is still running is
+stopped at its next element update (for a sweep: the next progress-bar update). So a sweep can
+be cancelled by a plain button shown next to its progress bar: clicking it stops the run, the
+button's ``on_click`` callback records the cancellation before the rerun starts, and the rerun
+says so. Results of the last complete run stay where the page keeps them (``st.session_state``),
+because a page stores a sweep's results only once the sweep has finished.
+
+State per sweep, in ``st.session_state[f"{key}__sweep"]``:
+
+* ``"running"`` while the ``with sweep.running(...)`` block runs; left as is when the run is
+  stopped from outside (a rerun or a stop), so the next run knows it was **interrupted**;
+* ``"cancelled"`` once the Cancel button was clicked (set by its callback);
+* ``None`` (idle) after a complete run, an error inside the block, or once the notice was shown.
+
+Usage, a sweep behind a button::
+
+    sweep = Sweep("edpls_sweep", "RMSEP sweep")      # every run, before the Run button
+    if st.button("Run RMSEP sweep"):
+        with sweep.running("starting") as bar:
+            curves = long_call(progress=lambda f, msg: bar.progress(f, text=msg))
+        st.session_state["edpls_curves"] = curves   # only reached when the sweep finished
+
+A sweep that runs by itself on every run (``auto=True``) stays paused after Cancel until the
+user presses its "Run the … again" button; an interruption by another widget just reruns it::
+
+    sweep = Sweep("attack_sweep", "attack sweep", auto=True)
+    if sweep.should_run():
+        with sweep.running("Running the attack sweep ...") as bar:
+            ...
+
+The Cancel button's key is ``f"{key}_cancel"`` (stable per page, for tests).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import streamlit as st
+
+CANCELLED, INTERRUPTED, RUNNING = "cancelled", "interrupted", "running"
+
+
+def _mark_cancelled(state_key: str) -> None:
+    """on_click of the Cancel button: runs before the rerun the click triggers."""
+    st.session_state[state_key] = CANCELLED
+
+
+class Sweep:
+    """One cancellable sweep of a page (see the module docstring).
+
+    key : stable prefix, unique per sweep (e.g. "edpls_sweep"); the Cancel button is ``f"{key}_cancel"``.
+    what : how the messages name the sweep ("RMSEP sweep", "audit", ...).
+    auto : the sweep runs on every page run by itself (no Run button): after Cancel it stays
+        paused until the user restarts it.
+    """
+
+    def __init__(self, key: str, what: str = "sweep", *, auto: bool = False, notice: bool = True):
+        self.key, self.what, self.auto = key, what, auto
+        self.state_key = f"{key}__sweep"
+        self.cancel_key = f"{key}_cancel"
+        self.rerun_key = f"{key}_rerun"
+        state = st.session_state.get(self.state_key)
+        if state == RUNNING:  # the last run of this sweep never reached its end
+            state = INTERRUPTED
+        #: what happened to the last run: "cancelled", "interrupted" or None (finished / never ran)
+        self.status = state
+        if state == INTERRUPTED or (state == CANCELLED and not auto):
+            st.session_state[self.state_key] = None  # say it once
+        elif state == CANCELLED:
+            st.session_state[self.state_key] = CANCELLED  # auto: paused until restarted
+        if notice:
+            self.notice()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.status == CANCELLED
+
+    @property
+    def interrupted(self) -> bool:
+        """Stopped before its end: cancelled, or stopped by another widget or by leaving the page."""
+        return self.status in (CANCELLED, INTERRUPTED)
+
+    def message(self) -> str | None:
+        if self.status == CANCELLED:
+            return (f"The {self.what} was cancelled before it finished. Results of the last complete run, "
+                    "if any, are kept below.")
+        if self.status == INTERRUPTED and not self.auto:
+            return (f"The {self.what} was interrupted before it finished (a setting was changed or the page "
+                    "was left while it ran). Results of the last complete run, if any, are kept below.")
+        return None
+
+    def notice(self) -> None:
+        text = self.message()
+        if text:
+            st.info(text, icon=":material/cancel:")
+
+    def should_run(self) -> bool:
+        """For an ``auto`` sweep: False while it is paused by Cancel; a button restarts it."""
+        if self.status != CANCELLED:
+            return True
+        if st.button(f"Run the {self.what} again", key=self.rerun_key):
+            st.session_state[self.state_key] = None
+            self.status = None
+            return True
+        return False
+
+    @contextmanager
+    def running(self, text: str = "Starting ..."):
+        """Progress bar with a Cancel button next to it; yields the progress bar.
+
+        The block's end (normal or by an error) marks the sweep idle and removes bar and button;
+        a stop from outside (Cancel, another widget, leaving the page) leaves the state to the next run.
+        """
+        st.session_state[self.state_key] = RUNNING
+        self.status = None
+        box = st.empty()
+        with box.container():
+            left, right = st.columns([6, 1], vertical_alignment="center")
+            bar = left.progress(0.0, text=text)
+            right.button("Cancel", key=self.cancel_key, icon=":material/cancel:",
+                         help=f"Stop the {self.what}; results of the last complete run are kept.",
+                         on_click=_mark_cancelled, args=(self.state_key,))
+        try:
+            yield bar
+        except Exception:
+            st.session_state[self.state_key] = None
+            box.empty()
+            raise
+        # Streamlit's rerun/stop signals derive from BaseException, not Exception: they pass
+        # through untouched and leave the state "running" for the next run to report.
+        st.session_state[self.state_key] = None
+        box.empty()
