@@ -27,7 +27,6 @@ def home() -> None:
 
 
 st.set_page_config(page_title="PrivaLab", page_icon=":material/shield_lock:", layout="wide")
-init_state()
 nav = st.navigation(
     {
         "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
@@ -35,4 +34,5 @@ nav = st.navigation(
         "Tools": [st.Page(p.file, title=p.title, icon=p.icon) for p in TOOL_PAGES],
     }
 )
+init_state()  # after st.navigation: this run already goes through app.py, so no deep-link rerun (it would drop a click)
 nav.run()

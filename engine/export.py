@@ -184,11 +184,13 @@ def ledger_totals(led: PrivacyLedger | None) -> dict:
     return out
 
 
-def estimator_to_dict(est, fmt: str, *, exclude=(), ledger: PrivacyLedger | None = None,
+def estimator_to_dict(est, fmt: str, *, exclude=(), state=(), ledger: PrivacyLedger | None = None,
                       privacy: str | None = None, extra: dict | None = None) -> dict:
     """A fitted scikit-learn style estimator as plain JSON data (see the module docstring).
 
     exclude: fitted attribute names to leave out (listed under ``not_exported`` as "excluded").
+    state: private attribute names (leading underscore) that ``transform``/``predict`` need; written
+    under ``"state"`` and restored by :func:`estimator_from_dict`.
     ledger: the privacy ledger to include (default: the estimator's ``privacy_ledger_``, if any).
     privacy: a sentence stating what the model guarantees (for models without a ledger).
     """
@@ -212,12 +214,20 @@ def estimator_to_dict(est, fmt: str, *, exclude=(), ledger: PrivacyLedger | None
             attributes[k] = encode_value(v, k, types)
         except _Skip as why:
             not_exported[k] = str(why)
+    state_out = {}
+    for k in state:
+        if hasattr(est, k):
+            try:
+                state_out[k] = encode_value(getattr(est, k), f"state.{k}", types)
+            except _Skip as why:
+                not_exported[k] = str(why)
     led = ledger if ledger is not None else getattr(est, "privacy_ledger_", None)
     out = {
         "format": fmt,
         "class": type(est).__name__,
         "params": params,
         "attributes": attributes,
+        "state": state_out,
         "types": types,
         "not_exported": not_exported,
         "ledger": encode_value(led.to_dict() if led is not None else {"neighbouring": "add_remove", "entries": []}),
@@ -246,6 +256,8 @@ def estimator_from_dict(data, cls, fmt: str):
     est = cls(**params)
     for k, v in data["attributes"].items():
         setattr(est, k, decode_value(v, k, types))
+    for k, v in data.get("state", {}).items():
+        setattr(est, k, decode_value(v, f"state.{k}", types))
     if "privacy_ledger_" not in data["attributes"] and data.get("ledger", {}).get("entries"):
         est.privacy_ledger_ = ledger_from_dict(data["ledger"])
     return est

@@ -20,6 +20,7 @@ from engine.attacks.pls_subspace import (
     summarise_sweep,
     verdict,
 )
+from engine.data import check_usable
 from engine.data.attack_sim import PAPER_BANDS, make_attack_spectra
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
@@ -116,7 +117,7 @@ if scenario_name == "Paper's simulation":
     axis_title = "channel"
     secret_label = f"{problem.other_label}'s unique band (the secret)"
 else:
-    ds = data_picker(key="attack_lab_data")
+    ds = data_picker(key="attack_lab_data", check=lambda frame, file: check_usable(frame, file, "pls_attack"))
     if ds is None:
         st.info("Pick a sample set or upload a table to attack.")
         st.stop()

@@ -205,6 +205,8 @@ else:
             pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name)
         except DataError as err:
             st.error(f"Upload rejected: {err}")
+            if st.session_state.get("dp_cca_files_pair") is not None:
+                st.info(f"Still using the previous pair: {st.session_state['dp_cca_files_pair'][0]}.")
         else:
             st.session_state["dp_cca_files_pair"] = (f"{up_x.name} + {up_y.name}", *pair)
     kept = st.session_state.get("dp_cca_files_pair")

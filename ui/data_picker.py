@@ -46,6 +46,20 @@ def _load_bytes(data: bytes, name: str, sheet: str | None = None) -> pd.DataFram
     return load_table(buf, name=name, sheet=sheet)
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def _try_load(data: bytes, name: str, sheet: str | None = None):
+    """(DataFrame, None) or (None, the engine's message), cached per content: a refused file
+    (e.g. a million columns) is parsed once, not on every rerun or page."""
+    import io
+
+    buf = io.BytesIO(data)
+    buf.name, buf.size = name, len(data)
+    try:
+        return load_table(buf, name=name, sheet=sheet), None
+    except DataError as err:
+        return None, (str(err), err.row, err.column, err.line)
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def _sheets(data: bytes) -> list:
     return xlsx_sheet_names(data)
@@ -135,6 +149,15 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
             type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
         )
         if up is not None:
+            if up.size > MAX_UPLOAD_BYTES:  # refused on its size before reading (the engine's message)
+                try:
+                    load_table(up)
+                except DataError as err:
+                    st.error(f"Upload rejected: {err}")
+                    if current is not None:
+                        st.info(f"Still using the previous data: {current.name}.")
+                    up = None
+        if up is not None:
             data = up.getvalue()
             sheet = None
             sheets = _sheets(data) if up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES else []
@@ -142,7 +165,7 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
                 sheet = st.selectbox(f"Sheet of {up.name}", sheets, index=None, placeholder="Choose the data sheet",
                                      key=f"{key}_sheet_{up.name}")
             display = up.name if sheet is None else f"{up.name} [{sheet}]"
-            # a refused file stays in the uploader: remember the verdict instead of parsing it on every rerun
+            # a refused file stays in the uploader: remember the verdict instead of checking it on every rerun
             verdict = (up.file_id, up.name, len(data), sheet)
             refused = st.session_state.get(f"{key}_refused")
             try:
@@ -152,7 +175,10 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
                 if refused is not None and refused[0] == verdict:
                     raise DataError(refused[1], file=up.name)
                 try:
-                    df = _load_bytes(data, up.name, sheet)
+                    df, problem = _try_load(data, up.name, sheet)
+                    if problem is not None:
+                        message, row, column, line = problem
+                        raise DataError(message, file=up.name, row=row, column=column, line=line)
                     _check(df, display, kind, check)
                 except DataError as err:
                     st.session_state[f"{key}_refused"] = (verdict, str(err))

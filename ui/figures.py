@@ -1,7 +1,169 @@
-"""Plotly figure builders shared by the pages (every figure in PrivaLab is plotly)."""
+"""Plotly figure builders shared by the pages (every figure in PrivaLab is plotly).
+
+Every builder returns ``_finish(fig)``: one place for the layout rules (legend below the plot where it cannot
+collide with the axes, automargin axis titles, wrapped long titles, readable log axes, full trace names on
+hover). Builders set data, colours, titles and axis titles only; not legend positions or margins.
+"""
 from __future__ import annotations
 
+import math
+import textwrap
+
 import plotly.graph_objects as go
+
+# One colour per concept on every page: a model with a privacy guarantee/defence vs the same model without.
+PRIVATE_COLOUR = "#1f77b4"
+NONPRIVATE_COLOUR = "#d62728"
+_GROUP_PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+DEFAULT_HEIGHT = 450  # plotly's default; set explicitly so the legend's rows can be added to it
+TITLE_CHARS = 60  # title lines longer than this are wrapped (a half-width column holds about 60)
+AXIS_TITLE_CHARS = {"x": 70, "y": 42}
+_LEGEND_WIDTH_PX = 460  # legend rows are estimated for a half-width column of the wide layout (~560 px
+# wide, the legend starts at the plot's left edge)
+_LEGEND_ROW_PX = 21
+
+
+def _wrap(text, width: int):
+    """Break a long plain-text title into lines of at most ``width`` characters (``<br>``)."""
+    if not isinstance(text, str) or len(text) <= width or "<" in text:
+        return text
+    return "<br>".join(textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False))
+
+
+def _legend_entries(fig: go.Figure) -> list:
+    entries = [t for t in fig.data if t.name and t.showlegend is not False and t.visible is not False]
+    if fig.layout.showlegend is False or (fig.layout.showlegend is None and len(fig.data) <= 1):
+        return []
+    return entries
+
+
+def _legend_height(entries) -> int:
+    """Rough height (px) of a horizontal legend at _LEGEND_WIDTH_PX: groups side by side, items of a
+    group stacked (plotly's layout of grouped horizontal legends)."""
+    groups: dict = {}
+    for i, t in enumerate(entries):
+        groups.setdefault(t.legendgroup or f"__{i}", []).append(len(str(t.name)))
+    ungrouped = all(key.startswith("__") for key in groups)
+    if ungrouped:  # one flowing row of items
+        groups = {"all": [len(str(t.name)) for t in entries]}
+        widths = [46 + 6.5 * n for n in groups["all"]]
+        rows, used = 1, 0.0
+        for w in widths:
+            if used and used + w > _LEGEND_WIDTH_PX:
+                rows, used = rows + 1, 0.0
+            used += w
+        return rows * _LEGEND_ROW_PX + 8
+    total, row_h, used = 0, 0, 0.0
+    for items in groups.values():
+        w, h = 46 + 6.5 * max(items), len(items) * _LEGEND_ROW_PX + 6
+        if used and used + w > _LEGEND_WIDTH_PX:
+            total, row_h, used = total + row_h, 0, 0.0
+        used, row_h = used + w, max(row_h, h)
+    return total + row_h + 8
+
+
+def _num(v: float) -> str:
+    s = f"{v:g}"
+    return s.replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+
+
+def _log_ticks(lo: float, hi: float) -> tuple[list, list]:
+    """Tick values and labels a reader can read on a log axis over [lo, hi]: 1-2-5 per decade over
+    up to ~3.5 decades, else powers of ten (every k-th decade, at most ~8 ticks); full numbers as labels
+    (plotly's default labels the minor ticks "2", "5" without the decade: unreadable)."""
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    span = math.log10(hi) - math.log10(lo)
+    if span <= 1.0:
+        mantissas = (1, 1.5, 2, 3, 4, 5, 6, 7, 8)
+    elif span <= 3.5:
+        mantissas = (1, 2, 5)
+    else:
+        mantissas = (1,)
+    step = max(1, math.ceil((b - a) / 8)) if mantissas == (1,) else 1
+    vals = [m * 10.0 ** e for e in range(a - 1, b + 2) if e % step == 0 for m in mantissas]
+    vals = [float(f"{v:.6g}") for v in vals if lo / 3 <= v <= hi * 3]
+    return vals, [_num(v) for v in vals]
+
+
+def _axis_values(fig: go.Figure, axis_name: str) -> list:
+    """Positive finite values drawn on layout axis ``axis_name`` (e.g. "yaxis2"): traces and lines."""
+    letter, suffix = axis_name[0], axis_name[5:]
+    ref = letter + suffix  # "y2"
+    out = []
+    for t in fig.data:
+        if (getattr(t, f"{letter}axis", None) or letter) != ref:
+            continue
+        values = getattr(t, letter, None)
+        if values is None:
+            continue
+        for v in values:
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                continue
+            if v > 0 and math.isfinite(v):
+                out.append(v)
+    for s in fig.layout.shapes or ():
+        if getattr(s, f"{letter}ref", None) == ref:
+            for v in (getattr(s, f"{letter}0"), getattr(s, f"{letter}1")):
+                if isinstance(v, (int, float)) and v > 0 and math.isfinite(v):
+                    out.append(float(v))
+    return out
+
+
+def _finish(fig: go.Figure) -> go.Figure:
+    """The layout rules of every PrivaLab figure (call last, on the built figure; idempotent).
+
+    - legend: horizontal, anchored at the BOTTOM OF THE FIGURE (``yref="container"``, ``y=0``,
+      ``yanchor="bottom"``): plotly reserves its height below the x-axis tick labels and title, so it
+      cannot overlap them however many rows it wraps to; the figure grows by the legend's estimated
+      height so the plot area keeps its size;
+    - every axis title and tick label pushes the margins (``automargin``); long titles and axis titles wrap;
+    - log axes get 1-2-5 (or power-of-ten) ticks with full labels;
+    - hover labels show the whole trace name (plotly cuts it at 15 characters by default).
+    """
+    layout = fig.layout
+    meta = layout.meta if isinstance(layout.meta, dict) else {}
+    base = layout.height or DEFAULT_HEIGHT
+    if meta.get("privalab_height") == layout.height and "privalab_base_height" in meta:
+        base = meta["privalab_base_height"]  # already finished: start from the height the builder asked for
+
+    title = layout.title.text
+    if title:
+        layout.title.text = _wrap(title, TITLE_CHARS)
+    title_lines = str(layout.title.text).count("<br>") + 1 if title else 0
+    for name in [k for k in layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        axis = layout[name]
+        axis.automargin = True
+        if axis.title.text:
+            axis.title.text = _wrap(axis.title.text, AXIS_TITLE_CHARS[name[0]])
+        if axis.type == "log" and axis.tickvals is None:
+            values = _axis_values(fig, name)
+            if values:
+                axis.tickmode, (axis.tickvals, axis.ticktext) = "array", _log_ticks(min(values), max(values))
+
+    top_labels = any(a.yref == "paper" and (a.y or 0) >= 1 for a in layout.annotations or ())  # subplot titles
+    title_px = 16 + 24 * title_lines if title_lines else 14
+    top_axis = any(layout[k].side == "top" for k in layout.to_plotly_json() if k.startswith("xaxis"))
+    top = title_px + (24 if top_labels else 0) + (24 if top_axis else 0)
+    entries = _legend_entries(fig)
+    extra = 0
+    if entries:
+        legend_title = layout.legend.title.text
+        fig.update_layout(legend={"orientation": "h", "x": 0, "xanchor": "left",
+                                  "y": 0, "yanchor": "bottom", "yref": "container", "tracegroupgap": 6})
+        if legend_title:
+            layout.legend.title.side = "left"
+        extra = _legend_height(entries)
+    height = int(base + extra)
+    fig.update_layout(height=height, margin={"t": top, "b": 10, "l": layout.margin.l, "r": layout.margin.r},
+                      hoverlabel={"namelength": -1},
+                      meta={**meta, "privalab_base_height": base, "privalab_height": height})
+    if title:
+        # centred in its own band at the top (plotly anchors a multi-line title correctly only at "middle")
+        fig.update_layout(title={"yref": "container", "y": 1 - title_px / 2 / height, "yanchor": "middle"})
+    return fig
 
 
 def sigma_curve_figure(df, sensitivity: float, delta: float) -> go.Figure:
@@ -14,10 +176,9 @@ def sigma_curve_figure(df, sensitivity: float, delta: float) -> go.Figure:
                     line={"dash": "dot"})
     fig.update_layout(
         xaxis={"title": "ε", "type": "log"}, yaxis={"title": "noise scale", "type": "log"},
-        title=f"Noise for sensitivity {sensitivity:g}, δ = {delta:.1e}", legend={"orientation": "h"},
-        margin={"t": 50, "b": 40},
+        title=f"Noise for sensitivity {sensitivity:g}, δ = {delta:.1e}",
     )
-    return fig
+    return _finish(fig)
 
 
 # =============================================================================================
@@ -26,9 +187,9 @@ def sigma_curve_figure(df, sensitivity: float, delta: float) -> go.Figure:
 # =============================================================================================
 ATTACK_COLOURS = {
     "secret": "#222222",
-    "plain": "#d62728",
+    "plain": NONPRIVATE_COLOUR,
     "paper_sigma_squared": "#ff7f0e",
-    "paper_sigma": "#1f77b4",
+    "paper_sigma": PRIVATE_COLOUR,
     "strict": "#2ca02c",
 }
 ATTACK_METRICS = {
@@ -54,8 +215,8 @@ def attack_party_spectra_figure(axis, X_own, X_other, own_label: str, other_labe
     if secret_centre is not None:
         fig.add_vline(x=secret_centre, line_dash="dash", line_color="black")
     fig.update_xaxes(title_text=axis_title, row=2, col=1)
-    fig.update_layout(height=420, margin={"t": 40, "b": 40})
-    return fig
+    fig.update_layout(height=420)
+    return _finish(fig)
 
 
 def attack_reconstruction_figure(axis, secret: dict, plain: dict, private: dict, *, private_label: str,
@@ -83,8 +244,8 @@ def attack_reconstruction_figure(axis, secret: dict, plain: dict, private: dict,
             fig.add_vline(x=secret_centre, line_dash="dash", line_color="grey", row=1, col=col)
         fig.update_xaxes(title_text=axis_title, row=1, col=col)
     fig.update_yaxes(title_text="scaled to peak 1", row=1, col=1)
-    fig.update_layout(height=380, legend={"orientation": "h", "y": -0.25}, margin={"t": 40, "b": 40})
-    return fig
+    fig.update_layout(height=380)
+    return _finish(fig)
 
 
 def attack_success_figure(summary, *, component: str = "P", metric: str = "correlation", settings=None,
@@ -136,8 +297,8 @@ def attack_success_figure(summary, *, component: str = "P", metric: str = "corre
     title = "Attack success vs privacy"
     if component_label:
         title += f": attack on the {component_label}"
-    fig.update_layout(title=title, height=460, legend={"orientation": "h", "y": -0.2}, margin={"t": 50, "b": 40})
-    return fig
+    fig.update_layout(title=title, height=460)
+    return _finish(fig)
 
 
 # =============================================================================================
@@ -186,9 +347,8 @@ def p3ls_sequence_figure(messages, roles: list[str]) -> go.Figure:
     fig.update_xaxes(tickvals=list(lane.values()), ticktext=list(lane), side="top", range=[-0.5, len(roles) - 0.5],
                      showgrid=False)
     fig.update_yaxes(visible=False, range=[-n - 0.5, 1])
-    fig.update_layout(height=max(300, 24 * n + 120), margin={"t": 60, "b": 20}, legend={"orientation": "h", "y": -0.02},
-                      plot_bgcolor="white", annotations=annotations)
-    return fig
+    fig.update_layout(height=max(300, 24 * n + 120), plot_bgcolor="white", annotations=annotations)
+    return _finish(fig)
 
 
 def p3ls_kpi_error_figure(per_kpi, metric: str = "rmse") -> go.Figure:
@@ -201,8 +361,8 @@ def p3ls_kpi_error_figure(per_kpi, metric: str = "rmse") -> go.Figure:
                     marker_color=colour)
     title = "Test RMSE per KPI (original units)" if metric == "rmse" else "Test R² per KPI"
     fig.update_layout(barmode="group", title=title, yaxis={"title": metric.upper() if metric == "rmse" else "R²"},
-                      legend={"orientation": "h", "y": -0.2}, height=380, margin={"t": 50, "b": 40})
-    return fig
+                      height=380)
+    return _finish(fig)
 
 
 def p3ls_coefficients_figure(coefs, kpi: str) -> go.Figure:
@@ -214,8 +374,8 @@ def p3ls_coefficients_figure(coefs, kpi: str) -> go.Figure:
         fig.add_bar(x=rows["variable"], y=rows["coefficient"], name=party)
     fig.update_layout(title=f"Coefficients per party block for {kpi} (standardised units; each party holds its own B_i)",
                       yaxis={"title": "coefficient"}, xaxis={"title": "variable", "type": "category"},
-                      legend={"orientation": "h", "y": -0.3}, height=400, margin={"t": 50, "b": 40})
-    return fig
+                      height=400)
+    return _finish(fig)
 
 
 def p3ls_contribution_figure(relevance_tables: dict) -> go.Figure:
@@ -229,9 +389,8 @@ def p3ls_contribution_figure(relevance_tables: dict) -> go.Figure:
         fig.add_bar(x=table["party"], y=table["r2_xy"], name=f"R²_XiY, {label}", marker_color=colour)
     fig.add_hline(y=0, line_color="black", line_width=1)
     fig.update_layout(barmode="group", title="Contribution: variance of Y explained by each party's block (1 − SS(Y − X_i B_i)/SS(Y))",
-                      yaxis={"title": "R²_XiY"}, legend={"orientation": "h", "y": -0.2}, height=380,
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "R²_XiY"}, height=380)
+    return _finish(fig)
 
 
 def p3ls_validation_figure(validation, chosen: dict) -> go.Figure:
@@ -246,16 +405,15 @@ def p3ls_validation_figure(validation, chosen: dict) -> go.Figure:
             fig.add_scatter(x=[k], y=part.loc[part["k"] == k, "r2"], mode="markers", marker={"color": colour, "size": 10},
                             name=f"{model}: k = {k}", showlegend=True)
     fig.update_layout(title="Choice of k on the validation rows (pooled R² over KPIs)", xaxis={"title": "k"},
-                      yaxis={"title": "validation R²"}, legend={"orientation": "h", "y": -0.2}, height=360,
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "validation R²"}, height=360)
+    return _finish(fig)
 
 
 # =============================================================================================
 # DP-CCA, issue #7: figures for pages/dp_cca.py. Everything below this line belongs to the
 # DP-CCA page; the functions above are shared and unchanged.
 # =============================================================================================
-DP_CCA_COLOURS = {"private": "#1f77b4", "nonprivate": "#ff7f0e", "true": "#555555",
+DP_CCA_COLOURS = {"private": PRIVATE_COLOUR, "nonprivate": NONPRIVATE_COLOUR, "true": "#555555",
                   "captured": "#1f77b4", "angle_cos": "#2ca02c"}
 DP_CCA_SWEEP_AXES = {
     "epsilon": ("ε (log scale)", "log"),
@@ -281,8 +439,8 @@ def dp_cca_correlation_bars(private, nonprivate, true=None, *, private_label: st
                     opacity=0.6)
     fig.update_layout(barmode="group", title="Canonical correlations on the training rows",
                       yaxis={"title": "canonical correlation", "range": [0, 1.05]},
-                      legend={"orientation": "h", "y": -0.2}, height=360, margin={"t": 50, "b": 40})
-    return fig
+                      height=360)
+    return _finish(fig)
 
 
 def dp_cca_sweep_figure(summary, parameter: str, *, title: str | None = None) -> go.Figure:
@@ -312,8 +470,8 @@ def dp_cca_sweep_figure(summary, parameter: str, *, title: str | None = None) ->
                       xaxis={"title": axis_title, "type": axis_type},
                       yaxis={"title": "relative to non-private CCA", "range": [min(-0.05, float(
                           (part['captured_mean'] - part['captured_sd']).min()) if len(part) else 0.0), 1.1]},
-                      legend={"orientation": "h", "y": -0.25}, height=380, margin={"t": 50, "b": 40})
-    return fig
+                      height=380)
+    return _finish(fig)
 
 
 def dp_cca_loadings_figure(x_names, u_private, u_nonprivate, y_names, v_private, v_nonprivate, *,
@@ -338,9 +496,8 @@ def dp_cca_loadings_figure(x_names, u_private, u_nonprivate, y_names, v_private,
                             marker_color=DP_CCA_COLOURS[key], row=1, col=col)
         fig.update_xaxes(title_text=title, type="category", row=1, col=col)
     fig.update_yaxes(title_text="weight (scaled to max |·| = 1)", row=1, col=1)
-    fig.update_layout(barmode="group", title="Weights of the first canonical pair", height=380,
-                      legend={"orientation": "h", "y": -0.3}, margin={"t": 60, "b": 40})
-    return fig
+    fig.update_layout(barmode="group", title="Weights of the first canonical pair", height=380)
+    return _finish(fig)
 
 
 def dp_cca_scores_figure(x_scores, y_scores, *, label: str = "private model") -> go.Figure:
@@ -349,8 +506,8 @@ def dp_cca_scores_figure(x_scores, y_scores, *, label: str = "private model") ->
     fig.add_scatter(x=list(x_scores), y=list(y_scores), mode="markers", marker={"size": 4, "opacity": 0.5,
                     "color": DP_CCA_COLOURS["private"]}, name=label)
     fig.update_layout(title="First canonical pair of the training rows (not DP)", xaxis={"title": "X·u₁"},
-                      yaxis={"title": "Y·v₁"}, height=380, margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "Y·v₁"}, height=380)
+    return _finish(fig)
 
 
 # =============================================================================================
@@ -365,7 +522,7 @@ PCA_GAUSS_COLOURS = {
     "pca_gauss_ag": "#2ca02c",
     "pca_gauss_alg1": "#17becf",
     "pca_gauss_opendp": "#8c564b",
-    "liu": "#d62728",
+    "liu": "#bcbd22",  # not red: red is the non-private colour on every page
     "jiang": "#9467bd",
     "li": "#e377c2",
 }
@@ -396,8 +553,8 @@ def pca_gauss_scatter_figure(real, synthetic, *, x: str = "c1", y: str = "c2", c
             fig.add_scatter(x=frame[x], y=yy, mode="markers", marker=marker, showlegend=False, row=1, col=col)
     fig.update_xaxes(title_text=x)
     fig.update_yaxes(title_text=y, col=1)
-    fig.update_layout(height=420, margin={"t": 50, "b": 40}, legend={"title": colour or ""})
-    return fig
+    fig.update_layout(height=420, legend={"title": colour or ""})
+    return _finish(fig)
 
 
 _PG_QUALITATIVE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -414,12 +571,11 @@ def pca_gauss_marginals_figure(real, synthetic, columns, *, bins: int = 30) -> g
     fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=columns, vertical_spacing=0.12)
     for i, c in enumerate(columns):
         r, k = i // n_cols + 1, i % n_cols + 1
-        for frame, name, colour in ((real, "real", "#222222"), (synthetic, "synthetic", "#1f77b4")):
+        for frame, name, colour in ((real, "real", "#222222"), (synthetic, "synthetic", PRIVATE_COLOUR)):
             fig.add_histogram(x=frame[c], name=name, legendgroup=name, showlegend=i == 0, nbinsx=bins,
                               histnorm="probability density", opacity=0.55, marker_color=colour, row=r, col=k)
-    fig.update_layout(barmode="overlay", height=max(260, 230 * n_rows), margin={"t": 50, "b": 30},
-                      legend={"orientation": "h", "y": 1.08})
-    return fig
+    fig.update_layout(barmode="overlay", height=max(260, 230 * n_rows))
+    return _finish(fig)
 
 
 def pca_gauss_correlation_figure(corr_real, corr_synthetic) -> go.Figure:
@@ -431,8 +587,8 @@ def pca_gauss_correlation_figure(corr_real, corr_synthetic) -> go.Figure:
         fig.add_heatmap(z=corr.to_numpy(), x=list(corr.columns), y=list(corr.index), zmin=-1, zmax=1,
                         colorscale="RdBu", reversescale=True, showscale=col == 2, row=1, col=col)
     fig.update_yaxes(autorange="reversed")
-    fig.update_layout(height=400, margin={"t": 50, "b": 40})
-    return fig
+    fig.update_layout(height=400)
+    return _finish(fig)
 
 
 def pca_gauss_utility_figure(summary, *, metric_label: str, references: dict | None = None,
@@ -458,16 +614,15 @@ def pca_gauss_utility_figure(summary, *, metric_label: str, references: dict | N
         fig.add_hline(y=value, line_dash="dot", line_color="#999999", annotation_text=name,
                       annotation_position="bottom right")
     fig.update_layout(xaxis={"title": "ε (total budget)" if x == "epsilon" else x, "type": "log" if log_x else "linear"},
-                      yaxis={"title": metric_label}, title=title, height=440, legend={"orientation": "h", "y": -0.25},
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": metric_label}, title=title, height=440)
+    return _finish(fig)
 
 
 # =============================================================================================
 # VAR-ADMM, issue #9: figures for pages/var_admm.py. Everything below this line belongs to the
 # VAR-ADMM page; the functions above are shared and unchanged.
 # =============================================================================================
-VAR_COLOURS = {"actual": "#222222", "var": "#1f77b4", "ar": "#7f7f7f", "defended": "#d62728",
+VAR_COLOURS = {"actual": "#222222", "var": NONPRIVATE_COLOUR, "ar": "#7f7f7f", "defended": PRIVATE_COLOUR,
                "reconstruction": "#d62728", "primal": "#1f77b4", "dual": "#ff7f0e", "coef": "#2ca02c"}
 
 
@@ -485,9 +640,8 @@ def var_forecast_figure(times, actual, var_pred, ar_pred, *, site: str, defended
         fig.add_scatter(x=times, y=defended, name=f"VAR {defended_label}", mode="lines",
                         line={"color": VAR_COLOURS["defended"], "width": 1, "dash": "dash"})
     fig.update_layout(title=f"One-step-ahead forecasts against the actual series: {site}", height=380,
-                      yaxis={"title": "value (as fitted: centred)"}, legend={"orientation": "h", "y": -0.2},
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "value (as fitted: centred)"})
+    return _finish(fig)
 
 
 def var_skill_figure(tables: dict, metric: str = "mae") -> go.Figure:
@@ -503,8 +657,8 @@ def var_skill_figure(tables: dict, metric: str = "mae") -> go.Figure:
                   annotation_text="10 %", annotation_position="top left")
     fig.update_layout(barmode="group", title=f"Skill of the collaborative VAR over each owner's local AR ({metric.upper()})",
                       yaxis={"title": f"{metric.upper()} gain over AR (%)"}, xaxis={"type": "category"},
-                      legend={"orientation": "h", "y": -0.25}, height=400, margin={"t": 50, "b": 40})
-    return fig
+                      height=400)
+    return _finish(fig)
 
 
 def var_convergence_figure(residuals, coef_error=None, *, coef_iterations=None, clean_residuals=None) -> go.Figure:
@@ -537,9 +691,8 @@ def var_convergence_figure(residuals, coef_error=None, *, coef_iterations=None, 
     else:
         fig.update_xaxes(title_text="iteration k", row=1, col=1)
     fig.update_yaxes(type="log", row=1, col=1)
-    fig.update_layout(height=520 if rows == 2 else 360, legend={"orientation": "h", "y": -0.15},
-                      margin={"t": 40, "b": 40})
-    return fig
+    fig.update_layout(height=520 if rows == 2 else 360)
+    return _finish(fig)
 
 
 def var_attack_series_figure(times, truth, reconstruction, *, victim: str, K: int, attacker: str) -> go.Figure:
@@ -550,9 +703,8 @@ def var_attack_series_figure(times, truth, reconstruction, *, victim: str, K: in
     fig.add_scatter(x=times, y=reconstruction, name=f"rebuilt by {attacker} after K = {K}", mode="lines",
                     line={"color": VAR_COLOURS["reconstruction"], "width": 1.2})
     fig.update_layout(title=f"What {attacker} recovers of {victim}'s series", height=360,
-                      yaxis={"title": "value (as fitted)"}, legend={"orientation": "h", "y": -0.2},
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "value (as fitted)"})
+    return _finish(fig)
 
 
 def var_attack_error_figure(K, relerr, *, victims, predicted_k=None, k_exact=None, k_needed=None,
@@ -579,9 +731,8 @@ def var_attack_error_figure(K, relerr, *, victims, predicted_k=None, k_exact=Non
         fig.add_vline(x=k_exact, line_color=VAR_COLOURS["reconstruction"], line_width=2,
                       annotation_text=f"exact from K = {k_exact}", annotation_position="top right")
     fig.update_layout(title="Reconstruction error against the iterations observed", height=380,
-                      xaxis={"title": "K (iterations observed)", "dtick": 1}, yaxis={"title": "‖ŷ − y‖ / ‖y‖", "type": "log"},
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40})
-    return fig
+                      xaxis={"title": "K (iterations observed)", "dtick": 1}, yaxis={"title": "‖ŷ − y‖ / ‖y‖", "type": "log"})
+    return _finish(fig)
 
 
 def var_singular_values_figure(singular_values, rank_needed: int) -> go.Figure:
@@ -596,8 +747,8 @@ def var_singular_values_figure(singular_values, rank_needed: int) -> go.Figure:
     fig.add_vline(x=rank_needed + 0.5, line_dash="dash", line_color="grey",
                   annotation_text=f"subspace dimension {rank_needed}")
     fig.update_layout(title="Singular values of the stacked observations", height=320, yaxis={"type": "log"},
-                      xaxis={"title": "index"}, margin={"t": 50, "b": 40}, showlegend=False)
-    return fig
+                      xaxis={"title": "index"}, showlegend=False)
+    return _finish(fig)
 
 
 def var_privacy_curve_figure(sweep, *, law: str) -> go.Figure:
@@ -607,11 +758,11 @@ def var_privacy_curve_figure(sweep, *, law: str) -> go.Figure:
 
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     fig.add_scatter(x=sweep["b"], y=sweep["median_mae_gain_pct"], mode="lines+markers", name="median MAE gain over AR (%)",
-                    line={"color": VAR_COLOURS["var"]}, secondary_y=False)
+                    line={"color": VAR_COLOURS["defended"]}, secondary_y=False)
     fig.add_scatter(x=sweep["b"], y=sweep["median_rmse_gain_pct"], mode="lines+markers", name="median RMSE gain over AR (%)",
-                    line={"color": VAR_COLOURS["var"], "dash": "dot"}, secondary_y=False)
+                    line={"color": VAR_COLOURS["defended"], "dash": "dot"}, secondary_y=False)
     fig.add_bar(x=sweep["b"], y=sweep["owners_worse_mae"], name="owners worse than their AR (MAE)", opacity=0.35,
-                marker_color=VAR_COLOURS["defended"], secondary_y=True)
+                marker_color=VAR_COLOURS["ar"], secondary_y=True)
     fig.add_hline(y=0, line_color="black", line_width=1, secondary_y=False)
     ticks = [f"{b:g}<br>ε={e:.3g}" if e != float("inf") else f"{b:g}<br>ε=∞" for b, e in
              zip(sweep["b"], sweep["eps_per_value"])]
@@ -619,9 +770,8 @@ def var_privacy_curve_figure(sweep, *, law: str) -> go.Figure:
                      ticktext=ticks)
     fig.update_yaxes(title_text="gain over AR (%)", secondary_y=False)
     fig.update_yaxes(title_text="owners worse than AR", secondary_y=True, showgrid=False)
-    fig.update_layout(title="Accuracy against privacy: additive noise on every value", height=420,
-                      legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 40})
-    return fig
+    fig.update_layout(title="Accuracy against privacy: additive noise on every value", height=420)
+    return _finish(fig)
 
 
 def var_breach_figure(table, *, p: int, live=None) -> go.Figure:
@@ -637,9 +787,8 @@ def var_breach_figure(table, *, p: int, live=None) -> go.Figure:
         fig.add_scatter(x=[T], y=[K], mode="markers", marker={"size": 12, "symbol": "star", "color": "#d62728"},
                         name=label)
     fig.update_layout(title=f"Iterations to a breach (p = {p} lags)", xaxis={"title": "T (rows fitted)", "type": "log"},
-                      yaxis={"title": "iterations k"}, height=380, legend={"orientation": "h", "y": -0.25},
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "iterations k"}, height=380)
+    return _finish(fig)
 
 
 def var_message_flow_figure(messages, owners: list, max_rows: int = 40) -> go.Figure:
@@ -653,6 +802,8 @@ def var_message_flow_figure(messages, owners: list, max_rows: int = 40) -> go.Fi
     for r, x in x_of.items():
         fig.add_scatter(x=[x, x], y=[0.5, -n - 0.5], mode="lines", line={"color": "#cccccc", "width": 2},
                         hoverinfo="skip", showlegend=False)
+    annotations = []  # plain dicts set once below: add_annotation per arrow is quadratic in the number of arrows
+    marks = {"x": [], "y": [], "colour": [], "hover": []}  # one marker trace, not one per message
     for i, row in enumerate(rows):
         y = -i
         x0 = x_of.get(row["sender"], 0)
@@ -660,28 +811,33 @@ def var_message_flow_figure(messages, owners: list, max_rows: int = 40) -> go.Fi
         colour = "#1f77b4" if row["sender"] != "central" else "#d62728"
         for target in targets:
             x1 = x_of.get(target, 0)
-            fig.add_annotation(x=x1, y=y, ax=x0, ay=y, xref="x", yref="y", axref="x", ayref="y", showarrow=True,
-                               arrowhead=3, arrowsize=1, arrowwidth=1.2, arrowcolor=colour, text="")
-        fig.add_scatter(x=[x0], y=[y], mode="markers", marker={"size": 6, "color": colour}, showlegend=False,
-                        hovertext=f"k = {row['iteration']}: {row['message']} ({row['shape']})<br>{row['what it is']}",
-                        hoverinfo="text")
+            annotations.append({"x": x1, "y": y, "ax": x0, "ay": y, "xref": "x", "yref": "y", "axref": "x",
+                                "ayref": "y", "showarrow": True, "arrowhead": 3, "arrowsize": 1, "arrowwidth": 1.2,
+                                "arrowcolor": colour, "text": ""})
+        marks["x"].append(x0)
+        marks["y"].append(y)
+        marks["colour"].append(colour)
+        marks["hover"].append(f"k = {row['iteration']}: {row['message']} ({row['shape']})<br>{row['what it is']}")
+    fig.add_scatter(x=marks["x"], y=marks["y"], mode="markers", marker={"size": 6, "color": marks["colour"]},
+                    showlegend=False, hovertext=marks["hover"], hoverinfo="text")
+    fig.update_layout(annotations=annotations)
     fig.update_xaxes(tickvals=list(x_of.values()), ticktext=lanes, side="top", showgrid=False,
                      range=[-0.5, len(lanes) - 0.5])
     fig.update_yaxes(visible=False, range=[-n - 0.5, 1])
-    fig.update_layout(height=max(300, 18 * n + 100), margin={"t": 60, "b": 20}, plot_bgcolor="white",
+    fig.update_layout(height=max(300, 18 * n + 100), plot_bgcolor="white",
                       title="Message flow of the first iterations (red: broadcast by the central node)")
-    return fig
+    return _finish(fig)
 
 
 # ============================================================================ edPLS (issue #4)
 def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str) -> go.Figure:
     """Regression coefficients over the channel axis, private over non-private."""
     fig = go.Figure()
-    fig.add_scatter(x=axis, y=coef_plain, name="non-private PLS", mode="lines", line={"color": "#444"})
-    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": "#d62728"}, opacity=0.8)
-    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label, yaxis_title="b",
-                      legend={"orientation": "h"}, margin={"t": 50, "b": 40})
-    return fig
+    fig.add_scatter(x=axis, y=coef_plain, name="non-private PLS", mode="lines", line={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": PRIVATE_COLOUR},
+                    opacity=0.8)
+    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label, yaxis_title="b")
+    return _finish(fig)
 
 
 def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_label: str) -> go.Figure:
@@ -690,14 +846,15 @@ def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_labe
     hi = float(max(max(y_true), max(y_plain)))
     fig = go.Figure()
     fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
-    fig.add_scatter(x=y_true, y=y_plain, mode="markers", name="non-private PLS", marker={"color": "#444"})
-    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": "#d62728"})
+    fig.add_scatter(x=y_true, y=y_plain, mode="markers", name="non-private PLS", marker={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
     fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
-                      yaxis_title=f"predicted {response}", legend={"orientation": "h"}, margin={"t": 50, "b": 40})
-    return fig
+                      yaxis_title=f"predicted {response}")
+    return _finish(fig)
 
 
-def _add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonprivate_name: str) -> None:
+def _add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonprivate_name: str,
+                     nonprivate_colour: str | None = None) -> None:
     """Median line, interquartile band (q25..q75) and the non-private line of a sweep table."""
     fig.add_scatter(x=list(df[x]) + list(df[x])[::-1], y=list(df["q75"]) + list(df["q25"])[::-1],
                     fill="toself", line={"width": 0}, fillcolor=colour, opacity=0.2, showlegend=False,
@@ -705,38 +862,38 @@ def _add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonp
     fig.add_scatter(x=df[x], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
                     line={"color": colour})
     fig.add_scatter(x=df[x], y=df["nonprivate"], mode="lines", name=nonprivate_name,
-                    line={"color": colour, "dash": "dot"})
+                    line={"color": nonprivate_colour or colour, "dash": "dot"})
 
 
 def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | None = None) -> go.Figure:
     """RMSEP against epsilon (log-log): median line, interquartile band, one colour per group,
     and each group's non-private RMSEP as a dotted line."""
-    import plotly.colors as pc
-
-    palette = pc.qualitative.Plotly
+    groups = list(curves.groupby(group, sort=False))
     fig = go.Figure()
-    for i, (name, df) in enumerate(curves.groupby(group, sort=False)):
-        col = palette[i % len(palette)]
+    for i, (name, df) in enumerate(groups):
+        # one group: the private/non-private colours of every page; several: one colour per group (no red,
+        # which means non-private), the group's non-private line dotted in its colour
+        col = PRIVATE_COLOUR if len(groups) == 1 else _GROUP_PALETTE[i % len(_GROUP_PALETTE)]
         _add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=col, name=str(name),
-                         nonprivate_name=f"{name} non-private")
+                         nonprivate_name=f"{name} non-private",
+                         nonprivate_colour=NONPRIVATE_COLOUR if len(groups) == 1 else None)
     if sigma_y:
         fig.add_hline(y=sigma_y, line={"dash": "dash", "color": "#999"}, annotation_text="σ_y (predict the mean)")
     fig.update_layout(title="RMSEP vs ε", xaxis={"title": "ε per the chosen accounting", "type": "log"},
-                      yaxis={"title": "RMSEP (test)", "type": "log"}, legend={"orientation": "h"},
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "RMSEP (test)", "type": "log"})
+    return _finish(fig)
 
 
 def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Figure:
     """Strict mode: simulated RMSEP against the number of training rows."""
     fig = go.Figure()
-    _add_median_band(fig, curve, "n", colour="#d62728", name="strict edPLS", nonprivate_name="non-private")
+    _add_median_band(fig, curve, "n", colour=PRIVATE_COLOUR, name="strict edPLS", nonprivate_name="non-private",
+                     nonprivate_colour=NONPRIVATE_COLOUR)
     if target:
         fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")
     fig.update_layout(title="How many samples would strict mode need?", xaxis={"title": "training rows n", "type": "log"},
-                      yaxis={"title": "RMSEP (test)", "type": "log"}, legend={"orientation": "h"},
-                      margin={"t": 50, "b": 40})
-    return fig
+                      yaxis={"title": "RMSEP (test)", "type": "log"})
+    return _finish(fig)
 
 
 # =============================================================================================
@@ -750,8 +907,8 @@ def audit_histogram_figure(stat_D, stat_D_prime, threshold: float, *, statistic:
                                histnorm="probability density"))
     fig.add_vline(x=threshold, line_dash="dash", annotation_text="test threshold")
     fig.update_layout(barmode="overlay", xaxis_title=f"output statistic ({statistic})", yaxis_title="density",
-                      title="Release outputs on neighbouring data sets", legend=dict(orientation="h"))
-    return fig
+                      title="Release outputs on neighbouring data sets")
+    return _finish(fig)
 
 
 def audit_bound_figure(names, claimed, lower_bounds) -> go.Figure:
@@ -760,7 +917,7 @@ def audit_bound_figure(names, claimed, lower_bounds) -> go.Figure:
     fig.add_trace(go.Bar(x=list(names), y=list(claimed), name="claimed ε"))
     fig.add_trace(go.Bar(x=list(names), y=list(lower_bounds), name="audited lower bound (95%)"))
     fig.update_layout(barmode="group", yaxis_title="ε", title="Claimed ε against the audited lower bound")
-    return fig
+    return _finish(fig)
 
 
 # =============================================================================================
@@ -783,9 +940,8 @@ def demo_leak_figure(axis, secret, leaked, *, secret_centre=None, correlation: f
         fig.add_vline(x=secret_centre, line_dash="dash", line_color="grey")
     if correlation is not None:
         title = f"{title} (|corr| = {correlation:.2f})"
-    fig.update_layout(title=title, xaxis_title="channel", yaxis_title="scaled to peak 1", height=height,
-                      legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 40})
-    return fig
+    fig.update_layout(title=title, xaxis_title="channel", yaxis_title="scaled to peak 1", height=height)
+    return _finish(fig)
 
 
 def demo_cost_figure(curve, *, sigma_y: float, epsilon: float, unit: str = "", response: str = "y") -> go.Figure:
@@ -799,6 +955,5 @@ def demo_cost_figure(curve, *, sigma_y: float, epsilon: float, unit: str = "", r
     fig.add_vline(x=epsilon, line={"dash": "dot", "color": "#2ca02c"}, annotation_text=f"ε = {epsilon:g}")
     units = f" ({unit})" if unit else ""
     fig.update_layout(title=f"The cost: RMSEP of {response} against ε (strict edPLS, proven DP at each ε)",
-                      yaxis_title=f"RMSEP on held-out rows{units}", xaxis_title="ε (log scale)", height=400,
-                      legend={"orientation": "h", "y": -0.3}, margin={"t": 50, "b": 60})
-    return fig
+                      yaxis_title=f"RMSEP on held-out rows{units}", xaxis_title="ε (log scale)", height=400)
+    return _finish(fig)

@@ -69,6 +69,7 @@ class Sweep:
             st.session_state[self.state_key] = None  # say it once
         elif state == CANCELLED:
             st.session_state[self.state_key] = CANCELLED  # auto: paused until restarted
+        self._notice_box = None
         if notice:
             self.notice()
 
@@ -93,15 +94,20 @@ class Sweep:
     def notice(self) -> None:
         text = self.message()
         if text:
-            st.info(text, icon=":material/cancel:")
+            self._notice_box = st.empty()  # cleared when an automatic sweep is restarted
+            self._notice_box.info(text, icon=":material/cancel:")
 
     def should_run(self) -> bool:
         """For an ``auto`` sweep: False while it is paused by Cancel; a button restarts it."""
         if self.status != CANCELLED:
             return True
-        if st.button(f"Run the {self.what} again", key=self.rerun_key):
+        slot = st.empty()
+        if slot.button(f"Run the {self.what} again", key=self.rerun_key, icon=":material/replay:"):
+            slot.empty()
             st.session_state[self.state_key] = None
             self.status = None
+            if self._notice_box is not None:
+                self._notice_box.empty()
             return True
         return False
 

@@ -19,8 +19,9 @@ __all__ = ["KIND_NEEDS", "check_usable"]
 KIND_NEEDS = {
     None: (2, 1, "any analysis here", ""),
     "spectra": (5, 3, "PLS on spectra", " (a response and at least two channels; 5 rows allow a train/test split)"),
-    "timeseries": (3, 2, "a time-series model", " (at least two series)"),
+    "timeseries": (3, 1, "a time-series model", " (a wide table has one numeric column per series, a long one a value column)"),
     "two_views": (3, 2, "a two-view analysis", " (at least one column per view)"),
+    "pls_attack": (10, 3, "the PLS attack", " (a response and at least two variables; two parties with 5 training rows each)"),
     "process": (5, 3, "a federated PLS", " (at least two variables and one response; 5 rows allow a train/test split)"),
 }
 
@@ -38,7 +39,7 @@ def check_usable(df: pd.DataFrame, name: str, kind: str | None = None) -> None:
     n = len(df)
     if kind is None and n < min_rows:
         raise DataError(
-            f"{name}: the table has only {n} data row{'s' if n != 1 else ''}, so no column varies; every "
+            f"{name}: the file has {n} data row{'s' if n != 1 else ''}, so no column varies; every "
             "analysis here needs several rows (at least 3).",
             file=name,
         )

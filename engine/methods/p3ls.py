@@ -1300,7 +1300,8 @@ def model_to_dict(model: P3LS) -> dict:
     from ..export import estimator_to_dict
 
     check_is_fitted(model, "coef_")
-    return estimator_to_dict(model, MODEL_FORMAT, privacy=NOT_DP_STATEMENT)
+    # Per-row scores T, U of the training rows are left out: with the loadings they rebuild the data.
+    return estimator_to_dict(model, MODEL_FORMAT, exclude=("x_scores_", "y_scores_"), privacy=NOT_DP_STATEMENT)
 
 
 def to_json(model: P3LS, **json_kwargs) -> str:

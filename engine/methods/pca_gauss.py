@@ -806,7 +806,7 @@ def model_to_dict(model: PCAGauss) -> dict:
     from ..export import estimator_to_dict
 
     check_is_fitted(model, "components_")
-    return estimator_to_dict(model, MODEL_FORMAT)
+    return estimator_to_dict(model, MODEL_FORMAT, state=("_norm", "_params", "_syn_weights"))
 
 
 def to_json(model: PCAGauss, **json_kwargs) -> str:
@@ -820,4 +820,6 @@ def model_from_dict(data) -> PCAGauss:
     """A PCAGauss with the exported params and fitted attributes, from ``model_to_dict`` output or its JSON."""
     from ..export import estimator_from_dict
 
-    return estimator_from_dict(data, PCAGauss, MODEL_FORMAT)
+    model = estimator_from_dict(data, PCAGauss, MODEL_FORMAT)
+    model._sample_rng = np.random.default_rng()  # the fit's stream is not exported: sample() starts a fresh one
+    return model

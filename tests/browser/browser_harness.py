@@ -134,7 +134,7 @@ def open_browser(playwright, user_data_dir: Path):
     """A persistent Chromium context on a fresh profile (``--user-data-dir``), headless."""
     return playwright.chromium.launch_persistent_context(
         str(user_data_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-        viewport={"width": 1400, "height": 1000}, accept_downloads=False,
+        viewport={"width": 1400, "height": 1000}, accept_downloads=True,
     )
 
 
