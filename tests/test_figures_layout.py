@@ -10,6 +10,7 @@ tests/browser/test_browser_figure_layout.py checks the drawn figures for overlap
 from __future__ import annotations
 
 import inspect
+import math
 import re
 
 import pytest
@@ -31,10 +32,10 @@ def test_every_public_figure_builder_has_a_case():
 
 
 def legend_shown(fig) -> bool:
-    named = [t for t in fig.data if t.name and t.showlegend is not False]
-    if fig.layout.showlegend is False or not named:
+    entries = [t for t in fig.data if t.showlegend is not False]
+    if fig.layout.showlegend is False or not entries:
         return False
-    return fig.layout.showlegend is True or len(fig.data) > 1
+    return fig.layout.showlegend is True or len(entries) > 1
 
 
 def legend_cannot_overlap(legend) -> str | None:
@@ -131,3 +132,17 @@ def test_private_and_nonprivate_have_the_same_colours_on_every_page(name, privat
     if private is not None:
         assert colour_of(by_name[private]) == F.PRIVATE_COLOUR
     assert colour_of(by_name[nonprivate]) == F.NONPRIVATE_COLOUR
+
+
+@pytest.mark.parametrize("name, text, value", [
+    ("edpls_rmsep_curve_figure", "σ_y (predict the mean)", 0.37),
+    ("edpls_samples_needed_figure", "target RMSEP", 0.2),
+    ("var_attack_error_figure", "exact (1e-8)", 1e-8),
+])
+def test_line_labels_on_log_axes_sit_at_their_line(name, text, value):
+    """add_hline on a log axis gives its label the raw value; plotly reads it as log10 (0.37 -> 2.3)."""
+    fig = CASES[name]()
+    label = next(a for a in fig.layout.annotations if a.text == text)
+    assert label.y == pytest.approx(math.log10(value))
+    demo = CASES["demo_cost_figure"]()  # finished twice (it builds on edpls_rmsep_curve_figure): converted once
+    assert next(a for a in demo.layout.annotations if a.text.startswith("σ_y")).y == pytest.approx(math.log10(0.37))

@@ -32,9 +32,9 @@ def _wrap(text, width: int):
 
 
 def _legend_entries(fig: go.Figure) -> list:
-    entries = [t for t in fig.data if t.name and t.showlegend is not False and t.visible is not False]
-    if fig.layout.showlegend is False or (fig.layout.showlegend is None and len(fig.data) <= 1):
-        return []
+    entries = [t for t in fig.data if t.showlegend is not False and t.visible is not False]
+    if fig.layout.showlegend is False or (fig.layout.showlegend is None and len(entries) <= 1):
+        return []  # plotly shows no legend for a single entry unless asked to
     return entries
 
 
@@ -83,6 +83,9 @@ def _log_ticks(lo: float, hi: float) -> tuple[list, list]:
     step = max(1, math.ceil((b - a) / 8)) if mantissas == (1,) else 1
     vals = [m * 10.0 ** e for e in range(a - 1, b + 2) if e % step == 0 for m in mantissas]
     vals = [float(f"{v:.6g}") for v in vals if lo / 3 <= v <= hi * 3]
+    if mantissas == (1,) and vals and (min(vals) < 1e-3 or max(vals) > 1e5):  # one style: 1e-8 ... 1e-2, 1
+        return vals, [_num(v) if v == 1 else f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+                      for v in vals]
     return vals, [_num(v) for v in vals]
 
 
@@ -112,6 +115,18 @@ def _axis_values(fig: go.Figure, axis_name: str) -> list:
     return out
 
 
+def _annotations_to_log(fig: go.Figure, axis_name: str) -> None:
+    """plotly places an annotation on a log axis at log10 of its coordinate, but ``add_hline``/``add_vline``
+    give the label the line's value: the "σ_y" label of y = 0.37 was drawn at 10^0.37 = 2.3. Convert once
+    (converted labels are marked with ``name``)."""
+    letter, ref = axis_name[0], axis_name[0] + axis_name[5:]
+    for a in fig.layout.annotations or ():
+        value = getattr(a, letter)
+        if getattr(a, f"{letter}ref") == ref and a.name != "log10" and isinstance(value, (int, float)) and value > 0:
+            setattr(a, letter, math.log10(value))
+            a.name = "log10"
+
+
 def _finish(fig: go.Figure) -> go.Figure:
     """The layout rules of every PrivaLab figure (call last, on the built figure; idempotent).
 
@@ -121,9 +136,14 @@ def _finish(fig: go.Figure) -> go.Figure:
       height so the plot area keeps its size;
     - every axis title and tick label pushes the margins (``automargin``); long titles and axis titles wrap;
     - log axes get 1-2-5 (or power-of-ten) ticks with full labels;
-    - hover labels show the whole trace name (plotly cuts it at 15 characters by default).
+    - hover labels show the whole trace name (plotly cuts it at 15 characters by default);
+    - line labels of ``add_hline``/``add_vline`` on log axes sit at their line; bands have no marker dots;
+      a secondary axis gets its own round ticks.
     """
     layout = fig.layout
+    for t in fig.data:  # a band's outline: no markers (plotly draws them on short traces: stray dots)
+        if t.type == "scatter" and t.fill == "toself" and t.mode is None:
+            t.mode = "lines"
     meta = layout.meta if isinstance(layout.meta, dict) else {}
     base = layout.height or DEFAULT_HEIGHT
     if meta.get("privalab_height") == layout.height and "privalab_base_height" in meta:
@@ -142,6 +162,10 @@ def _finish(fig: go.Figure) -> go.Figure:
             values = _axis_values(fig, name)
             if values:
                 axis.tickmode, (axis.tickvals, axis.ticktext) = "array", _log_ticks(min(values), max(values))
+        if axis.type == "log":
+            _annotations_to_log(fig, name)
+        if axis.overlaying and axis.tickmode is None:
+            axis.tickmode = "auto"  # plotly.js syncs a second axis's ticks to the first's grid: 4.39, 8.22, ...
 
     top_labels = any(a.yref == "paper" and (a.y or 0) >= 1 for a in layout.annotations or ())  # subplot titles
     title_px = 16 + 24 * title_lines if title_lines else 14
@@ -175,7 +199,8 @@ def sigma_curve_figure(df, sensitivity: float, delta: float) -> go.Figure:
     fig.add_scatter(x=df["epsilon"], y=df["laplace_scale"], name="Laplace scale b", mode="lines",
                     line={"dash": "dot"})
     fig.update_layout(
-        xaxis={"title": "ε", "type": "log"}, yaxis={"title": "noise scale", "type": "log"},
+        xaxis={"title": "ε", "type": "log"},
+        yaxis={"title": "noise scale (units of the sensitivity)", "type": "log"},
         title=f"Noise for sensitivity {sensitivity:g}, δ = {delta:.1e}",
     )
     return _finish(fig)
@@ -746,7 +771,8 @@ def var_singular_values_figure(singular_values, rank_needed: int) -> go.Figure:
                     line={"color": "#1f77b4"})
     fig.add_vline(x=rank_needed + 0.5, line_dash="dash", line_color="grey",
                   annotation_text=f"subspace dimension {rank_needed}")
-    fig.update_layout(title="Singular values of the stacked observations", height=320, yaxis={"type": "log"},
+    fig.update_layout(title="Singular values of the stacked observations", height=320,
+                      yaxis={"type": "log", "title": "singular value / largest"},
                       xaxis={"title": "index"}, showlegend=False)
     return _finish(fig)
 
@@ -769,7 +795,8 @@ def var_privacy_curve_figure(sweep, *, law: str) -> go.Figure:
     fig.update_xaxes(title_text=f"noise scale b ({law}); ε per value (event level)", tickvals=list(sweep["b"]),
                      ticktext=ticks)
     fig.update_yaxes(title_text="gain over AR (%)", secondary_y=False)
-    fig.update_yaxes(title_text="owners worse than AR", secondary_y=True, showgrid=False)
+    fig.update_yaxes(title_text="owners worse than their AR (count)", secondary_y=True, showgrid=False,
+                     rangemode="tozero")
     fig.update_layout(title="Accuracy against privacy: additive noise on every value", height=420)
     return _finish(fig)
 
@@ -836,7 +863,7 @@ def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, privat
     fig.add_scatter(x=axis, y=coef_plain, name="non-private PLS", mode="lines", line={"color": NONPRIVATE_COLOUR})
     fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": PRIVATE_COLOUR},
                     opacity=0.8)
-    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label, yaxis_title="b")
+    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label, yaxis_title="coefficient b (y per unit of x)")
     return _finish(fig)
 
 
@@ -880,7 +907,7 @@ def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | N
     if sigma_y:
         fig.add_hline(y=sigma_y, line={"dash": "dash", "color": "#999"}, annotation_text="σ_y (predict the mean)")
     fig.update_layout(title="RMSEP vs ε", xaxis={"title": "ε per the chosen accounting", "type": "log"},
-                      yaxis={"title": "RMSEP (test)", "type": "log"})
+                      yaxis={"title": "RMSEP on the test rows (units of y)", "type": "log"})
     return _finish(fig)
 
 
@@ -892,7 +919,7 @@ def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Fig
     if target:
         fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")
     fig.update_layout(title="How many samples would strict mode need?", xaxis={"title": "training rows n", "type": "log"},
-                      yaxis={"title": "RMSEP (test)", "type": "log"})
+                      yaxis={"title": "RMSEP on the test rows (units of y)", "type": "log"})
     return _finish(fig)
 
 

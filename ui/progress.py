@@ -42,8 +42,10 @@ CANCELLED, INTERRUPTED, RUNNING = "cancelled", "interrupted", "running"
 
 
 def _mark_cancelled(state_key: str) -> None:
-    """on_click of the Cancel button: runs before the rerun the click triggers."""
-    st.session_state[state_key] = CANCELLED
+    """on_click of the Cancel button: runs before the rerun the click triggers. A click that lands
+    after the sweep's last step (it finished, results stored) cancels nothing."""
+    if st.session_state.get(state_key) == RUNNING:
+        st.session_state[state_key] = CANCELLED
 
 
 class Sweep:
