@@ -17,7 +17,7 @@ from ui.figures import (
 from engine.report import DataInfo, RunReport
 from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
-from ui.progress import Sweep
+from ui.progress import Sweep, cached_sweep
 
 PAPER_FLAWS = (
     "**What paper-faithful mode does and does not guarantee.** It runs Algorithm 1 of the edPLS paper: "
@@ -196,10 +196,9 @@ except ValueError:
     eps_grid = []
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, _progress=None):
+def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, progress=None):
     return rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
-                                  y[test_idx], eps, k, reps, random_state=1, progress=_progress, **params)
+                                  y[test_idx], eps, k, reps, random_state=1, progress=progress, **params)
 
 
 sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon")}
@@ -207,9 +206,12 @@ rmsep_sweep = Sweep("edpls_sweep", "RMSEP sweep")
 if st.button("Run RMSEP sweep", type="primary", key="edpls_run_sweep", disabled=not (chains and eps_grid)):
     try:
         with rmsep_sweep.running("starting") as bar:
-            st.session_state["edpls_curves"] = sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid),
-                                                     n_components, reps, sweep_params,
-                                                     _progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg))
+            # shared across sessions, but not with st.cache_data: its replay of the progress bar fails on a hit
+            st.session_state["edpls_curves"] = cached_sweep(
+                "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components, reps,
+                                             sweep_params, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
+                X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
+                                            sorted(sweep_params.items()))))
     except ValueError as err:
         st.error(f"The sweep was refused: {err}")
 curves = st.session_state.get("edpls_curves")

@@ -59,3 +59,20 @@ def test_strict_samples_needed_simulation(page):
     assert not page.exception
     assert len(page.get("plotly_chart")) == 3
     assert any("strict mode" in x.value and "rows" in x.value for x in page.markdown)
+
+
+def test_the_same_sweep_in_a_second_session_is_served_from_the_shared_cache():
+    """Two sessions run the same sweep: the second gets the stored curves (no replay of the first one's
+    progress bar, which st.cache_data would attempt and fail on) and draws the same chart."""
+    from streamlit.testing.v1 import AppTest
+
+    curves = []
+    for _ in range(2):
+        at = AppTest.from_file(PAGE, default_timeout=120)
+        at.run()
+        at.number_input(key="edpls_reps").set_value(5).run()
+        at.button(key="edpls_run_sweep").click().run()
+        assert not at.exception, at.exception
+        assert len(at.get("plotly_chart")) == 3
+        curves.append(at.session_state["edpls_curves"])
+    assert curves[0].equals(curves[1])

@@ -34,6 +34,9 @@ The Cancel button's key is ``f"{key}_cancel"`` (stable per page, for tests).
 """
 from __future__ import annotations
 
+import copy
+import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 
 import streamlit as st
@@ -139,3 +142,38 @@ class Sweep:
         # through untouched and leave the state "running" for the next run to report.
         st.session_state[self.state_key] = None
         box.empty()
+
+
+# --------------------------------------------------------------------------- shared results of sweeps
+@st.cache_resource(show_spinner=False)
+def _sweep_results() -> "OrderedDict[str, object]":
+    """One store per server process, shared by every session (like ``st.cache_data``)."""
+    return OrderedDict()
+
+
+_STORE_LOCK = threading.Lock()
+
+
+def cached_sweep(name: str, compute, *key_parts, max_entries: int = 16):
+    """``compute()``'s result, computed once per ``key_parts`` and shared across sessions.
+
+    For a sweep whose function updates a progress bar created outside it: ``st.cache_data`` records
+    such element calls and, on a cache hit in another session, replays them onto a block that does not
+    exist there and raises. Here nothing is replayed: a hit skips the sweep (and its progress bar).
+    key_parts: arrays, frames, bytes or text (e.g. ``repr`` of the parameters), hashed by content with
+    :func:`engine.report.data_sha256`. A copy is returned, so a caller cannot alter the stored result.
+    """
+    from engine.report import data_sha256
+
+    key = f"{name}:{data_sha256(*key_parts)}"
+    store = _sweep_results()
+    with _STORE_LOCK:
+        if key in store:
+            store.move_to_end(key)
+            return copy.deepcopy(store[key])
+    value = compute()  # a stop (Cancel, rerun) raises here: nothing is stored
+    with _STORE_LOCK:
+        store[key] = value
+        while len(store) > max_entries:
+            store.popitem(last=False)
+    return copy.deepcopy(value)
