@@ -171,8 +171,8 @@ def ledger_from_dict(data: dict) -> PrivacyLedger:
 
 def ledger_totals(led: PrivacyLedger | None) -> dict:
     """basic, zCDP (and exact GDP for Gaussian-only ledgers) totals; the slow PLD accountant is left out."""
-    if led is None:
-        return {"n_releases": 0, "proven": True}
+    if led is None or not len(led):  # nothing released privately: no guarantee to prove
+        return {"n_releases": 0, "proven": False}
     out = {"n_releases": len(led), "proven": led.proven, "neighbouring": led.neighbouring}
     if len(led):
         d = led.total("basic")[1]

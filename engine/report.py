@@ -37,6 +37,11 @@ from .privacy.wording import MODE_TEXT, ledger_text
 __all__ = ["DataInfo", "RunReport", "data_sha256", "environment_versions", "plain_text"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# Headline numbers such as test errors or clip counts are evaluations for the data owner, computed on the
+# private rows without noise: the guarantee above covers the released model, not them.
+HEADLINE_NOTE = ("These results are evaluations for the data owner (e.g. errors on held-out private rows, counts of "
+                 "clipped rows), computed without noise: the guarantee above covers the released model or data, "
+                 "not these numbers. Share them only with the same care as the data.")
 MODE_LABEL = {"strict": "Strict (proven DP)", "paper": "Paper-faithful (not proven)", None: "no differential privacy"}
 _PACKAGES = (("numpy", "numpy"), ("pandas", "pandas"), ("scikit-learn", "scikit-learn"), ("scipy", "scipy"),
              ("streamlit", "streamlit"), ("plotly", "plotly"), ("dp-accounting", "dp-accounting"))
@@ -301,7 +306,8 @@ class RunReport:
                                                                ("gdp", "exact Gaussian (GDP)")) if key in summary]
             parts.append("<h3>Totals</h3>" + table(totals, ["accounting", "total ε", "δ"]))
             parts.append(f"<p>{'Proven guarantee: every sensitivity comes from public bounds.' if summary['proven'] else 'Not a proven guarantee: some sensitivities were computed from the private data.'}</p>")
-        parts.append("<h2>Results</h2>" + kv(self.headline))
+        parts.append("<h2>Results</h2>" + kv(self.headline)
+                     + f"<p class='note'>{e(HEADLINE_NOTE)}</p>")
         if self.notes:
             parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_md_html(str(n))}</li>" for n in self.notes) + "</ul>")
         parts.append("<h2>Software</h2>" + kv(self.versions))

@@ -247,6 +247,8 @@ if budget.mode == "strict" and "strict" not in compared:
     compared.append("strict")
 attack_sweep = Sweep("attack_sweep", "attack sweep", auto=True)  # Cancel pauses it until restarted
 summary = None
+# A paused sweep's last result is shown only for the very settings it was run with (data included).
+sweep_settings = (problem_key, tuple(grid), tuple(compared), int(n_reps), delta, n_components, lv, calibration)
 if attack_sweep.should_run():
     chunks = []
     with attack_sweep.running("Running the attack sweep…") as progress:
@@ -259,11 +261,15 @@ if attack_sweep.should_run():
                 st.error(f"{SETTINGS[setting]}: {err}")
     if chunks:
         summary = summarise_sweep(pd.concat(chunks, ignore_index=True))
-        st.session_state["attack_sweep_last"] = summary
+        st.session_state["attack_sweep_last"] = (sweep_settings, summary)
 else:
-    summary = st.session_state.get("attack_sweep_last")
-    if summary is not None:
-        st.caption("Below: the last complete attack sweep (its settings may differ from the ones above).")
+    last_settings, summary = st.session_state.get("attack_sweep_last") or (None, None)
+    if summary is not None and last_settings != sweep_settings:
+        summary = None
+        st.info("The sweep is paused and its last complete run used other data or settings: press "
+                "**Run the attack sweep again** to see results for these.")
+    elif summary is not None:
+        st.caption("Below: the last complete attack sweep, run with the settings above.")
 if summary is None:
     st.stop()
 m1, m2 = st.columns(2)

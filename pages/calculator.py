@@ -44,7 +44,10 @@ st.subheader("Downloads")
 report = RunReport(
     page="calculator", method="Noise & budget calculator",
     parameters={"epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k},
-    mode="strict",
+    mode=None,
+    mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
+               "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
+               "one is proven only for ε ≤ 1)."),
     headline={"analytic Gaussian σ (one release)": one["analytic_sigma"],
               "classic Gaussian σ (one release)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
               else one["classic_sigma"], "Laplace scale b (one release)": one["laplace_scale"],

@@ -36,6 +36,11 @@ STRICT_TEXT = (
     "The whole fit is (ε, δ)-DP for add/remove-one neighbours."
 )
 
+STRICT_LEAKY_CHAIN = (
+    "**Strict mode, but not a proven guarantee:** the preprocessing '{chain}' was fitted on the private rows "
+    "({note}), so the clipped release is no longer (ε, δ)-DP as a whole; the ledger marks it as data-dependent."
+)
+
 st.title("edPLS: differentially private PLS1 regression")
 budget = budget_picker("edpls")
 with st.sidebar:
@@ -124,6 +129,8 @@ if budget.mode == "strict":
         st.info("Enter a public bound on |y| (from the response's physical range, not from your data) to fit in strict mode.")
         st.stop()
     params.update(x_bound=x_bound, y_bound=y_bound)
+    if info.get("learns_from_data"):  # the chain read the private rows: same release, recorded as not proven
+        params.update(sensitivity_source="data")
 else:
     st.markdown(PAPER_FLAWS)
 
@@ -175,6 +182,8 @@ report = RunReport(
     parameters={**params, "test rows": {"random": "random 30 %", "last": "last 30 % of rows"}[split_how],
                 "split random_state": 0, "random_state": 0, "n_train": len(tr), "n_test": len(te)},
     mode=budget.mode, ledger=private.privacy_ledger_,
+    mode_text=(STRICT_LEAKY_CHAIN.format(chain=chain, note=info.get("strict_note", ""))
+               if budget.mode == "strict" and info.get("learns_from_data") else None),
     headline={"RMSEP, private": rmsep_p, "RMSEP, non-private": rmsep_0, "σ_y (test)": res["sigma_y_test"],
               **({"rows clipped": f"{private.n_clipped_} of {len(tr)}"} if budget.mode == "strict"
                  else {"cond(P'W)": private.condition_number_})})

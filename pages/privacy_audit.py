@@ -53,7 +53,7 @@ if st.button("Run audit", type="primary", key="audit_run"):
             res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
                                       chunk=max(1, int(trials) // 10),
                                       progress=lambda f: bar.progress(min(1.0, f), text=f"{100 * f:.0f}% of the trials"))
-        st.session_state["audit_result"] = {"case": case, "result": res}
+        st.session_state["audit_result"] = {"case": case, "result": res, "seed": int(seed)}
 
 stored = st.session_state.get("audit_result")
 if stored is None:
@@ -95,9 +95,12 @@ else:
         data=DataInfo.from_parts(f"neighbouring data sets D and D′ of {case.method}", "generated (worst case)",
                                  [case.D, case.D_prime], shape=(), note=f"Neighbours: {case.neighbours}."),
         preprocessing="none",
-        parameters={"target": case.method, "mode": case.mode, "epsilon": budget.epsilon, "delta": case.delta,
+        parameters={"target": case.method, "mode": case.mode, "claimed epsilon": case.claimed_eps, "delta": case.delta,
                     "planted bug": case.bug or "none", "trials per data set": res.n_trials,
-                    "random_state": int(seed), "confidence": res.confidence},
-        mode=case.mode, headline=row, notes=[f"Release: {case.note}."])
+                    "random_state": stored.get("seed", int(seed)), "confidence": res.confidence},
+        mode=case.mode, headline=row,
+        mode_text=(f"**Audit of a deliberately broken release ({case.bug}).** The planted bug removes the "
+                   "guarantee the mode would give: this release is not (ε, δ)-DP, and the audit is there to "
+                   "catch that." if case.bug else None), notes=[f"Release: {case.note}."])
     export_bar(report, results_csv=lambda: pd.DataFrame([row]).to_csv(index=False),
                no_model_reason="an audit fits no model; it runs the release many times on two neighbouring data sets.")

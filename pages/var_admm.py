@@ -265,7 +265,7 @@ with st.expander("Defence and its strength", expanded=True):
     eval_inputs = d3.radio("Forecast inputs", ("noisy", "clean"), key="var_admm_eval_inputs",
                            help="noisy: forecast from the noisy covariates, scored against clean targets (default).")
     range_default = 1.2 if solar else round(fit["observed_range"], 3)
-    public_range = float(d3.number_input("Public range Δ of one value", 0.001, 1e6, range_default, key=f"var_admm_range_{data_tag}_{solar}",
+    public_range = float(d3.number_input("Public range Δ of one value", 0.001, 1e6, range_default, key=f"var_admm_range_{data_tag}_{solar}_{range_default}",
                                          help="Strict mode calibrates the noise to this bound. It must be public "
                                               "knowledge (normalised solar output lies in [0, 1.2]); for other series "
                                               "the default is the observed range, which is not public."))
@@ -322,7 +322,13 @@ report = RunReport(
                   + f"; {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows scored",
     parameters={"lags": list(lags), **settings, "random_state": settings["seed"], "defence": defence,
                 "defence strength b": strength, "forecast inputs": eval_inputs, "public range Δ": public_range},
-    mode=budget.mode, ledger=defence_ledger, ledger_delta=budget.delta,
+    # The model itself is never DP; only the defence's calibrated noise can be (its ledger says whether proven).
+    mode=None, ledger=defence_ledger, ledger_delta=budget.delta,
+    mode_text=("**The collaborative VAR is not differentially private.** "
+               + ("Only the defence's noise on the values is a privacy mechanism; its guarantee is the ledger "
+                  "below (per value; proven only when Δ is a public bound)."
+                  if defence_ledger is not None and len(defence_ledger) else
+                  "No defence with calibrated noise is applied in this run: nothing here carries a guarantee.")),
     headline={"ADMM iterations": fit["n_iter"], "converged": fit["converged"],
               "max |B_ADMM − B_central|": fit["gap"], "median MAE gain over local AR (%)": table["mae_gain_pct"].median(),
               **({"median MAE gain with the defence (%)": defended["table"]["mae_gain_pct"].median()}

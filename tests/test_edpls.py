@@ -344,7 +344,8 @@ def test_get_params_clone_and_gridsearch(corn):
     params = est.get_params()
     assert params["n_components"] == 3 and params["delta"] == 0.05 and params["mode"] == "paper"
     assert set(params) == {"n_components", "epsilon", "delta", "mode", "x_bound", "y_bound", "calibration",
-                           "noise_std", "ymax", "budget", "centering", "x_center", "y_center", "random_state"}
+                           "noise_std", "ymax", "budget", "centering", "x_center", "y_center", "random_state",
+                           "sensitivity_source"}
     assert clone(est).get_params() == params
     gs = GridSearchCV(EDPLS(epsilon=np.inf), {"n_components": [1, 3, 6]}, cv=4,
                       scoring="neg_root_mean_squared_error").fit(X, y)
@@ -480,3 +481,19 @@ def test_strict_release_is_analyze_gauss(corn):
     ref = edmod._strict_postprocess(G, prep.strict, 2, noisy=True)
     np.testing.assert_allclose(ours["coef"], ref["coef"], rtol=1e-10)
     assert np.all(np.linalg.norm(prep.strict.Z, axis=1) <= 1 + 1e-12)
+
+
+def test_strict_fit_with_bounds_read_off_the_data_is_recorded_as_not_proven(corn):
+    """The same strict release, but the caller says its bounds (or preprocessing) came from the private rows:
+    the ledger must not call that a proven guarantee; with public bounds it does."""
+    X, y = corn
+    common = dict(n_components=3, epsilon=1.0, delta=1e-5, mode="strict", x_bound=1.0, y_bound=100.0,
+                  random_state=0)
+    public = EDPLS(**common).fit(X, y)
+    from_data = EDPLS(**common, sensitivity_source="data").fit(X, y)
+    assert public.privacy_ledger_.proven
+    assert not from_data.privacy_ledger_.proven
+    assert from_data.privacy_ledger_.entries[0].sensitivity_source == "data"
+    np.testing.assert_array_equal(public.coef_, from_data.coef_)  # same noise draw: only the label differs
+    with pytest.raises(ValueError, match="sensitivity_source"):
+        EDPLS(**common, sensitivity_source="guess").fit(X, y)

@@ -76,3 +76,13 @@ def test_the_same_sweep_in_a_second_session_is_served_from_the_shared_cache():
         assert len(at.get("plotly_chart")) == 3
         curves.append(at.session_state["edpls_curves"])
     assert curves[0].equals(curves[1])
+
+
+def test_strict_mode_with_a_chain_fitted_on_the_private_rows_is_not_called_proven(page):
+    page.selectbox(key="edpls_chain").set_value("msc").run()
+    assert not page.exception
+    text = " ".join(x.value for x in page.markdown)
+    assert "not** a proven guarantee" in text and "proven guarantee." not in text.replace("not** a proven guarantee", "")
+    report = page.session_state["export_report_edpls"]
+    assert "not a proven guarantee" in report.guarantee and "msc" in report.guarantee
+    assert not report.ledger.proven

@@ -139,8 +139,13 @@ def test_method_report_states_data_parameters_ledger_and_guarantee(pages, file):
     report = at.session_state[f"export_report_{PAGE_ID[file]}"]
     page_html = report.to_html()
     _check_report(report, page_html)
-    if file != "pages/p3ls.py":
+    if file in ("pages/p3ls.py", "pages/var_admm.py"):  # neither model is DP: no mode's guarantee applies
+        assert report.mode is None
+    else:
         assert report.mode in ("strict", "paper")
+    if file == "pages/var_admm.py":
+        assert "is not differentially private" in report.guarantee
+        assert "provably" not in report.guarantee
     if file in ("pages/edpls.py", "pages/dp_cca.py", "pages/pca_gauss.py"):
         assert report.ledger is not None and len(report.ledger) >= 1
     if file == "pages/p3ls.py":

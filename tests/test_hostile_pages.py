@@ -282,6 +282,8 @@ def test_every_hostile_upload_keeps_the_page_and_its_data(page, corpus):
     charts = _charts(at)
     if spec.charts:
         assert charts >= 1, f"{page}: no chart on the valid data: {_errors(at)}"
+    # messages the page shows anyway (e.g. P3LS's "no privacy budget applies"): they do not count as an answer
+    baseline = {m.value for m in (*at.error, *at.warning, *at.info)}
     cases = [n for n in corpus if FULL or page == "home" or n not in TABLE_WORDS or n in ON_EVERY_PAGE]
     order = [n for n in cases if n not in spec.accepted] + [n for n in cases if n in spec.accepted]
     failures = []
@@ -305,7 +307,9 @@ def test_every_hostile_upload_keeps_the_page_and_its_data(page, corpus):
                 for col, vals in values.items():
                     np.testing.assert_array_equal(now.df[col].to_numpy(), vals, err_msg=where)
             if spec.charts:  # the page fits it or says what it needs: never silent
-                assert _charts(at) or at.error or at.warning or at.info, f"{where}: no result and no message"
+                # a chart, or a message the page did not show on the valid data (what the file lacks)
+                new = [m.value for m in (*at.error, *at.warning, *at.info) if m.value not in baseline]
+                assert _charts(at) or new, f"{where}: no result and no new message"
             continue
         # refused: a message naming the file (and row/column), previous data and charts kept
         if name == MULTI_SHEET:

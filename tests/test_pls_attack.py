@@ -322,3 +322,15 @@ def test_page_own_data_upload_split_by_column():
     specific = [m for m in at.metric if m.label.startswith("How specific")]
     assert specific and float(specific[0].value.rstrip("×")) > 10  # the planted band is the other party's
     assert any("At ε =" in s.value for s in at.success)
+
+
+def test_strict_attack_model_with_data_bounds_is_not_called_proven():
+    """The attack lab's strict model on bounds read off the rows (bounds_public False): not a proven ledger."""
+    from engine.attacks.pls_subspace import make_global_model
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 8)), rng.normal(size=60)
+    proven = make_global_model("strict", 1.0, delta=1e-5, x_bound=10.0, y_bound=5.0, random_state=0).fit(X, y)
+    unproven = make_global_model("strict", 1.0, delta=1e-5, x_bound=10.0, y_bound=5.0, random_state=0,
+                                 bounds_public=False).fit(X, y)
+    assert proven.privacy_ledger_.proven and not unproven.privacy_ledger_.proven

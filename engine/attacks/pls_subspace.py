@@ -402,12 +402,13 @@ def _numeric_axis(names) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 def make_global_model(setting: str, epsilon: float, *, delta: float = 0.01, n_components: int = 3,
                       x_bound=None, y_bound=None, calibration: str = "analytic", ref_ymax: str = "signed",
-                      random_state=None):
+                      random_state=None, bounds_public: bool = True):
     """An unfitted server model for ``setting`` (a key of ``SETTINGS``).
 
     "plain": sklearn ``PLSRegression(scale=False)``; "paper_sigma_squared": edPLS paper mode
     with the authors' noise std σ² and signed y-max (diPLSlib behaviour, ``ref_ymax``);
-    "paper_sigma": edPLS paper mode, std σ; "strict": edPLS strict mode with public bounds.
+    "paper_sigma": edPLS paper mode, std σ; "strict": edPLS strict mode with public bounds
+    (``bounds_public=False``: bounds read off the rows; the same fit, its ledger marked not proven).
     """
     if setting == "plain" or (setting != "strict" and not np.isfinite(epsilon)):
         return PLSRegression(n_components=n_components, scale=False)
@@ -422,12 +423,14 @@ def make_global_model(setting: str, epsilon: float, *, delta: float = 0.01, n_co
     if setting == "strict":
         if x_bound is None or y_bound is None:
             raise AttackSetupError("strict mode needs public bounds for ||x|| and |y|")
-        return EDPLS(mode="strict", x_bound=float(x_bound), y_bound=float(y_bound), **common)
+        return EDPLS(mode="strict", x_bound=float(x_bound), y_bound=float(y_bound),
+                     sensitivity_source="public" if bounds_public else "data", **common)
     raise ValueError(f"unknown setting {setting!r}; choose from {list(SETTINGS)}")
 
 
 def fit_global_model(problem: AttackProblem, setting: str, epsilon: float, **kwargs):
     """Fit the server's model on the stacked rows; returns the fitted estimator."""
+    kwargs.setdefault("bounds_public", bool(getattr(problem, "bounds_public", True)))
     model = make_global_model(setting, epsilon, x_bound=problem.x_bound, y_bound=problem.y_bound, **kwargs)
     return model.fit(problem.X, problem.y)
 
@@ -590,12 +593,14 @@ def _fixed_data_sweep(problem, local, refs, epsilons, settings, n_replicates, rn
     rows = []
     for i, (setting, eps) in enumerate(jobs):
         model = make_global_model(setting, eps, delta=delta, n_components=n_components, x_bound=problem.x_bound,
-                                  y_bound=problem.y_bound, calibration=calibration)
+                                  y_bound=problem.y_bound, calibration=calibration,
+                                  bounds_public=bool(getattr(problem, "bounds_public", True)))
         if isinstance(model, PLSRegression) or not hasattr(model, "sample_releases"):
             # Plain PLS is deterministic: one fit stands for every replicate.
             fits = [model.fit(problem.X, problem.y)] if isinstance(model, PLSRegression) else [
                 make_global_model(setting, eps, delta=delta, n_components=n_components, x_bound=problem.x_bound,
-                                  y_bound=problem.y_bound, calibration=calibration, random_state=rng
+                                  y_bound=problem.y_bound, calibration=calibration, random_state=rng,
+                                  bounds_public=bool(getattr(problem, "bounds_public", True))
                                   ).fit(problem.X, problem.y) for _ in range(n_replicates)]
             W = np.stack([f.x_weights_ for f in fits])
             P = np.stack([f.x_loadings_ for f in fits])

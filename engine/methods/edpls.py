@@ -52,6 +52,7 @@ same stream as R sequential fits sharing ``g``: replicate r equals the r-th sepa
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -640,12 +641,16 @@ class _Prepared:
             what = ("[x - x_center, y - y_center]" if (st.centering and not st.private_centring)
                     else "[x, y, a] (constant column a: private centring from the same release)"
                     if st.private_centring else "[x, y] (no centring)")
-            led.add(mech.release(
+            from_data = p.get("sensitivity_source", "public") == "data"
+            rel = mech.release(
                 f"Z'Z, Z = {what} / {st.scale:.6g}",
                 note=(f"Analyze-Gauss, add/remove neighbours, ||x|| clipped to {float(p['x_bound']):g}, "
                       f"|y| to {float(p['y_bound']):g}; {st.n_clipped} row(s) clipped. PLS1 from the noisy "
-                      "moments (PSD-projected) is post-processing."),
-            ))
+                      "moments (PSD-projected) is post-processing."
+                      + (" The bounds or the preprocessing were derived from the private rows, so this is "
+                         "not a proven guarantee." if from_data else "")),
+            )
+            led.add(dataclasses.replace(rel, sensitivity_source="data") if from_data else rel)
             return led
         tab = self.noise_table(k, epsilon)
         eps_i, delta_i = _per_release_budget(epsilon, p["delta"], k, p["budget"])
@@ -702,6 +707,10 @@ class EDPLS(RegressorMixin, BaseEstimator):
     x_center, y_center : public centre for strict mode (both or neither). Without them strict
         mode centres privately from the same release (module docstring).
     random_state : None, int or numpy Generator.
+    sensitivity_source : strict mode: "public" (the bounds and any preprocessing were fixed without
+        looking at the private rows: the ledger is a proven guarantee) or "data" (the caller read the
+        bounds off the private rows, or fitted the preprocessing on them: the same release, recorded as
+        not proven). Paper mode is always "data".
 
     Attributes
     ----------
@@ -716,7 +725,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_components=2, epsilon=1.0, delta=0.01, mode="paper", x_bound=None, y_bound=None,
                  calibration="analytic", noise_std="sigma", ymax="abs", budget="per_release", centering=True,
-                 x_center=None, y_center=None, random_state=None):
+                 x_center=None, y_center=None, random_state=None, sensitivity_source="public"):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -731,6 +740,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self.x_center = x_center
         self.y_center = y_center
         self.random_state = random_state
+        self.sensitivity_source = sensitivity_source
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
@@ -744,6 +754,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         choice("noise_std", ("sigma", "sigma_squared"))
         choice("ymax", ("abs", "signed"))
         choice("budget", ("per_release", "split"))
+        choice("sensitivity_source", ("public", "data"))
         if not isinstance(self.n_components, Integral) or isinstance(self.n_components, bool) or self.n_components < 1:
             raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
         eps = self.epsilon
