@@ -35,6 +35,7 @@ from engine.data import (
     load_two_views,
     require_numeric,
 )
+from workbooks import workbook_bytes
 
 HERE = Path(__file__).resolve().parent
 BAD = HERE / "data" / "hostile"  # the hostile-input corpus (issue #10)
@@ -356,15 +357,7 @@ def test_upload_without_name_is_rejected():
 # XLSX (generated, never committed)
 
 def _workbook(path, sheets):
-    import openpyxl
-
-    wb = openpyxl.Workbook()
-    wb.remove(wb.active)
-    for title, rows in sheets.items():
-        ws = wb.create_sheet(title)
-        for r in rows:
-            ws.append(r)
-    wb.save(path)
+    path.write_bytes(workbook_bytes(sheets))
     return path
 
 

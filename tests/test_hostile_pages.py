@@ -27,6 +27,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.data import MAX_UPLOAD_MB, DataError, load_table
+from workbooks import workbook_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "data" / "hostile"
@@ -87,17 +88,7 @@ TRICKY_VALUES = {
 
 
 def _workbook(sheets: dict) -> bytes:
-    import openpyxl
-
-    wb = openpyxl.Workbook()
-    wb.remove(wb.active)
-    for title, rows in sheets.items():
-        ws = wb.create_sheet(title)
-        for r in rows:
-            ws.append(r)
-    buf = io.BytesIO()
-    wb.save(buf)
-    return buf.getvalue()
+    return workbook_bytes(sheets)
 
 
 MULTI_ROWS = [["id", "a", "b", "c"]] + [[f"s{i}", 0.5 * i, 1.0 + i * i, 3.0 - i] for i in range(6)]
