@@ -123,6 +123,9 @@ def test_home_lists_the_five_methods(page, app_url):
     page.get_by_role("heading", name="PrivaLab").wait_for()
     wait_idle(page)
     links = page.locator('[data-testid="stPageLink"]')
+    # the script run can end before a busy browser (cold start: plotly.js loading) has drawn its elements
+    page.wait_for_function("n => document.querySelectorAll('[data-testid=stPageLink]').length >= n",
+                           arg=len(PAGE_PATHS), timeout=LOAD_MS)
     labels = " ".join(links.all_inner_texts())
     for info in METHOD_PAGES:
         assert info.title in labels, f"home page: no link to {info.title}"
