@@ -32,20 +32,6 @@ class Dataset:
         return [c for c in self.df.columns if pd.api.types.is_numeric_dtype(self.df[c])]
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _load_bytes(data: bytes, name: str, sheet: str | None = None) -> pd.DataFrame:
-    """Parse uploaded bytes once per content (cache key: bytes, name and sheet)."""
-    import io
-
-    class _Upload(io.BytesIO):
-        pass
-
-    buf = _Upload(data)
-    buf.name = name
-    buf.size = len(data)
-    return load_table(buf, name=name, sheet=sheet)
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def _try_load(data: bytes, name: str, sheet: str | None = None):
     """(DataFrame, None) or (None, the engine's message), cached per content: a refused file
@@ -101,6 +87,12 @@ def _store(ds: Dataset, slot: str) -> None:
     st.session_state[slot] = ds
 
 
+def _still_using(current: Dataset | None) -> None:
+    """After a refused or not yet usable upload: say which data stay selected."""
+    if current is not None:
+        st.info(f"Still using the previous data: {current.name}.")
+
+
 def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
                 check: Callable | None = None) -> Dataset | None:
     """Render the picker and return the selected data set (or None when none is valid yet).
@@ -154,8 +146,7 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
                     load_table(up)
                 except DataError as err:
                     st.error(f"Upload rejected: {err}")
-                    if current is not None:
-                        st.info(f"Still using the previous data: {current.name}.")
+                    _still_using(current)
                     up = None
         if up is not None:
             data = up.getvalue()
@@ -185,12 +176,10 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
                     raise
             except _ChooseSheet as note:
                 st.warning(str(note), icon=":material/table_view:")
-                if current is not None:
-                    st.info(f"Still using the previous data: {current.name}.")
+                _still_using(current)
             except DataError as err:
                 st.error(f"Upload rejected: {err}")
-                if current is not None:
-                    st.info(f"Still using the previous data: {current.name}.")
+                _still_using(current)
             else:
                 if current is None or current.name != display or not current.df.equals(df):
                     current = Dataset(display, df, "upload", kind)

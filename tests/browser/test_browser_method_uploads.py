@@ -57,12 +57,17 @@ def wait_metric_change(page, label: str, old: str, timeout_ms: float = LOAD_MS) 
     return metric_value(page, label)
 
 
-def open_with_upload(page, app_url, path: str, name: str, data: bytes, shape: str, before_upload=None) -> None:
+def open_with_upload(page, app_url, path: str, name: str, data: bytes, shape: str, source=None) -> None:
+    """Open the page, pick ``source`` = (radio label, option) first if the page needs it to reach its data
+    picker, then upload the file through the picker and wait for its summary line."""
     goto_page(page, app_url, path)
     page.locator('[data-testid="stMain"] h1').first.wait_for(state="visible", timeout=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
-    if before_upload is not None:
-        before_upload(page)
+    if source is not None:
+        radio_label, option = source
+        page.locator('[data-testid="stRadio"]').filter(has_text=radio_label).get_by_text(option).click()
+        page.locator('[data-testid="stRadio"]').filter(has_text="Data source").first.wait_for()
+        wait_idle(page, timeout_ms=LOAD_MS)
     choose_upload(page)
     upload(page, name, data)
     page.get_by_text(f"{name}: {shape}").first.wait_for(timeout=LOAD_MS)
@@ -138,13 +143,8 @@ def test_edpls_upload_bound_fit_and_budget(page, app_url):
 
 
 def test_pca_gauss_upload_fit_and_budget(page, app_url):
-    def pick_upload_kind(p):
-        p.locator('[data-testid="stRadio"]').filter(has_text="Data").get_by_text("Sample data or upload").click()
-        p.locator('[data-testid="stRadio"]').filter(has_text="Data source").first.wait_for()
-        wait_idle(p, timeout_ms=LOAD_MS)
-
     open_with_upload(page, app_url, "pca_gauss", "plant_table.csv", table_csv(), "400 rows × 6 columns",
-                     before_upload=pick_upload_kind)
+                     source=("Data", "Sample data or upload"))
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     assert visible_charts(page) >= 1
@@ -161,14 +161,8 @@ def test_pca_gauss_upload_fit_and_budget(page, app_url):
 
 
 def test_dp_cca_upload_split_fit_and_budget(page, app_url):
-    def pick_split(p):
-        p.locator('[data-testid="stRadio"]').filter(has_text="Two views from").get_by_text(
-            "Block split of one table").click()
-        p.locator('[data-testid="stRadio"]').filter(has_text="Data source").first.wait_for()
-        wait_idle(p, timeout_ms=LOAD_MS)
-
     open_with_upload(page, app_url, "dp_cca", "two_sites.csv", two_views_csv(), "3000 rows × 5 columns",
-                     before_upload=pick_split)
+                     source=("Two views from", "Block split of one table"))
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     assert_texts(page, ["X: 3 columns · Y: 2 columns · 3000 rows."], "dp_cca split of the upload")
