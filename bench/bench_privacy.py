@@ -4,7 +4,12 @@ Prints key=value lines; exits 1 if a checked claim fails:
 - our analytic sigma meets Balle & Wang's Theorem 8 to 1e-6 relative on the whole grid;
 - it agrees with diPLSlib where diPLSlib's absolute tolerance is small against delta;
 - the empirical std of 10^6 draws is within 1% of sigma (any seed);
-- the PLD total of the 4k releases of a k-component edPLS fit is at most basic and zCDP.
+- the PLD total of the 4k releases of a k-component edPLS fit is at most basic and zCDP;
+- the empirical std of OpenDP's Gaussian draws (a 700 x 700 symmetric matrix) is within 2% of sigma.
+
+Reported, not checked (a decision input, issue #15 item 8): ``opendp_noise_ratio``, OpenDP's time
+over numpy's for one 700 x 700 Analyze-Gauss noise matrix; OpenDP noise is adopted iff it is <= 2.
+OpenDP draws fresh OS-entropy noise, so ``--seed`` does not fix those draws.
 
 Usage: python bench/bench_privacy.py [--quick] [--seed N]
 """
@@ -25,6 +30,21 @@ from engine.privacy import (  # noqa: E402
     analytic_gaussian_sigma,
     gaussian_delta,
 )
+from engine.privacy.mechanisms import sample_symmetric_gaussian  # noqa: E402
+from engine.privacy.samplers import opendp_symmetric_gaussian  # noqa: E402
+
+#: OpenDP noise is adopted for strict mode iff it costs at most this many times numpy's.
+OPENDP_ADOPT_MAX_RATIO = 2.0
+
+
+def _median_time(fn, repeats: int):
+    """Median wall time of ``repeats`` calls of ``fn()``, and the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), out
 
 
 def main(argv=None) -> int:
@@ -79,6 +99,30 @@ def main(argv=None) -> int:
     print(f"empirical_std_rel_err={rel:.3g} n_draws={n_draws}")
     if abs(rel) > 0.01:
         failures.append("empirical noise std is off by more than 1%")
+
+    # Floating-point-safe noise (issue #15 item 8): OpenDP vs numpy on a 700 x 700 Analyze-Gauss release.
+    dim, sigma = 700, mech.sigma
+    iu = np.triu_indices(dim)
+    rng = np.random.default_rng(args.seed)
+    t_np, _ = _median_time(lambda: sample_symmetric_gaussian(sigma, dim, rng), 3 if args.quick else 7)
+    odp_draws = []
+
+    def odp():
+        m = opendp_symmetric_gaussian(sigma, dim)
+        odp_draws.append(m[iu])
+        return m
+
+    t_odp, m_odp = _median_time(odp, 1 if args.quick else 3)
+    ratio = t_odp / t_np
+    rel_odp = np.concatenate(odp_draws).std() / sigma - 1
+    print(f"numpy_noise_s={t_np:.4f} opendp_noise_s={t_odp:.3f} dim={dim} sigma={sigma:.4g}")
+    print(f"opendp_noise_ratio={ratio:.1f}")
+    print(f"opendp_noise_adopted={'true' if ratio <= OPENDP_ADOPT_MAX_RATIO else 'false'}")
+    print(f"opendp_noise_std_rel_err={rel_odp:.3g} n_draws={sum(d.size for d in odp_draws)}")
+    if not abs(rel_odp) < 0.02:
+        failures.append("OpenDP noise std is off by more than 2%")
+    if not np.array_equal(m_odp, m_odp.T):
+        failures.append("OpenDP noise matrix is not exactly symmetric")
 
     # edPLS-like accounting: k components x 4 releases each at (eps, delta) per release.
     for k in (2, 10):

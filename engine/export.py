@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .privacy.ledger import PrivacyLedger, Release
+from .privacy.ledger import PrivacyLedger, Release, ledger_totals
 
 __all__ = [
     "decode_value",
@@ -160,28 +160,13 @@ def _object_array(raw, shape):
 
 def ledger_from_dict(data: dict) -> PrivacyLedger:
     """A :class:`PrivacyLedger` from ``PrivacyLedger.to_dict()`` output (non-finite strings allowed)."""
-    led = PrivacyLedger(neighbouring=data.get("neighbouring", "add_remove"))
+    led = PrivacyLedger(neighbouring=data.get("neighbouring", "add_remove"), caveats=list(data.get("caveats", [])))
     fields = set(Release.__dataclass_fields__)
     for e in data.get("entries", []):
         e = {k: (_NONFINITE[v] if isinstance(v, str) and v in _NONFINITE and k != "name" else v)
              for k, v in e.items() if k in fields}
         led.add(Release(**e))
     return led
-
-
-def ledger_totals(led: PrivacyLedger | None) -> dict:
-    """basic, zCDP (and exact GDP for Gaussian-only ledgers) totals; the slow PLD accountant is left out."""
-    if led is None or not len(led):  # nothing released privately: no guarantee to prove
-        return {"n_releases": 0, "proven": False}
-    out = {"n_releases": len(led), "proven": led.proven, "neighbouring": led.neighbouring}
-    if len(led):
-        d = led.total("basic")[1]
-        d = d if 0 < d < 1 else 1e-6
-        out["basic"] = [_float(x) for x in led.total("basic")]
-        out["zcdp"] = [_float(x) for x in led.total("zcdp", d)]
-        if all(r.mechanism == "gaussian" for r in led.entries):
-            out["gdp"] = [_float(x) for x in led.total("gdp", d)]
-    return out
 
 
 def estimator_to_dict(est, fmt: str, *, exclude=(), state=(), ledger: PrivacyLedger | None = None,

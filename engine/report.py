@@ -11,12 +11,21 @@ Usable from a notebook as well as from the dashboard::
 The HTML is self-contained (inline style, no script, no network) and every user-provided string
 (file names, column names, parameter values) is escaped. The mode's guarantee and the ledger's
 total are stated with the same sentences the dashboard shows (:mod:`engine.privacy.wording`).
+
+Two forms, never mixed (issue #15):
+
+- ``to_html()`` / ``to_dict()`` (``kind="shareable"``, the default): the *shareable* report. It holds
+  the method, the mode, the declared-public parameters (``public_parameters``), the ledger and its
+  guarantee sentence, and the data's schema (columns). No row count unless the neighbouring relation
+  makes it public (replace-one), no data hash, no seed, no evaluation on private rows.
+- ``owner_sheets()``: the owner's view (every parameter, the headline evaluations, the exact shape,
+  the keyed fingerprint :func:`engine.fingerprint.data_fingerprint`) for the owner's workbook
+  (:class:`engine.workbook.OwnerWorkbook`), marked "contains private information".
 """
 from __future__ import annotations
 
 import datetime as _dt
 import functools
-import hashlib
 import html
 import json
 import math
@@ -30,9 +39,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .export import encode_value, ledger_totals
+from .export import encode_value
+from .fingerprint import data_fingerprint, data_sha256, owner_key
+from .privacy.ledger import ledger_totals
 from .privacy.ledger import PrivacyLedger
 from .privacy.wording import MODE_TEXT, ledger_text
+from .workbook import OwnerWorkbook
 
 __all__ = ["DataInfo", "RunReport", "data_sha256", "environment_versions", "plain_text"]
 
@@ -59,47 +71,6 @@ def _md_html(markdown: str) -> str:
     text = html.escape(markdown)
     text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
     return re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", text)
-
-
-def _hash_part(h, obj) -> None:
-    if isinstance(obj, pd.DataFrame):
-        h.update(json.dumps({"shape": list(obj.shape), "columns": [str(c) for c in obj.columns],
-                             "dtypes": [str(t) for t in obj.dtypes]}).encode())
-        numeric = [i for i, t in enumerate(obj.dtypes)
-                   if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
-        if numeric:  # one block, column by column (Fortran order): fast for wide spectra
-            block = obj.iloc[:, numeric].to_numpy(dtype=float)
-            h.update(np.asfortranarray(block).tobytes(order="F"))
-        for i in sorted(set(range(obj.shape[1])) - set(numeric)):
-            h.update(b"\x1f" + str(i).encode() + b"\x1f")
-            h.update("\x1f".join(map(str, obj.iloc[:, i].tolist())).encode("utf-8", "surrogatepass"))
-    elif isinstance(obj, pd.Series):
-        _hash_part(h, obj.to_frame())
-    elif isinstance(obj, np.ndarray):
-        a = np.ascontiguousarray(obj)
-        h.update(json.dumps({"shape": list(a.shape), "dtype": a.dtype.str}).encode())
-        h.update(a.tobytes() if a.dtype.kind != "O" else "\x1f".join(map(str, a.ravel().tolist())).encode())
-    elif isinstance(obj, (bytes, bytearray)):
-        h.update(bytes(obj))
-    elif isinstance(obj, str):
-        h.update(obj.encode("utf-8", "surrogatepass"))
-    elif isinstance(obj, (list, tuple)):
-        for part in obj:
-            h.update(b"\x1e")
-            _hash_part(h, part)
-    else:
-        _hash_part(h, np.asarray(obj))
-
-
-def data_sha256(*parts) -> str:
-    """SHA-256 (hex) of data contents: data frames (column names, dtypes and values, not the index),
-    arrays (shape, dtype, bytes), bytes or text, in the order given. Equal data give equal hashes
-    however they were loaded, so a reader can check that a report belongs to a table."""
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(b"\x1d")
-        _hash_part(h, p)
-    return h.hexdigest()
 
 
 @functools.lru_cache(maxsize=1)
@@ -155,29 +126,47 @@ def _fmt(v) -> str:
 @dataclass
 class DataInfo:
     """The data a run used: name (file or sample set), origin ("sample", "upload", "generated", ...),
-    shape of the table as loaded, the columns the run used, and :func:`data_sha256` of the contents."""
+    shape of the table as loaded, the columns the run used, and the keyed fingerprint
+    (:func:`engine.fingerprint.data_fingerprint`, HMAC-SHA256 under the owner's key) of the contents.
+
+    The shareable report shows only the origin and the columns; name, shape and fingerprint go to the
+    owner's workbook."""
 
     name: str
     origin: str
     shape: tuple
     columns: list = field(default_factory=list)
-    sha256: str = ""
+    fingerprint: str = ""
     note: str = ""
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, name: str, origin: str, columns=None, note: str = "") -> "DataInfo":
+    def from_frame(cls, df: pd.DataFrame, name: str, origin: str, columns=None, note: str = "",
+                   key: bytes | None = None) -> "DataInfo":
         return cls(str(name), str(origin), tuple(int(x) for x in df.shape),
-                   [str(c) for c in (df.columns if columns is None else columns)], data_sha256(df), note)
+                   [str(c) for c in (df.columns if columns is None else columns)], data_fingerprint(df, key=key), note)
 
     @classmethod
-    def from_parts(cls, name: str, origin: str, parts, columns=(), shape=None, note: str = "") -> "DataInfo":
-        """Several frames or arrays (e.g. two views): the hash covers all of them, in order."""
+    def from_parts(cls, name: str, origin: str, parts, columns=(), shape=None, note: str = "",
+                   key: bytes | None = None) -> "DataInfo":
+        """Several frames or arrays (e.g. two views): the fingerprint covers all of them, in order."""
         parts = list(parts)
         if shape is None:
             rows = max((len(p) for p in parts), default=0)
             shape = (rows, sum(int(np.shape(p)[1]) if np.ndim(p) > 1 else 1 for p in parts))
         return cls(str(name), str(origin), tuple(int(x) for x in shape), [str(c) for c in columns],
-                   data_sha256(*parts), note)
+                   data_fingerprint(*parts, key=key), note)
+
+    @property
+    def public_name(self) -> str:
+        """The name the shareable report may show: sample and generated sets by name, an upload not."""
+        return self.name if self.origin.split()[0] in ("sample", "generated", "scikit-learn") else "the owner's file"
+
+
+def _summarise_columns(columns, head: int = 6) -> str:
+    cols = [str(c) for c in columns]
+    if len(cols) <= 2 * head:
+        return ", ".join(cols) or "-"
+    return f"{len(cols)} columns: " + ", ".join(cols[:head]) + ", …, " + ", ".join(cols[-head:])
 
 
 # --------------------------------------------------------------------------- report
@@ -188,7 +177,10 @@ class RunReport:
     mode: "strict", "paper", or None for a page without differential privacy; ``mode_text`` then
     states what does hold (default: :data:`engine.privacy.wording.MODE_TEXT` of the mode).
     ledger: the privacy ledger of the result (None: nothing was released privately).
-    headline: the page's main numbers, label -> value.
+    headline: the page's main numbers, label -> value (evaluations for the owner: workbook only).
+    parameters: every setting of the run (owner's view, workbook only).
+    public_parameters: the inputs the user declared public (ε, δ, public bounds, k, ...): the only
+    parameters the shareable report shows. Seeds never belong here.
     """
 
     page: str
@@ -196,6 +188,7 @@ class RunReport:
     data: DataInfo | None = None
     preprocessing: str = "none"
     parameters: dict = field(default_factory=dict)
+    public_parameters: dict = field(default_factory=dict)
     mode: str | None = None
     mode_text: str | None = None
     ledger: PrivacyLedger | None = None
@@ -207,10 +200,21 @@ class RunReport:
 
     # ----------------------------------------------------------------- derived
     @property
+    def status(self) -> str:
+        """The fit's guarantee from its own ledger: "proven", "not proven" or "no privacy"."""
+        return "no privacy" if self.ledger is None else self.ledger.status
+
+    @property
     def guarantee_markdown(self) -> str:
         if self.mode_text is not None:
             return self.mode_text
-        return MODE_TEXT.get(self.mode, "No differential-privacy guarantee applies to this page.")
+        text = MODE_TEXT.get(self.mode, "No differential-privacy guarantee applies to this page.")
+        if self.mode == "strict" and self.status != "proven":
+            reasons = [] if self.ledger is None else self.ledger.reasons_not_proven()
+            text = ("**Strict-mode settings**, but this fit is **not proven**: "
+                    + ("; ".join(r.removeprefix("not proven: ") for r in reasons) or "nothing was released with noise")
+                    + ".")
+        return text
 
     @property
     def guarantee(self) -> str:
@@ -240,21 +244,28 @@ class RunReport:
     def file_name(self, ext: str = "html") -> str:
         return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', self.page)}_report.{ext}"
 
-    # ----------------------------------------------------------------- outputs
+    def _rows_statement(self) -> str:
+        if self.data is None:
+            return "-"
+        if self.ledger is not None and self.ledger.neighbouring == "replace" and len(self.data.shape):
+            return f"{self.data.shape[0]} (public: replace-one neighbours keep the row count fixed)"
+        return "not released (the number of rows is private under add/remove neighbours)"
+
+    # ----------------------------------------------------------------- shareable outputs
     def to_dict(self) -> dict:
-        """Plain JSON data of the report (the ledger with basic/zCDP totals and the page's sentence)."""
+        """Plain JSON data of the shareable report (public parameters, ledger, totals, guarantee)."""
         summary = self._summary()
         return encode_value({
-            "page": self.page, "method": self.method, "created": self.created, "versions": self.versions,
+            "kind": "shareable report", "page": self.page, "method": self.method, "created": self.created,
+            "versions": self.versions,
             "data": None if self.data is None else {
-                "name": self.data.name, "origin": self.data.origin, "shape": list(self.data.shape),
-                "columns": list(self.data.columns), "sha256": self.data.sha256, "note": self.data.note},
-            "preprocessing": self.preprocessing, "parameters": self.parameters,
-            "mode": self.mode, "guarantee": self.guarantee,
+                "name": self.data.public_name, "origin": self.data.origin, "columns": list(self.data.columns),
+                "rows": self._rows_statement()},
+            "preprocessing": self.preprocessing, "public_parameters": self.public_parameters,
+            "mode": self.mode, "status": self.status, "guarantee": self.guarantee,
             "ledger": {"releases": self.ledger_rows(), "totals": ledger_totals(self.ledger),
                        "pld": None if summary is None else summary["pld"],
                        "statement": self.ledger_statement(summary)},
-            "headline": self.headline, "notes": list(self.notes),
         })
 
     def to_json(self, **json_kwargs) -> str:
@@ -263,7 +274,7 @@ class RunReport:
         return json.dumps(self.to_dict(), **json_kwargs)
 
     def to_html(self) -> str:
-        """The report as one self-contained HTML page (no script, no external resource)."""
+        """The shareable report as one self-contained HTML page (no script, no external resource)."""
         e = html.escape
         summary = self._summary()
 
@@ -276,27 +287,27 @@ class RunReport:
             return table([(k, v) for k, v in d.items()]) if d else "<p>none</p>"
 
         parts = [f"<h1>PrivaLab run report: {e(self.method)}</h1>",
+                 "<p class='guarantee'>Shareable report: it holds the privacy ledger, the guarantee and the inputs "
+                 "declared public. Evaluations on private rows, exact counts and the data fingerprint are in the "
+                 "owner's workbook, not here.</p>",
                  kv({"page": self.page, "method": self.method, "date": self.created})]
         parts.append("<h2>Data</h2>")
         if self.data is None:
             parts.append("<p>No data set: this page uses none.</p>")
         else:
             d = self.data
-            parts.append(kv({"name": d.name, "origin": d.origin, "shape (rows × columns)": f"{d.shape[0]} × {d.shape[1]}"
-                             if len(d.shape) == 2 else " × ".join(map(str, d.shape)) or "-",
-                             f"columns used ({len(d.columns)})": ", ".join(d.columns) or "-",
-                             "SHA-256 of the contents": d.sha256}))
-            if d.note:
-                parts.append(f"<p class='note'>{e(d.note)}</p>")
+            parts.append(kv({"data set": d.public_name, "origin": d.origin, "rows": self._rows_statement(),
+                             f"columns used ({len(d.columns)})": _summarise_columns(d.columns)}))
         parts.append("<h2>Preprocessing</h2>" + f"<p>{e(str(self.preprocessing))}</p>")
-        parts.append("<h2>Parameters</h2>" + kv(self.parameters))
+        parts.append("<h2>Public parameters</h2>" + kv(self.public_parameters))
         parts.append("<h2>Privacy</h2>")
-        parts.append(kv({"mode": MODE_LABEL.get(self.mode, str(self.mode))}))
+        parts.append(kv({"mode": MODE_LABEL.get(self.mode, str(self.mode)), "guarantee of this fit": self.status}))
         parts.append(f"<p class='guarantee'>{_md_html(self.guarantee_markdown)}</p>")
         parts.append(f"<p>{_md_html(ledger_text(self.ledger, self.ledger_delta, summary=summary)) if self.ledger is not None else e(self.ledger_statement())}</p>")
         rows = self.ledger_rows()
         if rows:
-            parts.append(f"<h3>Privacy ledger ({len(rows)} release(s), {e(self.ledger.neighbouring)} neighbours)</h3>")
+            parts.append(f"<h3>Privacy ledger ({len(rows)} release{'s' if len(rows) != 1 else ''}, "
+                         f"{e(self.ledger.neighbouring)} neighbours)</h3>")
             parts.append(table([[r[k] for k in ("release", "mechanism", "sensitivity", "sensitivity source",
                                                 "noise scale", "epsilon", "delta", "note")] for r in rows],
                                ["release", "mechanism", "sensitivity", "sensitivity source", "noise scale", "ε",
@@ -305,18 +316,46 @@ class RunReport:
             totals += [(name, *summary[key]) for key, name in (("zcdp", "zCDP"), ("pld", "PLD accountant"),
                                                                ("gdp", "exact Gaussian (GDP)")) if key in summary]
             parts.append("<h3>Totals</h3>" + table(totals, ["accounting", "total ε", "δ"]))
-            parts.append(f"<p>{'Proven guarantee: every sensitivity comes from public bounds.' if summary['proven'] else 'Not a proven guarantee: some sensitivities were computed from the private data.'}</p>")
-        parts.append("<h2>Results</h2>" + kv(self.headline)
-                     + f"<p class='note'>{e(HEADLINE_NOTE)}</p>")
-        if self.notes:
-            parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_md_html(str(n))}</li>" for n in self.notes) + "</ul>")
         parts.append("<h2>Software</h2>" + kv(self.versions))
-        style = ("body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60em;margin:2em auto;"
-                 "padding:0 1em;color:#222}h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;"
-                 "margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;"
-                 "padding:.25em .5em;text-align:left;vertical-align:top;font-size:.9em;word-break:break-word}"
-                 "th{background:#f4f4f4}.guarantee{background:#f6f8fa;padding:.5em;border-left:3px solid #888}"
-                 ".note{color:#555}")
-        return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                f"<title>PrivaLab run report: {e(self.method)}</title><style>{style}</style></head><body>\n"
-                + "\n".join(parts) + "\n</body></html>\n")
+        return _page(f"PrivaLab run report: {self.method}", parts)
+
+    # ----------------------------------------------------------------- owner's view
+    def owner_sheets(self) -> dict:
+        """The owner's view of the run for :class:`engine.workbook.OwnerWorkbook` (private)."""
+        run = {"page": self.page, "method": self.method, "date": self.created, "mode": self.mode,
+               "guarantee of this fit": self.status, "guarantee": self.guarantee,
+               "ledger statement": self.ledger_statement(), "preprocessing": self.preprocessing}
+        if self.data is not None:
+            d = self.data
+            run.update({"data set": d.name, "origin": d.origin, "shape (rows × columns)": " × ".join(map(str, d.shape)),
+                        "columns used": len(d.columns),
+                        "fingerprint (HMAC-SHA256)": d.fingerprint,
+                        "fingerprint key (keep it secret)": owner_key().hex(), "data note": d.note})
+        sheets = {"run": run, "parameters (all)": {k: _fmt(v) for k, v in self.parameters.items()},
+                  "results (private rows)": {k: _fmt(v) for k, v in self.headline.items()}}
+        if self.ledger is not None and len(self.ledger):
+            sheets["ledger"] = pd.DataFrame(self.ledger_rows())
+        if self.data is not None:
+            sheets["columns used"] = pd.DataFrame({"column": list(self.data.columns)})
+        if self.notes:
+            sheets["notes"] = [plain_text(str(n)) for n in self.notes]
+        sheets["software"] = dict(self.versions)
+        return sheets
+
+    def owner_workbook(self, extra: dict | None = None) -> OwnerWorkbook:
+        """The owner's workbook of this run: :meth:`owner_sheets` plus the page's own private sheets
+        (``extra``: reference model, test values, results tables, clip counts, ...)."""
+        return OwnerWorkbook(f"{self.method} ({self.page}, {self.created})", {**self.owner_sheets(), **(extra or {})},
+                             notes=[HEADLINE_NOTE])
+
+
+def _page(title: str, parts: list) -> str:
+    style = ("body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60em;margin:2em auto;"
+             "padding:0 1em;color:#222}h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;"
+             "margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;"
+             "padding:.25em .5em;text-align:left;vertical-align:top;font-size:.9em;word-break:break-word}"
+             "th{background:#f4f4f4}.guarantee{background:#f6f8fa;padding:.5em;border-left:3px solid #888}"
+             ".note{color:#555}")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{style}</style></head><body>\n"
+            + "\n".join(parts) + "\n</body></html>\n")

@@ -10,12 +10,21 @@ from engine.privacy.wording import MODE_TEXT  # the wording lives in the engine:
 from .state import init_state, persisted
 
 
+#: The fixed noise seed of the teaching switch (public by construction: that is the point of the caveat).
+TEACHING_NOISE_SEED = 0
+
+
 @dataclass(frozen=True)
 class Budget:
+    """The sidebar's choice. ``noise_seed`` is None (fresh OS entropy: the default) or the fixed seed of
+    the "reproducible noise" teaching switch; pages pass it as the release's ``random_state``, and the
+    fit's ledger then says "not proven: the noise seed is known"."""
+
     epsilon: float
     delta: float
     mode: str
     calibration: str
+    noise_seed: int | None = None
 
 
 def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibration: bool = True) -> Budget:
@@ -56,4 +65,12 @@ def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibr
             sb.warning("The classic Gaussian formula is proven only for ε ≤ 1: the analytic calibration will be used.")
             calibration = "analytic"
     sb.caption(MODE_TEXT[mode])
-    return Budget(float(eps), float(delta), mode, calibration)
+    reproducible = sb.checkbox(
+        "Reproducible noise (teaching)", value=bool(st.session_state["pl_reproducible"]), key=f"{key}_repro",
+        on_change=persisted(f"{key}_repro", "pl_reproducible"),
+        help="Fixes the noise seed so that every run draws the same noise. Anyone who knows the seed can "
+             "subtract the noise, so the fit's ledger then says 'not proven: the noise seed is known'. "
+             "Off (the default), every release draws fresh noise from the operating system.")
+    if reproducible:
+        sb.warning("Reproducible noise: the noise seed is known, so no result on this page is a proven guarantee.")
+    return Budget(float(eps), float(delta), mode, calibration, TEACHING_NOISE_SEED if reproducible else None)

@@ -11,5 +11,6 @@ def show_ledger(ledger: PrivacyLedger, delta: float | None = None, *, expanded: 
     """Render the ledger sentence and, in an expander, one row per release."""
     st.markdown(ledger_text(ledger, delta))
     if len(ledger):
-        with st.expander(f"Privacy ledger ({len(ledger)} releases)", expanded=expanded):
+        with st.expander(f"Privacy ledger ({len(ledger)} release{'s' if len(ledger) != 1 else ''}, "
+                         f"{ledger.status})", expanded=expanded):
             st.dataframe(ledger.to_frame(), hide_index=True, width="stretch")

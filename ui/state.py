@@ -12,6 +12,7 @@ DEFAULTS = {
     "pl_delta": 1e-5,
     "pl_mode": "strict",
     "pl_calibration": "analytic",
+    "pl_reproducible": False,
 }
 
 

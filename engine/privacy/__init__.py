@@ -17,7 +17,7 @@ from .calibration import (
     zcdp_to_epsilon,
 )
 from .clipping import ClipReport, clip_abs, clip_rows_l2
-from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget
+from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
 from .mechanisms import (
     AnalyzeGauss,
     GaussianMechanism,
@@ -26,8 +26,14 @@ from .mechanisms import (
     sample_gaussian_vector,
     sample_symmetric_gaussian,
 )
+from .noise import SEED_KNOWN_CAVEAT, FreshGenerator, fresh_generator, noise_generator
 
 __all__ = [
+    "FreshGenerator",
+    "SEED_KNOWN_CAVEAT",
+    "fresh_generator",
+    "ledger_totals",
+    "noise_generator",
     "AnalyzeGauss",
     "ClipReport",
     "GaussianMechanism",

@@ -13,6 +13,12 @@ Every record keeps the noise scale actually applied, so a total is computed from
 done, not from what was claimed; ``claimed_epsilon`` keeps the paper's stated per-release value
 where that differs. ``sensitivity_source="data"`` marks a sensitivity computed from the private
 data itself (paper-faithful modes): then no total is a proven guarantee, and ``proven`` says so.
+
+``caveats`` holds every other reason the fit's guarantee is not proven even though each release's
+sensitivity is public: a known noise seed (:data:`engine.privacy.noise.SEED_KNOWN_CAVEAT`), a
+preprocessing chain fitted on the private rows, bounds read off the data. Labels anywhere in the
+app come from :attr:`PrivacyLedger.status` of that very fit: "no privacy" (nothing released with
+noise), "proven" or "not proven". :func:`ledger_totals` is the one totals function of the engine.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ import pandas as pd
 
 from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsilon
 
-__all__ = ["PrivacyLedger", "Release", "gaussian_sigmas_for_budget"]
+__all__ = ["PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals"]
 
 _METHODS = ("basic", "zcdp", "pld", "gdp")
 
@@ -106,6 +112,13 @@ class PrivacyLedger:
 
     entries: list = field(default_factory=list)
     neighbouring: str = "add_remove"
+    caveats: list = field(default_factory=list)
+
+    def add_caveat(self, reason: str) -> None:
+        """Record a reason the guarantee is not proven (kept once, in order)."""
+        reason = str(reason)
+        if reason and reason not in self.caveats:
+            self.caveats.append(reason)
 
     def add(self, release: Release) -> Release:
         if not isinstance(release, Release):
@@ -122,8 +135,25 @@ class PrivacyLedger:
 
     @property
     def proven(self) -> bool:
-        """True when every sensitivity comes from public bounds (the totals are then DP guarantees)."""
-        return all(r.sensitivity_source == "public" for r in self.entries)
+        """True when something was released with noise, every sensitivity comes from public bounds and
+        no caveat applies (the totals are then DP guarantees). An empty ledger is not proven: no privacy."""
+        return self.status == "proven"
+
+    @property
+    def status(self) -> str:
+        """ "no privacy" (no noisy release), "proven" or "not proven" (see ``reasons_not_proven``)."""
+        if not self.entries:
+            return "no privacy"
+        return "not proven" if self.reasons_not_proven() else "proven"
+
+    def reasons_not_proven(self) -> list:
+        """Why the totals are not a proven guarantee (empty when they are)."""
+        out = []
+        data = [r.name for r in self.entries if r.sensitivity_source != "public"]
+        if data:
+            out.append("not proven: sensitivities computed from the private data (" + ", ".join(data[:5])
+                       + (", ..." if len(data) > 5 else "") + ")")
+        return out + list(self.caveats)
 
     def _default_delta(self) -> float:
         total = sum(r.delta for r in self.entries)
@@ -182,20 +212,52 @@ class PrivacyLedger:
         return pd.DataFrame([asdict(r) for r in self.entries], columns=cols)
 
     def summary(self, delta: float | None = None) -> dict:
-        """Totals under every applicable method at one delta, plus counts, for display and JSON."""
-        out = {"n_releases": len(self), "proven": self.proven, "neighbouring": self.neighbouring}
-        if not self.entries:
-            return out
-        out["basic"] = self.total("basic")
-        d = self._default_delta() if delta is None else delta
-        out["zcdp"] = self.total("zcdp", d)
-        out["pld"] = self.total("pld", d)
-        if all(r.mechanism == "gaussian" for r in self.entries):
-            out["gdp"] = self.total("gdp", d)
-        return out
+        """Totals under every applicable method at one delta, PLD included (see :func:`ledger_totals`)."""
+        return ledger_totals(self, delta, pld=True, as_json=False)
 
     def to_dict(self) -> dict:
-        return {"neighbouring": self.neighbouring, "entries": [asdict(r) for r in self.entries]}
+        return {"neighbouring": self.neighbouring, "entries": [asdict(r) for r in self.entries],
+                "caveats": list(self.caveats)}
+
+
+def _json_float(v: float):
+    v = float(v)
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def ledger_totals(led: PrivacyLedger | None, delta: float | None = None, *, pld: bool = False,
+                  as_json: bool = True) -> dict:
+    """The one totals function: counts, status and the total (epsilon, delta) under each accountant.
+
+    Parameters
+    ----------
+    led : the ledger (None: nothing was released privately).
+    delta : the delta the zCDP/GDP/PLD totals are given at (default: the basic total delta).
+    pld : include the PLD accountant's total (tightest, slower: about 50 ms).
+    as_json : pairs as lists with non-finite floats as strings (strict JSON) instead of tuples.
+
+    Returns
+    -------
+    dict with ``n_releases``, ``status`` ("no privacy", "proven", "not proven"), ``proven`` (bool),
+    ``reasons_not_proven``, ``neighbouring`` and, when anything was released, ``basic``, ``zcdp``,
+    ``gdp`` (Gaussian-only ledgers) and ``pld`` (when asked).
+    """
+    if led is None or not len(led):  # nothing released privately: no guarantee to prove
+        return {"n_releases": 0, "status": "no privacy", "proven": False, "reasons_not_proven": [],
+                "neighbouring": None if led is None else led.neighbouring}
+    pair = (lambda t: [_json_float(x) for x in t]) if as_json else (lambda t: (float(t[0]), float(t[1])))
+    out = {"n_releases": len(led), "status": led.status, "proven": led.proven,
+           "reasons_not_proven": led.reasons_not_proven(), "neighbouring": led.neighbouring}
+    out["basic"] = pair(led.total("basic"))
+    d = led._default_delta() if delta is None else float(delta)
+    out["zcdp"] = pair(led.total("zcdp", d))
+    if all(r.mechanism == "gaussian" for r in led.entries):
+        out["gdp"] = pair(led.total("gdp", d))
+    if pld:
+        out["pld"] = pair(led.total("pld", d))
+    return out
 
 
 def gaussian_sigmas_for_budget(

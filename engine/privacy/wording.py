@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .ledger import PrivacyLedger
 
-__all__ = ["MODE_TEXT", "ledger_text"]
+__all__ = ["MODE_TEXT", "ledger_text", "status_label"]
 
 MODE_TEXT = {
     "strict": (
@@ -39,9 +39,12 @@ def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict
         f"(PLD accountant); basic composition gives ε = {eps_b:.4g}, δ = {del_b:.2g}; "
         f"zCDP gives ε = {s['zcdp'][0]:.4g}."
     )
-    if s["proven"]:
-        return head + " Every sensitivity comes from public bounds, so this is a proven guarantee."
-    return head + (
-        " Some sensitivities were computed from the private data itself (paper-faithful mode), "
-        "so these totals are **not** a proven guarantee."
-    )
+    if s["status"] == "proven":
+        return head + " Every sensitivity comes from public bounds and the noise is fresh, so this is a proven guarantee."
+    reasons = "; ".join(r.removeprefix("not proven: ") for r in s.get("reasons_not_proven", []))
+    return head + f" These totals are **not** a proven guarantee: {reasons or 'see the ledger'}."
+
+
+def status_label(ledger: PrivacyLedger | None) -> str:
+    """The short label of a fit's guarantee, from its own ledger: "proven", "not proven" or "no privacy"."""
+    return "no privacy" if ledger is None else ledger.status
