@@ -1,6 +1,7 @@
 """Privacy budget picker shared by every page (epsilon, delta, mode, calibration)."""
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 import streamlit as st
@@ -25,6 +26,11 @@ class Budget:
     mode: str
     calibration: str
     noise_seed: int | None = None
+    #: Part of every cache key of a cached noisy fit (``@st.cache_data`` is shared by all sessions of the
+    #: server): a random token per browser session with fresh noise, so two sessions never share one noise
+    #: draw while reruns of one session show the same release (a redraw per rerun would spend budget);
+    #: "teaching" with the reproducible switch. Never exported.
+    session_noise_key: str = ""
 
 
 def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibration: bool = True) -> Budget:
@@ -73,4 +79,5 @@ def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibr
              "Off (the default), every release draws fresh noise from the operating system.")
     if reproducible:
         sb.warning("Reproducible noise: the noise seed is known, so no result on this page is a proven guarantee.")
-    return Budget(float(eps), float(delta), mode, calibration, TEACHING_NOISE_SEED if reproducible else None)
+    key_now = "teaching" if reproducible else st.session_state.setdefault("pl_noise_key", secrets.token_hex(8))
+    return Budget(float(eps), float(delta), mode, calibration, TEACHING_NOISE_SEED if reproducible else None, key_now)
