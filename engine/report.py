@@ -54,7 +54,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 HEADLINE_NOTE = ("These results are evaluations for the data owner (e.g. errors on held-out private rows, counts of "
                  "clipped rows), computed without noise: the guarantee above covers the released model or data, "
                  "not these numbers. Share them only with the same care as the data.")
-MODE_LABEL = {"strict": "Strict (proven DP)", "paper": "Paper-faithful (not proven)", None: "no differential privacy"}
+MODE_LABEL = {"strict": "Strict (public bounds, provable settings)", "paper": "Paper-faithful (not proven)",
+              None: "no differential privacy"}
 _PACKAGES = (("numpy", "numpy"), ("pandas", "pandas"), ("scikit-learn", "scikit-learn"), ("scipy", "scipy"),
              ("streamlit", "streamlit"), ("plotly", "plotly"), ("dp-accounting", "dp-accounting"))
 

@@ -57,7 +57,7 @@ def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibr
     mode = sb.radio(
         "Mode", modes, index=list(modes).index(mode_now), key=f"{key}_mode",
         on_change=persisted(f"{key}_mode", "pl_mode"),
-        format_func=lambda m: {"strict": "Strict (proven DP)", "paper": "Paper-faithful"}.get(m, m),
+        format_func=lambda m: {"strict": "Strict (provable)", "paper": "Paper-faithful"}.get(m, m),
     )
     calibration = st.session_state["pl_calibration"]
     if show_calibration:

@@ -11,9 +11,10 @@ __all__ = ["MODE_TEXT", "ledger_text", "status_label"]
 
 MODE_TEXT = {
     "strict": (
-        "**Strict mode** is provably (ε, δ)-differentially private: rows are clipped to public "
-        "bounds you set, the noise is calibrated to a sensitivity that holds for every data set, "
-        "and every release of the fit together stays inside the one (ε, δ) shown."
+        "**Strict mode** is built to be provably (ε, δ)-differentially private: rows are clipped to "
+        "public bounds you declare, the noise is fresh and calibrated to a sensitivity that holds for "
+        "every data set, and every release of the fit together stays inside the one (ε, δ) shown. "
+        "Whether a given fit is proven is stated beside it, from its own ledger."
     ),
     "paper": (
         "**Paper-faithful mode** reproduces the published algorithm, weak points included: "
