@@ -15,10 +15,18 @@ Claims checked (exit 1 if one fails; chosen to hold for any seed):
      (spec target 0.20).
   C7 noisy regime: breast_cancer at eps = 10, PCA-Gauss Pub-PCA (best P) beats Liu by >= 0.10.
   C10 clustering: at eps >= 1 and P <= 5 the synthetic silhouette is within 0.03 of that of N(0, I_P) samples.
+  C11 issue #15: strict fits with the data sets' documented public ranges and label sets (fresh noise) are
+      proven; with bounds read off the data, or a known noise seed, they are not; the end-to-end audit of the
+      page's strict release (digits, Pub-PCA, k = 2; Algorithm 1; Algorithm 3) stays below its claim and
+      catches a planted bug (noise halved).
 Reported beside the spec's targets, not enforced: C7 for Jiang/Li and diabetes, C8 ordering Pub >= AG >= Lap,
 C9 where Liu catches up (eps = 100), the Table II-IV equivalents, and OpenDP DP-PCA + our Gaussian (utility,
 time; each OpenDP fit runs in a child process with a time limit, because its eigenvector sampler can stall
 at large eps).
+
+The utility sweeps fix the release noise with ``noise_seed=--seed`` so that the printed numbers reproduce:
+those fits are "not proven: the noise seed is known" by design (a reproduction, not a release). Strict
+sweeps use the data sets' documented public ranges and label sets, never ranges read off the rows.
 
 Usage: python bench/reproduce_pca_gauss.py [--quick] [--seed N] [--no-opendp]
 """
@@ -38,11 +46,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.methods.pca_gauss import (  # noqa: E402
     PCAGauss,
     alg3_class_moments,
+    pipeline_audit_case,
     sensitivities,
 )
+from engine.privacy.audit import run_case  # noqa: E402
 from engine.methods.synthetic_utility import (  # noqa: E402
     arrays_from_frame,
     best_over,
+    documented_public_inputs,
     gaussian_reference_silhouette,
     load_bundled,
     make_split,
@@ -133,7 +144,8 @@ def exact_checks(seed, failures):
     Nb, Mb = bc.X_train.shape
     for mode in ("paper", "strict"):
         est = PCAGauss(3, 4.0, task="classification", pca_source="laplace", mode=mode, alpha=0.3,
-                       random_state=seed).fit(bc.X_train, bc.y_train, X_public=bc.X_public)
+                       random_state=seed, bounds="public", labels=(0, 1)).fit(bc.X_train, bc.y_train,
+                                                                             X_public=bc.X_public)
         lap = est.privacy_ledger_.to_frame().set_index("name").loc["Lap-PCA covariance"]
         want = (Mb if mode == "paper" else Mb * Mb) / (Nb * 1.2)
         emit(f"c2_lap_pca_scale_{mode}", lap["scale"])
@@ -174,9 +186,11 @@ def exact_checks(seed, failures):
     ok5, worst_gap = True, 0.0
     for task, split in (("unsupervised", bc), ("classification", bc), ("regression", dia)):
         for source in ("public", "laplace", "analyze_gauss", "identity"):
+            # Fresh noise (no seed) and public inputs: the bundled sets' public slices are public data.
             est = PCAGauss(2, 3.0, task=task, pca_source=source, mode="strict", delta=1e-6, alpha=0.4,
-                           random_state=seed).fit(split.X_train, None if task == "unsupervised" else split.y_train,
-                                                  X_public=split.X_public, y_public=split.y_public)
+                           bounds="public", y_bounds="public", labels=(0, 1)).fit(
+                split.X_train, None if task == "unsupervised" else split.y_train, X_public=split.X_public,
+                y_public=split.y_public)
             e, d = est.privacy_ledger_.total("basic")
             worst_gap = max(worst_gap, abs(e - 3.0))
             ok5 &= math.isclose(e, 3.0, rel_tol=1e-12) and math.isclose(
@@ -190,6 +204,33 @@ def exact_checks(seed, failures):
     if not ok5:
         failures.append("C5")
 
+    # C11: issue #15 -- what makes a strict fit proven, and the end-to-end audit of the page's strict release.
+    doc = documented_public_inputs("breast_cancer")
+    ok11 = True
+    fresh = PCAGauss(2, 1.0, task="classification", pca_source="public", mode="strict", bounds=doc.bounds,
+                     labels=doc.labels).fit(bc.X_train, bc.y_train, X_public=bc.X_public)
+    ok11 &= fresh.privacy_ledger_.status == "proven" and fresh.privacy_ledger_.neighbouring == "replace"
+    for label, kw in (("bounds_from_data", dict(bounds="data", labels=doc.labels)),
+                      ("labels_from_y", dict(bounds=doc.bounds)),
+                      ("known_noise_seed", dict(bounds=doc.bounds, labels=doc.labels, random_state=seed))):
+        led = PCAGauss(2, 1.0, task="classification", pca_source="public", mode="strict", **kw).fit(
+            bc.X_train, bc.y_train, X_public=bc.X_public).privacy_ledger_
+        emit(f"c11_status_{label}", led.status)
+        ok11 &= led.status == "not proven"
+    emit("c11_status_documented_inputs_fresh_noise", fresh.privacy_ledger_.status)
+    for task, source in (("unsupervised", "public"), ("unsupervised", "nonprivate"), ("classification", "public")):
+        for bug in (None, "noise_halved"):
+            # alpha = 1e-3 for the claims that hold: Algorithm 1's worst case is exactly tight, so a 95 % bound
+            # would exceed its claim for 1 seed in 20; a planted bug overshoots by far more.
+            r = run_case(pipeline_audit_case(task, pca_source=source, bug=bug), 200_000, seed,
+                         alpha=0.05 if bug else 1e-3)
+            tag = f"c11_audit_{task}_{source}" + (f"_bug_{bug}" if bug else "")
+            emit(tag, f"claim={r['claimed_eps']:.3g} lower_bound={r['eps_lb']:.3f} trials={r['trials']}")
+            ok11 &= r["ok"]
+    emit("c11_public_inputs_and_audits_ok", ok11)
+    if not ok11:
+        failures.append("C11")
+
 
 # --------------------------------------------------------------------------------------------- utility
 def classification_block(key, seed, reps, eps_grid, P_grid, alphas, failures, *, check):
@@ -199,7 +240,7 @@ def classification_block(key, seed, reps, eps_grid, P_grid, alphas, failures, *,
     methods = ("real", "public_only", "pca_gauss_public", "pca_gauss_laplace", "pca_gauss_ag", "liu", "jiang", "li")
     grid_P = sorted(set(P_grid) | ({M} if check else set()))
     rows = utility_sweep(split, methods, eps_grid, [p for p in grid_P if p <= M], alphas=alphas, n_reps=reps,
-                         random_state=seed, progress=progress_printer(key))
+                         random_state=seed, noise_seed=seed, progress=progress_printer(key))
     summ = summarise(rows, "svm_accuracy")
     best = best_over(summ, "svm_accuracy")
     emit(f"{key}.sizes", str(split.sizes).replace(" ", ""))
@@ -209,9 +250,10 @@ def classification_block(key, seed, reps, eps_grid, P_grid, alphas, failures, *,
             tag = "" if r["method"] in ("real", "public_only") else f" (P={int(r['P'])}" + (
                 f", alpha={r['alpha']:.1f})" if r["method"] in ("pca_gauss_laplace", "pca_gauss_ag") else ")")
             emit(f"{key}.eps={eps:g}.{r['method']}", f"{100 * r['mean']:.1f}±{100 * r['ci95']:.1f}{tag}")
+    doc = documented_public_inputs(key)
     strict = utility_sweep(split, ("pca_gauss_public", "pca_gauss_laplace", "pca_gauss_ag"), [10.0],
                            [p for p in P_grid if p <= M], alphas=alphas, n_reps=reps, mode="strict", delta=1e-6,
-                           random_state=seed)
+                           random_state=seed, noise_seed=seed, bounds=doc.bounds, labels=doc.labels)
     sb = best_over(summarise(strict, "svm_accuracy"), "svm_accuracy").set_index("method")["mean"]
     emit(f"{key}.strict.eps=10.pub_ag_lap", f"{100 * sb['pca_gauss_public']:.1f} / {100 * sb['pca_gauss_ag']:.1f} / "
                                             f"{100 * sb['pca_gauss_laplace']:.1f}")
@@ -245,7 +287,7 @@ def regression_block(seed, reps, eps_grid, P_grid, alphas):
     split = load_split("diabetes", "regression", seed)
     methods = ("real", "public_only", "pca_gauss_public", "pca_gauss_laplace", "pca_gauss_ag", "liu", "jiang", "li")
     rows = utility_sweep(split, methods, eps_grid, [p for p in P_grid if p <= 10], alphas=alphas, n_reps=reps,
-                         random_state=seed, progress=progress_printer("diabetes"))
+                         random_state=seed, noise_seed=seed, progress=progress_printer("diabetes"))
     summ = summarise(rows, "krr_rmse")
     best = best_over(summ, "krr_rmse")
     emit("diabetes.random_guess_rmse", reference_levels(split)["random_guess_rmse"])
@@ -267,7 +309,8 @@ def clustering_block(seed, reps, eps_grid, P_grid, failures):
     d = load_digits()
     split = make_split(d.data, d.target, "unsupervised", random_state=seed)
     rows = utility_sweep(split, ("real", "pca_gauss_alg1", "pca_gauss_public", "liu", "jiang", "li"), eps_grid,
-                         P_grid, n_reps=reps, K=10, random_state=seed, progress=progress_printer("digits"))
+                         P_grid, n_reps=reps, K=10, random_state=seed, noise_seed=seed,
+                         progress=progress_printer("digits"))
     real_sc = float(rows["real_silhouette"].iloc[0])
     emit("digits.real_silhouette", real_sc)
     sc = summarise(rows, "silhouette")

@@ -1,9 +1,20 @@
 """Attack lab (PLS): what shared PLS components reveal about another party's data, and how
-edPLS stops it (issue #5; spec edpls.md Sec. 5). Thin page: widgets -> engine -> figures."""
+edPLS stops it (issue #5; spec edpls.md Sec. 5). Thin page: widgets -> engine -> figures.
+
+Noise (issue #15): every private fit and every sweep draws fresh privacy noise
+(``random_state=budget.noise_seed``: None unless the sidebar's teaching switch is on). Private
+results are therefore kept per session (``st.session_state``), never in the process-wide cache: a
+rerun shows the same release, a new session draws a new one. The "Data seed" box seeds only the
+simulated data. Labels come from each fit's own ledger; the shareable model is edPLS's own release
+(never for plain PLS or a known noise seed); everything computed on the rows (attack results,
+reconstructions, the plain model, the sweep) goes to the owner's workbook.
+"""
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -26,6 +37,9 @@ from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.figures import attack_party_spectra_figure, attack_reconstruction_figure, attack_success_figure
 from engine.methods.edpls import EDPLS, to_json
+from engine.methods.edpls import no_release_reason as edpls_no_release_reason
+from engine.methods.edpls import shareable_ledger
+from engine.privacy.noise import SEED_KNOWN_CAVEAT
 from engine.report import DataInfo, RunReport
 from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
@@ -33,14 +47,16 @@ from ui.progress import Sweep
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 GRID_CHOICES = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+#: Session stores of private results (fresh noise: never shared between sessions).
+FITS_KEY, SWEEPS_KEY = "attack_lab_private_fits", "attack_lab_private_sweeps"
 
 
-# --------------------------------------------------------------------------- cached engine calls
+# --------------------------------------------------------------------------- cached engine calls (no noise)
 @st.cache_data(show_spinner=False, max_entries=32)
-def simulated_problem(gen: tuple, attacker: int, seed: int):
+def simulated_problem(gen: tuple, attacker: int, data_seed: int):
     params = dict(gen)
-    data = make_attack_spectra(random_state=seed, **params)
-    test = make_attack_spectra(random_state=seed + 1, **params)
+    data = make_attack_spectra(random_state=data_seed, **params)
+    test = make_attack_spectra(random_state=data_seed + 1, **params)
     return simulation_problem(data, attacker, test)
 
 
@@ -56,17 +72,64 @@ def own_problem(df: pd.DataFrame, features: tuple, response: str, split: tuple, 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def single_attack(_problem, problem_key: tuple, setting: str, epsilon: float, delta: float,
-                  n_components: int, lv: int, calibration: str, seed: int):
-    return run_attack(_problem, setting, epsilon, delta=delta, n_components=n_components, lv=lv,
-                      calibration=calibration, random_state=seed)
+def plain_attack(_problem, problem_key: tuple, delta: float, n_components: int, lv: int, calibration: str):
+    """Plain PLS has no noise: one fit per data set serves every session."""
+    return run_attack(_problem, "plain", math.inf, delta=delta, n_components=n_components, lv=lv,
+                      calibration=calibration)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
-def sweep_chunk(_scenario, scenario_key: tuple, setting: str, epsilons: tuple, n_replicates: int, delta: float,
-                n_components: int, lv: int, calibration: str, seed: int):
-    return attack_success_sweep(_scenario, epsilons, settings=(setting,), n_replicates=n_replicates, delta=delta,
-                                n_components=n_components, lv=lv, calibration=calibration, random_state=seed)
+# --------------------------------------------------------------------------- private results (per session)
+def _session_cached(store: str, key: tuple, compute, max_entries: int):
+    """``compute()`` once per session and key (most recent ``max_entries`` kept)."""
+    cache = st.session_state.setdefault(store, OrderedDict())
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = compute()
+    cache[key] = value
+    while len(cache) > max_entries:
+        cache.popitem(last=False)
+    return value
+
+
+def private_attack(problem, problem_key: tuple, setting: str, epsilon: float, delta: float, n_components: int,
+                   lv: int, calibration: str, noise_seed):
+    key = (problem_key, setting, epsilon, delta, n_components, lv, calibration, noise_seed)
+    return _session_cached(FITS_KEY, key, lambda: run_attack(
+        problem, setting, epsilon, delta=delta, n_components=n_components, lv=lv, calibration=calibration,
+        random_state=noise_seed), 8)
+
+
+def sweep_chunk(scenario, scenario_key: tuple, setting: str, epsilons: tuple, n_replicates: int, delta: float,
+                n_components: int, lv: int, calibration: str, noise_seed, data_seed: int):
+    key = (scenario_key, setting, epsilons, n_replicates, delta, n_components, lv, calibration, noise_seed, data_seed)
+    return _session_cached(SWEEPS_KEY, key, lambda: attack_success_sweep(
+        scenario, epsilons, settings=(setting,), n_replicates=n_replicates, delta=delta, n_components=n_components,
+        lv=lv, calibration=calibration, random_state=noise_seed, data_random_state=data_seed), 16)
+
+
+def shareable_model(outcome):
+    """(zero-argument callable returning the release JSON, None) when the model shown has a shareable
+    release, else (None, the reason).
+
+    Plain PLS and ε = ∞ have none (no privacy); nor has a fit whose noise seed is known (the teaching
+    switch: anyone who knows the seed can subtract the noise). Anything else goes through edPLS's own
+    ``no_release_reason`` and ``to_json`` (the release states its guarantee, proven or not)."""
+    model, ledger = outcome.model, outcome.ledger
+    if not isinstance(model, EDPLS) or ledger is None or not len(ledger):
+        return None, ("the model shown is plain PLS (no privacy): it is not a shareable release; its coefficients "
+                      "are in the owner's workbook.")
+    why = edpls_no_release_reason(model)
+    if why:
+        return None, why
+    if SEED_KNOWN_CAVEAT in ledger.caveats:
+        return None, ("the noise seed is known (sidebar: 'Reproducible noise'), so anyone who knows it can subtract "
+                      "the noise: switch it off for a shareable model.")
+    try:
+        text = to_json(model)  # built now (small), so that a refusal is shown instead of failing on the click
+    except ValueError as err:
+        return None, f"the release could not be built ({err})."
+    return (lambda: text), None
 
 
 # --------------------------------------------------------------------------- page
@@ -96,7 +159,9 @@ if scenario_name == "Paper's simulation":
                           format_func=lambda h: {"pdf": "h·pdf (authors' code)", "peak": "peak height"}[h])
         noise = c3.number_input("Measurement noise (std)", 0.0, 1.0, 0.0, step=0.001, format="%.3f",
                                 key="attack_noise")
-        seed = c4.number_input("Seed", 0, 10**6, 0, key="attack_seed")
+        seed = c4.number_input("Data seed", 0, 10**6, 0, key="attack_seed",
+                               help="Seeds the simulated data only. The privacy noise is fresh on every run "
+                                    "(sidebar: 'Reproducible noise' fixes it for teaching).")
         st.caption(
             "Bands (centre, width, height): "
             + "; ".join(f"{b.name} ({b.centre:g}, {b.width:g}, {b.height:g})" for b in PAPER_BANDS)
@@ -107,8 +172,9 @@ if scenario_name == "Paper's simulation":
     attacker = st.radio("Attacker", (1, 2), horizontal=True, key="attack_party",
                         format_func=lambda p: f"party {p} (tries to recover party {3 - p}'s unique band)")
     gen = (("n_per_party", int(n_per_party)), ("height", height), ("noise", float(noise)))
-    problem_key = ("sim", gen, int(attacker), int(seed))
-    problem = simulated_problem(gen, int(attacker), int(seed))
+    data_seed = int(seed)
+    problem_key = ("sim", gen, int(attacker), data_seed)
+    problem = simulated_problem(gen, int(attacker), data_seed)
     redraw = st.checkbox("Sweep: draw fresh data for every run (as in the reproduction; slower)", value=False,
                          key="attack_redraw",
                          help="Off: every run of the sweep uses the data set shown and only the privacy noise changes.")
@@ -165,7 +231,8 @@ else:
     except AttackSetupError as err:
         st.error(f"Cannot run the attack on '{ds.name}': {err}.")
         st.stop()
-    problem_key = ("own", problem.fingerprint())
+    problem_key = ("own", problem.fingerprint())  # in-process cache key only: never exported
+    data_seed = 0  # the data are the owner's: only the held-out split is seeded (split_parties)
     scenario = problem
     axis_title = "variable"
     secret_label = "leak from plain PLS (reference)"
@@ -192,11 +259,13 @@ else:
                    "the (ε, δ) guarantee shown is then not proven for these data.")
 eps, delta, calibration = budget.epsilon, budget.delta, budget.calibration
 
+noise_seed = budget.noise_seed  # None: fresh noise for every release (the default)
+
 # ---- 1. the reconstruction at the chosen epsilon
 st.subheader(f"What the attacker recovers at ε = {eps:g}")
 try:
-    plain = single_attack(problem, problem_key, "plain", math.inf, delta, n_components, lv, calibration, 0)
-    private = single_attack(problem, problem_key, chosen, eps, delta, n_components, lv, calibration, 1)
+    plain = plain_attack(problem, problem_key, delta, n_components, lv, calibration)
+    private = private_attack(problem, problem_key, chosen, eps, delta, n_components, lv, calibration, noise_seed)
 except (AttackSetupError, ValueError) as err:
     st.error(f"The attack could not run: {err}")
     st.stop()
@@ -220,12 +289,14 @@ if problem.secret is None:
               help="Variance of the other party's rows along the leaked direction (from the loadings) over the "
                    "variance of your own rows along it. Far above 1: the leak is variation only they have.")
 st.caption(
-    f"RMSEP on held-out rows: plain PLS {plain.rmsep:.3g}, {SETTINGS[chosen]} {private.rmsep:.3g}. "
-    "One random draw of the noise; the sweep below averages many."
+    f"RMSEP on held-out rows: plain PLS {plain.rmsep:.3g}, {SETTINGS[chosen]} {private.rmsep:.3g}, predicting the "
+    f"training mean {private.rmsep_mean_model:.3g}. One random draw of the noise"
+    + (" (fresh: a new session draws another)" if noise_seed is None else " (reproducible: the noise seed is known)")
+    + "; the sweep below averages many."
 )
-ledger = getattr(private.model, "privacy_ledger_", None)
+ledger = private.ledger
 if ledger is not None:
-    st.markdown(f"**Guarantee of this edPLS model** ({SETTINGS[chosen]}):")
+    st.markdown(f"**Guarantee of this edPLS model** ({SETTINGS[chosen]}): **{private.status}**")
     show_ledger(ledger, delta=delta)
 with st.expander("The two parties' data", expanded=False):
     show_chart(st, attack_party_spectra_figure(problem.axis, problem.X_own, problem.X_other,
@@ -248,7 +319,8 @@ if budget.mode == "strict" and "strict" not in compared:
 attack_sweep = Sweep("attack_sweep", "attack sweep", auto=True)  # Cancel pauses it until restarted
 summary = None
 # A paused sweep's last result is shown only for the very settings it was run with (data included).
-sweep_settings = (problem_key, tuple(grid), tuple(compared), int(n_reps), delta, n_components, lv, calibration)
+sweep_settings = (problem_key, tuple(grid), tuple(compared), int(n_reps), delta, n_components, lv, calibration,
+                  noise_seed)
 if attack_sweep.should_run():
     chunks = []
     with attack_sweep.running("Running the attack sweep…") as progress:
@@ -256,7 +328,7 @@ if attack_sweep.should_run():
             progress.progress(i / len(compared), text=f"Attack sweep: {SETTINGS[setting]}")
             try:
                 chunks.append(sweep_chunk(scenario, problem_key, setting, grid, int(n_reps), delta, n_components, lv,
-                                          calibration, 7))
+                                          calibration, noise_seed, data_seed))
             except (AttackSetupError, ValueError) as err:
                 st.error(f"{SETTINGS[setting]}: {err}")
     if chunks:
@@ -281,37 +353,85 @@ metric = m2.radio("Success measure", ("correlation", "hit", "cosine"), horizonta
 show_chart(st, attack_success_figure(summary, component=component, metric=metric, labels=SETTINGS,
                                      component_label=COMPONENTS[component]),
            f"success_{component}_{metric}", page="attack_lab", key="attack_success_chart")
-st.success(verdict(summary, chosen, eps, secret_is_truth=problem.secret is not None))
+verdict_text = verdict(summary, chosen, eps, secret_is_truth=problem.secret is not None)
+if "no longer works" in verdict_text and "no better than predicting the mean" not in verdict_text \
+        and "unknown" not in verdict_text:
+    st.success(verdict_text)
+else:  # the attack still works, or it fails only because the private model predicts nothing
+    st.warning(verdict_text)
 st.caption(
     "Paper mode gives every one of the 4k noisy releases the full (ε, δ) and computes its sensitivities from the "
     "data, so its ε is not a proven total guarantee; strict mode's ε is the total for the whole release "
-    "(see the ledger above). Hit = the largest entry of the reconstruction lies within ±2 variables of the "
-    "secret's peak (chance ≈ 5/m)."
+    "(see the ledger above). The status column says, for each row, what the ledgers of its fits say: "
+    "\"no privacy\" (plain PLS, ε = ∞), \"proven\" or \"not proven\". Hit = the largest entry of the reconstruction "
+    "lies within ±2 variables of the secret's peak (chance ≈ 5/m)."
 )
 with st.expander("Table of the sweep", expanded=False):
     st.dataframe(summary, width="stretch", hide_index=True)
-    st.download_button("Download (CSV)", summary.to_csv(index=False), "attack_sweep.csv", "text/csv",
-                       key="attack_download")
+    st.caption("The sweep's results are evaluations on your rows: download them with the owner's workbook below.")
 
+bounds_public = bool(problem.bounds_public)
 if scenario_name == "Paper's simulation":
     data_info = DataInfo.from_parts("paper's simulation (make_attack_spectra)", "generated", [problem.X, problem.y],
-                                    note=f"{dict(gen)}, seed {int(seed)}; attacker party {int(attacker)}")
+                                    note=f"{dict(gen)}, data seed {data_seed}; attacker party {int(attacker)}")
 else:
     data_info = DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
                                     note=f"attacker: {problem.attacker_label}; other party: {problem.other_label}")
+public_parameters = {"epsilon": eps, "delta": delta, "mode": budget.mode, "calibration": calibration,
+                     "latent variables k": n_components, "model": SETTINGS[chosen]}
+if bounds_public:
+    public_parameters["public bounds (‖x‖, |y|)"] = [problem.x_bound, problem.y_bound]
 report = RunReport(
     page="attack_lab", method=f"Attack lab (PLS): {SETTINGS[chosen]} against plain PLS",
     data=data_info, preprocessing="none (the attack uses the rows as given)",
     parameters={"scenario": scenario_name, "latent variables k": n_components, "latent variable read": lv,
                 "epsilon": eps, "delta": delta, "calibration": calibration, "model shown": chosen,
-                "random_state (plain, private, sweep)": [0, 1, 7], "ε grid": list(grid), "runs per ε": int(n_reps),
-                "models compared": list(compared), "public bounds": [problem.x_bound, problem.y_bound],
-                "bounds public": problem.bounds_public},
-    mode=budget.mode, ledger=ledger, ledger_delta=delta,
+                "privacy noise": "fresh (OS entropy)" if noise_seed is None else "fixed (teaching switch: not proven)",
+                **({"data seed (simulation)": data_seed} if scenario_name == "Paper's simulation" else {}),
+                "ε grid": list(grid), "runs per ε": int(n_reps), "models compared": list(compared),
+                "bounds (‖x‖, |y|)": [problem.x_bound, problem.y_bound], "bounds public": bounds_public},
+    public_parameters=public_parameters,
+    # the shareable report shows the ledger as it may be published (data-derived sensitivities per unit);
+    # its status and caveats are the fit's own; the exact ledger goes to the owner's workbook
+    mode=budget.mode, ledger=shareable_ledger(private.model) if isinstance(private.model, EDPLS) else ledger,
+    ledger_delta=delta,
     headline={"RMSEP plain PLS": plain.rmsep, f"RMSEP {SETTINGS[chosen]}": private.rmsep,
+              "RMSEP predicting the training mean": private.rmsep_mean_model,
               **{f"|corr| plain PLS, {COMPONENTS[c]}": plain.measures[c]["correlation"] for c in COMPONENTS},
               **{f"|corr| {SETTINGS[chosen]}, {COMPONENTS[c]}": private.measures[c]["correlation"] for c in COMPONENTS},
-              "verdict": verdict(summary, chosen, eps, secret_is_truth=problem.secret is not None)})
-export_bar(report, results_csv=lambda: summary.to_csv(index=False),
-           model_json=(lambda: to_json(private.model, indent=1)) if isinstance(private.model, EDPLS) else None,
-           no_model_reason="the model shown is plain PLS (no privacy), which has no JSON export here.")
+              "verdict": verdict_text})
+
+
+def owner_sheets() -> dict:
+    """Everything computed on the rows without noise: attack results, reconstructions, the plain model, the sweep."""
+    rows = [{"model": SETTINGS[o.setting], "ε": o.epsilon, "guarantee of this fit": o.status, "component": c,
+             **{k: o.measures[c][k] for k in ("correlation", "cosine", "hit", "peak")}, "RMSEP (held-out rows)": o.rmsep,
+             "RMSEP predicting the mean": o.rmsep_mean_model}
+            for o in (plain, private) for c in COMPONENTS]
+    recon = pd.DataFrame({"axis": np.asarray(problem.axis)})
+    for c in COMPONENTS:
+        recon[f"reference {c} ({'true secret' if problem.secret is not None else 'plain-PLS leak'})"] = plain.secret[c]
+        recon[f"plain PLS {c}"] = plain.recovered[c]
+        recon[f"{chosen} ε={eps:g} {c}"] = private.recovered[c]
+    pm = plain.model
+    plain_model = pd.DataFrame({"variable": problem.variable_names or list(range(problem.X.shape[1])),
+                                "coef": np.ravel(pm.coef_)})
+    for j in range(pm.x_weights_.shape[1]):
+        plain_model[f"W{j + 1}"] = pm.x_weights_[:, j]
+        plain_model[f"P{j + 1}"] = pm.x_loadings_[:, j]
+    sheets = {"attack at ε (your rows)": pd.DataFrame(rows), "reconstructions": recon,
+              "plain PLS model (no privacy)": plain_model, "sweep summary (your rows)": summary}
+    if ledger is not None and len(ledger):
+        sheets["ledger (exact)"] = ledger.to_frame()
+    if not bounds_public:
+        sheets["bounds read off the rows"] = {"max ‖x‖ (training rows)": problem.x_bound,
+                                               "max |y| (training rows)": problem.y_bound,
+                                               "note": "exact private statistics: the strict fit is not proven"}
+    if problem.secret is None:
+        sheets["leak specificity"] = {"other/own variance along the leak": leak_exclusivity(
+            plain.recovered["P"], problem.X_own, problem.X_other)}
+    return sheets
+
+
+release_json, no_release_reason = shareable_model(private)
+export_bar(report, release_json=release_json, no_release_reason=no_release_reason, owner_sheets=owner_sheets)

@@ -1,5 +1,6 @@
 """Noise & budget calculator: widgets -> engine.privacy -> figures."""
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from engine.privacy.calculator import compose_identical_gaussian, per_release_sigma_table, sigma_curve
@@ -41,20 +42,29 @@ st.dataframe(
 )
 
 st.subheader("Downloads")
+# Everything on this page is computed from the numbers typed above (ε, δ, Δ, k): no private data is read, so the
+# results are public and go into the shareable report with the inputs.
+sigma_rows = {f"σ per release over {k} releases, {r['accounting']}": r["sigma_per_release"]
+              for r in split_table.to_dict("records")}
+totals = {f"total ε of {k} full-budget releases, {m} (at δ = {d:.2g})": e for m, (e, d) in tot.items()}
 report = RunReport(
     page="calculator", method="Noise & budget calculator",
     parameters={"epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k},
+    public_parameters={
+        "epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k,
+        "analytic Gaussian σ, one release (computed)": one["analytic_sigma"],
+        "classic Gaussian σ, one release (computed)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
+        else one["classic_sigma"],
+        "Laplace scale b, one release (computed)": one["laplace_scale"],
+        **{f"{name} (computed)": v for name, v in {**sigma_rows, **totals}.items()}},
     mode=None,
     mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
                "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
-               "one is proven only for ε ≤ 1)."),
-    headline={"analytic Gaussian σ (one release)": one["analytic_sigma"],
-              "classic Gaussian σ (one release)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
-              else one["classic_sigma"], "Laplace scale b (one release)": one["laplace_scale"],
-              **{f"σ per release over {k} releases, {r['accounting']}": r["sigma_per_release"]
-                 for r in split_table.to_dict("records")},
-              **{f"total ε of {k} full-budget releases, {m} (δ = {d:.2g})": e for m, (e, d) in tot.items()}},
+               "one is proven only for ε ≤ 1). Inputs and results are public."),
     notes=["The calculator releases nothing from private data: it computes the noise a budget needs, so there is "
            "no privacy ledger and no fitted model."])
-export_bar(report, results_csv=lambda: split_table.to_csv(index=False),
-           no_model_reason="the calculator fits no model; it computes noise scales from the budget.")
+export_bar(report, no_release_reason="the calculator fits no model; it computes noise scales from the budget "
+                                     "(inputs and results are public: they are in the shareable report).",
+           owner_sheets=lambda: {"σ per release": split_table, "σ against ε": curve,
+                                 "total of full-budget releases": pd.DataFrame(
+                                     [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()])})

@@ -12,10 +12,15 @@ from engine.data.catalog import SAMPLE_SETS
 from engine.data.samples import make_two_views
 from engine.methods.dp_cca import (
     NOT_DP_PROJECTIONS,
+    PAGE_DEFAULTS,
     channel_split_views,
     columns_by_prefix,
     compare_fit,
+    default_bound,
     first_pair_weights,
+    no_release_reason,
+    owner_sheets,
+    public_parameters,
     sample_size_grid,
     split_rows,
     summarise_sweep,
@@ -74,23 +79,29 @@ def two_files(x_bytes: bytes, x_name: str, y_bytes: bytes, y_name: str) -> tuple
 
 
 @st.cache_data(show_spinner="Fitting private and non-private CCA ...", max_entries=16)
-def fit_views(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, seed: int, params: tuple) -> dict:
-    train, test = split_rows(len(X), test_fraction, seed)
+def fit_views(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed: int, params: tuple,
+              noise_seed: int | None, noise_key: str) -> dict:
+    """The private fit and its non-private reference. ``split_seed`` splits the rows (not a release);
+    the noise is fresh (``noise_seed`` None) or the teaching switch's known seed. ``noise_key`` (the
+    session's token) keeps two sessions from sharing one cached noise draw."""
+    train, test = split_rows(len(X), test_fraction, split_seed)
     Xa, Ya = X.to_numpy(dtype=float), Y.to_numpy(dtype=float)
-    out = compare_fit(Xa[train], Ya[train], Xa[test], Ya[test], random_state=seed, **dict(params))
+    out = compare_fit(Xa[train], Ya[train], Xa[test], Ya[test], random_state=noise_seed, **dict(params))
     out["weights"] = first_pair_weights(out["private"], out["nonprivate"])
     out["n_train"], out["n_test"] = len(train), len(test)
     out["train_scores"] = out["private"].transform(Xa[train], Ya[train])
     return out
 
 
-def run_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, seed: int, params: dict, epsilon: float,
-               delta: float, n_replicates: int, bar) -> pd.DataFrame:
-    """The poster's three sweeps (eps, N, delta), progress shown in thirds."""
-    train, test = split_rows(len(X), test_fraction, seed)
+def run_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed: int, params: dict,
+               epsilon: float, delta: float, n_replicates: int, noise_seed: int | None, bar) -> pd.DataFrame:
+    """The poster's three sweeps (eps, N, delta), progress shown in thirds. ``split_seed``: rows and
+    subsets; ``noise_seed``: None (fresh noise) or the teaching switch's known seed."""
+    train, test = split_rows(len(X), test_fraction, split_seed)
     Xa, Ya = X.to_numpy(dtype=float), Y.to_numpy(dtype=float)
     args = (Xa[train], Ya[train], Xa[test], Ya[test])
-    common = dict(n_replicates=n_replicates, epsilon=epsilon, delta=delta, random_state=seed, **params)
+    common = dict(n_replicates=n_replicates, epsilon=epsilon, delta=delta, random_state=split_seed,
+                  noise_random_state=noise_seed, **params)
     parts = []
     for i, (name, fn, grid) in enumerate((
             ("ε", sweep_epsilon, EPS_GRID), ("N", sweep_n_samples, sample_size_grid(len(train))),
@@ -132,11 +143,12 @@ x_title, y_title = "X variable", "Y variable"
 
 if source == "synthetic":
     c1, c2 = st.columns(2)
-    n_rows = int(c1.number_input("Rows N (training + held-out)", 200, 60000, 5000, step=500, key="dp_cca_syn_n",
-                                 help="DP needs many rows: the noise on C shrinks like 1/N."))
-    syn_seed = int(c2.number_input("Data seed", 0, 10_000, 3, key="dp_cca_syn_seed"))
+    n_rows = int(c1.number_input("Rows N (training + held-out)", 200, 60000, PAGE_DEFAULTS["n_rows"], step=500,
+                                 key="dp_cca_syn_n", help="DP needs many rows: the noise on C shrinks like 1/N."))
+    syn_seed = int(c2.number_input("Data seed", 0, 10_000, PAGE_DEFAULTS["data_seed"], key="dp_cca_syn_seed",
+                                   help="Seeds the simulated data only (not the noise)."))
     X_df, Y_df, truth = synthetic_views(n_rows, syn_seed)
-    view_name = f"make_two_views(n_samples={n_rows}, random_state={syn_seed})"
+    view_name = f"synthetic two views (make_two_views, N = {n_rows}, draw #{syn_seed})"
     st.caption(f"{X_df.shape[1]} X and {Y_df.shape[1]} Y variables, mixed by random invertible matrices; planted "
                f"canonical correlations {', '.join(f'{v:g}' for v in truth if v > 0)}, the rest 0.")
 elif source == "instruments":
@@ -224,10 +236,13 @@ d_x, d_y, n_all = X_df.shape[1], Y_df.shape[1], len(X_df)
 with st.expander("Model settings", expanded=False):
     c1, c2, c3, c4 = st.columns(4)
     k_max = min(d_x, d_y)
-    n_components = int(c1.number_input("Canonical pairs K", 1, k_max, min(3, k_max), key="dp_cca_k"))
-    test_fraction = float(c2.slider("Held-out share", 0.1, 0.5, 0.3, 0.05, key="dp_cca_test",
+    n_components = int(c1.number_input("Canonical pairs K", 1, k_max, min(PAGE_DEFAULTS["n_components"], k_max),
+                                       key="dp_cca_k"))
+    test_fraction = float(c2.slider("Held-out share", 0.1, 0.5, PAGE_DEFAULTS["test_fraction"], 0.05, key="dp_cca_test",
                                     help="Rows kept out of the fit to measure the captured correlation."))
-    seed = int(c3.number_input("Seed (split and noise)", 0, 2**31 - 1, 0, key="dp_cca_seed"))
+    seed = int(c3.number_input("Split seed", 0, 2**31 - 1, PAGE_DEFAULTS["split_seed"], key="dp_cca_seed",
+                               help="Which rows are held out (and the row subsets of the N sweep). The noise never "
+                                    "comes from this seed: it is fresh unless 'Reproducible noise' is on."))
     reg_mode = c4.radio("Regularisation λ", ("auto", "fixed"), key="dp_cca_reg_mode",
                         help="auto: λ = 2√D·τ, the typical size of the noise; added to the noisy diagonal "
                              "blocks, which also replaces eigenvalues the noise pushed below λ.")
@@ -239,26 +254,29 @@ params = {"n_components": n_components, "epsilon": budget.epsilon, "delta": budg
           "calibration": calibration, "regularization": regularization}
 if budget.mode == "strict":
     with st.expander("Public bounds (strict mode)", expanded=True):
-        st.caption("Set these from what is known **before** looking at the data (instrument ranges, units). "
-                   "Rows beyond a bound are scaled back onto it; the number clipped is shown to you, the data "
-                   "owner, below.")
+        st.caption("These are **your declarations of public values**: set them from what is known **before** "
+                   "looking at the data (instrument ranges, units), never from these rows. The defaults "
+                   "(3·√columns) depend only on the number of columns. Rows beyond a bound are scaled back onto it; the number "
+                   "clipped is shown to you, the data owner, below. The bounds go into the shareable release.")
         c1, c2, c3 = st.columns(3)
-        x_bound = float(c1.number_input("Largest ‖x‖ (X row norm)", 1e-6, 1e9, float(round(3 * d_x**0.5, 1)),
+        x_bound = float(c1.number_input("Largest ‖x‖ (X row norm)", 1e-6, 1e9, default_bound(d_x),
                                         key=f"dp_cca_xb_{view_name}_{d_x}"))
-        y_bound = float(c2.number_input("Largest ‖y‖ (Y row norm)", 1e-6, 1e9, float(round(3 * d_y**0.5, 1)),
+        y_bound = float(c2.number_input("Largest ‖y‖ (Y row norm)", 1e-6, 1e9, default_bound(d_y),
                                         key=f"dp_cca_yb_{view_name}_{d_y}"))
         centring = c3.radio("Centre", ("private", "zero"), key="dp_cca_centre",
                             format_func={"private": "private, from the same release",
-                                         "zero": "public: 0 (data already centred)"}.get,
+                                         "zero": "public: 0 (known before seeing the data)"}.get,
                             help="Private centring appends a constant column to every row, so the same noisy "
                                  "release also carries the column means (no budget split; bounds then apply to "
-                                 "the raw rows).")
+                                 "the raw rows). A public centre of 0 is right only if 0 is the centre by design "
+                                 "(e.g. a zero-mean signal), not because the rows were centred on their own mean.")
     params.update(x_bound=x_bound, y_bound=y_bound)
     if centring == "zero":
         params.update(x_center=0.0, y_center=0.0)
 
 try:
-    result = fit_views(X_df, Y_df, test_fraction, seed, tuple(sorted(params.items())))
+    result = fit_views(X_df, Y_df, test_fraction, seed, tuple(sorted(params.items())), budget.noise_seed,
+                       budget.session_noise_key)
 except (DataError, ValueError) as err:
     st.error(f"DP-CCA cannot run on this choice: {err}")
     st.stop()
@@ -272,8 +290,8 @@ c2.metric("Subspace similarity", f"{sim['angle_cos']:.3f}",
           help=f"Mean cosine of the principal angles to the non-private U (X: {sim['angle_cos_x']:.3f}) and V "
                f"(Y: {sim['angle_cos_y']:.3f}).")
 c3.metric("Noise τ on C", f"{private.tau_:.3g}",
-          help=f"{private.calibration_} Gaussian calibration; sensitivity √2/N on C = ZᵀZ/N; λ = "
-               f"{private.regularization_:.3g}.")
+          help=f"{private.calibration_} Gaussian calibration; worst-case change {private.sensitivity_:.4g}/N of the "
+               f"released numbers of C = ZᵀZ/N; λ = {private.regularization_:.3g}.")
 if budget.mode == "strict":
     c4.metric("Rows clipped", f"{private.n_clipped_} of {result['n_train']}",
               help=" · ".join(private.clip_report_["notes"]))
@@ -309,14 +327,15 @@ with tabs[1]:
     c2.caption(f"Grids as on the poster: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
                f"N up to the {result['n_train']} training rows (ε, δ fixed), δ ∈ {{1e-6 … 1e-2}} (ε, N fixed); "
                "the fixed values are the budget and data above.")
-    config = (view_name, n_all, d_x, d_y, test_fraction, seed, tuple(sorted(params.items())), n_rep)
+    config = (view_name, n_all, d_x, d_y, test_fraction, seed, tuple(sorted(params.items())), n_rep,
+              budget.noise_seed)
     three_sweeps = Sweep("dp_cca_sweeps", "sweeps")
     if st.button("Run the three sweeps", key="dp_cca_run_sweeps", type="primary"):
         try:
             sweep_params = {k: v for k, v in params.items() if k not in ("epsilon", "delta")}
             with three_sweeps.running("Starting sweeps ...") as bar:
                 summary = run_sweeps(X_df, Y_df, test_fraction, seed, sweep_params, budget.epsilon, budget.delta,
-                                     n_rep, bar)
+                                     n_rep, budget.noise_seed, bar)
         except (DataError, ValueError) as err:
             st.error(f"The sweeps cannot run: {err}")
         else:
@@ -327,6 +346,8 @@ with tabs[1]:
         for parameter in ("epsilon", "n_samples", "delta"):
             show_chart(st, dp_cca_sweep_figure(summary, parameter), f"sweep_{parameter}", page="dp_cca")
         with st.expander("Sweep table"):
+            st.caption("status: the guarantee of each point's fits, from their own ledger (ε = ∞: no privacy). "
+                       "The table is evaluated on your private rows: it is for you, not for sharing.")
             st.dataframe(summary, hide_index=True, width="stretch")
     elif stored is not None:
         st.caption("The settings changed since the last sweep: run it again to see the curves.")
@@ -349,26 +370,32 @@ with tabs[4]:
     show_ledger(private.privacy_ledger_, budget.delta, expanded=True)
     exact_eps = private.privacy_ledger_.total("gdp", budget.delta)[0]
     st.caption("One Analyze-Gauss release of the joint second-moment matrix; U, V and the correlations are "
-               "post-processing of it. Replace-one neighbours (N public), as on the poster, with the replace-one "
-               f"sensitivity √2 already in the record. Exact ε of this single Gaussian release at δ = "
+               "post-processing of it. Replace-one neighbours (N public), as on the poster; the record holds the "
+               f"worst-case change of the released numbers for this construction ({private.sensitivity_:.4g}: √2 for "
+               "a joint bound, √(32/27) for per-view bounds with private centring). Exact ε of this single Gaussian "
+               "release at δ = "
                f"{budget.delta:.1e} (Balle & Wang): {exact_eps:.4g}"
                + (" (the classic calibration is conservative)" if private.calibration_ == "classic" else "")
                + ("; paper mode: this holds only if the data-dependent centre and scale were public." if
                   budget.mode == "paper" else "."))
 
 st.subheader("Downloads")
+declared = {"two views from": source, "held-out share": test_fraction}
 report = RunReport(
     page="dp_cca", method=f"DP-CCA ({budget.mode}, ε = {budget.epsilon:g})",
     data=DataInfo.from_parts(view_name, {"synthetic": "generated (make_two_views)", "instruments": "sample",
                                          "files": "upload"}.get(source) or dataset.origin,
                              [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(n_all, d_x + d_y),
-                             note=f"X view: {d_x} columns, Y view: {d_y} columns; the hash covers both views."),
+                             note=f"X view: {d_x} columns, Y view: {d_y} columns; the fingerprint covers both views."),
     preprocessing=private.preprocessing_,
-    parameters={**params, "two views from": source, "held-out share": test_fraction, "random_state": seed,
-                "n_train": result["n_train"], "n_test": result["n_test"]},
+    parameters={**params, **declared, "split seed": seed, "n_train": result["n_train"], "n_test": result["n_test"]},
+    public_parameters=public_parameters(private, **declared),
     mode=budget.mode, ledger=private.privacy_ledger_, ledger_delta=budget.delta,
     headline={"captured correlation (held-out)": result["captured"], "subspace similarity": sim["angle_cos"],
               "noise τ on C": private.tau_, "regularisation λ": private.regularization_,
               "rows clipped": private.n_clipped_,
               **{f"canonical correlation {i + 1}, private": v for i, v in enumerate(private.canonical_correlations_)}})
-export_bar(report, results_csv=lambda: table.to_csv(index=False), model_json=lambda: to_json(private, indent=1))
+why_none = no_release_reason(private)
+export_bar(report, release_json=None if why_none else (lambda: to_json(private, indent=1)), no_release_reason=why_none,
+           owner_sheets=lambda: owner_sheets(private, nonprivate, comparison=result, n_test=result["n_test"],
+                                             x_names=list(X_df.columns), y_names=list(Y_df.columns)))

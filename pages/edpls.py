@@ -1,11 +1,29 @@
-"""edPLS page: widgets -> engine.methods.edpls -> figures. No math here."""
+"""edPLS page: widgets -> engine.methods.edpls -> figures. No math here.
+
+Noise: every private fit, sweep and simulation draws its noise through ``budget.noise_seed`` (None:
+fresh OS entropy; the "reproducible noise" switch: a known seed, recorded as not proven). The data
+split keeps its own fixed split seed (a split is not a release). The fit is kept per session for the
+same data and settings (``budget.session_noise_key``), so a rerun of the page shows the same release
+instead of drawing a new one, and two sessions never share a noise draw.
+"""
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from engine.data.preprocess import CHAIN_INFO, chain_names, make_chain
-from engine.data.split import train_test_indices
-from engine.methods.edpls import compare_private_plain, rmsep_vs_preprocessing, samples_needed, samples_needed_curve, to_json
+from engine.data.preprocess import CHAIN_INFO, chain_names
+from engine.methods.edpls import (
+    chain_caveat,
+    compare_private_plain,
+    no_release_reason,
+    owner_sheets,
+    public_parameters,
+    rmsep_vs_preprocessing,
+    samples_needed,
+    samples_needed_curve,
+    shareable_ledger,
+    to_json,
+)
+from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, preprocess as _preprocess
+from engine.methods.edpls_pipeline import sample_y_bound, strict_params
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.figures import (
@@ -31,14 +49,15 @@ PAPER_FLAWS = (
 )
 STRICT_TEXT = (
     "**Strict mode** clips every row to the public bounds below, releases the second-moment matrix "
-    "[X y]'[X y] once with symmetric Gaussian noise (Analyze-Gauss, sensitivity 1 after scaling), and "
-    "computes PLS from the noisy moments as post-processing. Centring happens inside the same release. "
-    "The whole fit is (ε, δ)-DP for add/remove-one neighbours."
+    "[X y]'[X y] once with symmetric Gaussian noise (Analyze-Gauss at the exact worst-case sensitivity of "
+    "the scaled rows, at most √3/2), and computes PLS from the noisy moments as post-processing. Centring "
+    "happens inside the same release. The whole fit is (ε, δ)-DP for add/remove-one neighbours."
 )
+SPLIT_SEED = PAGE_DEFAULTS["split_seed"]  # the train/test split's seed (not a noise seed: a split is no release)
 
 STRICT_LEAKY_CHAIN = (
     "**Strict mode, but not a proven guarantee:** the preprocessing '{chain}' was fitted on the private rows "
-    "({note}), so the clipped release is no longer (ε, δ)-DP as a whole; the ledger marks it as data-dependent."
+    "({note}), so the clipped release is no longer (ε, δ)-DP as a whole; the ledger records it as not proven."
 )
 
 st.title("edPLS: differentially private PLS1 regression")
@@ -71,26 +90,27 @@ channels = [c for c in numeric if c not in excluded]
 split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",
                      format_func=lambda v: {"random": "random 30 %", "last": "last 30 % of rows"}[v])
 n_max = max(1, min(20, len(channels), len(ds.df) - 3))
-n_components = int(c3.number_input("Latent variables", 1, n_max, min(5, n_max), key="edpls_k"))
+n_components = int(c3.number_input("Latent variables", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
+                                   key="edpls_k"))
 if len(channels) < 2:
     st.error(f"{ds.name}: after taking '{response}' as the response, fewer than two channel columns remain.")
     st.stop()
 
-X_all = ds.df[channels].to_numpy(dtype=float)
-y_all = ds.df[response].to_numpy(dtype=float)
+try:
+    problem = page_problem(ds.df, response, ds.response_columns, split=split_how,
+                           test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED)
+except ValueError as err:
+    st.error(f"{ds.name}: {err}")
+    st.stop()
+channels, X_all, y_all, tr, te = problem.channels, problem.X, problem.y, problem.train, problem.test
 try:
     axis = np.array([float(c) for c in channels])
     axis_label = "channel (column name)"
 except ValueError:
     axis, axis_label = np.arange(len(channels)), "channel index"
-try:
-    tr, te = train_test_indices(len(y_all), 0.3, how=split_how, random_state=0)
-except ValueError as err:
-    st.error(f"{ds.name}: {err}")
-    st.stop()
 
-chain = st.selectbox("Preprocessing for the fit", chain_names(), index=0, key="edpls_chain",
-                     help="chemotools transformers, fitted on the training rows only")
+chain = st.selectbox("Preprocessing for the fit", chain_names(), index=chain_names().index(PAGE_DEFAULTS["chain"]),
+                     key="edpls_chain", help="chemotools transformers, fitted on the training rows only")
 info = CHAIN_INFO.get(chain, {})
 if budget.mode == "strict" and info.get("learns_from_data"):
     st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
@@ -98,9 +118,7 @@ if budget.mode == "strict" and info.get("learns_from_data"):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def preprocess(X, chain_name, train_idx):
-    pipe = make_chain(chain_name)
-    pipe.fit(X[train_idx])
-    return pipe.transform(X)
+    return _preprocess(X, chain_name, train_idx)
 
 
 try:
@@ -109,39 +127,45 @@ except ValueError as err:
     st.error(f"Preprocessing '{chain}' failed on {ds.name}: {err}")
     st.stop()
 
-params = dict(n_components=n_components, epsilon=budget.epsilon, delta=budget.delta, mode=budget.mode,
-              calibration=budget.calibration, noise_std=noise_std)
+bounds_note = None
 if budget.mode == "strict":
     st.markdown(STRICT_TEXT)
     b1, b2 = st.columns(2)
     x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
-                              value=float(np.sqrt(len(channels))), format="%.4g",
+                              value=default_x_bound(len(channels)), format="%.4g",
                               key=f"edpls_x_bound_{len(channels)}",
                               help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
                                    "an assumption about the instrument, not read from the data.")
-    # Sample sets are public, so a default read off them leaks nothing; an upload gets no default.
-    y_default = (10.0 ** float(np.ceil(np.log10(float(abs(ds.df[response]).max()) + 1e-12)))
-                 if ds.origin == "sample" else None)
+    # A sample set is public, so a default read off it leaks nothing; an upload gets no default (never a bound
+    # read off private rows).
+    y_default = sample_y_bound(y_all) if ds.origin == "sample" else None
     y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
                               key=f"edpls_y_bound_{ds.origin}_{ds.name}_{response}",  # a bound never carries over to new data
                               help="From the response's physical range, e.g. 100 for a percentage.")
     if y_bound is None:
         st.info("Enter a public bound on |y| (from the response's physical range, not from your data) to fit in strict mode.")
         st.stop()
-    params.update(x_bound=x_bound, y_bound=y_bound)
-    if info.get("learns_from_data"):  # the chain read the private rows: same release, recorded as not proven
-        params.update(sensitivity_source="data")
+    if ds.origin == "sample":
+        bounds_note = "default y bound: the power of ten above the public sample set's |y|"
+    params = strict_params(n_components=n_components, epsilon=budget.epsilon, delta=budget.delta,
+                           calibration=budget.calibration, x_bound=x_bound, y_bound=y_bound, chain=chain)
 else:
     st.markdown(PAPER_FLAWS)
+    params = dict(n_components=n_components, epsilon=budget.epsilon, delta=budget.delta, mode="paper",
+                  calibration=budget.calibration, noise_std=noise_std)
+    if chain_caveat(chain):
+        params["caveats"] = (chain_caveat(chain),)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def fit_pair(X, y, train_idx, test_idx, params, seed):
-    return compare_private_plain(X, y, train_idx, test_idx, params, random_state=seed)
+def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key):
+    """The private fit beside the plain one. ``session_noise_key`` keeps one release per session and settings: a
+    rerun shows the same release, another session (or the teaching switch) draws its own."""
+    return compare_private_plain(X, y, train_idx, test_idx, params, random_state=noise_seed)
 
 
 try:
-    res = fit_pair(Xp, y_all, tr, te, params, 0)
+    res = fit_pair(Xp, y_all, tr, te, params, budget.noise_seed, budget.session_noise_key)
 except ValueError as err:
     st.error(f"The fit on {ds.name} was refused: {err}")
     st.stop()
@@ -156,6 +180,8 @@ m2.metric("RMSEP, non-private", f"{rmsep_0:.4g}")
 m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
 m4.metric("Rows clipped" if budget.mode == "strict" else "cond(P'W)",
           f"{private.n_clipped_} of {len(tr)}" if budget.mode == "strict" else f"{private.condition_number_:.3g}")
+st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
+           "they are in the owner's workbook, never in the shareable files.")
 if budget.mode == "strict":
     st.caption(
         "Bounds must come from domain knowledge, not from the data: a bound read off the private rows is "
@@ -173,23 +199,25 @@ show_chart(f1, edpls_coef_figure(axis, private.coef_, plain.coef_, axis_label=ax
 show_chart(f2, edpls_pred_figure(y_te, pred_p, pred_0, response=response, private_label=label), "predictions",
            page="edpls")
 
-st.download_button("Coefficients (CSV)", pd.DataFrame(
-    {"channel": channels, "coef_private": private.coef_, "coef_nonprivate": plain.coef_}).to_csv(index=False),
-    file_name="edpls_coefficients.csv", mime="text/csv")
+split_text = {"random": "random 30 %", "last": "last 30 % of rows"}[split_how]
 report = RunReport(
     page="edpls", method=label, data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *channels]),
     preprocessing=f"{chain} (fitted on the training rows only)",
-    parameters={**params, "test rows": {"random": "random 30 %", "last": "last 30 % of rows"}[split_how],
-                "split random_state": 0, "random_state": 0, "n_train": len(tr), "n_test": len(te)},
-    mode=budget.mode, ledger=private.privacy_ledger_,
+    parameters={**params, "test rows": split_text, "split seed": SPLIT_SEED,
+                "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
+                if budget.noise_seed is not None else "fresh (operating-system entropy)",
+                "n_train": len(tr), "n_test": len(te), **({"bounds": bounds_note} if bounds_note else {})},
+    public_parameters=public_parameters(private, preprocessing=chain, response=response, test_split=split_text),
+    mode=budget.mode, ledger=shareable_ledger(private), ledger_delta=budget.delta,
     mode_text=(STRICT_LEAKY_CHAIN.format(chain=chain, note=info.get("strict_note", ""))
                if budget.mode == "strict" and info.get("learns_from_data") else None),
     headline={"RMSEP, private": rmsep_p, "RMSEP, non-private": rmsep_0, "σ_y (test)": res["sigma_y_test"],
               **({"rows clipped": f"{private.n_clipped_} of {len(tr)}"} if budget.mode == "strict"
                  else {"cond(P'W)": private.condition_number_})})
-export_bar(report, results_csv=lambda: pd.DataFrame(
-    {"row": te, "y_test": y_te, "pred_private": pred_p, "pred_nonprivate": pred_0}).to_csv(index=False),
-    model_json=lambda: to_json(private, indent=1))
+later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
+why_not = no_release_reason(private)
+export_bar(report, release_json=None if why_not else (lambda: to_json(private, indent=1)), no_release_reason=why_not,
+           owner_sheets=lambda: owner_sheets(res, feature_names=channels, test_rows=te, sweeps=later_sheets))
 
 st.subheader("Privacy vs accuracy")
 s1, s2, s3 = st.columns(3)
@@ -205,32 +233,38 @@ except ValueError:
     eps_grid = []
 
 
-def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, progress=None):
+def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None):
     return rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
-                                  y[test_idx], eps, k, reps, random_state=1, progress=progress, **params)
+                                  y[test_idx], eps, k, reps, random_state=noise_seed, progress=progress, **params)
 
 
-sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon")}
+# each chain's own caveat is added by the sweep (the page's chain is not the only one compared)
+sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon", "caveats")}
 rmsep_sweep = Sweep("edpls_sweep", "RMSEP sweep")
 if st.button("Run RMSEP sweep", type="primary", key="edpls_run_sweep", disabled=not (chains and eps_grid)):
     try:
         with rmsep_sweep.running("starting") as bar:
-            # shared across sessions, but not with st.cache_data: its replay of the progress bar fails on a hit
+            # kept per session and settings (session_noise_key: sessions never share a noise draw), not with
+            # st.cache_data: its replay of the progress bar fails on a hit
             st.session_state["edpls_curves"] = cached_sweep(
                 "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components, reps,
-                                             sweep_params, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
+                                             sweep_params, budget.noise_seed,
+                                             progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
                 X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
-                                            sorted(sweep_params.items()))))
+                                            sorted(sweep_params.items()), budget.noise_seed,
+                                            budget.session_noise_key)))
     except ValueError as err:
         st.error(f"The sweep was refused: {err}")
 curves = st.session_state.get("edpls_curves")
 if curves is not None:
     show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"]), "rmsep_curves", page="edpls")
     st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
-               "table's epsilon_total_basic column.")
+               "table's epsilon_total_basic column. The status column is each fit's own ledger: \"proven\", "
+               "\"not proven\" (data-derived sensitivities, a chain fitted on the private rows, a known noise seed) "
+               "or \"no privacy\" (ε = ∞). RMSEPs are measured on your private test rows: the table is in the "
+               "owner's workbook, not in the shareable files.")
     st.dataframe(curves, hide_index=True)
-    st.download_button("RMSEP curves (CSV)", curves.to_csv(index=False), file_name="edpls_rmsep_curves.csv",
-                       mime="text/csv")
+    later_sheets["RMSEP sweep"] = curves
 
 if budget.mode == "strict":
     st.subheader("How many samples would strict mode need?")
@@ -243,7 +277,8 @@ if budget.mode == "strict":
         try:
             with simulation.running("starting") as bar:
                 curve = samples_needed_curve(Xp[tr], y_all[tr], Xp[te], y_te, sizes, budget.epsilon, n_components, 20,
-                                             random_state=2, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+                                             random_state=budget.noise_seed,
+                                             progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
                                              **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
         except ValueError as err:
             st.error(f"The simulation was refused: {err}")
@@ -260,4 +295,5 @@ if budget.mode == "strict":
             f"{int(curve['n'].max()):,} rows in this simulation: not enough data for this budget."
         )
         st.caption("Simulated by resampling your training rows (optimistic: new samples are assumed to look like "
-                   "the ones you have); the noise part is exact.")
+                   "the ones you have); the noise part is exact. The table is in the owner's workbook.")
+        later_sheets["samples needed"] = curve

@@ -7,13 +7,14 @@ import streamlit as st
 
 from engine.data import DataError
 from engine.methods.p3ls import (
+    NO_RELEASE_REASON,
     NOT_DP_STATEMENT,
     blocks_from_frame,
     coefficient_frame,
     columns_by_prefix,
     compare_models,
     leakage_report,
-    to_json,
+    owner_sheets,
 )
 from engine.report import DataInfo, RunReport
 from ui.data_picker import data_picker
@@ -34,16 +35,19 @@ MASK_MODES = ("Dense random orthogonal (default)", "Block-diagonal (FedSVD's gen
 @st.cache_data(show_spinner="Running the federation (keys, masked training, recovery, inference) ...",
                max_entries=16)
 def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, label_holder: int, k_max: int,
-                   seed: int, secure_aggregation: bool, block_size: int | None, file: str) -> dict:
-    """Everything the page shows, from one protocol run (pure function of its arguments)."""
+                   split_seed: int, secure_aggregation: bool, block_size: int | None, file: str) -> dict:
+    """Everything the page shows, from one protocol run. ``split_seed`` fixes the row split only: the
+    masks come from fresh OS entropy (a mask drawn from a known seed hides nothing), so the run is
+    cached per arguments rather than recomputed."""
     blocks, Y, names, column_names = blocks_from_frame(df, dict(party_columns), responses, file=file)
     comparison = compare_models(blocks, Y, label_holder=label_holder, k_max=k_max, party_names=names,
                                 kpi_names=list(responses), row_mask_block_size=block_size,
-                                secure_aggregation=secure_aggregation, random_state=seed)
+                                secure_aggregation=secure_aggregation, random_state=split_seed)
     fed = comparison.federated
     test_rows = comparison.split[2]
     relevance_train = fed.relevance()
     relevance_test = fed.relevance([b[test_rows] for b in blocks], Y[test_rows])
+    relevance = {"training rows": relevance_train.table, "test rows": relevance_test.table}
     return {
         "overall": comparison.overall,
         "per_kpi": comparison.per_kpi,
@@ -55,11 +59,11 @@ def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, lab
         "holdings": fed.holdings(),
         "leakage": leakage_report(fed),
         "coefficients": coefficient_frame(fed, column_names, list(responses)),
-        "relevance": {"training rows": relevance_train.table, "test rows": relevance_test.table},
+        "relevance": relevance,
         "r2_y": relevance_train.r2_y,
         "r2_x": relevance_train.r2_x_total,
         "sizes": {"train": len(comparison.split[0]), "validation": len(comparison.split[1]), "test": len(test_rows)},
-        "model_json": to_json(fed, indent=1),
+        "owner_sheets": owner_sheets(comparison, column_names, relevance),
     }
 
 
@@ -132,7 +136,10 @@ label_contributor = st.selectbox("Label contributor (holds the KPIs; also contri
 with st.expander("Protocol settings", expanded=False):
     left, mid, right = st.columns(3)
     k_max = int(left.number_input("Largest k searched on validation rows", 1, 100, 100, key="p3ls_k_max"))
-    seed = int(mid.number_input("Seed (split and masks)", 0, 2**31 - 1, 0, key="p3ls_seed"))
+    split_seed = int(mid.number_input("Split seed (training / validation / test rows)", 0, 2**31 - 1, 0,
+                                      key="p3ls_split_seed",
+                                      help="Fixes only which rows train, validate and test. The masks always come "
+                                           "from fresh randomness: a mask drawn from a known seed hides nothing."))
     secure = right.checkbox("Secure aggregation of the masked blocks", False, key="p3ls_secure",
                             help="The CSP then receives only the sum of the masked blocks (not in the paper).")
     mask_mode = st.radio("Row masks (m × m)", MASK_MODES, horizontal=True, key="p3ls_mask_mode")
@@ -143,7 +150,7 @@ with st.expander("Protocol settings", expanded=False):
 
 try:
     result = run_federation(dataset.df, tuple((p, tuple(c)) for p, c in party_columns.items()), tuple(responses),
-                            party_names.index(label_contributor), k_max, seed, secure, block_size, dataset.name)
+                            party_names.index(label_contributor), k_max, split_seed, secure, block_size, dataset.name)
 except (DataError, ValueError) as err:
     st.error(f"The federation cannot run on this choice: {err}")
     st.stop()
@@ -165,24 +172,29 @@ c4.metric("Test R² P3LS (federated)", f"{overall.loc['P3LS', 'r2_pooled']:.4f}"
           delta=f"{overall.loc['P3LS', 'r2_pooled'] - overall.loc['local', 'r2_pooled']:+.4f} vs local")
 sizes = result["sizes"]
 st.caption(f"Rows: {sizes['train']} training, {sizes['validation']} validation (choice of k), {sizes['test']} test. "
-           "R² pooled over all KPIs (1 − SS_res/SS_tot). Inference time and the mean per-KPI R² in the table below.")
+           "R² pooled over all KPIs (1 − SS_res/SS_tot). Inference time and the mean per-KPI R² in the table below. "
+           "These counts and results are computed on the parties' private rows: they go into the owner's workbook, "
+           "not into the shareable report.")
 st.dataframe(result["overall"].rename(columns={
     "r2_pooled": "test R² (pooled)", "r2_mean": "test R² (mean per KPI)", "rmse_mean": "RMSE (mean per KPI)",
     "inference_seconds": "inference seconds"}), hide_index=True, width="stretch")
+public = {"parties (columns)": {p: list(c) for p, c in party_columns.items()}, "responses (KPIs)": list(responses),
+          "label contributor": label_contributor, "largest k searched": k_max, "secure aggregation": secure,
+          "row mask block size": block_size}
 report = RunReport(
     page="p3ls", method="P3LS (vertically federated PLS with removable masks)",
     data=DataInfo.from_frame(dataset.df, dataset.name, dataset.origin,
                              [*responses, *[c for cols in party_columns.values() for c in cols]]),
     preprocessing="each party standardises its own columns (mean 0, unit variance on the training rows); "
-                  f"rows split {sizes['train']} training / {sizes['validation']} validation / {sizes['test']} test",
-    parameters={"parties (columns)": {p: list(c) for p, c in party_columns.items()}, "responses (KPIs)": list(responses),
-                "label contributor": label_contributor, "largest k searched": k_max, "random_state": seed,
-                "secure aggregation": secure, "row mask block size": block_size},
+                  "rows split 60 % training / 20 % validation (choice of k) / 20 % test",
+    parameters={**public, "split seed": split_seed, "masks": "fresh OS entropy",
+                "rows (training / validation / test)": f"{sizes['train']} / {sizes['validation']} / {sizes['test']}"},
+    public_parameters=public,
     mode=None, mode_text=f"**No privacy budget applies to this page.** {NOT_DP_STATEMENT}",
     headline={"equivalence max |B_P3LS − B_central|": eq.get("max_abs_coef_difference"),
               **{f"k chosen, {m}": int(overall.loc[m, "k"]) for m in overall.index},
               **{f"test R² pooled, {m}": overall.loc[m, "r2_pooled"] for m in overall.index}})
-export_bar(report, results_csv=lambda: result["overall"].to_csv(index=False), model_json=result["model_json"])
+export_bar(report, no_release_reason=NO_RELEASE_REASON, owner_sheets=result["owner_sheets"])
 
 tabs = st.tabs(["Messages", "Error per KPI", "Coefficients per party", "Contribution", "What each party sees",
                 "Choice of k"])

@@ -11,6 +11,8 @@ from ui.exports import export_bar, show_chart
 from ui.figures import audit_bound_figure, audit_histogram_figure
 from ui.progress import Sweep
 
+QUANTILES = [0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0]
+
 st.title("Privacy audit")
 st.caption(
     "We tried to break each release: it is run many times on two neighbouring data sets (one row "
@@ -40,7 +42,10 @@ bug = col1.selectbox("Planted bug (strict mode; shows the auditor has teeth)", l
                      format_func=bug_labels.get, key="audit_bug", disabled=mode != "strict")
 trials = col2.select_slider("Trials per data set", options=[10_000, 20_000, 50_000, 100_000, 200_000, 500_000],
                             value=50_000, key="audit_trials")
-seed = st.number_input("Seed", min_value=0, value=0, step=1, key="audit_seed")
+seed = st.number_input("Simulation seed (the audit's trials)", min_value=0, value=0, step=1, key="audit_seed",
+                       help="Fixes the random draws of this simulation (the release run many times on generated "
+                            "data) so that an audit can be repeated. It is not the noise of anything you release: "
+                            "the method pages always draw their noise fresh.")
 
 audit_run = Sweep("audit", "audit")
 if st.button("Run audit", type="primary", key="audit_run"):
@@ -85,6 +90,8 @@ else:
     if math.isfinite(case.claimed_eps):
         show_chart(st, audit_bound_figure([case.name], [case.claimed_eps], [res.epsilon_lb]), f"bound_{case.method}",
                    page="privacy_audit")
+    # The audit runs on generated worst-case neighbours D and D′, not on anyone's data: its settings and results
+    # are public and go into the shareable report; the simulation seed and the trial statistics go to the workbook.
     row = {"release": case.name, "method": case.method, "mode": case.mode, "planted bug": case.bug or "none",
            "claimed epsilon": case.claimed_eps, "delta": case.delta, "epsilon lower bound": res.epsilon_lb,
            "point estimate": res.eps_point, "confidence": res.confidence, "trials per data set": res.n_trials,
@@ -95,12 +102,17 @@ else:
         data=DataInfo.from_parts(f"neighbouring data sets D and D′ of {case.method}", "generated (worst case)",
                                  [case.D, case.D_prime], shape=(), note=f"Neighbours: {case.neighbours}."),
         preprocessing="none",
-        parameters={"target": case.method, "mode": case.mode, "claimed epsilon": case.claimed_eps, "delta": case.delta,
-                    "planted bug": case.bug or "none", "trials per data set": res.n_trials,
-                    "random_state": stored.get("seed", int(seed)), "confidence": res.confidence},
-        mode=case.mode, headline=row,
+        parameters={**row, "simulation seed (audit trials, not a release's noise)": stored.get("seed", int(seed))},
+        public_parameters=row, mode=None,
         mode_text=(f"**Audit of a deliberately broken release ({case.bug}).** The planted bug removes the "
                    "guarantee the mode would give: this release is not (ε, δ)-DP, and the audit is there to "
-                   "catch that." if case.bug else None), notes=[f"Release: {case.note}."])
-    export_bar(report, results_csv=lambda: pd.DataFrame([row]).to_csv(index=False),
-               no_model_reason="an audit fits no model; it runs the release many times on two neighbouring data sets.")
+                   "catch that." if case.bug else
+                   f"**An audit releases nothing from private data.** It runs the {case.mode}-mode release many "
+                   "times on generated worst-case neighbours D and D′; the lower bound is evidence about the "
+                   "release's claim (a bound above the claim disproves it), not a guarantee."),
+        notes=[f"Release: {case.note}."])
+    export_bar(report, no_release_reason="an audit fits no model; it runs the release many times on two generated "
+                                         "neighbouring data sets (its settings and results are in the shareable report).",
+               owner_sheets=lambda: {"trial statistics (quantiles)": pd.DataFrame(
+                   {"quantile": QUANTILES, "statistic on D": pd.Series(res.stat_D).quantile(QUANTILES).to_numpy(),
+                    "statistic on D′": pd.Series(res.stat_D_prime).quantile(QUANTILES).to_numpy()})})

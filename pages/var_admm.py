@@ -4,7 +4,9 @@ spec var_admm.md). Thin page: widgets -> engine.methods.var_admm / engine.attack
 from __future__ import annotations
 
 import math
+import secrets
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -15,25 +17,30 @@ from engine.attacks.var_admm_attacks import (
     zero_init_leak,
 )
 from engine.data import DataError
+from engine.data.catalog import SAMPLE_SETS
 from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
     NOT_DP_MODEL,
     CollaborativeVAR,
     calibrated_noise_scale,
+    coef_table,
     defence_comparison,
     evaluate_forecasts,
     load_panel,
     neighbourhood,
-    noise_guarantee,
-    noise_ledger,
     noise_sweep,
+    owner_sheets,
     parse_lags,
     prepare_series,
+    release_refusal,
+    shareable_release,
     to_json,
 )
+from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.exports import export_bar, show_chart
 from ui.figures import (
     var_attack_error_figure,
     var_attack_series_figure,
@@ -45,13 +52,17 @@ from ui.figures import (
     var_singular_values_figure,
     var_skill_figure,
 )
-from engine.report import DataInfo, RunReport
-from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 
 CENTRAL_ATTACKER = "central node (Y-free variant (71))"
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
+DP_NOISE = ("laplace", "gaussian", "uniform", "naive_laplace")  # noise on the values: a release of the data
+#: Sample sets whose value range is a documented public rating (lo, hi, where it is documented).
+SAMPLE_RATINGS = {SAMPLE_SETS["solar"].title: (0.0, 1.2, "the sample set's documented rating: its values are "
+                                               "normalised output (power / clear-sky power), clipped to [0, 1.2] by "
+                                               "construction (sample_data/README.md)")}
+PUBLIC_RANGE_LABEL = "This range is public: it comes from the plant's rating, not from the data"
 
 
 # --------------------------------------------------------------------------- cached engine calls
@@ -87,13 +98,14 @@ def _model_kw(settings: dict) -> dict:
 
 @st.cache_data(show_spinner="Fitting the collaborative VAR by ADMM ...", max_entries=16)
 def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) -> dict:
-    """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3)."""
+    """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3).
+    Nothing here is a release: the ADMM's random start uses the fixed initialisation seed."""
     panel = _panel(Y, solar, lags)
     train = panel.Y[:panel.train_end]
     mask = panel.fit_mask[:panel.train_end]
     central = CollaborativeVAR(lags, penalty=settings["penalty"], alpha=settings["alpha"]).fit(train, row_mask=mask)
-    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"], random_state=settings["seed"],
-                   owner_names=panel.sites, **_model_kw(settings))
+    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"],
+                   random_state=settings["init_seed"], owner_names=panel.sites, **_model_kw(settings))
     ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(lags, **admm_kw),
                             test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
                             owner_names=panel.sites)
@@ -106,29 +118,48 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
         "residuals": trace.residual_frame(), "coef_error": trace.coef_error_path(central.coef_owner_major_), "coef_iterations": trace.path_iterations,
         "gap": float(abs(admm.coefs_ - central.coefs_).max()), "n_iter": admm.n_iter_, "converged": admm.converged_,
         "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
-        "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()),
-        "observed_range": float(panel.Y.max() - panel.Y.min()), "T_total": len(panel.Y),
-        "model_json": to_json(admm, indent=1),
+        "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
+        "coef_table": coef_table(admm),
     }
+
+
+def _raw_scale(panel):
+    """The values the defence releases: the series as prepared (solar: night = 0) before any centring
+    (centring on a private mean before the noise would leak it; the model's intercept does it afterwards)."""
+    return panel.Y + panel.means
 
 
 @st.cache_data(show_spinner="Running the defence on the same forecasts ...", max_entries=32)
 def run_defence(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, defence: str, strength: float,
-                eval_inputs: str) -> dict:
+                eval_inputs: str, public_range: tuple, declared: bool, delta: float, noise_seed, draw: str,
+                calibration: str) -> dict:
+    """One defence run. Noise on the values: clip into ``public_range``, fresh noise (``noise_seed`` None;
+    ``draw`` only tells this session's draw apart in the cache, it seeds nothing), then the VAR fit."""
     panel = _panel(Y, solar, lags)
-    ev = defence_comparison(panel.Y, lags, panel.train_end, defence, strength, params=settings,
+    ev = defence_comparison(_raw_scale(panel), lags, panel.train_end, defence, strength, params=settings,
                             score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
-                            eval_inputs=eval_inputs, random_state=settings["seed"], owner_names=panel.sites)
-    return {"table": ev.table, "var_pred": ev.var_pred}
+                            eval_inputs=eval_inputs, random_state=noise_seed, owner_names=panel.sites,
+                            public_range=public_range, declared_public=declared, delta=delta)
+    rel = ev.release
+    reason = release_refusal(rel)
+    release_json = None
+    if reason is None:
+        # The coefficients are post-processing of the noisy series only when the fitted rows are public: every
+        # row for ordinary series; for solar series the daylight rows are read from the private data.
+        model = None if solar else ev.model
+        release_json = to_json(shareable_release(rel, owner_names=panel.sites, lags=lags, model=model,
+                                                 calibration=calibration))
+    return {"table": ev.table, "var_pred": ev.var_pred - panel.means, "release": rel,
+            "release_json": release_json, "no_release_reason": reason}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: str, b: float, sensitivity: float,
-                sensitivity_source: str, delta: float) -> pd.DataFrame:
+def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: str, b: float, public_range: tuple,
+                declared: bool, delta: float, noise_seed, draw: str) -> pd.DataFrame:
     panel = _panel(Y, solar, lags)
-    return noise_sweep(panel.Y, lags, panel.train_end, law, [b], params=settings, score_mask=panel.score_mask,
-                       test_rows=panel.test_rows, fit_mask=panel.fit_mask, sensitivity=sensitivity,
-                       sensitivity_source=sensitivity_source, delta=delta, random_state=settings["seed"])
+    return noise_sweep(_raw_scale(panel), lags, panel.train_end, law, [b], params=settings,
+                       score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
+                       public_range=public_range, declared_public=declared, delta=delta, random_state=noise_seed)
 
 
 @st.cache_data(show_spinner="Running the protocol and the attack ...", max_entries=16)
@@ -140,7 +171,7 @@ def run_attack(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, attack
     kw = _model_kw(settings)
     kw.update(init=init, variant="y_free" if attacker == CENTRAL_ATTACKER else settings["variant"])
     model = CollaborativeVAR(lags, solver="admm", tol=None, max_iter=K_max, keep_values=K_max,
-                             coef_noise=coef_noise, message_noise=message_noise, random_state=settings["seed"],
+                             coef_noise=coef_noise, message_noise=message_noise, random_state=settings["init_seed"],
                              owner_names=panel.sites, **kw).fit(train, row_mask=mask)
     if attacker == CENTRAL_ATTACKER:
         res = central_node_attack(model, victim)
@@ -165,8 +196,9 @@ st.markdown(
 st.warning(
     "**No ADMM variant here is private.** An owner rebuilds every other owner's series exactly after a handful "
     "of iterations (Prop. 3), the central node too (Prop. 2); random masks and noise on the coefficients do not "
-    "stop it (Prop. 4). **Only additive noise calibrated to a public bound is (local) differentially private, per "
-    "value**; multiplicative and linear transformations and noise inside ADMM are **not DP**.",
+    "stop it (Prop. 4). **Only additive noise on values clipped into a range you declare public is (local) "
+    "differentially private, per value**; over an owner's whole series the ε adds up over its values. Multiplicative "
+    "and linear transformations and noise inside ADMM are **not DP**.",
     icon=":material/lock_open:",
 )
 budget = budget_picker("var_admm")
@@ -186,7 +218,7 @@ if full.shape[1] < 2:
 
 # --- owners and span (defaults small so the first charts appear fast)
 # Widgets whose defaults are read off the data set are keyed on it: a choice made for one data set (the solar
-# switch, its public range 1.2, the span) must never silently carry over to another one.
+# switch, the range and its declaration, the span) must never silently carry over to another one.
 data_tag = f"{dataset.origin}:{dataset.name}"
 is_solar_like = bool((full.to_numpy() == 0).mean() > 0.2)
 hourly = isinstance(full.index, pd.DatetimeIndex) and len(full) > 48 and (full.index[1] - full.index[0]) == pd.Timedelta("1h")
@@ -239,7 +271,8 @@ if len(chosen) < 2:
 Y = full.iloc[:n_rows][list(chosen)]
 settings = {"penalty": penalty, "alpha": alpha if penalty != "none" else 0.0, "rho": rho, "init": init,
             "variant": "y_free" if variant.startswith("Y-free") else "base", "max_iter": max_iter,
-            "tol": 1e-4 if stop_mode.startswith("Boyd") else None, "seed": 0}
+            "tol": 1e-4 if stop_mode.startswith("Boyd") else None,
+            "init_seed": 0}  # ADMM's random start and the attack simulations only: never the defence's noise
 try:
     fit = fit_and_forecast(Y, solar, lags, settings)
 except (DataError, ValueError, ArithmeticError) as err:
@@ -256,7 +289,22 @@ m3.metric("Median MAE gain over local AR", f"{table['mae_gain_pct'].median():.1f
           help="100 (1 − MAE_VAR / MAE_AR) per owner; AR = each owner's own lags only (spec 6.3).")
 m4.metric("Owners gaining ≥ 10 % (MAE)", f"{int((table['mae_gain_pct'] >= 10).sum())} of {len(table)}")
 st.caption(f"{len(Y.columns)} owners, {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows scored "
-           f"(one step ahead, rolling, coefficients fixed). Lags {', '.join(map(str, lags))}.")
+           f"(one step ahead, rolling, coefficients fixed). Lags {', '.join(map(str, lags))}. These evaluations use "
+           "your private rows: they are for you (owner's workbook), not for sharing.")
+
+# Fresh noise: every session draws its own noise (the cache tells draws apart by this tag; it seeds nothing).
+if "var_admm_noise_draw" not in st.session_state:
+    st.session_state["var_admm_noise_draw"] = secrets.token_hex(8)
+noise_draw = st.session_state["var_admm_noise_draw"]
+
+
+def _outward(x: float, up: bool) -> float:
+    """x rounded outward to two significant digits (a prefill, not a statistic to publish)."""
+    if x == 0 or not math.isfinite(x):
+        return 0.0
+    step = 10 ** (math.floor(math.log10(abs(x))) - 1)
+    return float((math.ceil(x / step) if up else math.floor(x / step)) * step)
+
 
 # --- defence (computed once, used by several tabs)
 with st.expander("Defence and its strength", expanded=True):
@@ -264,17 +312,36 @@ with st.expander("Defence and its strength", expanded=True):
     defence = d1.selectbox("Defence", list(DEFENCES), format_func=DEFENCES.get, index=1, key="var_admm_defence")
     eval_inputs = d3.radio("Forecast inputs", ("noisy", "clean"), key="var_admm_eval_inputs",
                            help="noisy: forecast from the noisy covariates, scored against clean targets (default).")
-    range_default = 1.2 if solar else round(fit["observed_range"], 3)
-    public_range = float(d3.number_input("Public range Δ of one value", 0.001, 1e6, range_default, key=f"var_admm_range_{data_tag}_{solar}_{range_default}",
-                                         help="Strict mode calibrates the noise to this bound. It must be public "
-                                              "knowledge (normalised solar output lies in [0, 1.2]); for other series "
-                                              "the default is the observed range, which is not public."))
-    range_is_public = solar or public_range != range_default
+    # The range every value is clipped into before the noise. Public only by the user's declaration.
+    rating = SAMPLE_RATINGS.get(dataset.name) if dataset.origin == "sample" else None
+    if rating is not None:
+        lo_default, width_default, range_note = rating[0], rating[1] - rating[0], f"Prefilled with {rating[2]}."
+    else:
+        values = full.to_numpy(dtype=float)
+        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))
+        lo_default = _outward(obs_lo, up=False)
+        width_default = max(_outward(obs_hi, up=True) - lo_default, 0.001)
+        range_note = (f"Prefilled from your file: Δ is the observed range of the data (about [{obs_lo:.4g}, "
+                      f"{obs_hi:.4g}], private, shown to you only). Replace it with the plants' rating (e.g. 0 to "
+                      "the rated power) before you declare it public.")
+    r1, r2, r3 = st.columns([1, 1, 2])
+    range_lo = float(r1.number_input("Lowest value of the range", -1e9, 1e9, float(lo_default),
+                                     key=f"var_admm_range_lo_{data_tag}",
+                                     help="Every value is clipped into [lowest, lowest + Δ] before the noise."))
+    range_width = float(r2.number_input("Public range Δ of one value", 0.001, 1e9, float(width_default),
+                                        key=f"var_admm_range_{data_tag}",
+                                        help="The noise is calibrated to this width: one value can move the noisy "
+                                             "output by at most Δ once it is clipped."))
+    declared = r3.checkbox(PUBLIC_RANGE_LABEL, value=False, key=f"var_admm_range_public_{data_tag}",
+                           help="Tick only when the range is known without looking at the data (a plant's rated "
+                                "power, a normalisation's bounds). Without this declaration the guarantee is not "
+                                "proven and nothing is shareable.")
+    public_range = (range_lo, range_lo + range_width)
+    st.caption(range_note + (" **Declared public.**" if declared else " Not declared public: **not proven**."))
     strength = 0.0
     calibrated = False
-    defence_ledger = None
     if defence in ("laplace", "gaussian") and budget.mode == "strict":
-        strength = calibrated_noise_scale(defence, budget.epsilon, budget.delta, public_range)
+        strength = calibrated_noise_scale(defence, budget.epsilon, budget.delta, range_width)
         calibrated = True
         d2.metric("Noise scale b (from ε)", f"{strength:.4g}")
     elif defence in ("orthogonal_rows", "compressed_rows", "post_multiplication", "none"):
@@ -282,59 +349,96 @@ with st.expander("Defence and its strength", expanded=True):
     else:
         strength = float(d2.slider("Strength b", 0.0, 1.0, 0.15 if defence not in ("coef_noise", "message_noise") else 0.05,
                                    step=0.01, key="var_admm_strength"))
-    if defence in NOISE_LAWS or defence == "naive_laplace":
+    calibration = "calibrated from ε and the declared range" if calibrated else "chosen by the user"
+    try:
+        defended = run_defence(Y, solar, lags, settings, defence, strength, eval_inputs, public_range, declared,
+                               budget.delta, budget.noise_seed, noise_draw, calibration) if defence != "none" else None
+    except (ValueError, ArithmeticError) as err:
+        st.error(f"The defence cannot run on this choice: {err}")
+        defended = None
+    release = None if defended is None else defended["release"]
+    if defence in DP_NOISE:
         law = "laplace" if defence == "naive_laplace" else defence
-        source = "public" if calibrated and range_is_public else "data"
-        sens = public_range if calibrated else fit["observed_range"]
-        g = noise_guarantee(law, strength, sens, fit["T_total"], budget.delta, source,
-                            copies=len(lags) + 1 if defence == "naive_laplace" else 1)
-        mode_text = ("Strict mode: b calibrated to the range Δ and ε per value"
-                     + ("." if range_is_public else ", but Δ is the observed range of the data: set a public bound "
-                        "for a proven guarantee.") if calibrated else
-                     "Paper-faithful mode: you set b; ε is computed from the observed range of the data "
-                     "(data-dependent), so it is **not** a proven guarantee.")
+        mode_text = ("Strict mode: b calibrated to the range Δ and ε per value." if calibrated else
+                     "You set b; ε follows from the range Δ.")
         st.markdown(f"**{mode_text}** {DP_STATEMENTS[defence if defence == 'naive_laplace' else law]}")
-        if g["eps_per_value"] < math.inf:
-            st.markdown(f"ε per value (event level): **{g['eps_per_value']:.4g}**; one owner's whole series "
-                        f"({g['T']} values): **ε = {g['eps_per_series']:.4g}**"
-                        + (f" at δ = {g['delta']:.1e}" if g["delta"] else "") + ".")
-            defence_ledger = noise_ledger(law, strength, sens, len(Y.columns), budget.delta, source)
-            show_ledger(defence_ledger, budget.delta)
-        else:
-            st.markdown("**This release is not differentially private (ε = ∞).**")
+        if release is not None:
+            led = release.defence
+            st.markdown(led.headline())
+            st.dataframe(led.to_frame(), hide_index=True)
+            if release.n_outside:
+                st.info(f"{release.n_outside} of {release.noisy.size} values lay outside [{public_range[0]:.4g}, "
+                        f"{public_range[1]:.4g}] and were clipped before the noise (exact count: private, shown to "
+                        "you only).")
+            if len(led.ledger):
+                st.markdown(f"**Ledger for one owner's whole series** ({led.T} values composed):")
+                show_ledger(led.ledger, budget.delta)
+                with st.expander("Ledger per value (event level)"):
+                    show_ledger(led.per_value, budget.delta)
     elif defence in ("orthogonal_rows", "compressed_rows", "post_multiplication"):
         st.markdown(f"**Not DP.** {DP_STATEMENTS['transform']} Least squares is unchanged by an orthogonal M and by "
                     "post-multiplication once the N's are inverted, i.e. once every owner's secret is shared.")
     elif defence in ("coef_noise", "message_noise"):
         st.markdown(f"**Not DP.** {DP_STATEMENTS['admm_noise']}")
-try:
-    defended = run_defence(Y, solar, lags, settings, defence, strength, eval_inputs) if defence != "none" else None
-except (ValueError, ArithmeticError) as err:
-    st.error(f"The defence cannot run on this choice: {err}")
-    defended = None
 
+# --- report and exports: the shareable release only when a DP defence ran on a declared range
+shared = defended is not None and defended["release_json"] is not None
+report_ledger = release.defence.ledger if shared else None
+public_parameters = {"lags": list(lags), "penalty": penalty, "alpha": settings["alpha"], "defence": defence,
+                     "forecast inputs": eval_inputs}
+if shared:
+    led = release.defence
+    public_parameters.update({"noise law": led.law, "noise scale b": led.b, "declared public range": list(public_range),
+                              "epsilon per value (event level)": led.eps_per_value,
+                              "epsilon for one owner's whole series": led.eps_per_series,
+                              "delta": 0.0 if led.law == "laplace" else led.delta})
+if shared:
+    mode_text = ("**The collaborative VAR is not differentially private; the noise defence is.** Every value was "
+                 "clipped into the declared public range and noised once before anything else; the fit is "
+                 "post-processing. " + release.defence.headline())
+elif release is not None and release.defence.status != "no privacy":
+    mode_text = ("**The collaborative VAR is not differentially private.** The noise defence ran with a range that "
+                 "is not declared public, so its guarantee is **not proven**; its ledger (which would reveal the "
+                 "range) is kept in the owner's workbook and nothing is shareable.")
+else:
+    mode_text = ("**The collaborative VAR is not differentially private.** No defence with calibrated noise on "
+                 "clipped values ran: nothing here carries a guarantee.")
 report = RunReport(
     page="var_admm", method="VAR-ADMM (collaborative VAR fitted by ADMM)",
-    data=DataInfo.from_frame(dataset.df, dataset.name, dataset.origin, list(Y.columns),
+    data=DataInfo.from_frame(Y, dataset.name, dataset.origin, list(Y.columns),
                              note=f"first {n_rows} time steps of {len(full)}; one owner per column used"),
-    preprocessing=("solar: night = 0, each site centred on its training daytime mean, daylight hours fitted and scored"
-                   if solar else "each site centred on its training mean")
-                  + f"; {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows scored",
-    parameters={"lags": list(lags), **settings, "random_state": settings["seed"], "defence": defence,
-                "defence strength b": strength, "forecast inputs": eval_inputs, "public range Δ": public_range},
-    # The model itself is never DP; only the defence's calibrated noise can be (its ledger says whether proven).
-    mode=None, ledger=defence_ledger, ledger_delta=budget.delta,
-    mode_text=("**The collaborative VAR is not differentially private.** "
-               + ("Only the defence's noise on the values is a privacy mechanism; its guarantee is the ledger "
-                  "below (per value; proven only when Δ is a public bound)."
-                  if defence_ledger is not None and len(defence_ledger) else
-                  "No defence with calibrated noise is applied in this run: nothing here carries a guarantee.")),
+    preprocessing=("solar: night = 0, daylight hours fitted and scored; the intercept (centring) is fitted after "
+                   "the noise" if solar else "the intercept (centring) is fitted after the noise"),
+    parameters={"lags": list(lags), **settings, "ADMM initialisation seed (not the noise)": settings["init_seed"],
+                "defence": defence, "defence strength b": strength, "forecast inputs": eval_inputs,
+                "range the values are clipped into": list(public_range), "range declared public": declared,
+                "noise": "fresh" if budget.noise_seed is None else "reproducible (teaching): known noise seed"},
+    public_parameters=public_parameters,
+    # The model itself is never DP; only the defence's noise on clipped values can be (its ledger says whether proven).
+    mode=None, ledger=report_ledger, ledger_delta=budget.delta, mode_text=mode_text,
     headline={"ADMM iterations": fit["n_iter"], "converged": fit["converged"],
               "max |B_ADMM − B_central|": fit["gap"], "median MAE gain over local AR (%)": table["mae_gain_pct"].median(),
               **({"median MAE gain with the defence (%)": defended["table"]["mae_gain_pct"].median()}
                  if defended is not None else {})},
     notes=[f"Defence: {DEFENCES[defence]}.", NOT_DP_MODEL])
-export_bar(report, results_csv=lambda: table.to_csv(index=False), model_json=fit["model_json"])
+
+
+def _owner_sheets() -> dict:
+    forecasts = pd.DataFrame({"time": fit["times"]})
+    for i, site in enumerate(fit["sites"]):
+        forecasts[f"{site} actual"] = fit["actual"][:, i]
+        forecasts[f"{site} VAR"] = fit["var_pred"][:, i]
+        forecasts[f"{site} AR"] = fit["ar_pred"][:, i]
+        if defended is not None:
+            forecasts[f"{site} VAR defended"] = defended["var_pred"][:, i]
+    return owner_sheets(reference_model=fit["coef_table"], skill=table,
+                        defended_skill=None if defended is None else defended["table"], release=release,
+                        Y=Y.to_numpy(dtype=float), owner_names=list(Y.columns), forecasts=forecasts)
+
+
+export_bar(report, release_json=defended["release_json"] if shared else None,
+           no_release_reason=(defended["no_release_reason"] if defended is not None else
+                              release_refusal(None)), owner_sheets=_owner_sheets)
 
 tabs = st.tabs(["Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"])
 with tabs[0]:
@@ -438,25 +542,27 @@ with tabs[5]:
     noise_sweep_run = Sweep("var_admm_sweep", "noise sweep", auto=True)  # Cancel pauses it until restarted
     sweep = None
     if grid:
-        source = "public" if budget.mode == "strict" and range_is_public else "data"
-        sens = public_range if budget.mode == "strict" else fit["observed_range"]
         if noise_sweep_run.should_run():
             parts = []
             with noise_sweep_run.running("Fitting one model per noise scale ...") as progress:
                 for i, b in enumerate(grid):
-                    parts.append(sweep_point(Y, solar, lags, settings, sweep_law, b, sens, source, budget.delta))
+                    parts.append(sweep_point(Y, solar, lags, settings, sweep_law, b, public_range, declared,
+                                             budget.delta, budget.noise_seed, noise_draw))
                     progress.progress((i + 1) / len(grid), text=f"b = {b:g} done")
             sweep = pd.concat(parts, ignore_index=True)
-            st.session_state["var_admm_sweep_last"] = (sweep, sweep_law, sens, source)
+            st.session_state["var_admm_sweep_last"] = (sweep, sweep_law, public_range, declared)
         elif st.session_state.get("var_admm_sweep_last") is not None:
-            sweep, sweep_law, sens, source = st.session_state["var_admm_sweep_last"]
+            sweep, sweep_law = st.session_state["var_admm_sweep_last"][:2]
             st.caption("Below: the last complete noise sweep (its settings may differ from the ones above).")
     if sweep is not None:
+        swept_range, swept_declared = st.session_state["var_admm_sweep_last"][2:]
         show_chart(st, var_privacy_curve_figure(sweep, law=sweep_law), f"accuracy_vs_privacy_{sweep_law}",
                    page="var_admm")
         st.dataframe(sweep.round(4), hide_index=True, width="stretch")
         st.caption(
-            f"Noise added once per value (spec 2.1), VAR fitted centrally (it equals the ADMM fit), forecasts from noisy "
-            f"inputs scored against the clean series. ε per value = Δ/b with Δ = {sens:.3g} "
-            f"({'public range: strict mode' if source == 'public' else 'observed range: data-dependent, not a proven guarantee'}). "
+            f"Each value clipped into [{swept_range[0]:.4g}, {swept_range[1]:.4g}] and noised once (fresh noise per "
+            f"scale), VAR fitted centrally (it equals the ADMM fit), forecasts from noisy inputs scored against the "
+            f"clean series. ε per value = Δ/b (event level); ε per series composes the T values of one owner. "
+            f"Status from each fit's own ledger: "
+            f"{'range declared public' if swept_declared else 'range not declared public, so not proven'}. "
             f"{DP_STATEMENTS[sweep_law]}")

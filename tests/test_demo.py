@@ -18,7 +18,18 @@ STORY_CHARTS = ("demo_leak_chart", "demo_protect_chart", "demo_cost_chart")
 
 @pytest.fixture(scope="module")
 def story():
+    """The default story: fresh privacy noise (the labels say "proven")."""
     return guided_story(epsilon=1.0, delta=1e-5, seed=0)
+
+
+@pytest.fixture(scope="module")
+def seeded_story():
+    """A fixed noise seed (teaching): reproducible numbers for the statistical checks, labelled not proven."""
+    return guided_story(epsilon=1.0, delta=1e-5, seed=0, noise_seed=0)
+
+
+def _sentences(text: str) -> list[str]:
+    return [t.strip() for t in text.split(". ") if t.strip()]
 
 
 # ----------------------------------------------------------------------------------------- engine
@@ -26,6 +37,7 @@ def test_story_has_three_steps_in_order(story):
     assert [s.key for s in story.steps] == ["leak", "protect", "cost"]
     assert [s.number for s in story.steps] == [1, 2, 3]
     assert story.epsilon == 1.0 and story.delta == 1e-5
+    assert story.fresh_noise and story.as_dict()["noise"] == "fresh"
     for step in story.steps:
         assert step.headline and step.title
         for n in step.numbers:
@@ -44,31 +56,63 @@ def test_plain_pls_leaks_the_secret_band(story):
     assert np.max(np.abs(f["leaked"]["P"])) == pytest.approx(1.0)
 
 
-def test_strict_edpls_at_eps_1_stops_the_attack(story):
-    protect = story.step("protect")
+def test_strict_edpls_at_eps_1_stops_the_attack(seeded_story):
+    protect = seeded_story.step("protect")
     corr, chance = protect.value("strict_corr"), protect.value("chance")
     assert corr < 0.3
     assert protect.value("strict_hit") <= 0.3
     assert 0.0 < chance < 0.2
-    assert corr < story.step("leak").value("leak_corr") - 0.6
+    assert corr < seeded_story.step("leak").value("leak_corr") - 0.6
     assert protect.figure["verdict"] == "stops" and "no longer works" in protect.headline
-    # the label says what the math gives: proven (1, 1e-05)-DP, and the ledger agrees
-    assert protect.figure["proven"] is True
+
+
+def test_fresh_noise_strict_numbers_are_labelled_from_their_ledgers(story):
+    """Default (fresh noise): the label says what the math gives, proven (1, 1e-05)-DP, and the ledgers agree."""
+    protect, cost = story.step("protect"), story.step("cost")
+    assert protect.figure["status"] == "proven" and protect.figure["proven"] is True
+    assert protect.figure["picture_status"] == "proven"
     assert "proven (1, 1e-05)-DP" in protect.get("strict_corr").guarantee
+    assert "not proven" not in protect.get("strict_corr").guarantee
     ledger = protect.figure["ledger"]
-    assert len(ledger) == 1 and ledger.proven
+    assert len(ledger) == 1 and ledger.proven and ledger.status == "proven" and not ledger.caveats
+    assert "proven (1, 1e-05)-DP" in cost.get("rmsep_private").guarantee
+    curve = cost.figure["curve"]
+    assert set(curve.status) == {"proven"} and bool(curve.proven.all())
 
 
-def test_privacy_costs_rmsep_on_the_nir_sample_set(story):
-    cost = story.step("cost")
+def test_a_known_noise_seed_is_labelled_not_proven_everywhere(seeded_story):
+    protect, cost = seeded_story.step("protect"), seeded_story.step("cost")
+    assert not seeded_story.fresh_noise
+    for n in (protect.get("strict_corr"), protect.get("strict_hit"), cost.get("rmsep_private")):
+        assert "not proven: the noise seed is known" in n.guarantee, n.key
+        assert "proven (1, 1e-05)-DP" not in n.guarantee
+    assert protect.figure["status"] == "not proven" and protect.figure["proven"] is False
+    assert protect.figure["ledger"].status == "not proven"
+    curve = cost.figure["curve"]
+    assert set(curve.status) == {"not proven"} and not curve.proven.any()
+    assert "not proven" in cost.notes[-1] and "own proven guarantee" not in cost.notes[-1]
+
+
+def test_success_sentences_carry_the_utility(seeded_story):
+    """'The attack no longer works' / 'the leak is gone' always come with the protected model's RMSEP."""
+    protect = seeded_story.step("protect")
+    f = protect.figure
+    claim = next(t for t in _sentences(protect.headline) if "no longer works" in t)
+    assert "RMSEP" in claim and "predicting the mean" in claim and f"{f['sim_rmsep_strict']:.3g}" in claim
+    assert f"{f['sim_rmsep_mean']:.3g}" in claim
+    if not f["sim_rmsep_strict"] < f["sim_rmsep_mean"]:  # the honest part: a useless model is called so
+        assert "no better than predicting the mean" in claim
+    assert "the leak is gone" in protect.title and f"RMSEP {f['sim_rmsep_strict']:.3g}" in protect.title
+
+
+def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):
+    cost = seeded_story.step("cost")
     private, plain, sigma_y = (cost.value(k) for k in ("rmsep_private", "rmsep_plain", "sigma_y"))
     assert private >= plain
     assert 0.1 < sigma_y < 1.0  # moisture, % w/w (sample_data/README: sd 0.38)
-    assert "proven (1, 1e-05)-DP" in cost.get("rmsep_private").guarantee
     assert "no guarantee" in cost.get("rmsep_plain").guarantee
     curve = cost.figure["curve"]
     assert sorted(curve.epsilon) == sorted(set(DEMO_COST_EPSILONS) | {1.0})
-    assert bool(curve.proven.all())
     # the cost falls as epsilon grows, and the headline states sigma_y for scale
     assert curve.sort_values("epsilon")["median"].iloc[-1] < curve.sort_values("epsilon")["median"].iloc[0]
     assert "σ_y" in cost.headline and f"{sigma_y:.3g}" in cost.headline
@@ -76,25 +120,36 @@ def test_privacy_costs_rmsep_on_the_nir_sample_set(story):
         assert "no better than predicting the mean" in cost.headline
 
 
-def test_story_is_reproducible_for_a_fixed_seed(story):
-    again = guided_story(epsilon=1.0, delta=1e-5, seed=0).as_dict()
-    first = story.as_dict()
+def test_two_default_stories_draw_different_noise(story):
+    """Fresh noise by default: a second run gives other private numbers (same data, same plain numbers)."""
+    again = guided_story(epsilon=1.0, delta=1e-5, seed=0)
+    assert again.step("leak").value("leak_corr") == story.step("leak").value("leak_corr")  # no noise there
+    assert again.step("protect").value("strict_corr") != story.step("protect").value("strict_corr")
+    assert again.step("cost").value("rmsep_private") != story.step("cost").value("rmsep_private")
+    assert not np.array_equal(again.step("protect").figure["private"]["P"], story.step("protect").figure["private"]["P"])
+
+
+def test_story_is_reproducible_for_a_fixed_noise_seed(seeded_story):
+    again = guided_story(epsilon=1.0, delta=1e-5, seed=0, noise_seed=0).as_dict()
+    first = seeded_story.as_dict()
     first.pop("seconds"), again.pop("seconds")
     assert first == again
+    assert first["noise"].startswith("fixed")
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_story_holds_for_other_seeds(seed):
-    s = guided_story(epsilon=1.0, delta=1e-5, seed=seed)
+def test_story_holds_for_other_seeds(seed, seeded_story):
+    s = guided_story(epsilon=1.0, delta=1e-5, seed=seed, noise_seed=seed)
     assert s.step("leak").value("leak_corr") > 0.9
     assert s.step("protect").value("strict_corr") < 0.3
     assert s.step("cost").value("rmsep_private") >= s.step("cost").value("rmsep_plain")
-    assert s.as_dict() != guided_story(epsilon=1.0, delta=1e-5, seed=0).as_dict()
+    # other simulated data: the noise-free numbers of step 1 change too
+    assert s.step("leak").value("leak_corr") != seeded_story.step("leak").value("leak_corr")
 
 
 def test_headline_follows_the_numbers_at_a_useless_epsilon():
     """At ε = 10^5 strict edPLS no longer stops the attack, and the story must say so."""
-    s = guided_story(epsilon=1e5, delta=1e-5, seed=0)
+    s = guided_story(epsilon=1e5, delta=1e-5, seed=0, noise_seed=0)
     protect = s.step("protect")
     assert protect.value("strict_corr") > 0.5
     assert protect.figure["verdict"] != "stops"

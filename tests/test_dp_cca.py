@@ -38,7 +38,7 @@ from engine.methods.dp_cca import (
     utility_sweep,
     views_from_frame,
 )
-from engine.privacy import AnalyzeGauss, analytic_gaussian_sigma
+from engine.privacy import SEED_KNOWN_CAVEAT, AnalyzeGauss, analytic_gaussian_sigma
 
 ROOT = Path(__file__).resolve().parents[1]
 CORN = ROOT.parent / "shared" / "data" / "corn"
@@ -206,9 +206,16 @@ def test_ledger_paper_is_data_dependent_and_strict_is_proven(views):
     assert rec.sensitivity_source == "data" and rec.claimed_epsilon == 1.0
     assert rec.sensitivity == pytest.approx(math.sqrt(2.0)) and rec.scale == pytest.approx(paper.sigma_)
     assert led.total("basic") == (1.0, 1e-5)
-    strict = DPCCA(2, 1.0, 1e-5, mode="strict", x_bound=10.0, y_bound=10.0, random_state=0).fit(X, Y)
+    strict = DPCCA(2, 1.0, 1e-5, mode="strict", x_bound=10.0, y_bound=10.0).fit(X, Y)  # fresh noise
     assert strict.privacy_ledger_.proven and len(strict.privacy_ledger_) == 1
+    assert strict.privacy_ledger_.caveats == []
     assert strict.privacy_ledger_.entries[0].sensitivity_source == "public"
+    # per-view bounds with private centring: the tight sensitivity sqrt(32/27), not sqrt(2)
+    assert strict.privacy_ledger_.entries[0].sensitivity == pytest.approx(math.sqrt(32 / 27), rel=1e-15)
+    # A known noise seed: the same release, not proven, and the ledger says why.
+    seeded = DPCCA(2, 1.0, 1e-5, mode="strict", x_bound=10.0, y_bound=10.0, random_state=0).fit(X, Y)
+    assert seeded.privacy_ledger_.status == "not proven"
+    assert seeded.privacy_ledger_.caveats == [SEED_KNOWN_CAVEAT]
     assert strict.privacy_ledger_.neighbouring == "replace"
     # The exact Gaussian total of the one release is the budget (classic sigma is conservative).
     assert strict.privacy_ledger_.total("gdp", 1e-5)[0] <= 1.0 + 1e-9

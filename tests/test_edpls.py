@@ -22,7 +22,6 @@ from engine.methods.edpls import (
     EDPLS,
     edpls_replicates,
     model_from_dict,
-    model_to_dict,
     pls1_from_moments,
     rmsep_curve,
     rmsep_vs_components,
@@ -31,7 +30,8 @@ from engine.methods.edpls import (
     samples_needed_curve,
     to_json,
 )
-from engine.privacy import analytic_gaussian_sigma
+from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
+from engine.release import release_problems
 
 CORN = Path(__file__).resolve().parents[2] / "shared" / "data" / "corn"
 
@@ -253,11 +253,14 @@ def test_replicates_equal_separate_fits(corn, params):
 
 def test_int_seed_reproducible_and_none_random(corn):
     X, y = corn
-    a = EDPLS(n_components=3, epsilon=5.0, random_state=4).fit(X, y).coef_
+    a = EDPLS(n_components=3, epsilon=5.0, random_state=4).fit(X, y)
     b = EDPLS(n_components=3, epsilon=5.0, random_state=4).fit(X, y).coef_
-    c = EDPLS(n_components=3, epsilon=5.0).fit(X, y).coef_
-    np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(a, c)
+    c = EDPLS(n_components=3, epsilon=5.0).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b)
+    assert not np.array_equal(a.coef_, c.coef_)
+    # a known seed is recorded as such; the default (fresh noise) is not
+    assert SEED_KNOWN_CAVEAT in a.privacy_ledger_.caveats
+    assert SEED_KNOWN_CAVEAT not in c.privacy_ledger_.caveats
 
 
 # ----------------------------------------------------------------------------- strict mode
@@ -279,19 +282,31 @@ def test_strict_ledger_fits_inside_the_budget(corn, centre):
     X = X[:, ::5]
     kw = dict(x_center=X.mean(0), y_center=float(y.mean())) if centre == "public" else {}
     m = EDPLS(n_components=3, epsilon=1.0, delta=0.01, mode="strict", x_bound=15.0, y_bound=11.0,
-              random_state=0, **kw).fit(X, y)
+              **kw).fit(X, y)  # fresh noise (the default): a proven guarantee
     led = m.privacy_ledger_
-    assert len(led) == 1 and led.proven
+    assert len(led) == 1 and led.proven and led.status == "proven" and not led.caveats
     eps_b, delta_b = led.total("basic")
     assert eps_b <= 1.0 + 1e-12 and delta_b <= 0.01 + 1e-15
     eps_pld, _ = led.total("pld", 0.01)
     assert eps_pld <= 1.0 + 1e-6
-    assert led.entries[0].sensitivity == 1.0
+    # the exact worst case of the released upper triangle, from the row at the bounds (brute force)
+    a2 = 15.0**2 + 11.0**2 if centre == "private" else 0.0
+    z = np.zeros(X.shape[1] + 1 + (centre == "private"))
+    z[0], z[X.shape[1]] = 15.0, 11.0
+    if centre == "private":
+        z[-1] = math.sqrt(a2)
+    z /= math.sqrt(15.0**2 + 11.0**2 + a2)
+    worst = np.linalg.norm(np.outer(z, z)[np.triu_indices(z.size)])
+    assert led.entries[0].sensitivity == pytest.approx(worst, rel=1e-12)
+    assert led.entries[0].scale == pytest.approx(analytic_gaussian_sigma(1.0, 0.01, worst), rel=1e-9)
+    assert worst < (math.sqrt(3) / 2 + 1e-12 if centre == "private" else 1.0)
     assert m.x_scores_ is None and m.x_weights_.shape == (140, 3)
     np.testing.assert_allclose(np.linalg.norm(m.x_weights_, axis=0), 1.0, atol=1e-12)
     # noise is really there
-    m2 = clone(m).set_params(random_state=1).fit(X, y)
-    assert not np.allclose(m.coef_, m2.coef_)
+    m2 = clone(m).fit(X, y)
+    assert not np.allclose(m.coef_, m2.coef_)  # two fits at default settings draw different noise
+    m3 = clone(m).set_params(random_state=1).fit(X, y)
+    assert m3.privacy_ledger_.status == "not proven" and m3.privacy_ledger_.caveats == [SEED_KNOWN_CAVEAT]
 
 
 def test_strict_clipping_count_on_a_constructed_example():
@@ -345,7 +360,7 @@ def test_get_params_clone_and_gridsearch(corn):
     assert params["n_components"] == 3 and params["delta"] == 0.05 and params["mode"] == "paper"
     assert set(params) == {"n_components", "epsilon", "delta", "mode", "x_bound", "y_bound", "calibration",
                            "noise_std", "ymax", "budget", "centering", "x_center", "y_center", "random_state",
-                           "sensitivity_source"}
+                           "sensitivity_source", "caveats"}
     assert clone(est).get_params() == params
     gs = GridSearchCV(EDPLS(epsilon=np.inf), {"n_components": [1, 3, 6]}, cv=4,
                       scoring="neg_root_mean_squared_error").fit(X, y)
@@ -431,6 +446,7 @@ def test_sweeps_have_the_documented_columns(corn):
     assert df["median"].iloc[-1] < df["median"].iloc[0]  # eps = 1e5 is almost noise-free
     assert df["median"].iloc[-1] == pytest.approx(df["nonprivate"].iloc[0], rel=0.2)
     assert (df["epsilon_total_basic"] == 20 * df["epsilon"]).all() and not df["proven"].any()
+    assert (df["status"] == "not proven").all()  # paper mode: data-derived sensitivities (and a known seed)
     comp = rmsep_vs_components(X[tr], y[tr], X[te], y[te], [1, 3], [10.0], 10, random_state=0)
     assert set(comp["n_components"]) == {1, 3} and len(comp) == 2
     pre = rmsep_vs_preprocessing({"raw": "none", "sg1": "sg1"}, X[tr], y[tr], X[te], y[te], [10.0], 3, 10,
@@ -453,19 +469,24 @@ def test_samples_needed_curve_for_strict_mode():
     assert samples_needed(curve, 1e-9) == math.inf
 
 
-def test_json_export_round_trip(corn):
+def test_json_export_is_the_shareable_release_and_round_trips(corn):
     X, y = corn
     X = X[:, ::5]
-    for params in (dict(epsilon=5.0), dict(epsilon=np.inf), dict(mode="strict", x_bound=15.0, y_bound=11.0)):
-        m = EDPLS(n_components=2, random_state=0, **params).fit(X, y)
+    for params in (dict(mode="strict", x_bound=15.0, y_bound=11.0),
+                   dict(mode="strict", x_bound=15.0, y_bound=11.0, x_center=X.mean(0), y_center=float(y.mean()))):
+        m = EDPLS(n_components=2, **params).fit(X, y)
         text = to_json(m)
         data = json.loads(text)
-        assert data["params"]["n_components"] == 2 and len(data["coef"]) == 140
-        assert len(data["ledger"]["entries"]) == len(m.privacy_ledger_)
+        assert data["format"] == "privalab.edpls.release/1" and data["kind"] == "shareable release"
+        assert data["fields"]["n_components"] == 2 and len(data["fields"]["coef_"]) == 140
+        assert len(data["ledger"]["entries"]) == len(m.privacy_ledger_) == 1
+        assert release_problems(text) == [] and "random_state" not in text
         back = model_from_dict(text)
         np.testing.assert_allclose(back.predict(X), m.predict(X), rtol=1e-12)
         assert back.privacy_ledger_.total("basic") == pytest.approx(m.privacy_ledger_.total("basic"))
-        assert model_to_dict(m)["format"] == "privalab.edpls/1"
+        assert back.privacy_ledger_.status == m.privacy_ledger_.status == "proven"
+    with pytest.raises(ValueError, match="no privacy"):
+        to_json(EDPLS(n_components=2, epsilon=np.inf).fit(X, y))
 
 
 def test_strict_release_is_analyze_gauss(corn):
@@ -477,23 +498,33 @@ def test_strict_release_is_analyze_gauss(corn):
     est = EDPLS(n_components=2, epsilon=3.0, delta=0.01, mode="strict", x_bound=15.0, y_bound=11.0)
     prep = est._prepare(X, y)
     ours = prep.draw(2, 3.0, 2, np.random.default_rng(8))
-    G = AnalyzeGauss(3.0, 0.01, 1.0).randomise(prep.strict.Z, np.random.default_rng(8), n_replicates=2)
+    # AnalyzeGauss's sensitivity is row_bound^2: row_bound = sqrt(Delta) gives the tight Delta
+    delta_s = prep.strict.sensitivity
+    G = AnalyzeGauss(3.0, 0.01, math.sqrt(delta_s)).randomise(prep.strict.Z, np.random.default_rng(8), n_replicates=2,
+                                                               check_bound=False)
     ref = edmod._strict_postprocess(G, prep.strict, 2, noisy=True)
     np.testing.assert_allclose(ours["coef"], ref["coef"], rtol=1e-10)
     assert np.all(np.linalg.norm(prep.strict.Z, axis=1) <= 1 + 1e-12)
+    assert prep.noise_table(2, 3.0)["sigma"].iloc[0] == pytest.approx(analytic_gaussian_sigma(3.0, 0.01, delta_s))
 
 
 def test_strict_fit_with_bounds_read_off_the_data_is_recorded_as_not_proven(corn):
-    """The same strict release, but the caller says its bounds (or preprocessing) came from the private rows:
-    the ledger must not call that a proven guarantee; with public bounds it does."""
+    """The same strict release, but the caller says its bounds came from the private rows: the ledger
+    must not call that a proven guarantee; with public bounds (and fresh noise) it does."""
     X, y = corn
-    common = dict(n_components=3, epsilon=1.0, delta=1e-5, mode="strict", x_bound=1.0, y_bound=100.0,
-                  random_state=0)
-    public = EDPLS(**common).fit(X, y)
-    from_data = EDPLS(**common, sensitivity_source="data").fit(X, y)
-    assert public.privacy_ledger_.proven
-    assert not from_data.privacy_ledger_.proven
+    common = dict(n_components=3, epsilon=1.0, delta=1e-5, mode="strict", x_bound=1.0, y_bound=100.0)
+    assert EDPLS(**common).fit(X, y).privacy_ledger_.status == "proven"
+    public = EDPLS(**common, random_state=0).fit(X, y)
+    from_data = EDPLS(**common, sensitivity_source="data", random_state=0).fit(X, y)
+    assert public.privacy_ledger_.reasons_not_proven() == [SEED_KNOWN_CAVEAT]  # only the known seed
+    reasons = from_data.privacy_ledger_.reasons_not_proven()
+    assert len(reasons) == 2 and "private data" in reasons[0] and reasons[1] == SEED_KNOWN_CAVEAT
     assert from_data.privacy_ledger_.entries[0].sensitivity_source == "data"
     np.testing.assert_array_equal(public.coef_, from_data.coef_)  # same noise draw: only the label differs
     with pytest.raises(ValueError, match="sensitivity_source"):
         EDPLS(**common, sensitivity_source="guess").fit(X, y)
+    chain = EDPLS(**common, caveats=("the preprocessing 'msc' was fitted on the private rows",)).fit(X, y)
+    assert chain.privacy_ledger_.status == "not proven"
+    assert chain.privacy_ledger_.caveats == ["not proven: the preprocessing 'msc' was fitted on the private rows"]
+    with pytest.raises(ValueError, match="caveats"):
+        EDPLS(**common, caveats="a bare string").fit(X, y)

@@ -1,81 +1,290 @@
-"""Exports on every page (issue #10): results CSV, model JSON, run report HTML, named chart PNGs."""
+"""Exports on every page (issues #10, #15): the shareable group (run report, model release or the reason there
+is none, synthetic data) and the owner's workbook, never mixed; named chart PNGs.
+
+Every page of ``ui.pages`` is run once under AppTest with its defaults. The files are the ones a click would
+give: the download buttons' deferred callables are recorded when Streamlit registers them (``add_deferred``)
+and called here, so the tests read the very bytes the browser would receive.
+
+Oracles: ``engine.release.release_problems`` (64-hex tokens, seed keys, the word seed), the page's own
+``RunReport`` (exact row count, headline numbers, parameters that are not public must not reach the shareable
+report), pandas' XLSX reader for the workbook, and the release's own ledger for the report's status.
+"""
 from __future__ import annotations
 
+import contextlib
 import html
+import io
 import json
+import math
 import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from engine.export import estimator_to_dict
+from engine.fingerprint import data_fingerprint, data_sha256
 from engine.privacy import PrivacyLedger, Release
-from engine.report import DataInfo, RunReport, data_sha256, environment_versions
-from ui.budget import MODE_TEXT
+from engine.release import RELEASE_KIND, release_problems
+from engine.report import DataInfo, RunReport, _fmt, environment_versions
+from engine.workbook import PRIVATE_NOTICE
 from ui.exports import LABELS, chart_config
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
 PAGE_ID = {p.file: Path(p.file).stem for p in METHOD_PAGES + TOOL_PAGES}
-NO_MODEL = {"pages/calculator.py", "pages/privacy_audit.py"}
+# Pages that fit no shareable model: P3LS (no DP: its model is neither a DP output nor a public input), the
+# calculator (public computations only) and the audit (generated data only).
+NO_MODEL = {"pages/calculator.py", "pages/privacy_audit.py", "pages/p3ls.py"}
 HOSTILE = "<script>alert('x')</script>.csv"
+README_SHEET = "PRIVATE read me"
+
+
+# ---------------------------------------------------------------------------------------- helpers
+@contextlib.contextmanager
+def recorded_downloads():
+    """Record every download Streamlit registers: deferred file id -> zero-argument callable (what the server
+    runs on a click), and static file URL -> the bytes. AppTest cannot click a download button."""
+    seen: dict = {}
+    original_deferred, original_add = MediaFileManager.add_deferred, MediaFileManager.add
+
+    def add_deferred(self, data_callable, *args, **kwargs):
+        file_id = original_deferred(self, data_callable, *args, **kwargs)
+        seen[file_id] = data_callable
+        return file_id
+
+    def add(self, path_or_data, *args, **kwargs):
+        url = original_add(self, path_or_data, *args, **kwargs)
+        if isinstance(path_or_data, (bytes, str)):
+            seen[url] = path_or_data
+        return url
+
+    MediaFileManager.add_deferred, MediaFileManager.add = add_deferred, add
+    try:
+        yield seen
+    finally:
+        MediaFileManager.add_deferred, MediaFileManager.add = original_deferred, original_add
+
+
+def buttons(at) -> dict:
+    """Download buttons by their user key (the part of the element id after the last '-')."""
+    return {b.proto.id.rsplit("-", 1)[-1]: b for b in at.get("download_button")}
+
+
+def file_of(at, seen: dict, key: str) -> bytes:
+    """The bytes the download button ``key`` delivers (deferred callable or static data)."""
+    proto = buttons(at)[key].proto
+    data = seen[proto.deferred_file_id]() if proto.deferred_file_id else seen[proto.url]
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 def run_page(file: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / file), default_timeout=TIMEOUT)
     at.run()
-    assert not at.exception, at.exception
-    if file == "pages/privacy_audit.py":  # results only after the button, with the smallest settings
+    if file == "pages/privacy_audit.py" and not at.exception:  # results only after the button, smallest settings
         at.select_slider(key="audit_trials").set_value(10_000).run()
         at.button(key="audit_run").click().run()
-        assert not at.exception, at.exception
     return at
-
-
-def labels(at) -> list:
-    return [b.proto.label for b in at.get("download_button")]
 
 
 def text_of(page_html: str) -> str:
     """The visible text of the report (tags removed, entities kept escaped)."""
-    return re.sub(r"<[^>]+>", "", page_html)
+    return re.sub(r"<[^>]+>", " ", page_html)
 
 
-def unmarked(markdown: str) -> str:
-    return markdown.replace("*", "")
+def standalone(number: str, text: str) -> bool:
+    """``number`` occurs in ``text`` as a whole number (not inside a longer number or a name)."""
+    return re.search(rf"(?<![\w.\-]){re.escape(number)}(?![\w.]|-\d)", text) is not None
+
+
+def workbook_sheets(data: bytes) -> dict:
+    assert data[:2] == b"PK", "an XLSX file is a zip archive"
+    return pd.read_excel(io.BytesIO(data), sheet_name=None)
 
 
 @pytest.fixture(scope="module")
 def pages():
-    """Every page run once (shared by the tests below: runs are slow on a shared machine)."""
-    return {file: run_page(file) for file in PAGE_ID}
+    """Every page run once, with its download callables recorded (runs are slow on a shared machine)."""
+    with recorded_downloads() as seen:
+        runs = {file: run_page(file) for file in PAGE_ID}
+        yield runs, seen
 
 
-# ---------------------------------------------------------------------------------------- (a) buttons
+def ran(pages, file):
+    runs, seen = pages
+    at = runs[file]
+    assert not at.exception, f"{file} raised: {at.exception[0].message if at.exception else ''}"
+    return at, seen
+
+
+def report_of(at, file) -> RunReport:
+    report = at.session_state[f"export_report_{PAGE_ID[file]}"]
+    assert isinstance(report, RunReport) and report.page == PAGE_ID[file]
+    return report
+
+
+# ---------------------------------------------------------------------------------------- (a) the two groups
 @pytest.mark.parametrize("file", list(PAGE_ID))
-def test_every_page_offers_results_model_and_report(pages, file):
-    at = pages[file]
+def test_every_page_offers_the_shareable_group_and_the_owners_workbook(pages, file):
+    at, _ = ran(pages, file)
     page = PAGE_ID[file]
-    shown = labels(at)
-    assert LABELS["results"] in shown and LABELS["report"] in shown, (file, shown)
-    keys = {b.proto.id for b in at.get("download_button")}
-    assert any(f"{page}_export_report" in k for k in keys), keys  # stable key per page
+    by_key = buttons(at)
+    assert by_key[f"{page}_export_report"].proto.label == LABELS["report"]
+    assert by_key[f"{page}_export_workbook"].proto.label == LABELS["workbook"]
+    captions = [c.value for c in at.caption if c.value.startswith("No shareable model:")]
     if file in NO_MODEL:
-        assert LABELS["model"] not in shown
-        assert any(c.value.startswith("No model to download:") and len(c.value) > 30 for c in at.caption), file
+        assert f"{page}_export_model" not in by_key
+    if f"{page}_export_model" in by_key:
+        assert by_key[f"{page}_export_model"].proto.label == LABELS["model"] and not captions
     else:
-        assert LABELS["model"] in shown, (file, shown)
-    report = at.session_state[f"export_report_{page}"]
-    assert isinstance(report, RunReport) and report.page == page
+        assert len(captions) == 1 and len(captions[0]) > 40, (file, captions)  # says why there is none
+    if f"{page}_export_synthetic" in by_key:
+        assert by_key[f"{page}_export_synthetic"].proto.label == LABELS["synthetic"]
+    # nothing from the old bar ("results" CSV of private rows): the export keys are the four kinds only
+    kinds = {f"{page}_export_{kind}" for kind in ("model", "report", "synthetic", "workbook")}
+    assert not [k for k in by_key if k.startswith(f"{page}_export_") and k not in kinds], by_key
+    headings = " ".join(m.value for m in at.markdown)
+    assert "Shareable release" in headings and "do not share" in headings
+    report_of(at, file)
 
 
+@pytest.mark.parametrize("file", list(PAGE_ID))
+def test_every_download_button_leaves_the_page_alone(pages, file):
+    """on_click="ignore": a download never reruns the page, so one download cannot invalidate the next."""
+    at, _ = ran(pages, file)
+    downloads = at.get("download_button")
+    assert downloads
+    for b in downloads:
+        assert b.proto.ignore_rerun, f"{file}: {b.proto.label} reruns the page on click"
+
+
+# ---------------------------------------------------------------------------------------- (b) shareable files
+@pytest.mark.parametrize("file", list(PAGE_ID))
+def test_shareable_report_holds_no_private_value(pages, file):
+    at, seen = ran(pages, file)
+    report = report_of(at, file)
+    page_html = file_of(at, seen, f"{PAGE_ID[file]}_export_report").decode("utf-8")
+    assert page_html == report.to_html()  # the button serves the report of this very run
+    visible = text_of(page_html).replace(report.created, "")  # the date's digits are not counts
+    assert page_html.startswith("<!DOCTYPE html>") and "<script" not in page_html.lower()
+    assert "src=" not in page_html and "<link" not in page_html and "@import" not in page_html  # no network
+    assert release_problems(page_html) == [], (file, release_problems(page_html))
+    assert not re.search(r"random_state|\bseed\b", page_html.replace("noise seed is known", ""), re.I), file
+    assert release_problems(report.to_json()) == []
+    json.loads(report.to_json())  # strict JSON (allow_nan=False inside)
+    # the data: no fingerprint, no file name of an upload, no exact row count under add/remove neighbours
+    if report.data is not None:
+        assert report.data.fingerprint and report.data.fingerprint not in page_html
+        add_remove = report.ledger is None or report.ledger.neighbouring != "replace"
+        if add_remove and report.data.shape:
+            n = str(report.data.shape[0])
+            assert not standalone(n, visible), f"{file}: the exact row count {n} is in the shareable report"
+    # only the declared-public parameters are listed (the owner's settings stay in the workbook)
+    section = page_html.split("<h2>Public parameters</h2>", 1)[1].split("<h2>", 1)[0]
+    listed = re.findall(r"<tr><td>(.*?)</td><td>", section)
+    assert listed == [html.escape(str(k)) for k in report.public_parameters], (file, listed)
+    assert not any(re.search(r"seed|random_state", str(k), re.I) for k in report.public_parameters), file
+    # no headline evaluation (computed on private rows without noise)
+    public_values = {_fmt(v) for v in report.public_parameters.values()}
+    for key, value in report.headline.items():
+        if isinstance(value, (float, np.floating)) and math.isfinite(value):
+            shown = _fmt(value)
+            if len(re.sub(r"\D", "", shown)) >= 4 and shown not in public_values:
+                assert shown not in visible, f"{file}: headline value {key}={shown} in the shareable report"
+
+
+@pytest.mark.parametrize("file", list(PAGE_ID))
+def test_report_status_is_the_fits_own_ledger_status(pages, file):
+    at, seen = ran(pages, file)
+    page = PAGE_ID[file]
+    report = report_of(at, file)
+    page_html = report.to_html()
+    expected = "no privacy" if report.ledger is None or not len(report.ledger) else report.ledger.status
+    assert report.status == expected and report.to_dict()["status"] == expected
+    assert f"<td>guarantee of this fit</td><td>{expected}</td>" in page_html
+    if expected != "proven":  # no overclaim anywhere in the shareable report
+        assert "this is a proven guarantee" not in page_html and "is provably" not in page_html, file
+    if f"{page}_export_model" in buttons(at):
+        release = json.loads(file_of(at, seen, f"{page}_export_model"))
+        assert release["ledger_totals"]["status"] == report.status, file
+    if report.mode == "strict" and expected == "not proven":
+        assert "not proven" in report.guarantee
+
+
+@pytest.mark.parametrize("file", sorted(set(PAGE_ID) - NO_MODEL))
+def test_model_release_is_built_from_a_manifest_and_carries_no_private_token(pages, file):
+    at, seen = ran(pages, file)
+    page = PAGE_ID[file]
+    if f"{page}_export_model" not in buttons(at):
+        pytest.skip(f"{file} offers no shareable model at its defaults")
+    text = file_of(at, seen, f"{page}_export_model").decode("utf-8")
+    assert release_problems(text) == [], (file, release_problems(text))
+    release = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    assert release["kind"] == RELEASE_KIND and release["format"].startswith("privalab.")
+    manifest = {m["field"]: m for m in release["manifest"]}
+    assert set(manifest) == set(release["fields"]), "every field has a manifest entry and nothing else is in it"
+    released = {e["name"] for e in release["ledger"]["entries"]}
+    assert released, "a shareable model comes with the ledger of its noisy releases"
+    for name, m in manifest.items():
+        assert m["provenance"] in ("dp", "public") and m["from"], (name, m)
+        if m["provenance"] == "dp" and m["from"] != "*":
+            assert {s.strip() for s in m["from"].split(",")} <= released, (name, m["from"])
+    report = report_of(at, file)
+    if report.data is not None:
+        assert report.data.fingerprint not in text
+
+
+@pytest.mark.parametrize("file", list(PAGE_ID))
+def test_synthetic_data_is_clean_where_a_page_releases_some(pages, file):
+    at, seen = ran(pages, file)
+    key = f"{PAGE_ID[file]}_export_synthetic"
+    if key not in buttons(at):
+        pytest.skip(f"{file} releases no synthetic data")
+    text = file_of(at, seen, key).decode("utf-8")
+    assert release_problems(text) == []
+    assert len(pd.read_csv(io.StringIO(text), comment="#")) > 0
+
+
+# ---------------------------------------------------------------------------------------- (c) owner's workbook
+@pytest.mark.parametrize("file", list(PAGE_ID))
+def test_owners_workbook_opens_and_says_private_on_every_sheet(pages, file):
+    at, seen = ran(pages, file)
+    report = report_of(at, file)
+    sheets = workbook_sheets(file_of(at, seen, f"{PAGE_ID[file]}_export_workbook"))
+    names = list(sheets)
+    assert names[0] == README_SHEET, names
+    assert PRIVATE_NOTICE.upper() in sheets[README_SHEET].iloc[:, 0].astype(str).tolist()
+    assert len(names) >= 3, names
+    for name in names[1:]:
+        assert str(sheets[name].columns[0]).startswith(PRIVATE_NOTICE), (file, name)
+    run = sheets["run"]
+    cells = [str(c) for c in run.to_numpy().ravel()]
+    if report.data is not None:  # the owner's keyed fingerprint and exact shape are here, not in the report
+        assert report.data.fingerprint in cells
+        assert report.data.name in cells
+    assert report.status in cells
+
+
+def test_p3ls_workbook_holds_the_federated_model(pages):
+    at, seen = ran(pages, "pages/p3ls.py")
+    sheets = workbook_sheets(file_of(at, seen, "p3ls_export_workbook"))
+    # sheet names are cut at 28 characters (Excel allows 31)
+    for name in ("model coefficients per party", "model coefficients (original", "results per model (test rows",
+                 "message log", "leakage", "what each role holds"):
+        assert name in sheets, (name, list(sheets))
+    coefs = sheets["model coefficients per party"]
+    assert coefs.iloc[0].tolist()[:4] == ["party", "variable", "kpi", "coefficient"]
+    assert len(coefs) > 10  # one row per (party, variable, KPI)
+
+
+# ---------------------------------------------------------------------------------------- (d) charts
 @pytest.mark.parametrize("file", list(PAGE_ID))
 def test_every_chart_downloads_a_named_png(pages, file):
-    charts = pages[file].get("plotly_chart")
+    at, _ = ran(pages, file)
+    charts = at.get("plotly_chart")
     assert charts, f"{file} draws no chart"
     for chart in charts:
         config = json.loads(chart.proto.config)
@@ -96,125 +305,76 @@ def test_no_page_calls_plotly_chart_directly():
         assert "st.plotly_chart(" not in f.read_text() and ".plotly_chart(" not in f.read_text(), f
 
 
-# ---------------------------------------------------------------------------------------- (b) reports
-def _check_report(report: RunReport, page_html: str) -> None:
-    visible = text_of(page_html)
-    assert page_html.startswith("<!DOCTYPE html>") and "<script" not in page_html.lower()
-    assert "src=" not in page_html and "<link" not in page_html and "@import" not in page_html  # no network
-    # data and its hash
-    assert report.data is not None and re.fullmatch(r"[0-9a-f]{64}", report.data.sha256)
-    assert report.data.sha256 in visible
-    assert html.escape(report.data.name) in visible
-    # every parameter, by name and value
-    assert report.parameters
-    for key, value in report.parameters.items():
-        assert html.escape(str(key)) in visible, key
-        if isinstance(value, str):
-            assert f"<td>{html.escape(value)}</td>" in page_html, (key, value)
-        elif isinstance(value, float) and np.isfinite(value):
-            assert f"<td>{value:.6g}</td>" in page_html, (key, value)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            assert f"<td>{value}</td>" in page_html, (key, value)
-    assert "random_state" in report.parameters or "seed" in report.parameters
-    # the mode's guarantee, in the dashboard's words
-    if report.mode in MODE_TEXT:
-        assert html.escape(unmarked(MODE_TEXT[report.mode])) in visible
-    # each ledger row: mechanism and epsilon
-    if report.ledger is not None:
-        for r in report.ledger.entries:
-            assert f"<td>{r.mechanism}</td>" in page_html
-            assert f"<td>{r.epsilon:.6g}</td>" in page_html, r
-        if len(report.ledger):
-            assert "Totals" in visible and "basic composition" in visible
-    # headline numbers and versions
-    for key in report.headline:
-        assert html.escape(str(key)) in visible, key
-    for name in ("python", "numpy", "scikit-learn", "streamlit", "privalab git commit"):
-        assert f"<td>{name}</td>" in page_html
+def test_no_page_uses_the_old_export_arguments():
+    for f in list((ROOT / "pages").glob("*.py")) + [ROOT / "ui" / "demo.py"]:
+        src = f.read_text()
+        for old in ("results_csv=", "model_json=", "no_model_reason="):
+            assert old not in src, (f.name, old)
 
 
-@pytest.mark.parametrize("file", [p.file for p in METHOD_PAGES])
-def test_method_report_states_data_parameters_ledger_and_guarantee(pages, file):
-    at = pages[file]
-    report = at.session_state[f"export_report_{PAGE_ID[file]}"]
-    page_html = report.to_html()
-    _check_report(report, page_html)
-    if file in ("pages/p3ls.py", "pages/var_admm.py"):  # neither model is DP: no mode's guarantee applies
-        assert report.mode is None
-    else:
-        assert report.mode in ("strict", "paper")
-    if file == "pages/var_admm.py":
-        assert "is not differentially private" in report.guarantee
-        assert "provably" not in report.guarantee
-    if file in ("pages/edpls.py", "pages/dp_cca.py", "pages/pca_gauss.py"):
-        assert report.ledger is not None and len(report.ledger) >= 1
-    if file == "pages/p3ls.py":
-        from engine.methods.p3ls import NOT_DP_STATEMENT
-
-        assert report.mode is None and html.escape(NOT_DP_STATEMENT) in text_of(page_html)
-    as_dict = report.to_dict()
-    json.dumps(as_dict, allow_nan=False)
-    assert as_dict["data"]["sha256"] == report.data.sha256
-
-
-def test_edpls_report_hash_is_the_hash_of_the_data_shown(pages):
-    at = pages["pages/edpls.py"]
-    report = at.session_state["export_report_edpls"]
-    assert report.data.sha256 == data_sha256(at.session_state["pl_dataset"].df)
-    assert report.data.origin == "sample"
-    assert report.parameters["epsilon"] == at.session_state["pl_epsilon"]
-    assert f"<td>epsilon</td><td>{report.parameters['epsilon']:.6g}</td>" in report.to_html()
-
-
-def test_hostile_upload_name_is_escaped_in_the_report():
-    nir = (ROOT / "sample_data").glob("*nir*.csv")
-    path = next(iter(nir), None)
-    if path is None:
-        pytest.skip("no NIR sample CSV")
-    at = AppTest.from_file(str(ROOT / "pages" / "edpls.py"), default_timeout=TIMEOUT)
-    at.run()
-    at.sidebar.radio(key="edpls_mode").set_value("paper").run()
-    at.radio(key="edpls_data_source").set_value("Upload a file").run()
-    at.file_uploader(key="edpls_data_upload").set_value((HOSTILE, path.read_bytes(), "text/csv")).run()
-    assert not at.exception, at.exception
-    report = at.session_state["export_report_edpls"]
-    assert report.data.name == HOSTILE and report.data.origin == "upload"
-    page_html = report.to_html()
+# ---------------------------------------------------------------------------------------- (e) the report itself
+def test_hostile_upload_name_stays_out_of_the_shareable_report():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.standard_normal((40, 5)), columns=["a_1", "a_2", "b_1", "b_2", "kpi_1"])
+    with recorded_downloads() as seen:
+        at = AppTest.from_file(str(ROOT / "pages" / "p3ls.py"), default_timeout=TIMEOUT)
+        at.run()
+        at.radio(key="p3ls_data_source").set_value("Upload a file").run()
+        at.file_uploader(key="p3ls_data_upload").set_value((HOSTILE, df.to_csv(index=False).encode(), "text/csv")).run()
+        assert not at.exception, at.exception
+        report = at.session_state["export_report_p3ls"]
+        assert report.data.name == HOSTILE and report.data.origin == "upload"
+        page_html = file_of(at, seen, "p3ls_export_report").decode("utf-8")
+        sheets = workbook_sheets(file_of(at, seen, "p3ls_export_workbook"))
     assert "<script" not in page_html.lower()
-    assert html.escape(HOSTILE) in page_html
-    assert html.escape(unmarked(MODE_TEXT["paper"])) in text_of(page_html)
+    assert HOSTILE not in page_html and html.escape(HOSTILE) not in page_html  # an upload's name is the owner's
+    assert "the owner&#x27;s file" in page_html or "the owner's file" in page_html
+    assert not standalone("40", text_of(page_html).replace(report.created, ""))
+    assert HOSTILE in sheets["run"].astype(str).to_numpy().ravel().tolist()
 
 
-def test_report_escapes_every_user_string_and_needs_no_network():
+def test_report_escapes_every_user_string_and_keeps_private_settings_out():
     led = PrivacyLedger()
     led.add(Release.gaussian("<b>moments</b>", 2.0, 1.0, 1e-5, note="<img src=x onerror=alert(1)>"))
     led.add(Release("counts", "laplace", 1.0, 4.0, 0.25, 0.0, sensitivity_source="data"))
-    df = pd.DataFrame({"<th>x": [1.0, 2.0], "y\"'": [3.0, 4.0]})
+    df = pd.DataFrame({"<th>x": np.arange(37.0), "y\"'": np.arange(37.0) ** 2})
     rep = RunReport(page="t", method="<i>m</i>", data=DataInfo.from_frame(df, HOSTILE, "upload"),
                     preprocessing="<svg onload=alert(1)>", parameters={"<p>": "<script>", "random_state": 3},
-                    mode="paper", ledger=led, ledger_delta=1e-5, headline={"<u>rmse": 0.5},
+                    public_parameters={"<p>": "<script>", "epsilon": 0.75},
+                    mode="paper", ledger=led, ledger_delta=1e-5, headline={"<u>rmse": 0.123456},
                     notes=["</td><script>alert(1)</script>"])
     out = rep.to_html()
     for bad in ("<script", "<img", "<svg", "<b>moments", "<i>m", "<th>x", "<u>rmse", "</td><script"):
         assert bad not in out, bad
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;.csv" in out
+    assert "&lt;th&gt;x" in out and "&lt;script&gt;" in out  # escaped, not dropped
     assert "<td>gaussian</td>" in out and "<td>laplace</td>" in out
-    assert f"<td>{led.entries[0].epsilon:.6g}</td>" in out and "<td>0.25</td>" in out
+    assert f"<td>{led.entries[0].epsilon:.6g}</td>" in out and "<td>0.25</td>" in out and "<td>0.75</td>" in out
     assert "not a proven guarantee" in text_of(out)  # paper mode and a data-dependent sensitivity
-    assert html.escape(unmarked(MODE_TEXT["paper"])) in text_of(out)
     assert "http" not in out and "src=" not in out.replace("&lt;img src=x", "")
+    # the owner's view stays out of the shareable form
+    assert "random_state" not in out and "0.123456" not in out and "rmse" not in out
+    assert rep.data.fingerprint not in out and HOSTILE not in out and html.escape(HOSTILE) not in out
+    assert not standalone("37", text_of(out).replace(rep.created, "")) and "not released" in out  # N is private
+    assert release_problems(out) == [] and release_problems(rep.to_json()) == []
     d = rep.to_dict()
     assert [r["mechanism"] for r in d["ledger"]["releases"]] == ["gaussian", "laplace"]
-    assert d["ledger"]["totals"]["proven"] is False
+    assert d["ledger"]["totals"]["proven"] is False and d["status"] == "not proven"
+    owner = rep.owner_sheets()
+    assert owner["parameters (all)"]["random_state"] == "3" and owner["run"]["fingerprint (HMAC-SHA256)"] == \
+        rep.data.fingerprint
 
 
-def test_data_hash_depends_on_contents_only():
+def test_fingerprint_is_keyed_and_the_cache_hash_depends_on_contents_only():
     a = pd.DataFrame({"x": [1.0, 2.0], "y": ["a", "b"]})
     b = pd.DataFrame({"x": [1.0, 2.0], "y": ["a", "b"]}, index=[10, 11])
-    assert data_sha256(a) == data_sha256(b)
+    assert data_sha256(a) == data_sha256(b)  # the in-process cache key (ui.progress.cached_sweep)
     assert data_sha256(a) != data_sha256(a.assign(x=[1.0, 2.5]))
     assert data_sha256(a) != data_sha256(a.rename(columns={"x": "z"}))
     assert data_sha256(np.arange(3.0)) != data_sha256(np.arange(3.0).reshape(3, 1))
+    # the exported fingerprint is an HMAC: without the key, the plain hash of a candidate table does not match it
+    assert data_fingerprint(a) == data_fingerprint(b) != data_sha256(a)
+    assert data_fingerprint(a, key=b"k1") != data_fingerprint(a, key=b"k2")
+    assert DataInfo.from_frame(a, "a.csv", "upload").fingerprint == data_fingerprint(a)
 
 
 def test_versions_survive_without_git(monkeypatch):
@@ -230,7 +390,7 @@ def test_versions_survive_without_git(monkeypatch):
         report_mod._git_commit.cache_clear()
 
 
-# ---------------------------------------------------------------------------------------- (c) model JSON
+# ---------------------------------------------------------------------------------------- (f) the one JSON encoder
 def _strict_loads(text: str):
     def refuse(const):
         raise ValueError(f"non-standard JSON constant {const}")
@@ -238,142 +398,36 @@ def _strict_loads(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-def _assert_same(a, b, where=""):
-    if isinstance(a, PrivacyLedger):
-        assert isinstance(b, PrivacyLedger) and a.neighbouring == b.neighbouring, where
-        pd.testing.assert_frame_equal(a.to_frame(), b.to_frame(), obj=where)
-    elif isinstance(a, pd.DataFrame):
-        pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False, obj=where)
-    elif isinstance(a, np.ndarray):
-        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, where
-        np.testing.assert_array_equal(a, b, err_msg=where)
-    elif isinstance(a, dict):
-        assert set(map(str, a)) == set(map(str, b)), where
-        for k in a:
-            _assert_same(a[k], b[str(k)] if str(k) in b else b[k], f"{where}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{where}[{i}]")
-    elif isinstance(a, float) and np.isnan(a):
-        assert np.isnan(b), where
-    elif hasattr(a, "__dataclass_fields__"):
-        _assert_same({f: getattr(a, f) for f in a.__dataclass_fields__}, b, where)
-    else:
-        assert a == b, (where, a, b)
-
-
-def _round_trip(module, model):
-    text = module.to_json(model)
-    data = _strict_loads(text)
-    assert data["format"] == module.MODEL_FORMAT and data["class"] == type(model).__name__
-    back = module.model_from_dict(text)
-    exported = set(data["attributes"])
-    assert exported, "no fitted attribute exported"
-    for name in exported:
-        _assert_same(getattr(model, name), getattr(back, name), name)
-    for name, value in model.get_params(deep=False).items():
-        if f"params.{name}" not in data["not_exported"]:
-            _assert_same(value, back.get_params(deep=False)[name], f"params.{name}")
-    assert "ledger" in data and "entries" in data["ledger"]
-    return data, back
-
-
-def _views(n=400, seed=0):
+def _views(n=200, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4))
     Y = X[:, :2] @ rng.normal(size=(2, 3)) + 0.5 * rng.normal(size=(n, 3))
     return X, Y
 
 
-def test_dp_cca_json_round_trip():
-    from engine.methods import dp_cca
-
-    X, Y = _views()
-    m = dp_cca.DPCCA(n_components=2, epsilon=1.0, delta=1e-5, mode="strict", x_bound=4.0, y_bound=6.0,
-                     random_state=0).fit(X, Y)
-    data, back = _round_trip(dp_cca, m)
-    assert len(data["ledger"]["entries"]) == 1 and data["ledger"]["entries"][0]["mechanism"] == "gaussian"
-    np.testing.assert_array_equal(back.transform(X, Y)[0], m.transform(X, Y)[0])
-    plain = dp_cca.DPCCA(n_components=2, epsilon=np.inf).fit(X, Y)  # non-finite parameter
-    data, back = _round_trip(dp_cca, plain)
-    assert data["params"]["epsilon"] == "inf" and back.epsilon == np.inf
-
-
-def test_pca_gauss_json_round_trip():
-    from engine.methods import pca_gauss
-
-    X, Y = _views()
-    m = pca_gauss.PCAGauss(n_components=2, epsilon=1.0, task="regression", pca_source="laplace",
-                           random_state=0).fit(X, Y[:, 0])
-    data, back = _round_trip(pca_gauss, m)
-    assert len(data["ledger"]["entries"]) == len(m.privacy_ledger_) >= 2
-    np.testing.assert_allclose(back.transform(X[:5]), m.transform(X[:5]))
-    Z_back, y_back = back.sample(20, random_state=3)
-    Z_orig, y_orig = m.sample(20, random_state=3)
-    np.testing.assert_array_equal(Z_back, Z_orig)
-    np.testing.assert_array_equal(y_back, y_orig)
-
-
-def test_p3ls_json_round_trip():
+def test_json_encoder_is_nan_and_inf_safe_and_refuses_the_wrong_format():
+    from engine.export import dumps, estimator_from_dict, estimator_to_dict
     from engine.methods import p3ls
 
     X, Y = _views()
     m = p3ls.P3LS(n_components=2, random_state=0).fit([X[:, :2], X[:, 2:]], Y)
-    data, back = _round_trip(p3ls, m)
-    assert data["privacy"] == p3ls.NOT_DP_STATEMENT and data["ledger"]["entries"] == []
-    assert {"holders_", "authority_", "server_", "log_", "x_scores_", "y_scores_"} <= set(data["not_exported"])
-    np.testing.assert_array_equal(back.coef_, m.coef_)
-    assert back.column_slices_ == m.column_slices_
-
-
-def test_var_admm_json_round_trip_leaves_out_the_private_series():
-    from engine.methods import var_admm
-
-    rng = np.random.default_rng(1)
-    Y = rng.normal(size=(150, 3))
-    m = var_admm.CollaborativeVAR(2, solver="admm", max_iter=30, random_state=0).fit(Y)
-    led = var_admm.noise_ledger("laplace", 0.5, 1.2, 3)
-    text = var_admm.to_json(m, led)
-    data = _strict_loads(text)
-    assert "design_" in data["not_exported"] and "trace_" in data["not_exported"]
-    assert "design_" not in data["attributes"] and data["ledger"]["entries"][0]["mechanism"] == "laplace"
-    assert not any(repr(float(v)) in text for v in Y[5:15, 0])  # no training value is written out
-    back = var_admm.model_from_dict(text)
-    for name in data["attributes"]:
-        _assert_same(getattr(m, name), getattr(back, name), name)
-    np.testing.assert_array_equal(back.forecast(Y, steps=3), m.forecast(Y, steps=3))
-    _round_trip(var_admm, m)
-
-
-def test_json_export_is_nan_and_inf_safe():
-    from engine.methods import dp_cca
-
-    X, Y = _views(200)
-    m = dp_cca.DPCCA(n_components=1, epsilon=2.0, random_state=1).fit(X, Y)
     m.extra_ = np.array([np.nan, np.inf, -np.inf, 1.5])
     m.scalar_ = float("nan")
-    text = dp_cca.to_json(m)
+    text = dumps(estimator_to_dict(m, "x/1", exclude=("x_scores_", "y_scores_")))
     assert "NaN" not in text and "Infinity" not in text
-    back = dp_cca.model_from_dict(_strict_loads(text))
+    back = estimator_from_dict(_strict_loads(text), p3ls.P3LS, "x/1")
     np.testing.assert_array_equal(back.extra_, m.extra_)
     assert np.isnan(back.scalar_)
-
-
-def test_json_refuses_the_wrong_format():
-    from engine.methods import dp_cca, p3ls
-
-    X, Y = _views(200)
-    text = dp_cca.to_json(dp_cca.DPCCA(n_components=1, random_state=0).fit(X, Y))
     with pytest.raises(ValueError, match="not an exported"):
         p3ls.model_from_dict(text)
 
 
 def test_estimator_to_dict_lists_what_it_leaves_out():
-    from engine.methods.dp_cca import DPCCA
+    from engine.export import estimator_to_dict
+    from engine.methods.p3ls import P3LS
 
-    X, Y = _views(200)
-    m = DPCCA(n_components=1, random_state=np.random.default_rng(0)).fit(X, Y)
-    d = estimator_to_dict(m, "x/1", exclude=("released_moments_",))
-    assert "params.random_state" in d["not_exported"] and "released_moments_" in d["not_exported"]
-    assert "released_moments_" not in d["attributes"]
+    X, Y = _views()
+    m = P3LS(n_components=1, random_state=np.random.default_rng(0)).fit([X[:, :2], X[:, 2:]], Y)
+    d = estimator_to_dict(m, "x/1", exclude=("x_scores_",))
+    assert "params.random_state" in d["not_exported"] and "x_scores_" in d["not_exported"]
+    assert "x_scores_" not in d["attributes"]

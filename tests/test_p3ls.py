@@ -6,6 +6,7 @@ Oracles: scikit-learn's PLSRegression (NIPALS, run to a tight tolerance for PLS2
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +169,80 @@ def test_options_keep_the_equivalence(options):
     if options.get("secure_aggregation"):
         assert not any(name.startswith("X_1'") and "+" not in name for name in fed.server_.holds())
         assert "X_1' + pairwise masks" in fed.server_.holds()
+
+
+def _keys(fed) -> dict:
+    """Every key the TA drew and every C_i a party drew (the masks of one run)."""
+    out = {name: (v.dense() if isinstance(v, OrthogonalMask) else np.asarray(v))
+           for name, v in fed.authority_._holdings.items()}
+    out.update({f"C_{h.index}": h._get(f"C_{h.index}") for h in fed.holders_})
+    return out
+
+
+def test_masks_come_from_fresh_entropy_unless_a_test_seed_is_given():
+    """A mask from a known seed is no mask: by default every run draws new keys (issue #15)."""
+    X, Y = low_rank_problem(m=60, seed=14)
+    blocks = [X[:, :10], X[:, 10:]]
+    runs = [P3LS(3, secure_aggregation=True).fit(blocks, Y) for _ in range(2)]
+    k0, k1 = _keys(runs[0]), _keys(runs[1])
+    assert set(k0) == set(k1) >= {"A", "H", "G", "N", "C_1", "C_2"}
+    for name in k0:
+        assert not np.allclose(k0[name], k1[name]), f"{name} was the same in two default runs"
+    pairwise = [[m.payload for m in r.log_.messages if m.name == "s_12"] for r in runs]
+    assert len(pairwise[0]) == 1 and pairwise[0] != pairwise[1]  # the secure-aggregation PRG seeds too
+    assert not runs[0].mask_seed_known_ and not runs[1].mask_seed_known_
+    assert rel_err(runs[0].B_, runs[1].B_) < 1e-9  # ... while the model is the same
+    # a test seed reproduces every key, and the model says so
+    fixed = [P3LS(3, secure_aggregation=True, random_state=11).fit(blocks, Y) for _ in range(2)]
+    f0, f1 = _keys(fixed[0]), _keys(fixed[1])
+    assert all(np.array_equal(f0[n], f1[n]) for n in f0) and fixed[0].mask_seed_known_
+
+
+def test_the_split_seed_fixes_the_split_but_not_the_masks():
+    from engine.data.samples import make_value_chain
+
+    chain = make_value_chain(n_samples=150, random_state=2)
+    runs = [compare_models(chain.blocks, chain.Y, k_max=6, random_state=4) for _ in range(2)]
+    for a, b in zip(runs[0].split, runs[1].split):
+        np.testing.assert_array_equal(a, b)
+    assert not np.allclose(_keys(runs[0].federated)["A"], _keys(runs[1].federated)["A"])
+    assert not runs[0].federated.mask_seed_known_
+    pd.testing.assert_frame_equal(runs[0].overall.drop(columns="inference_seconds"),
+                                  runs[1].overall.drop(columns="inference_seconds"), atol=1e-9)
+    # masks for a test: their own seed
+    same = [compare_models(chain.blocks, chain.Y, k_max=6, random_state=4, mask_random_state=9) for _ in range(2)]
+    np.testing.assert_array_equal(_keys(same[0].federated)["A"], _keys(same[1].federated)["A"])
+
+
+def test_owner_side_exports_and_no_shareable_release():
+    """P3LS adds no noise: its model is not a shareable release; it goes to the owner's workbook."""
+    from engine.export import dumps
+    from engine.methods.p3ls import NO_RELEASE_REASON, model_from_dict, model_to_dict, owner_sheets
+    from engine.privacy import PrivacyLedger
+    from engine.release import Field, build_release
+
+    X, Y = low_rank_problem(m=90, seed=15)
+    blocks = [X[:, :8], X[:, 8:]]
+    fed = P3LS(3).fit(blocks, Y)
+    with pytest.raises(ValueError, match="no privacy"):
+        build_release("p3ls", "privalab.p3ls.release/1", [Field("coef_", fed.coef_, "dp", "*")], PrivacyLedger(),
+                      guarantee=NOT_DP_STATEMENT)
+    assert "no differentially private output" in NO_RELEASE_REASON and "workbook" in NO_RELEASE_REASON
+    # the owner-side model file: exact coefficients, no per-row scores (with the loadings they rebuild the data)
+    text = dumps(model_to_dict(fed))
+    back = model_from_dict(text)
+    np.testing.assert_array_equal(back.coef_, fed.coef_)
+    assert back.column_slices_ == fed.column_slices_
+    assert "x_scores_" not in model_to_dict(fed)["attributes"]
+    # the workbook sheets: coefficients in original units predict like the model
+    cmp = compare_models(blocks, Y, k_max=5, random_state=0)
+    sheets = owner_sheets(cmp, [[f"a{i}" for i in range(8)], [f"b{i}" for i in range(16)]])
+    coef = sheets["model coefficients (original units)"]
+    te = cmp.split[2]
+    pred = X[te] @ coef.drop(index="(intercept)").to_numpy() + coef.loc["(intercept)"].to_numpy()
+    np.testing.assert_allclose(pred, cmp.federated.predict([b[te] for b in blocks]), atol=1e-9)
+    assert sheets["rows"]["masks"] == "fresh OS entropy" and sheets["rows"]["test"] == len(te)
+    assert len(sheets["model coefficients per party"]) == 24 * 3 and "message log" in sheets
 
 
 def test_block_diagonal_mask_is_orthogonal_and_mixes_only_within_blocks():
@@ -364,6 +439,43 @@ def test_page_runs_the_federation_on_sample_data():
     text = " ".join(x.value for x in at.info) + " ".join(x.value for x in at.warning)
     assert "not differential privacy" in text
     assert not [w for w in at.number_input if "ε" in str(w.label)]  # no budget picker on this page
+    # the seed box fixes the split only; the masks are fresh (issue #15)
+    labels = [str(w.label) for w in at.number_input]
+    assert any(label.startswith("Split seed") for label in labels) and not any("mask" in x.lower() for x in labels)
+
+
+def test_page_exports_no_shareable_model_and_an_owners_workbook():
+    from streamlit.testing.v1 import AppTest
+
+    from engine.methods.p3ls import NO_RELEASE_REASON
+    from engine.release import release_problems
+    from engine.workbook import PRIVATE_NOTICE
+    from test_exports import file_of, recorded_downloads, standalone, text_of
+
+    if not (ROOT / "sample_data" / "value_chain.csv").exists():
+        pytest.skip("sample_data/value_chain.csv not generated yet")
+    with recorded_downloads() as seen:
+        at = AppTest.from_file(str(ROOT / "pages" / "p3ls.py"), default_timeout=60)
+        at.run()
+        assert not at.exception, at.exception
+        labels = {b.proto.label for b in at.get("download_button")}
+        assert labels == {"Run report (HTML, shareable)", "Owner's workbook (XLSX, private)"}
+        assert any(c.value == f"No shareable model: {NO_RELEASE_REASON}" for c in at.caption)
+        report = at.session_state["export_report_p3ls"]
+        page_html = file_of(at, seen, "p3ls_export_report").decode("utf-8")
+        workbook = file_of(at, seen, "p3ls_export_workbook")
+    assert report.status == "no privacy" and release_problems(page_html) == []
+    assert "split seed" in report.parameters and "split seed" not in page_html.lower()
+    visible = text_of(page_html)
+    rows = report.parameters["rows (training / validation / test)"]
+    for n in [report.data.shape[0], *map(int, rows.split(" / "))]:  # no exact row count of any part
+        assert not standalone(str(n), visible), n
+    assert "P3LS (federated)" not in page_html and "Equivalence" not in page_html  # headline results: owner only
+    sheets = pd.read_excel(io.BytesIO(workbook), sheet_name=None)
+    assert list(sheets)[0] == "PRIVATE read me"
+    assert all(str(sheets[s].columns[0]).startswith(PRIVATE_NOTICE) for s in list(sheets)[1:])
+    results = sheets["results per model (test rows"]
+    assert "P3LS" in results.astype(str).to_numpy().ravel().tolist()
 
 
 def test_page_reports_a_bad_split_without_crashing():

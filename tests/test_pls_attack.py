@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from threadpoolctl import threadpool_limits
 
 from engine.attacks.pls_subspace import (
+    SETTINGS,
     AttackSetupError,
     SimulationScenario,
     attack_success_sweep,
@@ -210,8 +211,12 @@ def test_settings_map_to_the_right_edpls_variants():
     # the simulation's strict bounds come from the generator's parameters and hold
     p = simulation_problem(make_attack_spectra(random_state=0), 1)
     assert p.bounds_public and p.y_bound == 10.0 and p.x_bound >= np.linalg.norm(p.X, axis=1).max()
-    out = run_attack(p, "strict", 1.0, random_state=0)
-    assert out.model.privacy_ledger_.proven and out.model.n_clipped_ == 0
+    out = run_attack(p, "strict", 1.0)  # fresh noise (the default): proven
+    assert out.model.privacy_ledger_.proven and out.status == "proven" and out.model.n_clipped_ == 0
+    seeded = run_attack(p, "strict", 1.0, random_state=0)  # a known noise seed: the same fit, not proven
+    assert seeded.status == "not proven"
+    assert any("noise seed is known" in r for r in seeded.ledger.reasons_not_proven())
+    assert run_attack(p, "plain", np.inf).status == "no privacy"
 
 
 @pytest.mark.parametrize("setting", ["paper_sigma", "strict"])
@@ -296,7 +301,9 @@ def test_page_simulation_shows_reconstruction_sweep_and_verdict():
     assert len(at.get("plotly_chart")) >= 2
     labels = [m.label for m in at.metric]
     assert any("Plain PLS" in lab for lab in labels) and any("edPLS ε = 1" in lab for lab in labels)
-    assert any("At ε = 1" in s.value and "without privacy" in s.value for s in at.success)
+    verdicts = [s.value for s in list(at.success) + list(at.warning) if s.value.startswith("At ε")]
+    assert any("At ε = 1" in v and "without privacy" in v for v in verdicts)
+    assert all("not proven" in v for v in verdicts)  # paper mode: sensitivities from the data
     plain_corr = [float(m.value) for m in at.metric if m.label.startswith("Plain PLS")]
     assert min(plain_corr) > 0.9
     at.radio(key="attack_noise_std").set_value("paper_sigma").run()
@@ -321,7 +328,8 @@ def test_page_own_data_upload_split_by_column():
     assert any("bounds taken from the data" in w.value for w in at.warning)
     specific = [m for m in at.metric if m.label.startswith("How specific")]
     assert specific and float(specific[0].value.rstrip("×")) > 10  # the planted band is the other party's
-    assert any("At ε =" in s.value for s in at.success)
+    verdicts = [s.value for s in list(at.success) + list(at.warning) if s.value.startswith("At ε")]
+    assert verdicts and all("guarantee of these fits: not proven" in v for v in verdicts)
 
 
 def test_strict_attack_model_with_data_bounds_is_not_called_proven():
@@ -330,7 +338,97 @@ def test_strict_attack_model_with_data_bounds_is_not_called_proven():
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 8)), rng.normal(size=60)
-    proven = make_global_model("strict", 1.0, delta=1e-5, x_bound=10.0, y_bound=5.0, random_state=0).fit(X, y)
-    unproven = make_global_model("strict", 1.0, delta=1e-5, x_bound=10.0, y_bound=5.0, random_state=0,
+    proven = make_global_model("strict", 1.0, delta=1e-5, x_bound=10.0, y_bound=5.0).fit(X, y)
+    unproven = make_global_model("strict", 1.0, delta=1e-5, x_bound=10.0, y_bound=5.0,
                                  bounds_public=False).fit(X, y)
     assert proven.privacy_ledger_.proven and not unproven.privacy_ledger_.proven
+    assert unproven.privacy_ledger_.status == "not proven"
+
+
+# ----------------------------------------------------------------------------- noise and labels (issue #15)
+def _sim_problem(seed=0, n_test=50):
+    d = make_attack_spectra(random_state=seed)
+    return simulation_problem(d, 1, make_attack_spectra(n_test, random_state=seed + 1))
+
+
+def test_default_noise_is_fresh_and_labelled_proven():
+    """Two attacks at the default noise differ (fresh OS entropy) and their ledgers are proven."""
+    p = _sim_problem()
+    a, b = run_attack(p, "strict", 1.0), run_attack(p, "strict", 1.0)
+    assert not np.array_equal(a.recovered["P"], b.recovered["P"])
+    assert a.status == b.status == "proven" and not a.ledger.caveats
+    # plain PLS has no noise: identical, and labelled "no privacy", never proven
+    c, d = run_attack(p, "plain", np.inf), run_attack(p, "plain", np.inf)
+    np.testing.assert_array_equal(c.recovered["P"], d.recovered["P"])
+    assert c.status == "no privacy"
+
+
+def test_sweep_draws_fresh_noise_by_default_and_labels_rows_from_their_ledgers():
+    p = _sim_problem()
+    kw = dict(settings=("plain", "strict"), n_replicates=3)
+    one, two = (attack_success_sweep(p, [1.0], **kw) for _ in range(2))
+    strict = lambda sw: sw[sw.setting == "strict"].sort_values(["replicate", "component"]).correlation.to_numpy()  # noqa: E731
+    plain = lambda sw: sw[sw.setting == "plain"].sort_values(["replicate", "component"]).correlation.to_numpy()  # noqa: E731
+    assert not np.array_equal(strict(one), strict(two))
+    np.testing.assert_array_equal(plain(one), plain(two))
+    s = summarise_sweep(one).set_index(["setting", "component"])
+    assert s.loc[("plain", "P"), "status"] == "no privacy" and s.loc[("strict", "P"), "status"] == "proven"
+    # the mean predictor's RMSEP is carried for the utility sentence
+    expected = np.sqrt(np.mean((p.y_test - p.y.mean()) ** 2))
+    assert s.loc[("strict", "P"), "rmsep_mean_model"] == pytest.approx(expected)
+
+
+def test_known_noise_seed_reproduces_and_is_not_proven():
+    p = _sim_problem()
+    a = attack_success_sweep(p, [1.0], settings=("strict",), n_replicates=3, random_state=4)
+    b = attack_success_sweep(p, [1.0], settings=("strict",), n_replicates=3, random_state=4)
+    np.testing.assert_array_equal(a.correlation, b.correlation)
+    assert set(a.status) == {"not proven"} and all("noise seed is known" in r for r in a.not_proven_because)
+    text = verdict(summarise_sweep(a), "strict", 1.0)
+    assert "guarantee of these fits: not proven (the noise seed is known" in text
+
+
+def test_data_seed_pairs_the_data_while_the_noise_stays_fresh():
+    scen = SimulationScenario(n_test_per_party=20)
+    kw = dict(settings=("plain", "strict"), n_replicates=4, noise_per_draw=2, data_random_state=5)
+    one, two = attack_success_sweep(scen, [1.0], **kw), attack_success_sweep(scen, [1.0], **kw)
+    pl = lambda sw: sw[sw.setting == "plain"].correlation.to_numpy()  # noqa: E731
+    np.testing.assert_array_equal(pl(one), pl(two))  # the same simulated data sets
+    assert not np.array_equal(one[one.setting == "strict"].correlation, two[two.setting == "strict"].correlation)
+    assert set(one[one.setting == "strict"].status) == {"proven"}
+
+
+def test_infinite_epsilon_and_data_bounds_are_never_called_proven():
+    df = _frame(seed=6)
+    feats = [c for c in df.columns if c.startswith("ch")]
+    own = split_parties(df, feats, "y", by="column", group_column="party", attacker_groups=[1])
+    assert not own.bounds_public
+    sw = attack_success_sweep(own, [np.inf, 1.0], settings=("plain", "strict", "paper_sigma"), n_replicates=2)
+    s = summarise_sweep(sw)
+    status = {(r.setting, r.epsilon): r.status for r in s.itertuples()}
+    assert status[("plain", np.inf)] == "no privacy"
+    assert status[("strict", np.inf)] == "no privacy"  # ε = ∞: no privacy, never "ε = 0, proven"
+    assert status[("strict", 1.0)] == "not proven"  # bounds read off the rows
+    assert status[("paper_sigma", 1.0)] == "not proven"  # paper mode: data-dependent sensitivities
+    why = s[(s.setting == "strict") & (s.epsilon == 1.0)].not_proven_because.iloc[0]
+    assert "private data" in why
+    assert "proven" not in SETTINGS["strict"]  # the setting's label never claims a guarantee by itself
+
+
+def test_a_sentence_saying_the_attack_fails_carries_the_utility():
+    p = _sim_problem()
+    s = summarise_sweep(attack_success_sweep(p, [1.0], settings=("plain", "strict"), n_replicates=6))
+    text = verdict(s, "strict", 1.0)
+    claim = next(t for t in text.split(". ") if "no longer works" in t or "only some of the time" in t)
+    row = s[(s.setting == "strict")].iloc[0]
+    plain_row = s[s.setting == "plain"].iloc[0]
+    assert f"RMSEP on held-out rows is {row.rmsep_median:.3g}" in claim
+    assert f"{plain_row.rmsep_median:.3g} for plain PLS" in claim and f"{row.rmsep_mean_model:.3g} for predicting the mean" in claim
+    if not row.rmsep_median < row.rmsep_mean_model:
+        assert "no better than predicting the mean" in claim
+    # without held-out rows the sentence says the utility is unknown instead of staying silent
+    bare = simulation_problem(make_attack_spectra(random_state=0), 1)
+    s0 = summarise_sweep(attack_success_sweep(bare, [1.0], settings=("plain", "strict"), n_replicates=6))
+    t0 = verdict(s0, "strict", 1.0)
+    assert "still works:" not in t0  # strict ε = 1 never lets the attack through (hit rate >= 0.9)
+    assert "not measured" in t0 and "unknown" in t0

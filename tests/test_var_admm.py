@@ -404,10 +404,20 @@ def test_defences_cost_accuracy_on_the_same_forecasts():
     np.testing.assert_allclose(ortho.var_pred, clean.var_pred, atol=1e-9)
     post = defence_comparison(Y, 3, 3500, "post_multiplication", 1.0, random_state=0)
     np.testing.assert_allclose(post.var_pred, clean.var_pred, atol=1e-9)
-    sweep = noise_sweep(Y, 3, 3500, "laplace", [0.0, 0.3, 1.0], random_state=0, sensitivity=12.0)
+    sweep = noise_sweep(Y, 3, 3500, "laplace", [0.0, 0.3, 1.0], random_state=0, public_range=(-6.0, 6.0),
+                        declared_public=True)
     assert list(sweep["b"]) == [0.0, 0.3, 1.0]
     assert sweep["median_mae_gain_pct"].iloc[0] > sweep["median_mae_gain_pct"].iloc[-1]
     assert np.isinf(sweep["eps_per_value"].iloc[0]) and sweep["eps_per_value"].iloc[1] == pytest.approx(40.0)
+    assert sweep["eps_per_series"].iloc[1] == pytest.approx(40.0 * len(Y))
+    # labels from each fit's own ledger: b = 0 is no privacy; a known noise seed is never "proven"
+    assert list(sweep["status"]) == ["no privacy", "not proven", "not proven"]
+    fresh = noise_sweep(Y, 3, 3500, "laplace", [0.0, 0.3], public_range=(-6.0, 6.0), declared_public=True)
+    assert list(fresh["status"]) == ["no privacy", "proven"]
+    undeclared = noise_sweep(Y, 3, 3500, "laplace", [0.3], public_range=(-6.0, 6.0))
+    assert list(undeclared["status"]) == ["not proven"]
+    assert list(noise_sweep(Y, 3, 3500, "uniform", [0.3], public_range=(-6.0, 6.0), declared_public=True)["status"]) \
+        == ["no privacy"]
 
 
 def test_solar_sample_protocol():

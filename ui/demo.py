@@ -3,21 +3,27 @@ its three steps (plain PLS leaks, edPLS protects, at this cost in RMSEP). Widget
 
 Before the click the section shows one small teaser chart (``engine.demo.leak_example``, ~20 ms,
 cached), so that plotly.js loads in a new browser tab while the user reads.
+
+Noise (issue #15): every click draws fresh privacy noise (the story is not cached across clicks or
+sessions), unless the sidebar's "Reproducible noise (teaching)" switch is on (``pl_reproducible``):
+then the noise seed is fixed and every strict number says "not proven: the noise seed is known".
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from engine.demo import GuidedStory, guided_story, leak_example
+from ui.budget import TEACHING_NOISE_SEED
 from ui.figures import attack_reconstruction_figure, demo_cost_figure, demo_leak_figure
 from ui.ledger_view import show_ledger
 
 STATE_KEY = "demo_story"
 INTRO = (
     "Three steps on sample data, about two seconds: **(1)** two companies share one plain PLS model and "
-    "one of them reads the other's secret out of it; **(2)** edPLS in strict mode (proven differential "
-    "privacy) stops that attack; **(3)** what the protection costs in prediction error on the NIR sample "
-    "spectra. Every number is a median over several runs and says which guarantee it has."
+    "one of them reads the other's secret out of it; **(2)** whether edPLS in strict mode (differential "
+    "privacy) stops that attack, and what the protected model still predicts; **(3)** what the protection "
+    "costs in prediction error on the NIR sample spectra. Every number is a median over several runs and "
+    "says which guarantee it has, from the privacy ledger of the fits behind it."
 )
 
 
@@ -27,8 +33,15 @@ def _teaser(seed: int = 0) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _story(epsilon: float, delta: float, seed: int) -> GuidedStory:
-    return guided_story(epsilon, delta, seed)
+def _story_fixed_noise(epsilon: float, delta: float, seed: int, noise_seed: int) -> GuidedStory:
+    return guided_story(epsilon, delta, seed, noise_seed=noise_seed)
+
+
+def _story(epsilon: float, delta: float, seed: int, noise_seed: int | None) -> GuidedStory:
+    """Fresh noise (None): a new story on every click, never cached. A fixed noise seed: cached."""
+    if noise_seed is None:
+        return guided_story(epsilon, delta, seed)
+    return _story_fixed_noise(epsilon, delta, seed, int(noise_seed))
 
 
 def _numbers(step) -> None:
@@ -39,8 +52,10 @@ def _numbers(step) -> None:
 
 
 def _show(story: GuidedStory) -> None:
-    st.caption(f"Budget of the story: ε = {story.epsilon:g}, δ = {story.delta:g} (strict mode); seed "
-               f"{story.seed}; computed in {story.seconds:.1f} s.")
+    noise = ("fresh privacy noise (new on every run)" if story.fresh_noise else
+             "reproducible noise (teaching): the noise seed is known, so no strict number here is proven")
+    st.caption(f"Budget of the story: ε = {story.epsilon:g}, δ = {story.delta:g} (strict mode); simulated data "
+               f"seed {story.data_seed}; {noise}; computed in {story.seconds:.1f} s.")
     leak, protect, cost = story.step("leak"), story.step("protect"), story.step("cost")
 
     st.markdown(f"#### 1. {leak.title}")
@@ -92,15 +107,18 @@ def guided_demo() -> None:
     st.markdown(INTRO)
     epsilon = float(st.session_state.get("pl_epsilon", 1.0))
     delta = float(st.session_state.get("pl_delta", 1e-5))
+    noise_seed = TEACHING_NOISE_SEED if st.session_state.get("pl_reproducible") else None
     st.caption(f"The story runs at the privacy budget set on the method pages (now ε = {epsilon:g}, "
-               f"δ = {delta:g}), in strict mode.")
+               f"δ = {delta:g}), in strict mode, with "
+               + ("fresh privacy noise on every run." if noise_seed is None else
+                  "reproducible noise (the teaching switch is on: nothing is proven)."))
     clicked = st.button("Run the guided demo", type="primary", key="demo_run", icon=":material/play_arrow:")
     if clicked:
         with st.status("Running the guided demo…", expanded=True) as status:
             st.write("Simulating two companies, attacking plain PLS and edPLS, and fitting strict edPLS on the "
                      "NIR sample spectra at several ε…")
             try:
-                story = _story(epsilon, delta, 0)
+                story = _story(epsilon, delta, 0, noise_seed)
             except ValueError as err:
                 status.update(label="The guided demo could not run", state="error")
                 st.error(f"The guided demo could not run: {err}")

@@ -790,9 +790,12 @@ def var_privacy_curve_figure(sweep, *, law: str) -> go.Figure:
     fig.add_bar(x=sweep["b"], y=sweep["owners_worse_mae"], name="owners worse than their AR (MAE)", opacity=0.35,
                 marker_color=VAR_COLOURS["ar"], secondary_y=True)
     fig.add_hline(y=0, line_color="black", line_width=1, secondary_y=False)
-    ticks = [f"{b:g}<br>ε={e:.3g}" if e != float("inf") else f"{b:g}<br>ε=∞" for b, e in
-             zip(sweep["b"], sweep["eps_per_value"])]
-    fig.update_xaxes(title_text=f"noise scale b ({law}); ε per value (event level)", tickvals=list(sweep["b"]),
+    status = sweep["status"] if "status" in sweep else ["proven"] * len(sweep)  # each fit's own ledger
+    ticks = [(f"{b:g}<br>ε={e:.3g}" + ("" if s == "proven" else "*")) if e != float("inf") else f"{b:g}<br>ε=∞"
+             for b, e, s in zip(sweep["b"], sweep["eps_per_value"], status)]
+    unproven = any(s == "not proven" for s in status)
+    fig.update_xaxes(title_text=f"noise scale b ({law}); ε per value (event level)"
+                     + ("; * not proven (see the status column)" if unproven else ""), tickvals=list(sweep["b"]),
                      ticktext=ticks)
     fig.update_yaxes(title_text="gain over AR (%)", secondary_y=False)
     fig.update_yaxes(title_text="owners worse than their AR (count)", secondary_y=True, showgrid=False,
@@ -981,6 +984,10 @@ def demo_cost_figure(curve, *, sigma_y: float, epsilon: float, unit: str = "", r
             trace.name = "non-private PLS (no privacy)"
     fig.add_vline(x=epsilon, line={"dash": "dot", "color": "#2ca02c"}, annotation_text=f"ε = {epsilon:g}")
     units = f" ({unit})" if unit else ""
-    fig.update_layout(title=f"The cost: RMSEP of {response} against ε (strict edPLS, proven DP at each ε)",
+    # the label comes from each ε's own ledger (a "status" column), never assumed
+    status = set(curve["status"]) if "status" in getattr(curve, "columns", ()) else set()
+    said = ("proven DP at each ε" if status == {"proven"} else
+            "not proven: see the ledger" if "not proven" in status else "one strict fit per ε")
+    fig.update_layout(title=f"The cost: RMSEP of {response} against ε (strict edPLS, {said})",
                       yaxis_title=f"RMSEP on held-out rows{units}", xaxis_title="ε (log scale)", height=400)
     return _finish(fig)

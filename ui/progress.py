@@ -161,9 +161,11 @@ def cached_sweep(name: str, compute, *key_parts, max_entries: int = 16):
     such element calls and, on a cache hit in another session, replays them onto a block that does not
     exist there and raises. Here nothing is replayed: a hit skips the sweep (and its progress bar).
     key_parts: arrays, frames, bytes or text (e.g. ``repr`` of the parameters), hashed by content with
-    :func:`engine.report.data_sha256`. A copy is returned, so a caller cannot alter the stored result.
+    :func:`engine.fingerprint.data_sha256`. That hash is an in-process cache key only: it stays in this
+    server's memory and is never shown, stored in a report or exported (a plain hash of private data can
+    be confirmed by enumerating candidates). A copy is returned, so a caller cannot alter the stored result.
     """
-    from engine.report import data_sha256
+    from engine.fingerprint import data_sha256
 
     key = f"{name}:{data_sha256(*key_parts)}"
     store = _sweep_results()

@@ -24,6 +24,13 @@ recovers from the *non-private* PLS model (the leak), and the measures say how m
 leak survives the privacy noise; ``leak_exclusivity`` says whether the leaked direction is
 really the other party's variation (its variance there relative to the attacker's own data).
 
+Noise (issue #15): every private global model draws fresh noise unless the caller fixes a noise
+seed (``random_state``); then each fit's ledger carries
+:data:`engine.privacy.noise.SEED_KNOWN_CAVEAT` and reads "not proven". Simulated data keep their
+own seed (``data_random_state``): data are not a release. Every sweep row carries the ``status``
+of the ledger of the fit it comes from ("no privacy" for plain PLS, "proven", "not proven"), and
+the verdict sentence puts the private model's RMSEP beside any claim that the attack fails.
+
 Written by hand: the attack is the paper's experiment. Local models are scikit-learn's
 ``PLSRegression(scale=False)``; the projection uses ``scipy.linalg.lstsq``; the private global
 models are ``engine.methods.edpls.EDPLS``.
@@ -43,6 +50,7 @@ from sklearn.utils.validation import check_X_y
 
 from engine.data.attack_sim import TwoPartySpectra, make_attack_spectra, max_row_norm_bound
 from engine.privacy import as_generator
+from engine.privacy.noise import SEED_KNOWN_CAVEAT, FreshGenerator, noise_generator
 
 __all__ = [
     "COMPONENTS",
@@ -75,8 +83,10 @@ SETTINGS = {
     "plain": "Plain PLS (no privacy)",
     "paper_sigma_squared": "edPLS paper mode, noise std σ² (authors' code)",
     "paper_sigma": "edPLS paper mode, noise std σ",
-    "strict": "edPLS strict mode (proven (ε, δ)-DP)",
+    "strict": "edPLS strict mode",
 }
+#: The guarantee labels a sweep row can carry (from the ledger of the fit behind it), weakest first.
+STATUSES = ("not proven", "proven", "no privacy")
 
 
 class AttackSetupError(ValueError):
@@ -439,6 +449,27 @@ def _released(model) -> dict:
     return {"W": np.asarray(model.x_weights_, dtype=float), "P": np.asarray(model.x_loadings_, dtype=float)}
 
 
+def _seed_known(random_state) -> bool:
+    """Whether a noise ``random_state`` is a seed the caller knows (the rule of ``noise_generator``)."""
+    return not (random_state is None or isinstance(random_state, FreshGenerator))
+
+
+def _ledger_status(ledger, seed_known: bool = False) -> tuple[str, str]:
+    """(status, reasons) of one fit's ledger; a known noise seed is recorded in that ledger first."""
+    if ledger is None or not len(ledger):
+        return "no privacy", ""
+    if seed_known:
+        ledger.add_caveat(SEED_KNOWN_CAVEAT)
+    return ledger.status, "; ".join(ledger.reasons_not_proven())
+
+
+def _rmsep_mean_model(problem: AttackProblem) -> float:
+    """RMSEP of predicting the training mean of y on the held-out rows (nan without held-out rows)."""
+    if problem.X_test is None or problem.y_test is None or not len(problem.y_test):
+        return math.nan
+    return float(np.sqrt(np.mean((problem.y_test - problem.y.mean()) ** 2)))
+
+
 def _rmsep(model, problem: AttackProblem) -> float:
     if problem.X_test is None:
         return math.nan
@@ -455,6 +486,8 @@ def _rmsep(model, problem: AttackProblem) -> float:
 class AttackOutcome:
     """One attack on one fitted model.
 
+    ledger / status: the fitted model's own privacy ledger and its label; rmsep_mean_model: RMSEP of
+    predicting the training mean on the held-out rows (what a useless model scores).
     recovered: {"W": (m,), "P": (m,)} reconstructions (sign-oriented); display: the same
     scaled to max |.| = 1; measures: {"W": {...}, "P": {...}} from ``success_measures``;
     secret: {"W": (m,), "P": (m,)} what each is compared with (the true band in the
@@ -469,6 +502,17 @@ class AttackOutcome:
     secret_is_truth: bool
     rmsep: float
     model: object = None
+    rmsep_mean_model: float = math.nan
+
+    @property
+    def ledger(self):
+        """The privacy ledger of the fitted model (None for plain PLS: nothing released with noise)."""
+        return getattr(self.model, "privacy_ledger_", None)
+
+    @property
+    def status(self) -> str:
+        """The fit's guarantee from its own ledger: "no privacy", "proven" or "not proven"."""
+        return _ledger_status(self.ledger)[0]
 
     @property
     def display(self) -> dict:
@@ -500,12 +544,15 @@ def run_attack(problem: AttackProblem, setting: str, epsilon: float, *, delta: f
     """Fit the server model for ``setting`` at ``epsilon`` and run the attack on W and P.
 
     lv: the latent variable read (1-based; default the last, k — LV 3 in the paper).
+    random_state: the noise of the private fit. None (default): fresh OS entropy; anything else is a
+    known noise seed, and the model's ledger then says "not proven: the noise seed is known".
     """
     lv = n_components if lv is None else int(lv)
     local = _local if _local is not None else local_components(problem.X_own, problem.y_own, n_components)
     refs, centres, truth = _refs if _refs is not None else _references(problem, local, n_components, lv)
     model = fit_global_model(problem, setting, epsilon, delta=delta, n_components=n_components,
                              calibration=calibration, random_state=random_state)
+    _ledger_status(getattr(model, "privacy_ledger_", None), _seed_known(random_state))
     released = _released(model)
     recovered, measures = {}, {}
     for comp in COMPONENTS:
@@ -513,7 +560,8 @@ def run_attack(problem: AttackProblem, setting: str, epsilon: float, *, delta: f
         recovered[comp] = v
         measures[comp] = success_measures(v, refs[comp], local[comp], secret_centre=centres[comp], tolerance=tolerance)
     eps_out = math.inf if setting == "plain" else float(epsilon)
-    return AttackOutcome(setting, eps_out, recovered, measures, refs, truth, _rmsep(model, problem), model)
+    return AttackOutcome(setting, eps_out, recovered, measures, refs, truth, _rmsep(model, problem), model,
+                         _rmsep_mean_model(problem))
 
 
 def attack_success_sweep(
@@ -530,6 +578,7 @@ def attack_success_sweep(
     random_state=None,
     noise_per_draw: int = 1,
     progress: Callable[[float, str], None] | None = None,
+    data_random_state=None,
 ) -> pd.DataFrame:
     """Attack success for every setting x epsilon x replicate.
 
@@ -540,13 +589,25 @@ def attack_success_sweep(
     noise_per_draw: with a ``draw`` scenario, runs per data set (1 = fresh data every run; more
     is faster since the noise of one data set is drawn in one batch).
     progress: optional callback(fraction_done, text), e.g. for a progress bar.
+    random_state: the privacy noise. None (default): fresh OS entropy for every release. An int or a
+        generator is a known noise seed: every private fit's ledger then says "not proven" (tests and
+        teaching). Without ``data_random_state`` it also seeds the data draws (as before).
+    data_random_state: the simulated data draws of a ``draw`` scenario (None: from ``random_state``
+        when that is a known seed, else fresh). Two calls with the same data seed see the same data
+        sequence whatever settings they run (paired comparison), whatever the noise.
 
     Returns a long table: setting, epsilon, replicate, component ("W"/"P"), hit, cosine,
-    correlation, peak, rmsep.
+    correlation, peak, rmsep, rmsep_mean_model (predicting the training mean), status (the ledger
+    status of the fit: "no privacy", "proven", "not proven") and not_proven_because (its reasons).
     """
-    # Separate streams for the data draws and the privacy noise: two calls with the same
-    # random_state see the same data sequence whatever settings they run (paired comparison).
-    data_rng, noise_rng = as_generator(random_state).spawn(2)
+    # Separate streams for the data draws and the privacy noise.
+    base, seed_known = noise_generator(random_state)
+    if seed_known:
+        data_rng, noise_rng = base.spawn(2)
+    else:
+        data_rng, noise_rng = np.random.default_rng(), base
+    if data_random_state is not None:
+        data_rng = as_generator(data_random_state)
     epsilons = [float(e) for e in epsilons]
     settings = list(settings)
     unknown = [s for s in settings if s not in SETTINGS]
@@ -562,7 +623,7 @@ def attack_success_sweep(
         refs = _references(problem, local, n_components, lv)
         return _fixed_data_sweep(problem, local, refs, epsilons, settings, n_replicates, noise_rng, progress,
                                  delta=delta, n_components=n_components, lv=lv, tolerance=tolerance,
-                                 calibration=calibration)
+                                 calibration=calibration, seed_known=seed_known)
     # Fresh data in blocks: every draw carries ``noise_per_draw`` noise replicates, drawn in
     # one batch per (setting, epsilon); noise_per_draw = 1 is one data set per run.
     block = max(1, min(int(noise_per_draw), n_replicates))
@@ -577,19 +638,22 @@ def attack_success_sweep(
         if progress is not None:
             step = lambda f, text, d=d: progress((d + f) / n_draws, f"{text}, data set {d + 1}/{n_draws}")  # noqa: E731
         part = _fixed_data_sweep(problem, local, refs, epsilons, settings, size, noise_rng, step, delta=delta,
-                                 n_components=n_components, lv=lv, tolerance=tolerance, calibration=calibration)
+                                 n_components=n_components, lv=lv, tolerance=tolerance, calibration=calibration,
+                                 seed_known=seed_known)
         part["replicate"] += d * block
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
 
 
 def _fixed_data_sweep(problem, local, refs, epsilons, settings, n_replicates, rng, progress, *, delta,
-                      n_components, lv, tolerance, calibration) -> pd.DataFrame:
+                      n_components, lv, tolerance, calibration, seed_known) -> pd.DataFrame:
     """The sweep on one data set: the clean PLS path is computed once per (setting, epsilon) and
     the R noisy releases are drawn in one batch (``EDPLS.sample_releases``; replicate r equals
-    the r-th of R sequential fits sharing the generator)."""
+    the r-th of R sequential fits sharing the generator). The status of every row comes from the
+    ledger of its fits (``sample_releases``' ledger, which every replicate shares)."""
     refs_, centres, _ = refs
     jobs = [(s, e) for s in settings for e in ([math.inf] if s == "plain" else epsilons)]
+    mean_model = _rmsep_mean_model(problem)
     rows = []
     for i, (setting, eps) in enumerate(jobs):
         model = make_global_model(setting, eps, delta=delta, n_components=n_components, x_bound=problem.x_bound,
@@ -605,11 +669,13 @@ def _fixed_data_sweep(problem, local, refs, epsilons, settings, n_replicates, rn
             W = np.stack([f.x_weights_ for f in fits])
             P = np.stack([f.x_loadings_ for f in fits])
             rmsep = np.array([_rmsep(f, problem) for f in fits])
+            status, why = _ledger_status(getattr(fits[0], "privacy_ledger_", None), seed_known)
             if len(fits) == 1:
                 W, P = np.repeat(W, n_replicates, 0), np.repeat(P, n_replicates, 0)
                 rmsep = np.repeat(rmsep, n_replicates)
         else:
             out = model.sample_releases(problem.X, problem.y, n_replicates, rng)
+            status, why = _ledger_status(out.get("ledger"), seed_known)
             W, P = out["W"], out["P"]
             rmsep = np.full(n_replicates, math.nan)
             if problem.X_test is not None:
@@ -621,7 +687,8 @@ def _fixed_data_sweep(problem, local, refs, epsilons, settings, n_replicates, rn
             for comp, G in (("W", W[r]), ("P", P[r])):
                 v = reconstruct(G, local[comp], lv)
                 m = success_measures(v, refs_[comp], local[comp], secret_centre=centres[comp], tolerance=tolerance)
-                rows.append(dict(setting=setting, epsilon=eps, replicate=r, component=comp, rmsep=float(rmsep[r]), **m))
+                rows.append(dict(setting=setting, epsilon=eps, replicate=r, component=comp, rmsep=float(rmsep[r]),
+                                 **m, rmsep_mean_model=mean_model, status=status, not_proven_because=why))
         if progress is not None:
             progress((i + 1) / len(jobs), f"{SETTINGS[setting]}, ε = {eps:g}")
     return pd.DataFrame(rows)
@@ -629,7 +696,9 @@ def _fixed_data_sweep(problem, local, refs, epsilons, settings, n_replicates, rn
 
 def summarise_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
     """Per setting, epsilon and component: hit rate, mean/SEM/quartiles of cosine and
-    correlation, and median/quartiles/mean of RMSEP (heavy-tailed: read the median)."""
+    correlation, median/quartiles/mean of RMSEP (heavy-tailed: read the median), the median RMSEP
+    of predicting the training mean, and ``status`` / ``not_proven_because`` from the ledgers of
+    the fits behind the row (the weakest status when they differ: "not proven" beats "proven")."""
 
     def q(p):
         return lambda s: float(np.nanquantile(s, p)) if s.notna().any() else math.nan
@@ -651,7 +720,12 @@ def summarise_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
         correlation_q25=("correlation", q(0.25)), correlation_q75=("correlation", q(0.75)),
         rmsep_median=("rmsep", q(0.5)), rmsep_q25=("rmsep", q(0.25)), rmsep_q75=("rmsep", q(0.75)),
         rmsep_mean=("rmsep", finite_mean),
+        **({"rmsep_mean_model": ("rmsep_mean_model", q(0.5))} if "rmsep_mean_model" in sweep else {}),
     ).reset_index()
+    if "status" in sweep:
+        out["status"] = g["status"].agg(lambda v: min(set(v), key=STATUSES.index)).to_numpy()
+        out["not_proven_because"] = g["not_proven_because"].agg(
+            lambda v: "; ".join(dict.fromkeys(x for x in v if x))).to_numpy()
     # Wilson 95% interval for the hit rate (exact enough for a band, sane at 0 and 1).
     z, n, p = 1.959963984540054, out["n"].to_numpy(float), out["hit_rate"].to_numpy(float)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -661,31 +735,69 @@ def summarise_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _utility_clause(row, plain) -> str:
+    """The private model's prediction error beside a claim about the attack (same sentence)."""
+    private = float(row.get("rmsep_median", math.nan))
+    mean_model = float(row.get("rmsep_mean_model", math.nan))
+    if math.isnan(private):
+        return (", but its prediction error was not measured (no held-out rows), so whether the private model "
+                "is still of any use is unknown")
+    if math.isinf(private):
+        return ", but the private model's fits failed (infinite RMSEP on held-out rows): it predicts nothing"
+    text = f", while the private model's median RMSEP on held-out rows is {private:.3g}"
+    refs = []
+    if plain is not None and math.isfinite(float(plain.get("rmsep_median", math.nan))):
+        refs.append(f"{float(plain['rmsep_median']):.3g} for plain PLS")
+    if math.isfinite(mean_model):
+        refs.append(f"{mean_model:.3g} for predicting the mean")
+    if refs:
+        text += " (against " + " and ".join(refs) + ")"
+    if math.isfinite(mean_model) and not private < mean_model:
+        text += ", so at this ε the private model is no better than predicting the mean"
+    return text
+
+
+def _status_clause(best) -> str:
+    status = best.get("status") if hasattr(best, "get") else None
+    if not isinstance(status, str):
+        return ""
+    if status == "not proven":
+        why = str(best.get("not_proven_because") or "").split("; ")[0].removeprefix("not proven: ")
+        return f"; guarantee of these fits: not proven ({why})" if why else "; guarantee of these fits: not proven"
+    return f"; guarantee of these fits: {status}"
+
+
 def verdict(summary: pd.DataFrame, setting: str, epsilon: float, *, secret_is_truth: bool = True) -> str:
     """A plain-language sentence: how well the attack works at ``epsilon`` under ``setting``
-    versus without privacy. Uses whichever of W and P leaks more (the attacker picks the better)."""
+    versus without privacy. Uses whichever of W and P leaks more (the attacker picks the better).
+
+    The guarantee named is the ``status`` of the fits' own ledgers (sweep rows carry it), and a
+    sentence saying the attack no longer works carries the private model's RMSEP (against plain PLS
+    and against predicting the mean) in the same sentence: a model that protects by predicting
+    nothing useful is said to do so.
+    """
     private = summary[(summary.setting == setting) & np.isclose(summary.epsilon, epsilon)]
     plain = summary[summary.setting == "plain"]
     if private.empty:
         return f"No results for {SETTINGS.get(setting, setting)} at ε = {epsilon:g}; run the sweep for it."
     best = private.loc[private.correlation_mean.idxmax()]
+    p = None if plain.empty else plain.loc[plain.correlation_mean.idxmax()]
     what = "the secret component" if secret_is_truth else "what the attacker recovers without privacy"
     text = (
-        f"At ε = {epsilon:g} ({SETTINGS[setting]}), the attacker's best reconstruction (from the shared "
-        f"{COMPONENTS[best.component]}) correlates {best.correlation_mean:.2f} with {what} and finds its "
-        f"peak in {best.hit_rate:.0%} of {int(best.n)} runs"
+        f"At ε = {epsilon:g} ({SETTINGS[setting]}{_status_clause(best)}), the attacker's best reconstruction "
+        f"(from the shared {COMPONENTS[best.component]}) correlates {best.correlation_mean:.2f} with {what} and "
+        f"finds its peak in {best.hit_rate:.0%} of {int(best.n)} runs"
     )
-    if not plain.empty and secret_is_truth:
-        p = plain.loc[plain.correlation_mean.idxmax()]
+    if p is not None and secret_is_truth:
         text += f"; without privacy {p.correlation_mean:.2f} (peak found in {p.hit_rate:.0%})"
     elif not secret_is_truth:
         text += "; without privacy the attacker gets that leak in full"
     text += "."
     chance = 0.3
     if best.hit_rate <= chance and best.correlation_mean < 0.5:
-        text += " The attack no longer works."
+        text += f" The attack no longer works{_utility_clause(best, p)}."
     elif best.hit_rate >= 0.9:
         text += " The attack still works: this ε does not protect the other party's unique component."
     else:
-        text += " The attack works only some of the time."
+        text += f" The attack works only some of the time{_utility_clause(best, p)}."
     return text

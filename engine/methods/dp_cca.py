@@ -6,17 +6,61 @@ noise, upper triangle i.i.d. N(0, tau^2), mirrored), its blocks C_xx, C_xy, C_yy
 and CCA is computed from them; everything after the release is post-processing, so U, V and the
 canonical correlations are (eps, delta)-DP.
 
-Noise. Replace-one neighbours with a public N (the poster's setting): the sum Z'Z has L2
-sensitivity sqrt(2) for unit rows, so the mean C has sqrt(2)/N. The release uses the shared
-``engine.privacy.AnalyzeGauss(neighbouring="replace")`` on the sum and divides by N, which gives
-noise std on C of
+Noise. Replace-one neighbours with a public N (the poster's setting). The released numbers are
+the upper triangle (diagonal included) of the sum G = Z'Z plus symmetric Gaussian noise (upper
+triangle i.i.d. N(0, sigma^2), mirrored); dividing by the public N gives C with noise std
 
-    tau = sigma(eps, delta, sqrt(2)) / N,
+    tau = sigma(eps, delta, Delta) / N,
 
-i.e. exactly the poster's tau = sqrt(2)/(N eps) * sqrt(2 ln(1.25/delta)) with the classic
-calibration. ``calibration="auto"`` (default) uses the classic formula where it is proven
-(eps <= 1), as the poster does, and Balle & Wang's analytic calibration for eps > 1;
-``"analytic"`` always uses the analytic one, ``"classic"`` refuses eps > 1.
+where Delta is the worst-case L2 change of those released numbers (below). For the poster's
+construction (one joint bound, no centring column) Delta = sqrt(2), so the classic calibration
+gives exactly the poster's tau = sqrt(2)/(N eps) * sqrt(2 ln(1.25/delta)). ``calibration="auto"``
+(default) uses the classic formula where it is proven (eps <= 1), as the poster does, and Balle &
+Wang's analytic calibration for eps > 1; ``"analytic"`` always uses the analytic one (exact: with
+an attained Delta the release's true epsilon IS the claim), ``"classic"`` refuses eps > 1.
+
+Sensitivity of the release (``release_sensitivity``; proof). Replacing row z by z~ changes G by
+Delta_G = z z' - z~ z~', and the released upper triangle u(.) changes by
+
+    ||u(Delta_G)||^2 = (||Delta_G||_F^2 + sum_i (Delta_G)_ii^2) / 2.                       (1)
+
+Every construction writes z = s [p, 1] (private centring: a constant column, s = 1/sqrt(m + 1)) or
+z = s p (public centre, s = 1/sqrt(m)), with p = [a, b], ||a||, ||b|| <= 1 (per-view bounds, m = 2:
+a = clipped (x - c_x) / B_x, b likewise) or p = w, ||w|| <= 1 (joint bound, m = 1). The constant
+coordinate is the same in z and z~, so its diagonal entry does not move, and with q the p of z~
+
+    ||u(Delta_G)||^2 / s^4 = ||pp' - qq'||_F^2 / 2 + sum_i (p_i^2 - q_i^2)^2 / 2 + k ||p - q||^2   (2)
+
+(k = 1 with the constant column, 0 without). Two facts bound (2): (i) the diagonal of a symmetric
+matrix is bounded by its Frobenius norm, applied per view: sum_{i in x} (p_i^2 - q_i^2)^2 <=
+||aa' - a~a~'||_F^2 (this is where per-view bounds gain: the cross block ab' - a~b~' has no
+diagonal); (ii) with A = ||a||^2, A~ = ||a~||^2, t = a'a~ (B, B~, v for the y view),
+||aa' - a~a~'||_F^2 = A^2 + A~^2 - 2t^2, ||pp' - qq'||_F^2 = (A + B)^2 + (A~ + B~)^2 - 2(t + v)^2 and
+||p - q||^2 = A + B + A~ + B~ - 2(t + v). For fixed (t, v) the bound grows with A, B, A~, B~, and
+|t| <= sqrt(A A~) <= 1, so its maximum is at unit rows over t, v in [-1, 1]:
+
+- per view, private centring (s^2 = 1/3): (2) <= 10 - (t + v)^2 - t^2 - v^2 - 2(t + v), concave,
+  maximal at t = v = -1/3 with value 32/3; times s^4 = 1/9: Delta^2 = 32/27, Delta = sqrt(32/27)
+  ~ 1.0887 (on the diagonal t = v this is Delta(t) = sqrt(2) f(t), f(t) = sqrt(10 - 4t - 6t^2) /
+  (3 sqrt(2)), maximal at t = -1/3);
+- per view, public centre (s^2 = 1/2): (2) <= 6 - (t + v)^2 - t^2 - v^2 <= 6, Delta^2 = 3/2;
+- joint, private centring (s^2 = 1/2): by (i) on the whole block, (2) <= 4 - 2g^2 - 2g (g = p'q),
+  maximal at g = -1/2: 9/2, Delta^2 = 9/8;
+- joint, public centre: (2) <= ||pp' - qq'||_F^2 <= 2, Delta = sqrt(2) (the poster's value).
+
+All four are attained (so the calibration is tight and an audit can approach the claim) by unit
+rows with the maximising inner product whose view blocks of Delta_G are diagonal: a = c e_1 - s e_2,
+a~ = -s e_1 + c e_2 with -2cs = t (``worst_case_rows``; it needs two columns per view, for a
+one-column view the bound holds but is not attained). Before this analysis every construction was
+calibrated to sqrt(2) (the sum of unit rows); the construction is unchanged, only the noise now
+matches its true sensitivity: sqrt(32/27) / sqrt(2) = 0.77 times the noise std for the page's
+default (per-view bounds, private centring). ``tests/test_dp_cca_release.py`` checks every value
+by maximising the change over adversarial rows through ``DPCCA._prepare``.
+
+Fresh noise. Every release draws its noise through ``engine.privacy.noise_generator
+(random_state)``: None (the default) is fresh OS entropy; any other ``random_state`` is a known
+noise seed, which the ledger records as ``SEED_KNOWN_CAVEAT`` (not proven). Sweeps take the data
+seed (row subsets) and the noise seed separately (``random_state`` / ``noise_random_state``).
 
 Two modes, one estimator (``DPCCA``, scikit-learn style):
 
@@ -24,7 +68,8 @@ Two modes, one estimator (``DPCCA``, scikit-learn style):
   mean and divided by its largest sample row norm (so neither view dominates), then every joint
   row is divided by the largest joint row norm, so max ||z_n|| = 1. Centre and scale come from
   the private data: the ledger marks the release ``sensitivity_source="data"`` (not a proven
-  guarantee). Nothing is clipped.
+  guarantee), and there is no shareable release (the weights and centre carry those numbers;
+  ``no_release_reason``). Nothing is clipped.
 - ``mode="strict"``: provably (eps, delta)-DP. The rows are bounded by PUBLIC numbers fixed
   before seeing the data: either one bound per view (``x_bound``, ``y_bound``: ||x - c_x|| and
   ||y - c_y||, each view clipped to its own bound, then z = [x/B_x, y/B_y] / sqrt(2)) or one
@@ -34,7 +79,9 @@ Two modes, one estimator (``DPCCA``, scikit-learn style):
   SAME release: a constant column is appended to every row (z = [x/B_x, y/B_y, 1] / sqrt(3)),
   so Z'Z also carries the clipped column sums, and the moments are centred at the noisy mean as
   post-processing (N is public under replace-one). No budget is split off; the price is a larger
-  row scale (sqrt(3) instead of sqrt(2)) and bounds that apply to the raw rows.
+  row scale (sqrt(3) instead of sqrt(2)) and bounds that apply to the raw rows. The bounds and
+  the centre are the user's declarations (the page's defaults depend only on the number of
+  columns: ``default_bound``); they enter the shareable release as public inputs.
 
 Regularisation of the noisy blocks (post-processing). C_hat_xx and C_hat_yy may be indefinite.
 Each is eigendecomposed, ``lambda`` is added to its eigenvalues and the result is floored at
@@ -60,7 +107,19 @@ Utility (spec): captured correlation = sum_k corr(X_test u_k, Y_test v_k) of the
 held-out rows divided by the same sum for non-private CCA of the same training rows; subspace
 similarity = mean cosine of the principal angles (``scipy.linalg.subspace_angles``) between the
 private and non-private U (and V). Sweeps over eps, N and delta draw R replicates at once
-(``AnalyzeGauss.randomise(..., n_replicates=R)``) from one prepared data set.
+(``sample_symmetric_gaussian(..., n_replicates=R)``) from one prepared data set; every row of a
+sweep carries the ``status`` of its own ledger ("proven", "not proven", or "no privacy" at eps = inf).
+
+Exports (issue #15), never mixed: ``shareable_release(model)`` (and ``to_json``) holds the DP outputs
+(canonical correlations, weights, the noisy moments and, with private centring, the noisy means:
+all post-processing of the one release) and the declared-public inputs (budget, bounds, centre,
+K, calibration), built with ``engine.release.build_release`` from an explicit field list;
+``owner_sheets(...)`` holds what only the data owner may see (the non-private reference CCA,
+correlations on the held-out private rows, clip counts, the exact row counts).
+
+End-to-end audit: ``pipeline_audit_case`` runs the page's default strict pipeline (its data,
+split, bounds, private centring and calibration) through ``engine.privacy.audit`` with the
+neighbours that attain the sensitivity (``worst_case_rows``).
 
 Written by hand: the poster's algorithm and the batched moment-to-CCA path (no library computes
 CCA from a released, possibly indefinite moment matrix, batched over replicates). The privacy
@@ -84,13 +143,38 @@ from scipy.linalg import subspace_angles
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from engine.privacy import AnalyzeGauss, PrivacyLedger, as_generator, clip_rows_l2
+from engine.privacy.wording import ledger_text
+from engine.release import Field, build_release, estimator_from_release, release_to_json
+
+from engine.privacy import (
+    SEED_KNOWN_CAVEAT,
+    GaussianMechanism,
+    PrivacyLedger,
+    as_generator,
+    clip_rows_l2,
+    noise_generator,
+    sample_symmetric_gaussian,
+)
 
 __all__ = [
     "DPCCA",
+    "FORMAT",
     "NOT_DP_PROJECTIONS",
+    "PAGE_DEFAULTS",
+    "RELEASE_NAME",
+    "SENSITIVITY",
     "SWEEP_PARAMETERS",
     "analyze_gauss_tau",
+    "default_bound",
+    "no_release_reason",
+    "owner_sheets",
+    "pipeline_audit_case",
+    "pipeline_audit_params",
+    "public_parameters",
+    "release_sensitivity",
+    "shareable_release",
+    "AUDIT_CONFIGS",
+    "worst_case_rows",
     "auto_regularization",
     "bin_columns",
     "captured_correlation",
@@ -110,9 +194,7 @@ __all__ = [
     "sweep_n_samples",
     "utility_sweep",
     "views_from_frame",
-    "MODEL_FORMAT",
     "model_from_dict",
-    "model_to_dict",
     "to_json",
 ]
 
@@ -134,6 +216,22 @@ _AUTO_LAMBDA = 2.0
 #: At most this many float64 entries per (R, d, d) batch of noisy moment matrices.
 _CHUNK_ENTRIES = 8_000_000
 
+#: Name of the one release in the ledger (the dp fields of the shareable release name it).
+RELEASE_NAME = "joint second-moment matrix Z'Z"
+
+#: Worst-case L2 change of the released upper triangle of Z'Z under replace-one, per construction
+#: (bounds: "joint" or "per_view"; centring: "public" or "private"); proof in the module docstring.
+SENSITIVITY = {
+    ("joint", "public"): math.sqrt(2.0),
+    ("joint", "private"): math.sqrt(9.0 / 8.0),
+    ("per_view", "public"): math.sqrt(3.0 / 2.0),
+    ("per_view", "private"): math.sqrt(32.0 / 27.0),
+}
+
+#: Inner product t = a'a~ of the unit rows that attain each sensitivity (module docstring).
+_WORST_INNER = {("joint", "public"): 0.0, ("joint", "private"): -0.5,
+                ("per_view", "public"): 0.0, ("per_view", "private"): -1.0 / 3.0}
+
 
 # =============================================================================================
 # Calibration
@@ -147,21 +245,45 @@ def resolve_calibration(calibration: str, epsilon: float) -> str:
     return calibration
 
 
-def _mechanism(epsilon: float, delta: float, calibration: str) -> AnalyzeGauss:
-    """Analyze-Gauss on the sum of unit-norm rows under replace-one neighbours (sensitivity sqrt 2)."""
-    return AnalyzeGauss(float(epsilon), float(delta), 1.0, neighbouring="replace",
-                        calibration=resolve_calibration(calibration, epsilon))
+def release_sensitivity(bounds: str = "joint", centring: str = "public") -> float:
+    """Worst-case L2 change of the released upper triangle of Z'Z when one row is replaced.
+
+    Parameters
+    ----------
+    bounds : "joint" (one bound on ||[x, y]||, and paper mode) or "per_view" (||x||, ||y|| bounded
+        separately, z = [x/B_x, y/B_y, ...] / S).
+    centring : "public" (a public centre, or paper mode) or "private" (a constant column in the
+        same release).
+
+    Returns
+    -------
+    float: sqrt(2), sqrt(9/8), sqrt(3/2) or sqrt(32/27) (proof in the module docstring; attained
+    by ``worst_case_rows`` when each view has at least two columns).
+    """
+    key = (bounds, centring)
+    if key not in SENSITIVITY:
+        raise ValueError(f"bounds must be 'joint' or 'per_view' and centring 'public' or 'private', got {key}")
+    return SENSITIVITY[key]
 
 
-def analyze_gauss_tau(epsilon: float, delta: float, n_samples: int, calibration: str = "auto") -> float:
-    """Noise std on the entries of C = Z'Z / N (rows of norm <= 1, replace-one neighbours).
+def _mechanism(epsilon: float, delta: float, calibration: str,
+               sensitivity: float = math.sqrt(2.0)) -> GaussianMechanism:
+    """The Gaussian mechanism on the released upper triangle of Z'Z (replace-one neighbours)."""
+    return GaussianMechanism(float(epsilon), float(delta), float(sensitivity),
+                             resolve_calibration(calibration, epsilon))
 
-    With the classic calibration this is the poster's tau = sqrt(2)/(N eps) sqrt(2 ln(1.25/delta)).
-    Returns 0.0 for eps = inf.
+
+def analyze_gauss_tau(epsilon: float, delta: float, n_samples: int, calibration: str = "auto",
+                      sensitivity: float = math.sqrt(2.0)) -> float:
+    """Noise std on the entries of C = Z'Z / N (replace-one neighbours, public N).
+
+    With the classic calibration and the poster's sensitivity sqrt(2) this is the poster's
+    tau = sqrt(2)/(N eps) sqrt(2 ln(1.25/delta)). ``sensitivity``: ``release_sensitivity(...)`` of
+    the construction. Returns 0.0 for eps = inf.
     """
     if math.isinf(float(epsilon)):
         return 0.0
-    return _mechanism(epsilon, delta, calibration).sigma / int(n_samples)
+    return _mechanism(epsilon, delta, calibration, sensitivity).sigma / int(n_samples)
 
 
 def auto_regularization(tau: float, dim: int) -> float:
@@ -251,6 +373,9 @@ class _Prepared:
     n_clipped: int
     clip_notes: tuple
     description: str
+    sensitivity: float
+    #: Paper mode only: the data-derived scales (private; for the owner's workbook).
+    private_scales: dict = dataclasses.field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -298,10 +423,13 @@ def _prepare_paper(X: np.ndarray, Y: np.ndarray) -> _Prepared:
     B = np.hstack([Xc / bx, Yc / by])
     s = float(_row_norms(B).max())
     Z = B / s
+    # The description goes into the ledger and the report: no data-derived number in it.
     return _Prepared(
         Z, X.shape[1], Y.shape[1], xm, ym, bx * s, by * s, False, 0.0, "data", 0, (),
-        f"views centred at their sample means and divided by their largest sample row norms "
-        f"({bx:.4g}, {by:.4g}), then rows divided by the largest joint norm ({s:.4g}): data-dependent",
+        "views centred at their sample means and divided by their largest sample row norms, then rows "
+        "divided by the largest joint norm: data-dependent (the numbers are private)",
+        release_sensitivity("joint", "public"),
+        {"largest ||x - mean_x||": bx, "largest ||y - mean_y||": by, "largest joint norm after scaling": s},
     )
 
 
@@ -339,8 +467,9 @@ def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center) ->
     Z = np.hstack(blocks) / S
     centre = ("public centre subtracted" if public else
               "private centring: constant column in the same release")
+    sens = release_sensitivity("joint" if row_bound is not None else "per_view", "public" if public else "private")
     return _Prepared(Z, dx, dy, cx, cy, x_div, y_div, not public, 1.0 / S if not public else 0.0, "public",
-                     int(n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{S:.4g}")
+                     int(n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{S:.4g}", sens)
 
 
 # =============================================================================================
@@ -366,7 +495,8 @@ class DPCCA(TransformerMixin, BaseEstimator):
         centring from the same release.
     regularization : "auto" (lambda = 2 sqrt(Dx + Dy) tau, 0 without noise; default) or a number
         lambda >= 0 in the units of C (module docstring).
-    random_state : None, int or numpy Generator.
+    random_state : None (default: fresh OS entropy per fit) or a noise seed (int, Generator, ...);
+        a seed is known to whoever chose it, so the ledger then says "not proven" (SEED_KNOWN_CAVEAT).
 
     Attributes
     ----------
@@ -376,9 +506,12 @@ class DPCCA(TransformerMixin, BaseEstimator):
     x_mean_ : (Dx,), y_mean_ : (Dy,) centres used by ``transform`` (paper: sample means;
         strict: public centre or the privately released mean).
     privacy_ledger_ : PrivacyLedger (one Analyze-Gauss release; empty for eps = inf).
+    sensitivity_ : worst-case L2 change of the released upper triangle of Z'Z (``release_sensitivity``).
     tau_ : noise std on the entries of C = Z'Z / N.   sigma_ : noise std on the sum Z'Z.
     calibration_ : "classic" / "analytic" / "none".   regularization_ : lambda used.
     n_clipped_ : rows changed by clipping (strict mode; 0 in paper mode).   clip_report_ : dict.
+    n_rows_fit_ : N, the training rows (public under replace-one; owner's workbook only).
+    private_scales_ : paper mode's data-derived scales (owner's workbook only; {} in strict mode).
     indefinite_ : whether a noisy diagonal block had a negative eigenvalue before regularisation.
     released_moments_ : (D, D) the private centred moment matrix C_hat (in z units).
     sensitivity_source_ : "public" or "data".   preprocessing_ : text.
@@ -465,35 +598,51 @@ class DPCCA(TransformerMixin, BaseEstimator):
                                x_center=self.x_center, y_center=self.y_center)
 
     # ------------------------------------------------------------------ noise and ledger
+    def _sensitivity(self) -> float:
+        """``release_sensitivity`` of this construction (it depends on the parameters only)."""
+        if self.mode != "strict":
+            return release_sensitivity("joint", "public")
+        return release_sensitivity("joint" if self.row_bound is not None else "per_view",
+                                   "public" if self.x_center is not None else "private")
+
     def _noise(self, n: int, epsilon=None, delta=None) -> dict:
         eps = float(self.epsilon if epsilon is None else epsilon)
         dlt = float(self.delta if delta is None else delta)
+        sens = self._sensitivity()
         if math.isinf(eps):
-            return {"mechanism": None, "sigma": 0.0, "tau": 0.0, "calibration": "none", "epsilon": eps, "delta": dlt}
-        mech = _mechanism(eps, dlt, self.calibration)
+            return {"mechanism": None, "sigma": 0.0, "tau": 0.0, "calibration": "none", "epsilon": eps, "delta": dlt,
+                    "sensitivity": sens}
+        mech = _mechanism(eps, dlt, self.calibration, sens)
         return {"mechanism": mech, "sigma": mech.sigma, "tau": mech.sigma / n, "calibration": mech.calibration,
-                "epsilon": eps, "delta": dlt}
+                "epsilon": eps, "delta": dlt, "sensitivity": sens}
 
     def _lambda(self, tau: float, D: int) -> float:
         return auto_regularization(tau, D) if self.regularization == "auto" else float(self.regularization)
 
-    def _ledger(self, prep: _Prepared, noise: dict) -> PrivacyLedger:
+    def _ledger(self, prep: _Prepared, noise: dict, seed_known: bool = False) -> PrivacyLedger:
+        """The fit's ledger: one release (none for eps = inf), and the known-seed caveat if any.
+
+        No exact private count goes into it (the notes reach the shareable report): not the clipped rows.
+        """
         led = PrivacyLedger(neighbouring="replace")
         mech = noise["mechanism"]
         if mech is None:
             return led
-        what = f"C = Z'Z / N ({prep.D}{' + 1 constant' if prep.private_centring else ''} columns, N = {prep.n})"
-        note = (f"Analyze-Gauss, replace-one neighbours, rows ||z|| <= 1, sensitivity sqrt(2) on Z'Z "
-                f"(sqrt(2)/N on C); tau = {noise['tau']:.6g} on C ({noise['calibration']} calibration). "
+        if abs(prep.sensitivity - noise["sensitivity"]) > 1e-12:  # the estimator and its preparation must agree
+            raise RuntimeError("internal error: the noise is calibrated to another construction than the rows")
+        cols = f"{prep.D}{' + 1 constant' if prep.private_centring else ''} columns"
+        note = (f"Analyze-Gauss on the upper triangle of Z'Z ({cols}), replace-one neighbours with N public; "
+                f"worst-case change of the released numbers {noise['sensitivity']:.6g} (proof in "
+                f"engine.methods.dp_cca); noise std {noise['sigma']:.6g} on Z'Z, {noise['calibration']} calibration. "
                 f"Preprocessing: {prep.description}. U, V and the correlations are post-processing.")
-        if prep.n_clipped:
-            note += f" {prep.n_clipped} row(s) clipped."
-        rel = mech.release(f"joint second-moment matrix {what}", note=note)
+        rel = mech.release(RELEASE_NAME, note=note)
         if prep.sensitivity_source == "data":
             rel = dataclasses.replace(
                 rel, sensitivity_source="data", claimed_epsilon=rel.epsilon, claimed_delta=rel.delta,
                 note=note + " The centre and scale come from the private data, so (eps, delta) is claimed, not proven.")
         led.add(rel)
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
         return led
 
     def _draw(self, prep: _Prepared, noise: dict, n_replicates: int, rng, G=None) -> np.ndarray:
@@ -502,13 +651,16 @@ class DPCCA(TransformerMixin, BaseEstimator):
         R = int(n_replicates)
         if mech is None:
             return np.repeat((prep.gram() if G is None else G)[None], R, axis=0)
-        d = prep.Z.shape[1]
+        worst = float(_row_norms(prep.Z).max()) if prep.n else 0.0
+        if worst > 1 + 1e-9:  # the sensitivity assumes rows in the unit ball
+            raise ValueError(f"a prepared row has norm {worst:.6g} > 1: clip first")
+        G0 = prep.gram() if G is None else G
+        d = G0.shape[0]
         chunk = max(1, min(R, _CHUNK_ENTRIES // (d * d)))
         parts = []
         for start in range(0, R, chunk):
-            # The shared mechanism: checks the unit row bound and adds exactly symmetric noise.
-            Gn = mech.randomise(prep.Z, rng, n_replicates=min(chunk, R - start))
-            parts.append(0.5 * (Gn + np.swapaxes(Gn, -1, -2)))
+            # Exactly symmetric noise: upper triangle i.i.d. N(0, sigma^2), mirrored.
+            parts.append(G0[None] + sample_symmetric_gaussian(mech.sigma, d, rng, min(chunk, R - start)))
         return np.concatenate(parts)
 
     def _models(self, prep: _Prepared, G: np.ndarray, lam: float) -> dict:
@@ -524,7 +676,8 @@ class DPCCA(TransformerMixin, BaseEstimator):
         prep = self._prepare(X, Y)
         noise = self._noise(prep.n)
         lam = self._lambda(noise["tau"], prep.D)
-        G = self._draw(prep, noise, 1, as_generator(self.random_state))
+        rng, seed_known = noise_generator(self.random_state)
+        G = self._draw(prep, noise, 1, rng)
         out = self._models(prep, G, lam)
         self.canonical_correlations_ = out["rho"][0]
         self.x_weights_ = out["U"][0]
@@ -535,6 +688,9 @@ class DPCCA(TransformerMixin, BaseEstimator):
         self.indefinite_ = bool(out["indefinite"][0])
         self.tau_ = float(noise["tau"])
         self.sigma_ = float(noise["sigma"])
+        self.sensitivity_ = float(noise["sensitivity"])
+        self.n_rows_fit_ = int(prep.n)
+        self.private_scales_ = dict(prep.private_scales)
         self.calibration_ = noise["calibration"]
         self.regularization_ = float(lam)
         self.n_clipped_ = int(prep.n_clipped)
@@ -543,7 +699,7 @@ class DPCCA(TransformerMixin, BaseEstimator):
         self.sensitivity_source_ = prep.sensitivity_source
         self.preprocessing_ = prep.description
         self.n_features_y_ = prep.dy
-        self.privacy_ledger_ = self._ledger(prep, noise)
+        self.privacy_ledger_ = self._ledger(prep, noise, seed_known)
         return self
 
     def _check_y(self, Y) -> np.ndarray:
@@ -591,16 +747,17 @@ class DPCCA(TransformerMixin, BaseEstimator):
         prep = self._prepare(X, Y)
         noise = self._noise(prep.n)
         lam = self._lambda(noise["tau"], prep.D)
-        rs = self.random_state if random_state is None else random_state
+        rng, seed_known = noise_generator(self.random_state if random_state is None else random_state)
         G = prep.gram()
-        Gs = self._draw(prep, noise, n_replicates, as_generator(rs), G)
+        Gs = self._draw(prep, noise, n_replicates, rng, G)
         out = self._models(prep, Gs, lam)
         C_hat = out.pop("C")
         if return_moments:
             out["C_hat"] = C_hat
             out["C"] = prep.moments(G[None])[0][0]
         out.update({"tau": noise["tau"], "sigma": noise["sigma"], "calibration": noise["calibration"],
-                    "regularization": lam, "ledger": self._ledger(prep, noise), "n_clipped": prep.n_clipped})
+                    "regularization": lam, "ledger": self._ledger(prep, noise, seed_known),
+                    "n_clipped": prep.n_clipped, "sensitivity": noise["sensitivity"]})
         return out
 
 
@@ -698,7 +855,7 @@ def _as_arrays(X, Y, name):
 
 def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n_replicates: int = 20,
                   epsilon: float = 1.0, delta: float = 1e-5, n_samples: int | None = None, random_state=None,
-                  progress=None, **params) -> pd.DataFrame:
+                  noise_random_state=None, progress=None, **params) -> pd.DataFrame:
     """Utility of R private fits for each value of one parameter (the poster's figures).
 
     Parameters
@@ -711,13 +868,17 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
         training rows (and its own non-private reference); otherwise one prepared data set is
         reused and the R noise matrices are drawn at once.
     params : DPCCA parameters (n_components, mode, calibration, bounds, regularization).
+    random_state : seed of the row subsets (data, not noise).
+    noise_random_state : None (fresh OS entropy, the default) or a known noise seed (every row's
+        status is then "not proven").
     progress : callable(fraction in [0, 1], message) or None.
 
     Returns
     -------
     Long DataFrame, one row per value and replicate: parameter, value, replicate, epsilon, delta,
     n_samples, tau, calibration, regularization, captured, angle_cos, angle_cos_x, angle_cos_y,
-    corr_sum_private, corr_sum_reference, rho1_private, indefinite, proven.
+    corr_sum_private, corr_sum_reference, rho1_private, indefinite, status (the ledger status of
+    that fit: "proven", "not proven", or "no privacy" at eps = inf).
     """
     if parameter not in SWEEP_PARAMETERS:
         raise ValueError(f"parameter must be one of {SWEEP_PARAMETERS}, got {parameter!r}")
@@ -740,8 +901,9 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
     elif not 2 <= n_fixed <= n_train:
         raise ValueError(f"n_samples={n_fixed} is outside 2..{n_train}")
     test_cov = _cov_blocks(X_test, Y_test)
-    rng = as_generator(random_state)
-    base = DPCCA(**params)
+    rng = as_generator(random_state)  # row subsets only
+    noise_rng, seed_known = noise_generator(noise_random_state)
+    base = DPCCA(**{**params, "random_state": None})
     rows = []
     shared = None
     if parameter != "n_samples":
@@ -764,7 +926,7 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
                 G = prep.gram()
                 noise = est._noise(prep.n)
                 ref = est._models(prep, G[None], est._lambda(0.0, prep.D))
-                models = est._models(prep, est._draw(prep, noise, 1, rng, G), est._lambda(noise["tau"], prep.D))
+                models = est._models(prep, est._draw(prep, noise, 1, noise_rng, G), est._lambda(noise["tau"], prep.D))
                 results.append(_evaluate(models, ref, test_cov))
                 if progress is not None:
                     progress((i + (r + 1) / R) / len(values), f"N = {n_i}: replicate {r + 1}/{R}")
@@ -773,20 +935,20 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
             prep, G, ref = shared
             est = _with_params(base, epsilon=eps, delta=dlt)
             noise = est._noise(prep.n)
-            models = est._models(prep, est._draw(prep, noise, R, rng, G), est._lambda(noise["tau"], prep.D))
+            models = est._models(prep, est._draw(prep, noise, R, noise_rng, G), est._lambda(noise["tau"], prep.D))
             res = _evaluate(models, ref, test_cov)
             n_i = prep.n
             if progress is not None:
                 progress((i + 1) / len(values), f"{parameter} = {value:g}")
         noise = est._noise(n_i)
-        proven = base.mode == "strict" or math.isinf(eps)
+        status = est._ledger(prep, noise, seed_known).status  # this fit's own ledger
         for r in range(R):
             rows.append({
                 "parameter": parameter, "value": float(value), "replicate": r, "epsilon": eps, "delta": dlt,
                 "n_samples": n_i, "tau": noise["tau"], "calibration": noise["calibration"],
                 "regularization": est._lambda(noise["tau"], X_train.shape[1] + Y_train.shape[1]),
                 **{k: (bool(v[r]) if k == "indefinite" else float(v[r])) for k, v in res.items()},
-                "proven": proven,
+                "status": status,
             })
     return pd.DataFrame(rows)
 
@@ -816,7 +978,8 @@ def summarise_sweep(long: pd.DataFrame) -> pd.DataFrame:
     """Mean, sd, quartiles per swept value of captured correlation and subspace similarity.
 
     Columns: parameter, value, n_replicates, tau, captured_mean, captured_sd, captured_q25,
-    captured_q75, angle_cos_mean, angle_cos_sd, angle_cos_q25, angle_cos_q75, indefinite_share, proven.
+    captured_q75, angle_cos_mean, angle_cos_sd, angle_cos_q25, angle_cos_q75, indefinite_share, status
+    (the fits' ledger status: "proven", "not proven" or "no privacy"; "mixed" if they differ).
     """
     rows = []
     for (param, value), part in long.groupby(["parameter", "value"], sort=True):
@@ -828,7 +991,8 @@ def summarise_sweep(long: pd.DataFrame) -> pd.DataFrame:
             row[f"{m}_q25"] = float(np.nanquantile(x, 0.25))
             row[f"{m}_q75"] = float(np.nanquantile(x, 0.75))
         row["indefinite_share"] = float(part["indefinite"].mean())
-        row["proven"] = bool(part["proven"].all())
+        statuses = set(part["status"])
+        row["status"] = statuses.pop() if len(statuses) == 1 else "mixed"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -961,30 +1125,332 @@ def channel_split_views(df: pd.DataFrame, channel_columns, n_bands: int) -> tupl
 
 
 # =============================================================================================
-# Export (plain JSON, no pickle)
+# Exports (issue #15): the shareable release and the owner's sheets, never mixed
 # =============================================================================================
-MODEL_FORMAT = "privalab.dp_cca/1"
+#: Format tag of the shareable release.
+FORMAT = "privalab.dp_cca.release/1"
+
+_PUBLIC_BOUND = "user-declared public bound"
+_PUBLIC_CENTRE = "user-declared public centre"
+_SETTING = "setting chosen by the user (public)"
+_SCHEMA = "the data's schema (number and names of columns: public)"
+_CALIBRATION = "calibration from the public epsilon, delta, sensitivity and N (N is public under replace-one)"
+_CONSTRUCTION = "the construction and the user-declared public bounds"
+_CALLER = "declared public by the caller"
 
 
-def model_to_dict(model: DPCCA) -> dict:
-    """A fitted DPCCA as plain JSON data: params, every public fitted attribute, the privacy ledger."""
-    from sklearn.utils.validation import check_is_fitted
+def _fitted(model) -> None:
+    if not isinstance(model, DPCCA) or not hasattr(model, "x_weights_") or not hasattr(model, "privacy_ledger_"):
+        raise ValueError("a fitted DPCCA is required")
 
-    from ..export import estimator_to_dict
 
-    check_is_fitted(model, "x_weights_")
-    return estimator_to_dict(model, MODEL_FORMAT)
+def no_release_reason(model: DPCCA) -> str | None:
+    """Why this fitted model has no shareable release (None when it has one).
+
+    eps = inf: nothing was released with noise. Paper mode: the centre is the exact private mean and
+    the weights are scaled by the private largest row norms, so the outputs carry those numbers.
+    """
+    _fitted(model)
+    if not len(model.privacy_ledger_):
+        return "nothing was released with noise (ε = ∞, no privacy): the model belongs in the owner's workbook"
+    if model.mode == "paper":
+        return ("paper mode centres at the exact private means and scales by the private largest row norms; the "
+                "weights and the centre carry those numbers, so there is nothing to share (use strict mode)")
+    return None
+
+
+def _param_fields(model: DPCCA) -> list[Field]:
+    p = model.get_params(deep=False)
+    fields = [Field(n, p[n], "public", _SETTING, role="param")
+              for n in ("n_components", "epsilon", "delta", "mode", "calibration", "regularization")]
+    if model.mode == "strict":
+        names = ("row_bound",) if p["row_bound"] is not None else ("x_bound", "y_bound")
+        fields += [Field(n, float(p[n]), "public", _PUBLIC_BOUND, role="param") for n in names]
+        if p["x_center"] is not None:
+            for n in ("x_center", "y_center"):
+                c = np.asarray(p[n], dtype=float)
+                fields.append(Field(n, c if c.ndim else float(c), "public", _PUBLIC_CENTRE, role="param"))
+    return fields
+
+
+def public_parameters(model: DPCCA, **declared) -> dict:
+    """The declared-public parameters of a fit (name -> value) plus ``declared`` public inputs: what a page
+    puts in ``RunReport.public_parameters``. Never a seed, never a data-derived number."""
+    _fitted(model)
+    out = {f.name: f.value for f in _param_fields(model)}
+    out.update(declared)
+    return out
+
+
+def shareable_release(model: DPCCA, *, public_inputs: dict | None = None) -> dict:
+    """The shareable release of a fitted strict-mode DPCCA, built with ``engine.release.build_release``.
+
+    Fields (manifest provenance in brackets): canonical_correlations_, x_weights_, y_weights_,
+    released_moments_ (the noisy centred moment matrix, z units), indefinite_ [dp: post-processing of
+    the one release]; x_mean_, y_mean_ [dp: the noisy means of the same release with private centring;
+    public: the declared centre otherwise]; sensitivity_, sigma_, tau_, calibration_, regularization_
+    [public: calibration from public numbers]; preprocessing_ [public: the construction];
+    n_features_in_, n_features_y_ (and feature_names_in_) [public: schema]; the parameters
+    n_components, epsilon, delta, mode, calibration, regularization and the declared bounds and centre
+    [public]. Never: the noise seed, clip counts, row counts, the non-private reference, held-out values.
+
+    Parameters
+    ----------
+    model : fitted DPCCA (strict mode, eps < inf).
+    public_inputs : dict name -> value the caller declares public (e.g. column names); "info" fields.
+
+    Returns
+    -------
+    dict (format :data:`FORMAT`).
+
+    Raises
+    ------
+    ValueError when there is nothing to share (:func:`no_release_reason`).
+    """
+    _fitted(model)
+    why = no_release_reason(model)
+    if why is not None:
+        raise ValueError(f"no shareable release: {why}")
+    src = RELEASE_NAME
+    fields = [Field("n_features_in_", int(model.n_features_in_), "public", _SCHEMA),
+              Field("n_features_y_", int(model.n_features_y_), "public", _SCHEMA)]
+    if hasattr(model, "feature_names_in_"):
+        fields.append(Field("feature_names_in_", np.asarray(model.feature_names_in_, dtype=object), "public", _SCHEMA))
+    fields += [Field("canonical_correlations_", model.canonical_correlations_, "dp", src),
+               Field("x_weights_", model.x_weights_, "dp", src), Field("y_weights_", model.y_weights_, "dp", src),
+               Field("released_moments_", model.released_moments_, "dp", src),
+               Field("indefinite_", bool(model.indefinite_), "dp", src)]
+    private_centre = model.x_center is None
+    fields += [Field(n, getattr(model, n), "dp" if private_centre else "public", src if private_centre else
+                     _PUBLIC_CENTRE) for n in ("x_mean_", "y_mean_")]
+    fields += [Field("sensitivity_", float(model.sensitivity_), "public", _CONSTRUCTION),
+               Field("sigma_", float(model.sigma_), "public", _CALIBRATION),
+               Field("tau_", float(model.tau_), "public", _CALIBRATION),
+               Field("calibration_", str(model.calibration_), "public", _CALIBRATION),
+               Field("regularization_", float(model.regularization_), "public", _CALIBRATION),
+               Field("preprocessing_", str(model.preprocessing_), "public", _CONSTRUCTION)]
+    fields += _param_fields(model)
+    for name, value in (public_inputs or {}).items():
+        fields.append(Field(str(name), value, "public", _CALLER, role="info"))
+    from engine.report import plain_text  # the report module imports the engine: keep the import local
+
+    led = model.privacy_ledger_
+    return build_release("dp_cca", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)),
+                         extra_notes=[NOT_DP_PROJECTIONS])
 
 
 def to_json(model: DPCCA, **json_kwargs) -> str:
-    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
-    from ..export import dumps
-
-    return dumps(model_to_dict(model), **json_kwargs)
+    """The shareable release of ``model`` as strict JSON text (:func:`shareable_release`)."""
+    return release_to_json(shareable_release(model), **json_kwargs)
 
 
 def model_from_dict(data) -> DPCCA:
-    """A DPCCA with the exported params and fitted attributes, from ``model_to_dict`` output or its JSON."""
-    from ..export import estimator_from_dict
+    """A DPCCA predictor (``transform``, ``score``) rebuilt from a shareable release (dict or JSON text)."""
+    return estimator_from_release(data, DPCCA, FORMAT)
 
-    return estimator_from_dict(data, DPCCA, MODEL_FORMAT)
+
+def owner_sheets(private: DPCCA, reference: DPCCA | None = None, *, comparison: dict | None = None,
+                 n_test: int | None = None, x_names=None, y_names=None) -> dict:
+    """The owner's private sheets of one fit (for ``RunReport.owner_workbook``): never to be shared.
+
+    Parameters
+    ----------
+    private : the fitted DP model.   reference : the non-private CCA of the same rows (eps = inf).
+    comparison : ``compare_fit`` output (held-out correlations, captured correlation, similarity).
+    n_test : the exact number of held-out rows.   x_names, y_names : column names of the views.
+
+    Returns
+    -------
+    dict sheet name -> DataFrame or dict: rows and clipping (exact counts, paper mode's data-derived
+    scales), the private weights, the reference CCA (correlations and weights), held-out results.
+    """
+    _fitted(private)
+    dx, dy = private.x_weights_.shape[0], private.y_weights_.shape[0]
+    xn = [str(c) for c in (x_names if x_names is not None else [f"x{i + 1}" for i in range(dx)])]
+    yn = [str(c) for c in (y_names if y_names is not None else [f"y{i + 1}" for i in range(dy)])]
+    pairs = [f"pair {k + 1}" for k in range(private.x_weights_.shape[1])]
+    rows = {"training rows N (exact)": int(private.n_rows_fit_), "rows clipped (exact)": int(private.n_clipped_),
+            "clipping": " · ".join(private.clip_report_["notes"]) or "none (paper mode)",
+            "guarantee of this fit": private.privacy_ledger_.status}
+    if n_test is not None:
+        rows["held-out rows (exact)"] = int(n_test)
+    rows.update({f"{k} (paper mode, from the private rows)": float(v) for k, v in private.private_scales_.items()})
+    if private.mode == "paper":
+        rows["x_mean (exact private means)"] = private.x_mean_
+        rows["y_mean (exact private means)"] = private.y_mean_
+    sheets = {"rows and clipping": rows,
+              "private U (DP)": pd.DataFrame(private.x_weights_, index=xn, columns=pairs).rename_axis("X column")
+              .reset_index(),
+              "private V (DP)": pd.DataFrame(private.y_weights_, index=yn, columns=pairs).rename_axis("Y column")
+              .reset_index()}
+    if reference is not None:
+        _fitted(reference)
+        sheets["reference correlations"] = pd.DataFrame({
+            "pair": pairs, "non-private (training)": reference.canonical_correlations_,
+            "private (training)": private.canonical_correlations_})
+        sheets["reference U (non-private)"] = pd.DataFrame(reference.x_weights_, index=xn, columns=pairs) \
+            .rename_axis("X column").reset_index()
+        sheets["reference V (non-private)"] = pd.DataFrame(reference.y_weights_, index=yn, columns=pairs) \
+            .rename_axis("Y column").reset_index()
+    if comparison is not None:
+        sheets["held-out correlations"] = pd.DataFrame({
+            "pair": pairs, "private U,V": comparison["held_out_private"],
+            "non-private U,V": comparison["held_out_nonprivate"]})
+        sim = comparison["similarity"]
+        sheets["held-out utility"] = {"captured correlation (held-out)": float(comparison["captured"]),
+                                      "subspace similarity": float(sim["angle_cos"]),
+                                      "subspace similarity X": float(sim["angle_cos_x"]),
+                                      "subspace similarity Y": float(sim["angle_cos_y"])}
+    return sheets
+
+
+# =============================================================================================
+# The page's defaults and the end-to-end audit of its strict pipeline
+# =============================================================================================
+#: The page's defaults (pages/dp_cca.py reads them; ``pipeline_audit_case`` reproduces them).
+PAGE_DEFAULTS = {"n_rows": 5000, "data_seed": 3, "test_fraction": 0.3, "split_seed": 0, "n_components": 3,
+                 "centring": "private", "calibration": "analytic", "regularization": "auto"}
+
+
+def default_bound(dim: int) -> float:
+    """The page's default public bound on a view's row norm: 3 sqrt(dim), rounded to 0.1.
+
+    It depends on the number of columns only (public), never on the rows; the user overrides it.
+    """
+    return float(round(3.0 * math.sqrt(int(dim)), 1))
+
+
+def worst_case_rows(params, dx: int, dy: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Two raw rows (x, y), (x~, y~) whose exchange attains ``release_sensitivity`` of a strict construction.
+
+    Parameters
+    ----------
+    params : DPCCA or its parameter dict (strict mode).   dx, dy : columns per view.
+
+    Returns
+    -------
+    ((x (dx,), y (dy,)), (x~ (dx,), y~ (dy,))) in the units of the input columns: c + B (c_t e_1 - s_t e_2)
+    and c + B (-s_t e_1 + c_t e_2) per view (or over the joint coordinates), with -2 c_t s_t = t the
+    maximising inner product of the proof (module docstring) and c the public centre (0 with private
+    centring, whose bounds apply to the raw rows).
+    """
+    p = params.get_params(deep=False) if isinstance(params, DPCCA) else dict(params)
+    if p.get("mode") != "strict":
+        raise ValueError("worst-case rows exist for strict mode only (paper mode rescales with the data)")
+    joint = p.get("row_bound") is not None
+    public = p.get("x_center") is not None
+    t = _WORST_INNER[("joint" if joint else "per_view", "public" if public else "private")]
+    c, s = (math.sqrt(1 - t) + math.sqrt(1 + t)) / 2, (math.sqrt(1 - t) - math.sqrt(1 + t)) / 2
+    cx = np.broadcast_to(np.asarray(p["x_center"] if public else 0.0, dtype=float), (dx,))
+    cy = np.broadcast_to(np.asarray(p["y_center"] if public else 0.0, dtype=float), (dy,))
+
+    def pair(dim):
+        u, v = np.zeros(dim), np.zeros(dim)
+        u[:2], v[:2] = (c, -s), (-s, c)
+        return u, v
+
+    if joint:
+        u, v = pair(dx + dy)
+        B = float(p["row_bound"])
+        return (cx + B * u[:dx], cy + B * u[dx:]), (cx + B * v[:dx], cy + B * v[dx:])
+    if dx < 2 or dy < 2:
+        raise ValueError("per-view bounds attain their sensitivity only with two or more columns per view")
+    (ux, vx), (uy, vy) = pair(dx), pair(dy)
+    Bx, By = float(p["x_bound"]), float(p["y_bound"])
+    return (cx + Bx * ux, cy + By * uy), (cx + Bx * vx, cy + By * vy)
+
+
+#: Configurations of the end-to-end audit.
+AUDIT_CONFIGS = ("default", "classic", "tight")
+
+
+def _audit_data(config: str):
+    if config == "tight":  # two columns per view (the least that attains the bound), rows inside the unit bounds
+        rng = np.random.default_rng(17)
+        latent = rng.normal(size=(60, 1))
+        X = np.hstack([latent, rng.normal(size=(60, 1))]) + 0.3 * rng.normal(size=(60, 2))
+        Y = np.hstack([latent, rng.normal(size=(60, 1))]) + 0.3 * rng.normal(size=(60, 2))
+        return X / (1.5 * _row_norms(X).max()), Y / (1.5 * _row_norms(Y).max())
+    from engine.data.samples import make_two_views
+
+    d = PAGE_DEFAULTS
+    tv = make_two_views(n_samples=d["n_rows"], random_state=d["data_seed"])
+    train, _ = split_rows(d["n_rows"], d["test_fraction"], d["split_seed"])
+    return tv.X[train], tv.Y[train]
+
+
+def pipeline_audit_params(config: str = "default", epsilon: float = 1.0, delta: float = 1e-5) -> dict:
+    """The DPCCA parameters of an audit configuration (the page's ``params`` dict for "default").
+
+    "default": the page at its defaults (synthetic views 10 + 8 columns, K = 3, per-view bounds
+    ``default_bound``, private centring, analytic calibration, lambda auto). "classic": the same with the
+    page's other calibration choice ("auto": classic for eps <= 1, conservative). "tight": two columns per
+    view, unit bounds, private centring, analytic calibration (sensitivity sqrt(32/27) attained, the
+    release's true epsilon equals the claim).
+    """
+    if config not in AUDIT_CONFIGS:
+        raise ValueError(f"config must be one of {AUDIT_CONFIGS}, got {config!r}")
+    if config == "tight":
+        return {"n_components": 1, "epsilon": float(epsilon), "delta": float(delta), "mode": "strict",
+                "calibration": "analytic", "regularization": "auto", "x_bound": 1.0, "y_bound": 1.0}
+    d = PAGE_DEFAULTS
+    return {"n_components": d["n_components"], "epsilon": float(epsilon), "delta": float(delta), "mode": "strict",
+            "calibration": "auto" if config == "classic" else d["calibration"], "regularization": d["regularization"],
+            "x_bound": default_bound(10), "y_bound": default_bound(8)}
+
+
+def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: float = 1e-5, *,
+                        bug: str | None = None):
+    """The page's strict pipeline as an ``engine.privacy.audit.AuditCase`` with worst-case neighbours.
+
+    Parameters
+    ----------
+    config : "default", "classic" or "tight" (``pipeline_audit_params``).
+    epsilon, delta : the claim.
+    bug : None, "noise_halved" or "sensitivity_halved" (planted: the same release with half the noise).
+
+    Returns
+    -------
+    AuditCase. D = the configuration's training rows with the last row replaced by the first row of
+    ``worst_case_rows``, D' = the same with the second (replace-one). The release is the estimator's
+    own path: ``DPCCA._prepare`` (clipping, scaling, the private-centring column), ``_noise`` (the
+    calibrated sigma for ``release_sensitivity``) and ``_draw`` (the noise); the audited output is the
+    released upper triangle of Z'Z / N restricted to the coordinates the worst rows touch (x_1, x_2,
+    y_1, y_2 and the constant column): every other released number has the same distribution on D and
+    D' and independent noise, so dropping it is post-processing and loses no evidence.
+    """
+    from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name, _upper
+
+    _check_bug(bug)
+    params = pipeline_audit_params(config, epsilon, delta)
+    X, Y = _audit_data(config)
+    dx, dy = X.shape[1], Y.shape[1]
+    (x, y), (xt, yt) = worst_case_rows(params, dx, dy)
+    XD, YD, XDp, YDp = X.copy(), Y.copy(), X.copy(), Y.copy()
+    XD[-1], YD[-1], XDp[-1], YDp[-1] = x, y, xt, yt
+    keep = np.array([0, 1, dx, dx + 1, dx + dy])  # the coordinates the worst rows touch (+ the constant)
+    factor = _BUG_FACTORS[bug]
+    est = DPCCA(**params)
+    sigma = est._noise(X.shape[0])["sigma"]
+
+    def release(data, rng, n):
+        prep = est._prepare(*data)
+        noise = est._noise(prep.n)
+        G0 = prep.gram()
+        out = []
+        for start in range(0, n, 5000):
+            G = est._draw(prep, noise, min(5000, n - start), rng, G0)
+            if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
+                G = G0[None] + factor * (G - G0[None])
+            out.append(_upper(G[:, keep][:, :, keep] / prep.n))
+        return np.concatenate(out)
+
+    sens = est._sensitivity()
+    return AuditCase(
+        _name(f"dp_cca_pipeline_{config}", bug), "dp_cca", "strict", float(epsilon), float(delta), release,
+        (XD, YD), (XDp, YDp),
+        f"replace one row by another, both on the public bounds with inner product "
+        f"{_WORST_INNER[('per_view', 'private')]:.4g} per view (the rows that attain the sensitivity {sens:.6g})",
+        _expect("strict", bug),
+        f"page pipeline ({config}): per-view bounds {params['x_bound']:g}, {params['y_bound']:g}, private centring, "
+        f"{resolve_calibration(params['calibration'], epsilon)} calibration, sigma = {sigma:.4g} on Z'Z", bug)

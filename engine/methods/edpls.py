@@ -21,7 +21,9 @@ Two modes, one estimator (``EDPLS``, scikit-learn compatible):
   at the noisy mean as post-processing. No budget is split off; the price is that the rows are
   scaled by sqrt(2 (x_bound^2 + y_bound^2)) instead of sqrt(x_bound^2 + y_bound^2) (noise on the
   moments x2 in std), and that the bounds then apply to the raw (uncentred) rows. The ledger
-  holds exactly one public-sensitivity release. The noisy centred moment matrix is projected
+  holds exactly one public-sensitivity release, calibrated to the exact worst-case L2 change of the
+  released upper triangle (``strict_sensitivity``: at most sqrt(3)/2 with private centring, below 1
+  with a public centre; the proof is in its docstring). The noisy centred moment matrix is projected
   onto the PSD cone (eigenvalues clipped at 0) before PLS, which is post-processing. Strict
   mode releases W, P, c and b (and the noisy means) but no training scores (``x_scores_`` is
   None): per-row scores of the training data cannot be released privately.
@@ -45,6 +47,12 @@ The passes run over ~1 MB row blocks split across worker threads with single-thr
 The clean path is computed once per data set; replicate fits, epsilon sweeps and sweeps over
 the number of components only draw noise and solve k x k systems, batched over replicates.
 
+Noise. Every release draws its noise through ``engine.privacy.noise_generator(random_state)``:
+``random_state=None`` (the default) is fresh OS entropy; any other value is a noise seed somebody
+knows, and the fit's ledger then carries ``SEED_KNOWN_CAVEAT`` (not proven). The same holds for
+``sample_releases``, ``fit_replicates`` and every sweep; sweep tables take their ``status`` column
+("proven", "not proven", "no privacy") from the ledger of the very fit of each row.
+
 Replicates and random streams: a fit draws all its noise in one block of shape
 (k, 2m + n + 1) per component order w, t, p, c (the order diPLSlib draws in), and
 ``fit_replicates(..., R, g)`` draws (R, k, 2m + n + 1) from the same Generator, which is the
@@ -52,9 +60,7 @@ same stream as R sequential fits sharing ``g``: replicate r equals the r-th sepa
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -65,31 +71,47 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.privacy import (
-    AnalyzeGauss,
+    SEED_KNOWN_CAVEAT,
+    GaussianMechanism,
     PrivacyLedger,
     Release,
     analytic_gaussian_sigma,
-    as_generator,
     classic_gaussian_sigma,
     clip_abs,
     clip_rows_l2,
+    ledger_totals,
+    noise_generator,
     sample_symmetric_gaussian,
 )
 
 __all__ = [
     "EDPLS",
     "QUANTITIES",
+    "STRICT_RELEASE",
+    "chain_caveat",
+    "compare_private_plain",
     "edpls_replicates",
+    "estimator_from_release",
+    "from_json",
     "model_from_dict",
-    "model_to_dict",
+    "no_release_reason",
+    "owner_sheets",
+    "pipeline_audit_case",
     "pls1_from_moments",
+    "public_parameters",
     "rmsep_curve",
     "rmsep_vs_components",
     "rmsep_vs_preprocessing",
     "samples_needed",
     "samples_needed_curve",
+    "shareable_ledger",
+    "shareable_release",
+    "strict_sensitivity",
     "to_json",
 ]
+
+#: Name of the one ledger release of a strict fit (the manifest of a shareable release names it).
+STRICT_RELEASE = "Z'Z"
 
 #: The four released quantities per component, in release (and random-draw) order.
 QUANTITIES = ("w", "t", "p", "c")
@@ -399,6 +421,63 @@ def _psd_project(C: np.ndarray) -> np.ndarray:
     return np.matmul(vecs * vals[..., None, :], np.swapaxes(vecs, -1, -2))
 
 
+def strict_sensitivity(x_bound: float, y_bound: float, const: float = 0.0) -> float:
+    """Exact L2 sensitivity of the strict release (upper triangle of Z'Z) under add/remove-one neighbours.
+
+    Parameters
+    ----------
+    x_bound, y_bound : float > 0
+        Public bounds: ||x_i||_2 <= x_bound and |y_i| <= y_bound (after any public centre).
+    const : float >= 0
+        The constant column a of private centring (0 without it).
+
+    Returns
+    -------
+    float
+        Delta = sqrt((1 + (Bx^4 + By^4 + a^4) / S^4) / 2), S^2 = Bx^2 + By^2 + a^2: the largest L2
+        norm of the change of the released numbers when one row is added or removed, attained by a
+        row at the bounds with a single non-zero x entry. Delta <= sqrt(3)/2 ~ 0.866 with private
+        centring (a^2 = Bx^2 + By^2) and Delta in [sqrt(3)/2, 1) with a public centre or none (a = 0).
+
+    Notes
+    -----
+    Proof. The released numbers are the upper triangle, diagonal included, of Z'Z (the noise is i.i.d.
+    on those d(d+1)/2 entries and mirrored), with rows z = [x, y, a] / S. Adding or removing a row z
+    changes them by u(z) = (z_i z_j)_{i <= j}, whose squared norm is
+
+        ||u||^2 = sum_i z_i^4 + sum_{i<j} z_i^2 z_j^2 = ((sum_i z_i^2)^2 + sum_i z_i^4) / 2.
+
+    Write p = ||x||^2 <= Bx^2 and q = y^2 <= By^2 (clipping). Over the x block,
+    sum_i x_i^4 <= (sum_i x_i^2)^2 = p^2 (the cross terms are >= 0), with equality iff x has at most one
+    non-zero entry. Hence
+
+        S^4 ||u||^2 <= ((p + q + a^2)^2 + p^2 + q^2 + a^4) / 2,
+
+    which increases in p and q, so its maximum over the clipping box is at p = Bx^2, q = By^2:
+    ||u||^2 <= (S^4 + Bx^4 + By^4 + a^4) / (2 S^4) = Delta^2, attained by x = Bx e_j, y = +-By. This is the
+    exact worst case (no slack), hence the Gaussian noise calibrated to Delta is tight.
+
+    With private centring, a^2 = B^2 := Bx^2 + By^2 and S^4 = 4 B^4, so
+    Delta^2 = (5 B^4 + Bx^4 + By^4) / (8 B^4); since B^4 / 2 <= Bx^4 + By^4 <= B^4,
+    Delta lies in [sqrt(11/16), sqrt(3/4)] = [0.829, 0.866]: always <= sqrt(3)/2, approached when one bound
+    dominates. With a = 0 (public centre, or no centring) Delta^2 = (1 + (Bx^4 + By^4) / B^4) / 2 lies in
+    [3/4, 1): sqrt(3)/2 when Bx = By, close to 1 when one bound dominates. The generic Analyze-Gauss bound
+    ||z||^2 <= 1 over-estimates the sensitivity by the factor 1 / Delta.
+
+    Examples
+    --------
+    >>> round(strict_sensitivity(1.0, 1.0, math.sqrt(2.0)), 4)  # private centring, Bx = By
+    0.8292
+    >>> round(strict_sensitivity(1.0, 1.0), 4)  # public centre, Bx = By: sqrt(3)/2
+    0.866
+    """
+    bx2, by2, a2 = float(x_bound) ** 2, float(y_bound) ** 2, float(const) ** 2
+    s2 = bx2 + by2 + a2
+    if not s2 > 0:
+        raise ValueError("the bounds must be > 0")
+    return math.sqrt(0.5 * (1.0 + (bx2**2 + by2**2 + a2**2) / s2**2))
+
+
 @dataclass
 class _StrictState:
     """Clipped, scaled rows and what is needed to turn a (noisy) Gram matrix back into a model."""
@@ -415,6 +494,7 @@ class _StrictState:
     n_clipped_x: int
     n_clipped_y: int
     clip_notes: tuple
+    sensitivity: float  # exact L2 sensitivity of the released upper triangle (strict_sensitivity)
 
     @property
     def d(self) -> int:
@@ -443,7 +523,8 @@ def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center) -> _
         cols.append(np.full((n, 1), a))
     Z = np.hstack(cols) / S
     return _StrictState(Z, S, a, m, xc, yc, private, centering, int(over.sum()), rep_x.n_clipped,
-                        rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")))
+                        rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
+                        strict_sensitivity(Bx, By, a))
 
 
 def _strict_postprocess(G: np.ndarray, st: _StrictState, k: int, noisy: bool) -> dict:
@@ -522,12 +603,9 @@ class _Prepared:
         if self.mode == "strict":
             eps = float(epsilon)
             st = self.strict
-            if math.isinf(eps):
-                sig = 0.0
-            else:
-                sig = AnalyzeGauss(eps, p["delta"], 1.0, calibration=p["calibration"]).sigma
+            sig = 0.0 if math.isinf(eps) else self.strict_mechanism(eps).sigma
             return pd.DataFrame([{
-                "component": 0, "quantity": "ZtZ", "sensitivity": 1.0, "sigma": sig, "std_applied": sig,
+                "component": 0, "quantity": "ZtZ", "sensitivity": st.sensitivity, "sigma": sig, "std_applied": sig,
                 "std_data_units": sig * st.scale**2, "epsilon": eps, "delta": p["delta"] if sig else 0.0,
             }])
         sens, sig, applied, (eps_i, delta_i) = self.noise_arrays(k, epsilon)
@@ -536,6 +614,12 @@ class _Prepared:
             "sensitivity": sens.ravel(), "sigma": sig.ravel(), "std_applied": applied.ravel(),
             "epsilon": eps_i, "delta": delta_i,
         })
+
+    def strict_mechanism(self, epsilon: float) -> GaussianMechanism:
+        """The Gaussian mechanism of the strict release: (eps, delta) at the exact sensitivity
+        ``strict_sensitivity`` of the released upper triangle of Z'Z (Analyze-Gauss with a tight Delta)."""
+        p = self.params
+        return GaussianMechanism(float(epsilon), p["delta"], self.strict.sensitivity, p["calibration"])
 
     # ------------------------------------------------------------------ draws
     def draw(self, k: int, epsilon: float, n_replicates: int, rng, *, keep_raw: bool = False,
@@ -607,10 +691,10 @@ class _Prepared:
         return self._clean["gram"]
 
     def _draw_strict(self, k, epsilon, R, rng) -> dict:
-        """Analyze-Gauss releases of Z'Z. The mechanism (and its sigma) is ``AnalyzeGauss``; the Gram
-        matrix is computed once and the symmetric noise drawn per replicate exactly as
-        ``AnalyzeGauss.randomise`` does (same distribution, same random stream)."""
-        st, p = self.strict, self.params
+        """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_mechanism``): the Gram matrix
+        is computed once and the symmetric noise drawn per replicate exactly as ``AnalyzeGauss.randomise``
+        does (same distribution, same random stream; only sigma follows the tighter Delta)."""
+        st = self.strict
         d = st.d
         if math.isinf(float(epsilon)):
             key = ("clean", k)
@@ -618,7 +702,7 @@ class _Prepared:
                 self._clean[key] = _strict_postprocess(self._gram()[None], st, k, noisy=False)
             one = self._clean[key]
             return {name: (None if v is None else np.repeat(v, R, axis=0)) for name, v in one.items()}
-        mech = AnalyzeGauss(float(epsilon), p["delta"], 1.0, calibration=p["calibration"])
+        mech = self.strict_mechanism(epsilon)
         G0 = self._gram()
         chunk = max(1, min(R, _STRICT_CHUNK_ENTRIES // (d * d)))
         parts = []
@@ -630,42 +714,51 @@ class _Prepared:
                 for name in parts[0]}
 
     # ------------------------------------------------------------------ ledger
-    def ledger(self, k: int, epsilon: float) -> PrivacyLedger:
+    def ledger(self, k: int, epsilon: float, *, seed_known: bool = False) -> PrivacyLedger:
+        """The ledger of one fit at (k, epsilon): its releases, the caller's caveats (``EDPLS.caveats``)
+        and, when the noise came from a known seed, ``SEED_KNOWN_CAVEAT``. Empty for epsilon = inf
+        (no privacy). Notes carry no private number (no clip count, no data-derived bound)."""
         led = PrivacyLedger()
         if math.isinf(float(epsilon)):
             return led
         p = self.params
         if self.mode == "strict":
             st = self.strict
-            mech = AnalyzeGauss(float(epsilon), p["delta"], 1.0, calibration=p["calibration"])
-            what = ("[x - x_center, y - y_center]" if (st.centering and not st.private_centring)
+            what = ("[x - x_center, y - y_center] (public centre)" if (st.centering and not st.private_centring)
                     else "[x, y, a] (constant column a: private centring from the same release)"
                     if st.private_centring else "[x, y] (no centring)")
             from_data = p.get("sensitivity_source", "public") == "data"
-            rel = mech.release(
-                f"Z'Z, Z = {what} / {st.scale:.6g}",
-                note=(f"Analyze-Gauss, add/remove neighbours, ||x|| clipped to {float(p['x_bound']):g}, "
-                      f"|y| to {float(p['y_bound']):g}; {st.n_clipped} row(s) clipped. PLS1 from the noisy "
-                      "moments (PSD-projected) is post-processing."
-                      + (" The bounds or the preprocessing were derived from the private rows, so this is "
-                         "not a proven guarantee." if from_data else "")),
+            rel = self.strict_mechanism(epsilon).release(
+                STRICT_RELEASE,
+                sensitivity_source="data" if from_data else "public",
+                note=(f"Analyze-Gauss on the upper triangle of Z'Z, Z = {what} scaled into the unit ball; "
+                      "add/remove neighbours; rows clipped to ||x|| <= x_bound and |y| <= y_bound; exact "
+                      "worst-case sensitivity (strict_sensitivity). PLS1 from the noisy moments (PSD-projected) "
+                      "is post-processing."
+                      + (" The bounds were read off the private rows, so this is not a proven guarantee."
+                         if from_data else "")),
             )
-            led.add(dataclasses.replace(rel, sensitivity_source="data") if from_data else rel)
-            return led
-        tab = self.noise_table(k, epsilon)
-        eps_i, delta_i = _per_release_budget(epsilon, p["delta"], k, p["budget"])
-        for row in tab.itertuples(index=False):
-            name = f"{row.quantity}[{row.component}]"
-            note = (f"paper Algorithm 1, sensitivity from the private data ({'max|f|' if p['ymax'] == 'abs' else 'max f'}"
-                    f" for y); std applied = {'sigma' if p['noise_std'] == 'sigma' else 'sigma^2 (authors code)'}")
-            if p["noise_std"] == "sigma" or row.sensitivity == 0:
-                rel = Release(name, "gaussian", float(row.sensitivity), float(row.std_applied), eps_i, delta_i,
-                              p["calibration"], "data", note, eps_i, delta_i)
-            else:
-                rel = Release.gaussian(name, float(row.std_applied), float(row.sensitivity), delta_i,
-                                       claimed_epsilon=eps_i, claimed_delta=delta_i, calibration=p["calibration"],
-                                       sensitivity_source="data", note=note)
             led.add(rel)
+        else:
+            tab = self.noise_table(k, epsilon)
+            eps_i, delta_i = _per_release_budget(epsilon, p["delta"], k, p["budget"])
+            for row in tab.itertuples(index=False):
+                name = f"{row.quantity}[{row.component}]"
+                note = (f"paper Algorithm 1, sensitivity from the private data ({'max|f|' if p['ymax'] == 'abs' else 'max f'}"
+                        f" for y); std applied = {'sigma' if p['noise_std'] == 'sigma' else 'sigma^2 (authors code)'}")
+                if p["noise_std"] == "sigma" or row.sensitivity == 0:
+                    rel = Release(name, "gaussian", float(row.sensitivity), float(row.std_applied), eps_i, delta_i,
+                                  p["calibration"], "data", note, eps_i, delta_i)
+                else:
+                    rel = Release.gaussian(name, float(row.std_applied), float(row.sensitivity), delta_i,
+                                           claimed_epsilon=eps_i, claimed_delta=delta_i, calibration=p["calibration"],
+                                           sensitivity_source="data", note=note)
+                led.add(rel)
+        for reason in p.get("caveats") or ():
+            reason = str(reason)
+            led.add_caveat(reason if reason.startswith("not proven: ") else f"not proven: {reason}")
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
         return led
 
 
@@ -706,11 +799,15 @@ class EDPLS(RegressorMixin, BaseEstimator):
     centering : subtract the training means (paper) / centre the moments (strict).
     x_center, y_center : public centre for strict mode (both or neither). Without them strict
         mode centres privately from the same release (module docstring).
-    random_state : None, int or numpy Generator.
-    sensitivity_source : strict mode: "public" (the bounds and any preprocessing were fixed without
-        looking at the private rows: the ledger is a proven guarantee) or "data" (the caller read the
-        bounds off the private rows, or fitted the preprocessing on them: the same release, recorded as
-        not proven). Paper mode is always "data".
+    random_state : None (default: fresh OS entropy for every release), int, SeedSequence or numpy
+        Generator (a known noise seed: reproducible, and the ledger says "not proven: the noise seed is
+        known"). See ``engine.privacy.noise_generator``.
+    sensitivity_source : strict mode: "public" (the bounds were fixed without looking at the private
+        rows) or "data" (the caller read the bounds off the private rows: the same release, recorded as
+        not proven, and the bounds are kept out of the shareable release). Paper mode is always "data".
+    caveats : tuple of str, other reasons the caller knows the fit is not proven (e.g. "not proven: the
+        preprocessing 'msc' was fitted on the private rows", see ``chain_caveat``); copied into the
+        ledger's caveats (prefixed "not proven: " when missing).
 
     Attributes
     ----------
@@ -725,7 +822,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_components=2, epsilon=1.0, delta=0.01, mode="paper", x_bound=None, y_bound=None,
                  calibration="analytic", noise_std="sigma", ymax="abs", budget="per_release", centering=True,
-                 x_center=None, y_center=None, random_state=None, sensitivity_source="public"):
+                 x_center=None, y_center=None, random_state=None, sensitivity_source="public", caveats=()):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -741,6 +838,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self.y_center = y_center
         self.random_state = random_state
         self.sensitivity_source = sensitivity_source
+        self.caveats = caveats
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
@@ -755,6 +853,8 @@ class EDPLS(RegressorMixin, BaseEstimator):
         choice("ymax", ("abs", "signed"))
         choice("budget", ("per_release", "split"))
         choice("sensitivity_source", ("public", "data"))
+        if isinstance(self.caveats, str) or not all(isinstance(c, str) and c.strip() for c in (self.caveats or ())):
+            raise ValueError(f"caveats must be a tuple of non-empty strings, got {self.caveats!r}")
         if not isinstance(self.n_components, Integral) or isinstance(self.n_components, bool) or self.n_components < 1:
             raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
         eps = self.epsilon
@@ -810,7 +910,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         prep = self._prepare(X, y)
         k, eps = int(self.n_components), float(self.epsilon)
-        rng = as_generator(self.random_state)
+        rng, seed_known = noise_generator(self.random_state)
         out = prep.draw(k, eps, 1, rng)
         self.coef_ = out["coef"][0]
         self.intercept_ = float(out["intercept"][0])
@@ -839,11 +939,14 @@ class EDPLS(RegressorMixin, BaseEstimator):
             self.clip_report_ = {"n_clipped": st.n_clipped, "n_clipped_x": st.n_clipped_x,
                                  "n_clipped_y": st.n_clipped_y, "notes": list(st.clip_notes),
                                  "private_centring": st.private_centring, "row_scale": st.scale}
-        self.privacy_ledger_ = prep.ledger(k, eps)
+        self.privacy_ledger_ = prep.ledger(k, eps, seed_known=seed_known)
         return self
 
     def predict(self, X):
         check_is_fitted(self, "coef_")
+        if getattr(self, "intercept_", None) is None:
+            raise ValueError("this model has no intercept: it was rebuilt from a paper-mode shareable release, "
+                             "which leaves out the exact private training means (Algorithm 1 releases none)")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_
 
@@ -853,7 +956,9 @@ class EDPLS(RegressorMixin, BaseEstimator):
 
         The clean path is computed once; only the noise and the k x k solves are per replicate.
         Drawing from a Generator ``g`` gives exactly the releases of R sequential ``fit`` calls
-        with ``random_state=g``. Returns a dict of arrays with a leading R axis: coef, intercept,
+        with ``random_state=g``. The noise comes from ``noise_generator(random_state)`` (or the
+        estimator's ``random_state`` when None): fresh by default, a known seed adds the caveat.
+        Returns a dict of arrays with a leading R axis: coef, intercept,
         W, P, c, T (paper), cond, x_mean, y_mean (and W_raw / T_raw, the noisy vectors before
         renormalisation, with ``keep_raw``), plus ``noise_table`` and ``ledger`` (one replicate's).
         """
@@ -861,11 +966,11 @@ class EDPLS(RegressorMixin, BaseEstimator):
             raise ValueError("n_replicates must be >= 1")
         prep = self._prepare(X, y)
         rs = self.random_state if random_state is None else random_state
+        rng, seed_known = noise_generator(rs)
         with _small_blas(self.mode):
-            out = prep.draw(int(self.n_components), float(self.epsilon), int(n_replicates), as_generator(rs),
-                            keep_raw=keep_raw)
+            out = prep.draw(int(self.n_components), float(self.epsilon), int(n_replicates), rng, keep_raw=keep_raw)
         out["noise_table"] = prep.noise_table(int(self.n_components), float(self.epsilon))
-        out["ledger"] = prep.ledger(int(self.n_components), float(self.epsilon))
+        out["ledger"] = prep.ledger(int(self.n_components), float(self.epsilon), seed_known=seed_known)
         return out
 
     def fit_replicates(self, X, y, n_replicates: int, random_state=None):
@@ -902,14 +1007,17 @@ def _rmsep_of(out: dict, X_test: np.ndarray, y_test: np.ndarray) -> np.ndarray:
         return np.sqrt(np.mean((pred - y_test[:, None]) ** 2, axis=0))
 
 
-def _totals(params: dict, k: int, eps: float) -> dict:
-    """The total guarantee under basic composition, shown next to every result."""
-    if math.isinf(eps):
-        return {"epsilon_total_basic": 0.0, "delta_total_basic": 0.0, "proven": True}
-    if params["mode"] == "strict":
-        return {"epsilon_total_basic": eps, "delta_total_basic": params["delta"], "proven": True}
-    e_i, d_i = _per_release_budget(eps, params["delta"], k, params["budget"])
-    return {"epsilon_total_basic": 4 * k * e_i, "delta_total_basic": min(4 * k * d_i, 1.0), "proven": False}
+def _status_columns(led: PrivacyLedger) -> dict:
+    """The guarantee of one fit, from its own ledger (``ledger_totals``): total (epsilon, delta) under
+    basic composition, ``status`` ("proven", "not proven", "no privacy") and ``proven``. A fit without
+    noise (epsilon = inf) reads "no privacy" with an infinite total epsilon, never "epsilon = 0, proven"."""
+    tot = ledger_totals(led, as_json=False)
+    if tot["status"] == "no privacy":
+        return {"epsilon_total_basic": math.inf, "delta_total_basic": math.nan, "status": "no privacy",
+                "proven": False}
+    eps_b, delta_b = tot["basic"]
+    return {"epsilon_total_basic": eps_b, "delta_total_basic": min(delta_b, 1.0), "status": tot["status"],
+            "proven": bool(tot["proven"])}
 
 
 def _as_test_arrays(est, X_test, y_test):
@@ -932,21 +1040,21 @@ def _small_blas(mode: str):
     return threadpool_limits(1, user_api="blas")
 
 
-def _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, random_state, progress,
+def _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, noise, progress,
            params, extra=None, frac=(0.0, 1.0)):
+    """noise: ``(generator, seed_known)`` from ``noise_generator``."""
     with _small_blas(params.get("mode", "paper")):
-        return _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, random_state,
+        return _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, noise,
                             progress, params, extra, frac)
 
 
-def _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, random_state, progress,
+def _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, noise, progress,
                  params, extra=None, frac=(0.0, 1.0)):
+    rng, seed_known = noise
     comps = sorted({int(c) for c in components})
     est = EDPLS(**{**params, "n_components": max(comps)})
     prep = est._prepare(X_train, y_train)
-    est_params = prep.params
     X_test, y_test = _as_test_arrays(est, X_test, y_test)
-    rng = as_generator(random_state)
     eps_list = [float(e) for e in epsilons]
     total = len(comps) * len(eps_list)
     rows, done = [], 0
@@ -958,7 +1066,7 @@ def _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_repli
             stats = _rmsep_stats(_rmsep_of(out, X_test, y_test))
             row = {**(extra or {}), "n_components": k, "epsilon": eps, **stats, "nonprivate": nonprivate,
                    "cond_median": float(np.median(out["cond"])), "n_replicates": int(n_replicates),
-                   **_totals(est_params, k, eps)}
+                   **_status_columns(prep.ledger(k, eps, seed_known=seed_known))}
             rows.append(row)
             done += 1
             if progress is not None:
@@ -974,12 +1082,15 @@ def rmsep_curve(X_train, y_train, X_test, y_test, epsilons, n_components, n_repl
                 progress=None, **edpls_params) -> pd.DataFrame:
     """RMSEP over R private fits for each epsilon (one split; the clean path is computed once).
 
+    The noise comes from ``noise_generator(random_state)``: fresh by default; a known seed makes
+    every row "not proven".
+
     Columns: epsilon, median, q25, q75, mean, sem, nonprivate (the eps = inf RMSEP), then
     n_failed, cond_median, n_replicates, n_components, epsilon_total_basic, delta_total_basic,
-    proven (the total guarantee of each fit under basic composition).
+    status ("proven", "not proven", "no privacy": from the ledger of each fit) and proven.
     """
-    rows = _sweep(X_train, y_train, X_test, y_test, epsilons, [n_components], n_replicates, random_state, progress,
-                  edpls_params)
+    rows = _sweep(X_train, y_train, X_test, y_test, epsilons, [n_components], n_replicates,
+                  noise_generator(random_state), progress, edpls_params)
     df = pd.DataFrame(rows)
     return df[_CURVE_COLS + [c for c in df.columns if c not in _CURVE_COLS]]
 
@@ -987,11 +1098,29 @@ def rmsep_curve(X_train, y_train, X_test, y_test, epsilons, n_components, n_repl
 def rmsep_vs_components(X_train, y_train, X_test, y_test, components, epsilons, n_replicates, *, random_state=None,
                         progress=None, **edpls_params) -> pd.DataFrame:
     """``rmsep_curve`` for several numbers of components (one clean path for the largest)."""
-    rows = _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, random_state, progress,
-                  edpls_params)
+    rows = _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates,
+                  noise_generator(random_state), progress, edpls_params)
     df = pd.DataFrame(rows)
     first = ["n_components"] + _CURVE_COLS
     return df[first + [c for c in df.columns if c not in first]]
+
+
+def chain_caveat(name: str) -> str | None:
+    """The ledger caveat of a preprocessing chain of ``engine.data.preprocess`` fitted on the private
+    training rows, or None when the chain learns nothing from them (row-wise steps only).
+
+    A chain that learns from the training rows (MSC's reference, column means or scales) couples every
+    transformed row to every private row: one row's change moves all of them, so the per-row
+    sensitivity no longer bounds the release. Unknown steps count as learning (conservative).
+    """
+    from engine.data.preprocess import CHAIN_INFO
+
+    steps = [p.strip() for p in str(name).split("+") if p.strip()]
+    learned = [p for p in steps if CHAIN_INFO.get(p, {"learns_from_data": True}).get("learns_from_data", True)]
+    if not learned:
+        return None
+    what = "; ".join(f"{p}: {CHAIN_INFO[p]['learned']}" if p in CHAIN_INFO else f"{p}: unknown step" for p in learned)
+    return f"not proven: the preprocessing '{name}' was fitted on the private training rows ({what})"
 
 
 def rmsep_vs_preprocessing(chains: dict, X_train, y_train, X_test, y_test, epsilons, n_components, n_replicates, *,
@@ -999,25 +1128,30 @@ def rmsep_vs_preprocessing(chains: dict, X_train, y_train, X_test, y_test, epsil
     """``rmsep_curve`` after each preprocessing chain, fitted on the training rows only.
 
     chains: name -> a zero-argument factory returning an (unfitted) transformer/Pipeline, a
-    chain name of ``engine.data.preprocess.make_chain``, or a transformer (cloned).
+    chain name of ``engine.data.preprocess.make_chain``, or a transformer (cloned). A chain that
+    learns from the training rows (``chain_caveat``; any transformer or factory, which cannot be
+    checked) adds its caveat to the ledger of that chain's fits: those rows read "not proven".
     """
     from engine.data.preprocess import make_chain
 
-    rng = as_generator(random_state)
+    rng, seed_known = noise_generator(random_state)
+    base_caveats = tuple(edpls_params.pop("caveats", ()) or ())
     rows = []
     names = list(chains)
     for i, name in enumerate(names):
         spec = chains[name]
         if isinstance(spec, str):
             tr = make_chain(spec)
-        elif hasattr(spec, "fit") and hasattr(spec, "transform"):
-            tr = clone(spec)
+            why = chain_caveat(spec)
         else:
-            tr = spec()
+            tr = clone(spec) if hasattr(spec, "fit") and hasattr(spec, "transform") else spec()
+            why = (f"not proven: the preprocessing '{name}' was fitted on the private training rows (a custom "
+                   "transformer: what it learns from them is not known)")
         Xtr = tr.fit_transform(np.asarray(X_train, dtype=float))
         Xte = tr.transform(np.asarray(X_test, dtype=float))
-        rows += _sweep(Xtr, y_train, Xte, y_test, epsilons, [n_components], n_replicates, rng, progress,
-                       edpls_params, extra={"chain": name}, frac=(i / len(names), (i + 1) / len(names)))
+        params = {**edpls_params, "caveats": base_caveats + ((why,) if why else ())}
+        rows += _sweep(Xtr, y_train, Xte, y_test, epsilons, [n_components], n_replicates, (rng, seed_known),
+                       progress, params, extra={"chain": name}, frac=(i / len(names), (i + 1) / len(names)))
     df = pd.DataFrame(rows)
     first = ["chain"] + _CURVE_COLS
     return df[first + [c for c in df.columns if c not in first]]
@@ -1034,20 +1168,22 @@ def samples_needed_curve(X_train, y_train, X_test, y_test, sample_sizes, epsilon
     The noise part is exact (the noise does not depend on n while the signal grows with n);
     the data part assumes new samples look like the existing ones (growth beyond n repeats
     rows), so read the curve as optimistic. ``nonprivate`` is the median RMSEP of the same
-    resampled sets without noise.
+    resampled sets without noise. Noise and resampling draw from ``noise_generator(random_state)``.
 
-    Columns: n, median, q25, q75, mean, sem, nonprivate, n_failed, epsilon, n_components.
+    Columns: n, median, q25, q75, mean, sem, nonprivate, n_failed, epsilon, n_components, status
+    (the ledger status a real fit with these settings would have).
     """
     params = {**edpls_params, "mode": "strict", "n_components": int(n_components), "epsilon": float(epsilon)}
     est = EDPLS(**params)
     prep = est._prepare(X_train, y_train)
     X_test, y_test = _as_test_arrays(est, X_test, y_test)
     st = prep.strict
-    rng = as_generator(random_state)
+    rng, seed_known = noise_generator(random_state)
     n0, d = st.Z.shape
     k = int(n_components)
     noisy = not math.isinf(float(epsilon))
-    sigma = AnalyzeGauss(float(epsilon), est.delta, 1.0, calibration=est.calibration).sigma if noisy else 0.0
+    sigma = prep.strict_mechanism(float(epsilon)).sigma if noisy else 0.0
+    status = _status_columns(prep.ledger(k, float(epsilon), seed_known=seed_known))["status"]
     R = int(n_replicates)
     chunk = max(1, min(R, _STRICT_CHUNK_ENTRIES // (d * d)))
     rows = []
@@ -1069,7 +1205,7 @@ def samples_needed_curve(X_train, y_train, X_test, y_test, sample_sizes, epsilon
                 rm_priv.append(rm_clean[-1])
         stats = _rmsep_stats(np.concatenate(rm_priv))
         rows.append({"n": n_new, **stats, "nonprivate": float(np.median(np.concatenate(rm_clean))),
-                     "epsilon": float(epsilon), "n_components": k})
+                     "epsilon": float(epsilon), "n_components": k, "status": status})
         if progress is not None:
             progress((i + 1) / len(sizes), f"n={n_new}")
     df = pd.DataFrame(rows)
@@ -1099,103 +1235,17 @@ def samples_needed(curve: pd.DataFrame, target: float, stat: str = "median") -> 
 
 
 # =============================================================================================
-# Export (no pickle)
-# =============================================================================================
-def _jsonable(v):
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return _jsonable(v.tolist())
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
-    if isinstance(v, np.random.Generator):
-        return "numpy.random.Generator (not exported)"
-    if isinstance(v, pd.DataFrame):
-        return _jsonable(v.reset_index().to_dict(orient="list"))
-    return v
-
-
-def _ledger_totals(led: PrivacyLedger) -> dict:
-    """basic, zCDP and the exact Gaussian (GDP) totals; the PLD accountant is skipped here because it
-    is slow for the small noise multipliers of paper mode and GDP is exact for Gaussian ledgers."""
-    out = {"n_releases": len(led), "proven": led.proven}
-    if len(led):
-        d = led.total("basic")[1]
-        d = d if 0 < d < 1 else 1e-6
-        out.update(basic=led.total("basic"), zcdp=led.total("zcdp", d), gdp=led.total("gdp", d))
-    return out
-
-
-def model_to_dict(model: EDPLS) -> dict:
-    """A fitted EDPLS as plain data: params, coefficients, means, released components, ledger."""
-    check_is_fitted(model, "coef_")
-    led = model.privacy_ledger_
-    return _jsonable({
-        "format": "privalab.edpls/1",
-        "params": model.get_params(deep=False),
-        "coef": model.coef_,
-        "intercept": model.intercept_,
-        "x_mean": model.x_mean_,
-        "y_mean": model.y_mean_,
-        "x_weights": model.x_weights_,
-        "x_loadings": model.x_loadings_,
-        "y_loadings": model.y_loadings_,
-        "n_features_in": model.n_features_in_,
-        "condition_number": model.condition_number_,
-        "n_clipped": model.n_clipped_,
-        "noise_table": model.noise_table_,
-        "ledger": led.to_dict(),
-        "ledger_totals": _ledger_totals(led),
-    })
-
-
-def to_json(model: EDPLS, **json_kwargs) -> str:
-    """``model_to_dict`` as a JSON string (non-finite numbers become "inf"/"nan" strings)."""
-    return json.dumps(model_to_dict(model), **json_kwargs)
-
-
-def model_from_dict(data) -> EDPLS:
-    """A predict-ready EDPLS from ``model_to_dict`` output (or its JSON string)."""
-    if isinstance(data, str):
-        data = json.loads(data)
-    if data.get("format") != "privalab.edpls/1":
-        raise ValueError("not an exported edPLS model")
-    params = {k: (float(v) if v in ("inf", "-inf", "nan") else v) for k, v in data["params"].items()
-              if k != "random_state"}
-    model = EDPLS(**params)
-    model.coef_ = np.asarray(data["coef"], dtype=float)
-    model.intercept_ = float(data["intercept"])
-    model.x_mean_ = np.asarray(data["x_mean"], dtype=float)
-    model.y_mean_ = float(data["y_mean"])
-    model.x_weights_ = np.asarray(data["x_weights"], dtype=float)
-    model.x_loadings_ = np.asarray(data["x_loadings"], dtype=float)
-    model.y_loadings_ = np.asarray(data["y_loadings"], dtype=float)
-    model.n_features_in_ = int(data["n_features_in"])
-    led = PrivacyLedger(neighbouring=data["ledger"].get("neighbouring", "add_remove"))
-    for e in data["ledger"]["entries"]:
-        e = {k: (float(v) if v in ("inf", "-inf", "nan") else v) for k, v in e.items()}
-        led.add(Release(**e))
-    model.privacy_ledger_ = led
-    return model
-
-
-# =============================================================================================
 # One private fit beside the non-private one (what the page and a notebook want together)
 # =============================================================================================
 def compare_private_plain(X, y, train_idx, test_idx, params: dict, random_state=None) -> dict:
     """Fit EDPLS(**params) and plain PLS1 (epsilon = inf) on the training rows; score both on the test rows.
 
+    random_state: the private fit's noise (None: fresh OS entropy; a value: a known seed, not proven).
+
     Returns a dict: private, plain (fitted EDPLS), pred_private, pred_plain, y_test (arrays),
-    rmsep_private, rmsep_plain, sigma_y_test (floats), and, for the data owner only,
-    max_row_norm_train / max_abs_y_train (private statistics: show them to the owner, never
-    use them as public bounds).
+    rmsep_private, rmsep_plain, sigma_y_test (floats), and, for the data owner only (private
+    statistics: show them to the owner or put them in the owner's workbook, never use them as public
+    bounds): n_train, n_test, max_row_norm_train, max_abs_y_train, y_range_train (min, max).
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -1208,6 +1258,27 @@ def compare_private_plain(X, y, train_idx, test_idx, params: dict, random_state=
         "rmsep_private": float(np.sqrt(np.mean((yte - pred_p) ** 2))),
         "rmsep_plain": float(np.sqrt(np.mean((yte - pred_0) ** 2))),
         "sigma_y_test": float(yte.std()),
+        "n_train": int(len(ytr)), "n_test": int(len(yte)),
         "max_row_norm_train": float(np.sqrt((Xtr**2).sum(axis=1)).max()),
         "max_abs_y_train": float(np.abs(ytr).max()),
+        "y_range_train": (float(ytr.min()), float(ytr.max())),
     }
+
+
+# =============================================================================================
+# Shareable release, owner's sheets and the end-to-end audit (modules of their own, same names here)
+# =============================================================================================
+_ELSEWHERE = {
+    **{name: "edpls_release" for name in ("FORMAT", "estimator_from_release", "from_json", "model_from_dict",
+                                          "no_release_reason", "owner_sheets", "public_parameters",
+                                          "shareable_ledger", "shareable_release", "to_json")},
+    **{name: "edpls_pipeline" for name in ("PAGE_DEFAULTS", "pipeline_audit_case")},
+}
+
+
+def __getattr__(name):  # PEP 562: those modules import EDPLS from here, so they are loaded on first use
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__package__}.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -47,6 +47,7 @@ from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from engine.privacy import as_generator
+from engine.privacy.noise import FreshGenerator, fresh_generator, spawn_fresh
 
 __all__ = [
     "DataHolder",
@@ -77,9 +78,10 @@ __all__ = [
     "standardise_columns",
     "svd_pls",
     "MODEL_FORMAT",
+    "NO_RELEASE_REASON",
     "model_from_dict",
     "model_to_dict",
-    "to_json",
+    "owner_sheets",
 ]
 
 NOT_DP_STATEMENT = (
@@ -710,12 +712,16 @@ class P3LS(BaseEstimator):
     party_names : list of str or None
         Names shown in the message log (default "party 1", ...).
     random_state : int, Generator or None
+        Where the masks and keys come from. None (default): fresh OS entropy for every role (each
+        draws from its own :func:`engine.privacy.noise.fresh_generator`); nothing about it is kept.
+        Anything else fixes the masks (tests and benchmarks only: a mask drawn from a seed someone
+        knows can be regenerated and removed, so it hides nothing); ``mask_seed_known_`` then says so.
 
     Fitted attributes
     -----------------
     authority_, holders_ (list of :class:`DataHolder`), server_ (:class:`Server`), log_
     (:class:`MessageLog`), n_components_ (chosen k), validation_scores_ (per k, or None),
-    block_sizes_, column_slices_.
+    block_sizes_, column_slices_, mask_seed_known_ (True when ``random_state`` fixed the masks).
     Convenience views assembled from what the parties hold (no single party holds them):
     x_weights_ (n, k) = [W_1; ...; W_g], x_loadings_ (n, k), x_scores_ (m, k) (T, shared),
     y_loadings_ (l, k) and y_scores_ (m, k) (LC), block_coefs_ (list of B_i, n_i x l,
@@ -793,14 +799,21 @@ class P3LS(BaseEstimator):
         bounds = np.cumsum([0, *self.block_sizes_])
         self.column_slices_ = [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(g)]
 
-        self._rng = as_generator(self.random_state)
-        seeds = self._rng.integers(0, 2**63 - 1, size=g + 1)
+        # Masks and keys: a mask drawn from a seed anyone knows hides nothing, so by default every role
+        # draws from its own fresh OS-entropy generator; a fixed random_state (tests, benchmarks) is recorded.
+        self.mask_seed_known_ = self.random_state is not None and not isinstance(self.random_state, FreshGenerator)
+        if self.mask_seed_known_:
+            self._rng = as_generator(self.random_state)
+            role_rngs = [int(s) for s in self._rng.integers(0, 2**63 - 1, size=g + 1)]
+        else:
+            self._rng = self.random_state if self.random_state is not None else fresh_generator()
+            role_rngs = spawn_fresh(g + 1)
         self.log_ = MessageLog()
-        self.authority_ = TrustedAuthority(int(seeds[0]), self.row_mask_block_size)
+        self.authority_ = TrustedAuthority(role_rngs[0], self.row_mask_block_size)
         self.server_ = Server()
         self.holders_ = [
             DataHolder(names[i] + (" (LC)" if i == lc else ""), i + 1, blocks[i], Y2 if i == lc else None,
-                       random_state=int(seeds[i + 1]))
+                       random_state=role_rngs[i + 1])
             for i in range(g)
         ]
         ta, csp, holders, LC = self.authority_, self.server_, self.holders_, self.holders_[lc]
@@ -1149,12 +1162,15 @@ def _metrics(name: str, Y_true: np.ndarray, Y_pred: np.ndarray, kpis: list[str])
 
 def compare_models(blocks, Y, *, label_holder: int = -1, k_max: int = 100, fractions=(0.6, 0.2, 0.2),
                    party_names=None, kpi_names=None, row_mask_block_size: int | None = None,
-                   secure_aggregation: bool = False, random_state=None) -> ModelComparison:
+                   secure_aggregation: bool = False, random_state=None, mask_random_state=None) -> ModelComparison:
     """LocalPLS (the LC's block only) vs P3LS (all blocks, federated) vs CenPLS (pooled), paper Sec. 6.
 
     One random 60/20/20 split of the rows; each model's k is chosen on the validation rows by
     pooled R^2 (search 1..min(columns, k_max, train rows - 1)); metrics on the test rows:
     R^2 pooled over KPIs, mean per-KPI R^2, RMSE per KPI, inference wall time.
+
+    random_state fixes the row split only. The federation's masks come from ``mask_random_state``:
+    None (default) is fresh OS entropy (see :class:`P3LS`); a fixed value reproduces them (tests only).
     """
     blocks = _check_blocks(blocks)
     Y2, _ = _as_2d_response(Y)
@@ -1172,7 +1188,7 @@ def compare_models(blocks, Y, *, label_holder: int = -1, k_max: int = 100, fract
     local = SVDPLS(k_loc).fit(blocks[lc][tr], Y2[tr])
     central = SVDPLS(k_cen).fit(X[tr], Y2[tr])
     fed = P3LS(cap(X.shape[1]), label_holder=lc, row_mask_block_size=row_mask_block_size,
-               secure_aggregation=secure_aggregation, party_names=party_names, random_state=rng)
+               secure_aggregation=secure_aggregation, party_names=party_names, random_state=mask_random_state)
     fed.fit(part(tr), Y2[tr], validation=(part(va), Y2[va]))
 
     def timed(fn):
@@ -1288,13 +1304,77 @@ def coefficient_frame(model: P3LS, column_names: list[list[str]], kpi_names: lis
 
 
 # =============================================================================================
-# Export (plain JSON, no pickle)
+# Exports: no shareable release; the owner's workbook and the owner-side model file
 # =============================================================================================
+#: Why the P3LS page offers no shareable model (issue #15): nothing here is differentially private.
+NO_RELEASE_REASON = ("P3LS releases no differentially private output: the federated model goes in the owner's "
+                     "workbook")
 MODEL_FORMAT = "privalab.p3ls/1"
 
 
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k} "))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def owner_sheets(comparison: ModelComparison, column_names: list[list[str]], relevance: dict | None = None) -> dict:
+    """The owner's workbook sheets of one federation run (private: exact functions of the data).
+
+    P3LS adds no noise, so its model is neither a DP output nor a public input: it is never a
+    shareable release (:data:`NO_RELEASE_REASON`). Everything a party may want to keep goes here.
+
+    Parameters
+    ----------
+    comparison : :class:`ModelComparison` from :func:`compare_models`.
+    column_names : list of g lists, each party's column names (as from :func:`blocks_from_frame`).
+    relevance : optional {label: DataFrame} from :meth:`P3LS.relevance` (e.g. training and test rows).
+
+    Returns
+    -------
+    dict sheet name -> DataFrame or dict: coefficients per party (standardised units, long table),
+    coefficients in original units (n + 1 rows: variables and the intercept, l columns, so that
+    prediction = X @ coefficients + intercept), results per
+    model and per KPI on the test rows, validation scores, equivalence, split sizes, the message log
+    and its volume, what each role holds, the leakage view and the per-party relevance tables.
+    """
+    fed = comparison.federated
+    kpis = list(comparison.kpi_names)
+    names = [c for cols in column_names for c in cols]
+    intercept = fed.intercept_ - fed.x_mean_ @ fed.coef_.T  # affine form: prediction = X @ coef + intercept
+    coef = pd.DataFrame(np.vstack([fed.coef_.T, np.atleast_2d(intercept)]), columns=kpis,
+                        index=[*names, "(intercept)"])
+    coef.index.name = "variable"
+    tr, va, te = comparison.split
+    sheets = {
+        "model coefficients per party": coefficient_frame(fed, column_names, kpis),
+        "model coefficients (original units)": coef,
+        "results per model (test rows)": comparison.overall,
+        "results per KPI (test rows)": comparison.per_kpi,
+        "choice of k (validation rows)": comparison.validation,
+        "equivalence with pooled PLS": _flat(comparison.equivalence),
+        "rows": {"training": len(tr), "validation": len(va), "test": len(te),
+                 "masks": "fixed by a known seed (tests only)" if fed.mask_seed_known_ else "fresh OS entropy"},
+        "message log": fed.log_.to_frame(),
+        "message volume": fed.log_.volume(),
+        "what each role holds": fed.holdings(),
+        "leakage": leakage_report(fed),
+    }
+    for label, table in (relevance or {}).items():
+        sheets[f"per-party relevance, {label}"] = table
+    return sheets
+
+
 def model_to_dict(model: P3LS) -> dict:
-    """A fitted P3LS as plain JSON data: params, every public fitted attribute, the privacy ledger."""
+    """A fitted P3LS as plain JSON data, for the data owner only: params, the public fitted attributes.
+
+    Not a shareable release (P3LS releases nothing with differential privacy: the coefficients are
+    exact functions of the data); the page puts the model in the owner's workbook instead.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     from ..export import estimator_to_dict
@@ -1302,13 +1382,6 @@ def model_to_dict(model: P3LS) -> dict:
     check_is_fitted(model, "coef_")
     # Per-row scores T, U of the training rows are left out: with the loadings they rebuild the data.
     return estimator_to_dict(model, MODEL_FORMAT, exclude=("x_scores_", "y_scores_"), privacy=NOT_DP_STATEMENT)
-
-
-def to_json(model: P3LS, **json_kwargs) -> str:
-    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
-    from ..export import dumps
-
-    return dumps(model_to_dict(model), **json_kwargs)
 
 
 def model_from_dict(data) -> P3LS:

@@ -30,20 +30,31 @@ Modes (spec 2.6 table):
   ``psd="numpy"`` (the raw, possibly indefinite, noisy matrix goes to numpy's SVD sampler, which
   samples with (C'C)^(1/2)). Every release is marked ``sensitivity_source="data"``: the scaling
   comes from the private data, so no total is a proven guarantee.
-- ``mode="strict"`` is provably eps-DP (or (eps, delta) with AG-PCA): public centre and bounds
-  (``bounds`` or the public slice's range), every entry clipped to the box, second moments about
-  the public centre (no data-dependent centring), means released privately (a budget slice),
-  noisy class counts N_C + Lap(2/eps_cnt) with per-class sums and second moments divided by them,
-  Lap-PCA at M^2, the PSD fix by eigenvalue clipping (post-processing), and the Algorithm 1
-  eigenvalues released alone with the Lidskii-Mirsky bound min(P, 2) a^2/N.
+- ``mode="strict"`` is provably eps-DP (or (eps, delta) with AG-PCA) when every input it treats as
+  public really is: the centre and bounds come from ``bounds=(lower, upper)`` (values the caller
+  declares public: documentation, domain knowledge) or ``bounds="public"`` (the range of ``X_public``,
+  a separate data set the caller declares public), never from the private rows; the centre is the
+  midpoint of the bounds; every entry is clipped to the box; second moments are about that public
+  centre (no data-dependent centring); means are released privately (a budget slice); the label
+  set is the public parameter ``labels``; noisy class counts N_C + Lap(2/eps_cnt) with per-class sums
+  and second moments divided by them; Lap-PCA at M^2; the PSD fix by eigenvalue clipping
+  (post-processing); the Algorithm 1 eigenvalues released alone with the Lidskii-Mirsky bound
+  min(P, 2) a^2/N. ``bounds="data"`` (or a label set read from y, a public slice not declared
+  public, a known noise seed) still runs, but the ledger carries a "not proven: ..." caveat.
 
-Neighbours are "bounded" (replace one record, N public) as in the paper; sensitivities are L1
-(Laplace) or L2 (Analyze-Gauss), each computed for replace-one. The ledger keeps the accountant's
-default relation: every record already carries its replace-one sensitivity, so the accountant composes
-the right pair of output distributions (and dp-accounting's PLD refuses Laplace events under its own
-REPLACE_ONE setting). Every release goes through ``engine.privacy``
-(``LaplaceMechanism``, ``AnalyzeGauss``) into ``privacy_ledger_``. With ``epsilon=inf`` no noise
-is added and the ledger stays empty (no guarantee).
+Neighbours are "bounded" (replace one record, **N public**) as in the paper; sensitivities are L1
+(Laplace) or L2 (Analyze-Gauss), each computed for replace-one, and the ledger says so
+(``neighbouring="replace"``): the number of training rows N is treated as public. Every release goes
+through ``engine.privacy`` (``LaplaceMechanism``, ``AnalyzeGauss``) into ``privacy_ledger_``, with noise
+from :func:`engine.privacy.noise_generator` (fresh OS entropy unless a seed is given; a known seed is a
+ledger caveat). With ``epsilon=inf`` no noise is added and the ledger stays empty ("no privacy").
+
+Sharing (issue #15): :func:`shareable_release` builds the one shareable export of a fit with
+:func:`engine.release.build_release` from an explicit field list (DP outputs and declared-public
+inputs only: never Algorithm 1's non-private W, never bounds read off the private data, never exact
+class counts); :func:`owner_sheets` gathers what only the owner may see (non-private W, data ranges,
+clip counts, the noise log). :func:`pipeline_audit_case` is the end-to-end audit of the page's strict
+release.
 
 Written by hand: the paper's algorithms (no public code exists, and no library implements them).
 Linear algebra is scipy's ``eigh``; sampling is numpy's; the privacy core is ``engine.privacy``.
@@ -62,19 +73,23 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from engine.privacy import (
+    SEED_KNOWN_CAVEAT,
     AnalyzeGauss,
     LaplaceMechanism,
     PrivacyLedger,
     as_generator,
     clip_abs,
+    noise_generator,
 )
 
 __all__ = [
     "ALPHA_GRID",
+    "CAVEATS",
     "PCA_SOURCES",
     "PCAGauss",
     "TASKS",
     "FINDINGS",
+    "N_PUBLIC_NOTE",
     "alg1_release_query",
     "alg3_class_moments",
     "lap_pca_noise_scale",
@@ -82,7 +97,10 @@ __all__ = [
     "top_eigenvectors",
     "MODEL_FORMAT",
     "model_from_dict",
-    "model_to_dict",
+    "model_from_release",
+    "owner_sheets",
+    "pipeline_audit_case",
+    "shareable_release",
     "to_json",
 ]
 
@@ -109,6 +127,20 @@ FINDINGS = {
         "P ≤ 3; its class counts are used unprotected. Strict mode releases noisy counts, sums and second moments."
     ),
 }
+
+
+#: What the ledger says when an input treated as public was not (each makes the fit "not proven").
+CAVEATS = {
+    "bounds_data": "not proven: the bounds and centre were read off the private data (declare public bounds)",
+    "y_bounds_data": "not proven: the bounds of y were read off the private data (declare public bounds of y)",
+    "labels_data": "not proven: the label set was read from the private labels (declare the label set public)",
+    "public_undeclared": "not proven: the 'public' rows X_public were not declared public (they are rows of the "
+                         "private upload)",
+    "paper_scaling": "not proven: centre and scale read off the private training data (paper-faithful mode)",
+}
+#: The neighbouring relation, as the page and the release state it.
+N_PUBLIC_NOTE = ("Neighbouring data sets replace one record (bounded DP, as in the paper): the number of private "
+                 "training rows N is the same in both and is treated as public.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,9 +324,21 @@ class PCAGauss(BaseEstimator):
     delta : delta of AG-PCA; None means 1/N in paper mode (the paper's choice); strict mode requires it.
     psd, lap_pca_scale, sens : None takes the mode's default (paper: "numpy", "M", "paper";
         strict: "clip", "M2", strict formulas). ``sens`` ("paper" | "tight") applies to paper mode.
-    bounds : (lower, upper) per-feature public bounds (strict mode); None uses the public slice's range.
-    y_bounds : (lower, upper) public bounds of y (strict regression); None uses ``y_public``'s range.
-    ag_neighbouring : "replace" (L2 sensitivity sqrt(2), default) or "add_remove" (1).
+    bounds : public bounds of the features (strict mode; paper mode ignores them):
+        ``(lower, upper)`` (scalars or arrays (M,)) that the caller declares public (documentation,
+        domain knowledge); ``"public"``: the range of ``X_public``, a separate data set the caller
+        declares public (see ``public_declared``); ``"data"``: read off the private training rows
+        (runs, but the ledger says "not proven"). None refuses in strict mode. The centre is the
+        midpoint of the bounds and the scale their half-range.
+    y_bounds : the same for y (strict regression): ``(lower, upper)``, ``"public"`` (range of ``y_public``)
+        or ``"data"``.
+    labels : the public label set (strict classification), a sequence of the class values. None reads the
+        set from y (the ledger then says "not proven"). Labels of y outside the set are refused.
+    public_declared : bool, whether ``X_public`` / ``y_public`` are declared public by their owner. False
+        (e.g. a slice of the private upload nobody declared public): W and bounds derived from them are not
+        released and the ledger says "not proven".
+    ag_neighbouring : "replace" (L2 sensitivity sqrt(2), default) or "add_remove" (1; paper mode only:
+        strict mode's ledger uses replace-one throughout).
     calibration : Gaussian calibration of AG-PCA: "auto" (classic for eps_PCA <= 1, else analytic, as the
         spec says), "analytic" or "classic".
     n_synthetic : default number of rows ``sample()`` draws; None means N (the paper's choice).
@@ -309,14 +353,17 @@ class PCAGauss(BaseEstimator):
     class_covariances_ (classification). min_eig_before_fix_, psd_fixed_ : PSD log.
     privacy_ledger_ : PrivacyLedger. noise_log_ : DataFrame, one row per noise draw (per class too).
     epsilon_pca_, epsilon_gauss_, epsilon_mu_, epsilon_sigma_, epsilon_count_ : the split.
-    n_train_, n_features_in_, n_released_ : sizes. released_projection_ : whether W may be published.
-    clip_report_ : ClipReport of the box clipping of the training data (strict mode).
+    n_train_, n_features_in_, n_released_ : sizes (N is public under replace-one neighbours).
+    released_projection_ : whether W may be published (False for Algorithm 1's non-private W and for a W
+    from undeclared "public" rows). bounds_source_ : "declared", "public data", "private data" or
+    "paper scaling". labels_declared_ : whether ``classes_`` is the declared public label set.
+    clip_report_ : ClipReport of the box clipping of the training data (owner's view: exact counts).
     """
 
     def __init__(self, n_components=2, epsilon=1.0, task="unsupervised", pca_source=None, mode="paper",
                  random_state=None, *, alpha=0.5, mean_share=0.1, count_share=0.1, delta=None, psd=None,
-                 lap_pca_scale=None, sens=None, bounds=None, y_bounds=None, ag_neighbouring="replace",
-                 calibration="auto", n_synthetic=None, components=None):
+                 lap_pca_scale=None, sens=None, bounds=None, y_bounds=None, labels=None, public_declared=True,
+                 ag_neighbouring="replace", calibration="auto", n_synthetic=None, components=None):
         self.n_components = n_components
         self.epsilon = epsilon
         self.task = task
@@ -332,6 +379,8 @@ class PCAGauss(BaseEstimator):
         self.sens = sens
         self.bounds = bounds
         self.y_bounds = y_bounds
+        self.labels = labels
+        self.public_declared = public_declared
         self.ag_neighbouring = ag_neighbouring
         self.calibration = calibration
         self.n_synthetic = n_synthetic
@@ -381,47 +430,86 @@ class PCAGauss(BaseEstimator):
         if mode == "strict" and source == "analyze_gauss" and self.delta is None and math.isfinite(eps):
             raise ValueError("strict mode with AG-PCA needs an explicit delta (well below 1/N)")
         choice("ag_neighbouring", self.ag_neighbouring, ("replace", "add_remove"))
+        if mode == "strict" and self.ag_neighbouring != "replace":
+            raise ValueError("strict mode uses replace-one neighbours (N public) for every release: "
+                             "ag_neighbouring must be 'replace'")
         choice("calibration", self.calibration, ("auto", "analytic", "classic"))
         return {"task": task, "mode": mode, "source": source, "eps": eps, "alpha": alpha, "psd": psd,
                 "lap": lap, "sens": sens}
 
     # ---------------------------------------------------------------- scaling to the [-1, 1] box
     def _fit_scaling(self, X, y, X_public, y_public, mode, task) -> dict:
+        """Centre and scale of the [-1, 1] box, and where they come from.
+
+        Returns a dict with centre (M,), scale (M,), source (text), bounds_source ("declared",
+        "public data", "private data", "paper scaling"), caveats (list of ledger caveats) and, for
+        regression, y_centre, y_scale, y_bounds_source.
+        """
+        caveats: list = []
         if mode == "paper":
             # Spec Sec. 2 pre-processing: centre with the training mean, divide by the max |.| (not private).
             centre = X.mean(axis=0)
             scale = np.abs(X - centre).max(axis=0)
-            out = {"source": "training data (centre and max-abs scale; not private)"}
+            out = {"source": "training data (centre and max-abs scale; not private)", "bounds_source": "paper scaling"}
+            caveats.append(CAVEATS["paper_scaling"])
             if task == "regression":
                 yc = float(y.mean())
                 ys = float(np.abs(y - yc).max())
-                out.update(y_centre=yc, y_scale=ys if ys > 0 else 1.0)
+                out.update(y_centre=yc, y_scale=ys if ys > 0 else 1.0, y_bounds_source="paper scaling")
         else:
-            if self.bounds is not None:
-                lo, hi = (np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],)) for b in self.bounds)
-                src = "public bounds (given)"
-            elif X_public is not None:
-                lo, hi = X_public.min(axis=0), X_public.max(axis=0)
-                src = "public bounds (range of the public slice)"
-            else:
-                raise ValueError("strict mode needs public bounds: pass bounds=(lower, upper) or X_public to fit")
-            if np.any(hi < lo):
-                raise ValueError("bounds: every upper bound must be >= its lower bound")
+            lo, hi, kind = self._resolve_bounds(self.bounds, X, X_public, "bounds", (X.shape[1],))
+            caveats += self._bounds_caveats(kind, "bounds_data")
             centre, scale = (lo + hi) / 2.0, (hi - lo) / 2.0
-            out = {"source": src}
+            out = {"source": {"declared": "public bounds (declared)", "public data": "public bounds (range of the "
+                              "declared public data)", "private data": "bounds read off the private data "
+                              "(not proven)"}[kind], "bounds_source": kind}
             if task == "regression":
-                if self.y_bounds is not None:
-                    ylo, yhi = (float(v) for v in self.y_bounds)
-                elif y_public is not None and len(y_public):
-                    ylo, yhi = float(np.min(y_public)), float(np.max(y_public))
-                else:
-                    raise ValueError("strict regression needs public bounds of y: pass y_bounds or y_public")
-                if yhi < ylo:
-                    raise ValueError("y_bounds: upper must be >= lower")
-                out.update(y_centre=(ylo + yhi) / 2.0, y_scale=(yhi - ylo) / 2.0 or 1.0)
+                ylo, yhi, ykind = self._resolve_bounds(self.y_bounds, y, y_public, "y_bounds", ())
+                caveats += self._bounds_caveats(ykind, "y_bounds_data")
+                ylo, yhi = float(ylo), float(yhi)
+                out.update(y_centre=(ylo + yhi) / 2.0, y_scale=(yhi - ylo) / 2.0 or 1.0, y_bounds_source=ykind)
         scale = np.where(scale > 0, scale, 1.0)  # a constant feature stays at 0
-        out.update(centre=np.asarray(centre, dtype=float), scale=np.asarray(scale, dtype=float))
+        out.update(centre=np.asarray(centre, dtype=float), scale=np.asarray(scale, dtype=float), caveats=caveats)
         return out
+
+    def _bounds_caveats(self, kind, key) -> list:
+        if kind == "private data":
+            return [CAVEATS[key]]
+        if kind == "public data" and not self.public_declared:
+            return [CAVEATS["public_undeclared"]]
+        return []
+
+    @staticmethod
+    def _resolve_bounds(spec, private, public, name, shape):
+        """(lower, upper, kind) for a bounds parameter (see the class docstring); kind as ``bounds_source_``."""
+        what = "y" if name == "y_bounds" else "the features"
+        if spec is None:
+            raise ValueError(
+                f"strict mode needs public bounds of {what}: pass {name}=(lower, upper) with values you declare "
+                f"public (documentation, domain knowledge), {name}='public' with a separate public data set, or "
+                f"{name}='data' to read them off the private rows (not proven)")
+        if isinstance(spec, str):
+            if spec == "data":
+                arr = np.asarray(private, dtype=float)
+                return arr.min(axis=0), arr.max(axis=0), "private data"
+            if spec == "public":
+                if public is None or len(public) == 0:
+                    raise ValueError(f"{name}='public' needs the separate public data set "
+                                     f"({'y_public' if name == 'y_bounds' else 'X_public'}) in fit")
+                arr = np.asarray(public, dtype=float)
+                return arr.min(axis=0), arr.max(axis=0), "public data"
+            raise ValueError(f"{name} must be (lower, upper), 'public' or 'data', got {spec!r}")
+        try:
+            lo, hi = spec
+            lo = np.broadcast_to(np.asarray(lo, dtype=float), shape).copy()
+            hi = np.broadcast_to(np.asarray(hi, dtype=float), shape).copy()
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be (lower, upper) with scalars or arrays of shape {shape}") from None
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise ValueError(f"{name}: every bound must be a finite number")
+        if np.any(hi < lo):
+            raise ValueError(f"{name}: every upper bound must be >= its lower bound")
+        return lo, hi, "declared"
 
     def _box(self, X, scaling) -> np.ndarray:
         return np.clip((X - scaling["centre"]) / scaling["scale"], -1.0, 1.0)
@@ -438,6 +526,9 @@ class PCAGauss(BaseEstimator):
         mech = LaplaceMechanism(true_eps if true_eps is not None else eps, float(sensitivity))
         self._noise_rows.append({**row, "mechanism": "laplace", "scale": mech.scale, "epsilon": mech.epsilon,
                                  "delta": 0.0})
+        capture = getattr(self, "_capture", None)
+        if capture is not None:  # pipeline_audit_case: the exact query value and its noise call
+            capture.append((name, value.copy(), mech))
         return mech.randomise(value, rng), mech
 
     def _record(self, mech, name, note, claimed=None):
@@ -538,9 +629,12 @@ class PCAGauss(BaseEstimator):
         P = M if source == "identity" else int(self.n_components)
         if P > M:
             raise ValueError(f"n_components = {P} exceeds the number of features M = {M}")
-        rng = as_generator(self.random_state)
+        rng, seed_known = noise_generator(self.random_state)
         self._sens_source = "data" if mode == "paper" else "public"
-        self.privacy_ledger_ = PrivacyLedger()  # sensitivities are replace-one already; see module docstring
+        # Every sensitivity below is for replace-one neighbours (N public), and the ledger says so.
+        self.privacy_ledger_ = PrivacyLedger(neighbouring="replace")
+        if seed_known:
+            self.privacy_ledger_.add_caveat(SEED_KNOWN_CAVEAT)
         self._noise_rows = []
 
         # --- budget split (spec 2.5)
@@ -562,6 +656,11 @@ class PCAGauss(BaseEstimator):
 
         # --- scaling and clipping to the box (a = 1)
         self.scaling_ = self._fit_scaling(X, y, X_public, y_public, mode, task)
+        for reason in self.scaling_.pop("caveats"):
+            self.privacy_ledger_.add_caveat(reason)
+        self.bounds_source_ = self.scaling_["bounds_source"]
+        if source == "public" and not self.public_declared:
+            self.privacy_ledger_.add_caveat(CAVEATS["public_undeclared"])
         Xs, self.clip_report_ = clip_abs((X - self.scaling_["centre"]) / self.scaling_["scale"], 1.0)
         Xp_s = self._box(X_public, self.scaling_) if X_public is not None else None
         ys = None
@@ -574,7 +673,9 @@ class PCAGauss(BaseEstimator):
         Z = Xs @ W / norm
         self.components_ = W
         self._norm = norm
-        self.released_projection_ = source != "nonprivate"
+        # W may be published only if it is itself a release or public: never Algorithm 1's W (computed from the
+        # private rows without noise), nor a Pub-PCA W from rows nobody declared public.
+        self.released_projection_ = source != "nonprivate" and not (source == "public" and not self.public_declared)
         identity_dim = M if source == "identity" else None
 
         self.epsilon_pca_, self.epsilon_gauss_ = eps_pca, eps_gauss
@@ -637,10 +738,36 @@ class PCAGauss(BaseEstimator):
         self.covariance_raw_ = np.asarray(C, dtype=float)
         self.covariance_, self.min_eig_before_fix_, self.psd_fixed_ = _sampling_covariance(C, psd)
 
+    def _label_set(self, y, mode):
+        """(classes (L,), index of each y in classes (N,), declared?) from ``labels`` or, failing that, y."""
+        if self.labels is None or mode == "paper":
+            classes, y_idx = np.unique(y, return_inverse=True)
+            if classes.size < 2:
+                raise ValueError("classification needs at least two classes in y")
+            return classes, y_idx, False
+        classes = np.asarray(list(self.labels))
+        if classes.ndim != 1 or classes.size < 2:
+            raise ValueError("labels must list at least two class values")
+        try:  # declared labels typed as text ("0", "1") match integer labels of y
+            classes = classes.astype(np.asarray(y).dtype)
+        except (TypeError, ValueError):
+            pass
+        keys = [str(c) for c in classes]
+        if len(set(keys)) != len(keys):
+            raise ValueError("labels: the declared label set holds a value twice")
+        index = {k: i for i, k in enumerate(keys)}
+        y_keys = np.asarray(y).astype(str)
+        unknown = sorted(set(y_keys) - set(index))
+        if unknown:
+            raise ValueError(f"y holds {len(unknown)} label value(s) outside the declared label set "
+                             f"(e.g. {unknown[0]!r}): declare every label, or drop those rows")
+        return classes, np.array([index[k] for k in y_keys], dtype=int), True
+
     def _fit_classes(self, Z, y, eps_g, mode, p, identity_dim, rng):
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError("classification needs at least two classes in y")
+        classes, y_idx, declared = self._label_set(y, mode)
+        self.labels_declared_ = declared
+        if not declared and mode == "strict":
+            self.privacy_ledger_.add_caveat(CAVEATS["labels_data"])
         N, P = Z.shape
         L = classes.size
         counts = np.bincount(y_idx, minlength=L).astype(float)
@@ -651,7 +778,7 @@ class PCAGauss(BaseEstimator):
             self.epsilon_mu_, self.epsilon_sigma_ = eps_mu, eps_s
             sens = sensitivities("classification", P, N, rule=p["sens"], identity_dim=identity_dim,
                                  class_counts=counts)
-            mech_mu = mech_s = None
+            noisy_any = False
             for c in range(L):
                 mu_c, S_c = alg3_class_moments(Z[y_idx == c])
                 extra = {"class": str(classes[c]), "N_C": int(counts[c])}
@@ -659,16 +786,27 @@ class PCAGauss(BaseEstimator):
                                        log_extra=extra)
                 S_p, m2 = self._noisy(f"class covariance ({P} x {P})", S_c, eps_s, sens["class_covariance"][c],
                                       rng, log_extra=extra)
-                mech_mu, mech_s = mech_mu or m1, mech_s or m2
+                noisy_any = noisy_any or m1 is not None
                 means.append(mu_p)
                 covs_raw.append(S_p)
             # Per class the scale is sensitivity_C / eps, so every class's release has the same epsilon:
             # one record per statistic stands for all classes (parallel composition over disjoint classes).
-            par = f"parallel composition over {L} disjoint classes (per-class scales in noise_log_)"
-            self._record(mech_mu, f"class means ({L} x {P})",
-                         f"Alg. 3 means (first class's sensitivity shown); exact class counts used, not private; {par}")
-            self._record(mech_s, f"class covariances ({L} x {P} x {P})",
-                         f"Alg. 3 covariances centred with the exact class mean; {par}")
+            # The record is written per unit of N_C (sensitivity N_C s_C, scale N_C s_C / eps: the same noise
+            # multiplier, so the same epsilon): an exact class count must not reach the ledger, which is shared.
+            if noisy_any:
+                par = f"parallel composition over {L} disjoint classes (per-class scales in the owner's noise log)"
+                # N_C = 1 gives the per-unit sensitivities (exact for "paper"; for "tight" an upper bound of
+                # N_C s_C, whose 4 l1^2 / N_C term is at most 4 l1^2).
+                unit = sensitivities("classification", P, N, rule=p["sens"], identity_dim=identity_dim,
+                                     class_counts=[1.0])
+                u_mu, u_s = float(unit["class_mean"][0]), float(unit["class_covariance"][0])
+                self._record(LaplaceMechanism(eps_mu, u_mu), f"class means ({L} x {P})",
+                             f"Alg. 3 means: sensitivity {u_mu:.4g} a/N_C per class, recorded per unit of N_C; "
+                             f"exact class counts used, not private; {par}")
+                self._record(LaplaceMechanism(eps_s, u_s), f"class covariances ({L} x {P} x {P})",
+                             f"Alg. 3 covariances centred with the exact class mean: sensitivity "
+                             f"{'at most ' if p['sens'] == 'tight' else ''}{u_s:.4g} a²/N_C per class, recorded per "
+                             f"unit of N_C; {par}")
             self.class_counts_ = counts
             syn_weights = counts
         else:
@@ -677,6 +815,7 @@ class PCAGauss(BaseEstimator):
             eps_mu = float(self.mean_share) * eps_g
             eps_s = eps_g - eps_c - eps_mu
             self.epsilon_count_, self.epsilon_mu_, self.epsilon_sigma_ = eps_c, eps_mu, eps_s
+            # An empty declared class still gets its (noisy) count, sum and second moment: the label set is public.
             sums = np.stack([Z[y_idx == c].sum(axis=0) for c in range(L)])
             seconds = np.stack([Z[y_idx == c].T @ Z[y_idx == c] for c in range(L)])
             par = f"all {L} classes in one release (one record touches at most two classes)"
@@ -783,43 +922,341 @@ class PCAGauss(BaseEstimator):
     def budget_summary(self) -> dict:
         """The split and the total (basic composition) of this fit, for display."""
         check_is_fitted(self, "privacy_ledger_")
-        eps_total, delta_total = self.privacy_ledger_.total("basic") if len(self.privacy_ledger_) else (0.0, 0.0)
+        led = self.privacy_ledger_
+        # Nothing released with noise: no privacy (epsilon infinite), never "epsilon = 0".
+        eps_total, delta_total = led.total("basic") if len(led) else (math.inf, 0.0)
         return {
             "epsilon_nominal": float(self.epsilon), "epsilon_pca": self.epsilon_pca_,
             "epsilon_gauss": self.epsilon_gauss_, "epsilon_count": self.epsilon_count_,
             "epsilon_mu": self.epsilon_mu_, "epsilon_sigma": self.epsilon_sigma_, "delta": self.delta_pca_,
             "epsilon_ledger_basic": eps_total, "delta_ledger_basic": delta_total,
-            "proven": self.privacy_ledger_.proven and len(self.privacy_ledger_) > 0,
+            "status": led.status, "proven": led.status == "proven",
+            "reasons_not_proven": led.reasons_not_proven(),
         }
 
 
+
+
 # =============================================================================================
-# Export (plain JSON, no pickle)
+# The two kinds of export (issue #15): the shareable release and the owner's sheets
 # =============================================================================================
-MODEL_FORMAT = "privalab.pca_gauss/1"
+MODEL_FORMAT = "privalab.pca_gauss.release/1"
+_PCA_RELEASE_PREFIXES = ("Lap-PCA", "AG-PCA", "OpenDP")
 
 
-def model_to_dict(model: PCAGauss) -> dict:
-    """A fitted PCAGauss as plain JSON data: params, every public fitted attribute, the privacy ledger."""
-    from sklearn.utils.validation import check_is_fitted
+def _public_bounds(model) -> tuple[bool, bool]:
+    """(feature bounds public?, y bounds public?) of a fitted model (declared, or a declared public data set)."""
+    ok = {"declared"} | ({"public data"} if model.public_declared else set())
+    feat = model.bounds_source_ in ok
+    y_ok = model.scaling_.get("y_bounds_source") in ok if "y_centre" in model.scaling_ else feat
+    return feat, y_ok
 
-    from ..export import estimator_to_dict
 
-    check_is_fitted(model, "components_")
-    return estimator_to_dict(model, MODEL_FORMAT, state=("_norm", "_params", "_syn_weights"))
+def can_map_back(model) -> bool:
+    """Whether synthetic rows may be mapped back to the original features in a shareable file: W released
+    (or public) and the box's centre and scale public."""
+    return bool(model.released_projection_) and _public_bounds(model)[0]
+
+
+def shareable_release(model: PCAGauss, *, extra_notes=None) -> dict:
+    """The shareable release of a fitted ``PCAGauss``, built by :func:`engine.release.build_release`.
+
+    Fields, each with its provenance: the constructor parameters the user declared (ε, δ, task, k,
+    W source, budget shares, public bounds, the public label set); the budget split; N (public under
+    replace-one); W only when it is itself a DP release (Lap-PCA, AG-PCA, OpenDP) or public (Pub-PCA on a
+    declared public data set, identity, a given W); the box's centre and scale only when the bounds are
+    public; the DP Gaussian (mean, noisy and PSD-fixed covariance) or per-class Gaussians (noisy class
+    sizes, means, covariances); the PSD log (post-processing). Never Algorithm 1's non-private W, bounds
+    read off the private data, exact class counts, clip counts or the noise log.
+
+    Raises
+    ------
+    ValueError : nothing released with noise (ε = ∞: no privacy), or a classification fit whose label
+        set was read from the private labels (paper mode, or strict mode without ``labels``).
+    """
+    from engine.privacy.wording import ledger_text
+    from engine.release import Field, build_release
+    from engine.report import plain_text
+
+    check_is_fitted(model, "privacy_ledger_")
+    led = model.privacy_ledger_
+    if not len(led):
+        raise ValueError("nothing was released with noise (ε = ∞: no privacy): a non-private model is not a "
+                         "shareable release; it belongs in the owner's workbook")
+    p = model._params
+    task, mode, source = p["task"], p["mode"], p["source"]
+    if task == "classification" and not getattr(model, "labels_declared_", False):
+        why = ("paper-faithful Algorithm 3 uses the exact class counts and the label set of the private labels"
+               if mode == "paper" else "the label set was read from the private labels")
+        raise ValueError(f"no shareable release: {why}. Declare the label set public (labels=...) in strict mode.")
+    names = [r.name for r in led.entries]
+    pca_rel = [n for n in names if n.startswith(_PCA_RELEASE_PREFIXES)]
+    gauss = ", ".join(n for n in names if n not in pca_rel)
+    declared = "declared public by the user"
+    F = []
+    params = {"n_components": model.n_components, "epsilon": model.epsilon, "task": task, "pca_source": source,
+              "mode": mode, "alpha": model.alpha, "mean_share": model.mean_share, "delta": model.delta,
+              "psd": model.psd, "lap_pca_scale": model.lap_pca_scale, "sens": model.sens,
+              "public_declared": model.public_declared, "ag_neighbouring": model.ag_neighbouring,
+              "calibration": model.calibration, "n_synthetic": model.n_synthetic}
+    feat_public, y_public = _public_bounds(model)
+    for key, value in (("bounds", model.bounds), ("y_bounds", model.y_bounds)):
+        if value is None or isinstance(value, str):
+            params[key] = value  # None, "public" or "data": a word, not a value of the data
+        else:
+            params[key] = tuple(np.asarray(v, dtype=float) for v in value)
+    if model.labels is not None and mode == "strict":
+        params["labels"] = np.asarray(model.classes_)
+    F += [Field(k, v, "public", declared, role="param") for k, v in params.items()]
+    split = {"epsilon_pca": model.epsilon_pca_, "epsilon_gauss": model.epsilon_gauss_,
+             "epsilon_class_sizes": model.epsilon_count_, "epsilon_mu": model.epsilon_mu_,
+             "epsilon_sigma": model.epsilon_sigma_, "delta_pca": model.delta_pca_,
+             "class_size_share": model.count_share}
+    F.append(Field("budget_split", split, "public", "the declared ε, δ and budget shares", role="info"))
+    F.append(Field("n_samples", int(model.n_train_), "public",
+                   "the number of training rows N (public under replace-one neighbours)", role="info"))
+    F.append(Field("n_features_in_", int(model.n_features_in_), "public", "the table's schema"))
+    F.append(Field("n_released_", int(model.n_released_), "public", "k (and y) declared by the user"))
+    F.append(Field("released_projection_", bool(model.released_projection_), "public", "the W source"))
+    notes = [N_PUBLIC_NOTE]
+    # Pub-PCA's W is the PCA of the public rows *in the box*: public only when the box itself is public (with
+    # paper scaling or bounds read off the data it depends on the private rows without noise).
+    w_shareable = model.released_projection_ and (source != "public" or feat_public)
+    if w_shareable:
+        if source in ("laplace", "analyze_gauss") or (source == "given" and pca_rel):
+            F.append(Field("components_", model.components_, "dp", ", ".join(pca_rel)))
+        else:
+            why = {"public": "PCA of the separate data set declared public", "identity": "identity (no reduction)",
+                   "given": "W given by the caller, declared independent of the private data"}[source]
+            F.append(Field("components_", model.components_, "public", why))
+    else:
+        notes.append("W is not part of this release: " + (
+            "Algorithm 1 computes it from the private rows without noise, so the synthetic rows live in an "
+            "anonymous k-dimensional space." if source == "nonprivate" else
+            "it was computed from rows nobody declared public." if not model.released_projection_ else
+            "the public rows were scaled with a box read off the private data."))
+    if feat_public:
+        scaling = {"centre": model.scaling_["centre"], "scale": model.scaling_["scale"],
+                   "source": model.scaling_["source"], "bounds_source": model.bounds_source_}
+        if "y_centre" in model.scaling_ and y_public:
+            scaling.update(y_centre=model.scaling_["y_centre"], y_scale=model.scaling_["y_scale"],
+                           y_bounds_source=model.scaling_["y_bounds_source"])
+        F.append(Field("scaling_", scaling, "public", "midpoint and half-range of the public bounds"))
+        F.append(Field("bounds_source_", model.bounds_source_, "public", "the bounds declaration"))
+    else:
+        notes.append("The box's centre and scale are not part of this release (they were read off the private "
+                     "data): the synthetic rows stay in the scaled space.")
+    if task == "classification":
+        F.append(Field("classes_", np.asarray(model.classes_), "public", "the label set declared public"))
+        F.append(Field("noisy_class_sizes", np.asarray(model.class_counts_, dtype=float), "dp",
+                       next(n for n in names if n.startswith("class counts")), role="info"))
+        F.append(Field("class_means_", model.class_means_, "dp", gauss))
+        F.append(Field("class_covariances_raw_", model.class_covariances_raw_, "dp", gauss))
+        F.append(Field("class_covariances_", model.class_covariances_, "dp", gauss))
+        F.append(Field("class_min_eig_before_fix_", model.class_min_eig_before_fix_, "dp", gauss))
+        F.append(Field("mean_", model.mean_, "dp", gauss))
+    else:
+        zero_mean = mode == "paper" or source == "nonprivate"
+        F.append(Field("mean_", model.mean_, "public", "zero mean (the model's assumption)") if zero_mean
+                 else Field("mean_", model.mean_, "dp", gauss))
+        F.append(Field("covariance_raw_", model.covariance_raw_, "dp", gauss))
+        F.append(Field("covariance_", model.covariance_, "dp", gauss))
+    F.append(Field("min_eig_before_fix_", float(model.min_eig_before_fix_), "dp", gauss))
+    F.append(Field("psd_fixed_", bool(model.psd_fixed_), "dp", gauss))
+    guarantee = plain_text(ledger_text(led))
+    return build_release("pca_gauss", MODEL_FORMAT, F, led, guarantee=guarantee,
+                         extra_notes=notes + list(extra_notes or []))
+
+
+def model_from_release(data) -> PCAGauss:
+    """A ``PCAGauss`` rebuilt from :func:`shareable_release` output (dict or JSON): it samples synthetic rows,
+    and maps rows when the release holds W and the public box. Private state is absent by construction."""
+    from engine.release import estimator_from_release
+
+    if isinstance(data, (str, bytes)):
+        import json
+
+        data = json.loads(data)
+    model = estimator_from_release(data, PCAGauss, MODEL_FORMAT)
+    from engine.export import decode_value
+
+    types = data.get("types", {})
+    info = {k: decode_value(v, f"fields.{k}", types) for k, v in data["fields"].items()}
+    split = info["budget_split"]
+    model.count_share = split["class_size_share"]
+    model.epsilon_pca_, model.epsilon_gauss_ = split["epsilon_pca"], split["epsilon_gauss"]
+    model.epsilon_count_, model.epsilon_mu_ = split["epsilon_class_sizes"], split["epsilon_mu"]
+    model.epsilon_sigma_, model.delta_pca_ = split["epsilon_sigma"], split["delta_pca"]
+    model.n_train_ = int(info["n_samples"])
+    model._params = model._resolved()
+    model._norm = 1.0 if model._params["source"] == "identity" else math.sqrt(model.n_features_in_)
+    if model._params["task"] == "classification":
+        model.class_counts_ = np.asarray(info["noisy_class_sizes"], dtype=float)
+        model._syn_weights = np.clip(model.class_counts_, 0.0, None)
+        model.covariance_raw_ = model.covariance_ = None
+        model.labels_declared_ = True
+    model._sample_rng = np.random.default_rng()  # sampling is post-processing: a fresh stream
+    return model
 
 
 def to_json(model: PCAGauss, **json_kwargs) -> str:
-    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
-    from ..export import dumps
+    """The shareable release of ``model`` as strict JSON (:func:`shareable_release`)."""
+    from engine.release import release_to_json
 
-    return dumps(model_to_dict(model), **json_kwargs)
+    return release_to_json(shareable_release(model), **json_kwargs)
 
 
-def model_from_dict(data) -> PCAGauss:
-    """A PCAGauss with the exported params and fitted attributes, from ``model_to_dict`` output or its JSON."""
-    from ..export import estimator_from_dict
+#: Kept name: reads the shareable release (the old full-attribute export is gone).
+model_from_dict = model_from_release
 
-    model = estimator_from_dict(data, PCAGauss, MODEL_FORMAT)
-    model._sample_rng = np.random.default_rng()  # the fit's stream is not exported: sample() starts a fresh one
-    return model
+
+def owner_sheets(model: PCAGauss, feature_names=None) -> dict:
+    """What only the data owner may see about a fit (for :class:`engine.workbook.OwnerWorkbook`): the box's
+    centre and scale with their source (data ranges when read off the data), clip counts, a W that is not
+    released (Algorithm 1), the full noise log (per-class exact N_C in paper mode) and the sizes."""
+    check_is_fitted(model, "privacy_ledger_")
+    M = model.n_features_in_
+    sc = model.scaling_
+    box = pd.DataFrame({"lower": sc["centre"] - sc["scale"], "upper": sc["centre"] + sc["scale"],
+                        "centre": sc["centre"], "half-range": sc["scale"]},
+                       index=pd.Index(list(feature_names) if feature_names is not None and len(feature_names) == M
+                                      else [f"x{i + 1}" for i in range(M)], name="feature"))
+    out = {"box (bounds and centre)": box,
+           "box source": {"features": sc["source"], "bounds source": model.bounds_source_,
+                          **({"y centre": sc["y_centre"], "y scale": sc["y_scale"],
+                              "y bounds source": sc.get("y_bounds_source")} if "y_centre" in sc else {})},
+           "sizes (exact)": {"N training rows": int(model.n_train_), "M features": int(M),
+                             "rows clipped to the box": int(model.clip_report_.n_clipped),
+                             "clipping": model.clip_report_.describe("rows")},
+           "noise log": model.noise_log_}
+    if not model.released_projection_:
+        out["W not released (private)"] = pd.DataFrame(
+            model.components_, columns=[f"w{i + 1}" for i in range(model.components_.shape[1])])
+    if model._params["task"] == "classification" and not getattr(model, "labels_declared_", False):
+        out["label set (private)"] = {"labels read from y": ", ".join(map(str, model.classes_))}
+    return out
+
+
+# =============================================================================================
+# End-to-end audit of the page's strict release
+# =============================================================================================
+def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public", epsilon: float = 1.0,
+                        bug: str | None = None, n_features: int | None = None, n_rows: int = 40,
+                        bounds=(0.0, 16.0), mean_share: float = 0.1):
+    """The page's strict release, exactly as the page builds it, with worst-case replace-one neighbours.
+
+    The release function runs the real :class:`PCAGauss` fit (strict mode, declared public ``bounds``,
+    centring on their midpoint, clipping to the box, the projection, the query) once per data set and
+    captures every Laplace release's exact query value and its ``LaplaceMechanism``; each trial then
+    draws the mechanism's own noise call (vectorised over trials) on those values and returns the
+    concatenation of all releases of the fit (everything else the fit computes is post-processing).
+    Raw rows live in [lo, hi]^M (digits-like: [0, 16]^64); u = all ones and v = alternating signs are
+    orthogonal corners of the box (in box units).
+
+    task="unsupervised", pca_source="public" (the page's default: digits, Pub-PCA, k = 2): the public rows
+        spread along r1 = cos t u + sin t v and r2 = -sin t u + cos t v (t = 22.5 degrees, u and v normed),
+        so W = [r1, r2]; D's last row lies beyond the corner u (clipped to it), D''s beyond the corner v.
+        The projected record moves from (cos t, -sin t) to (sin t, cos t): the mean changes by 1.85/N of its
+        2 sqrt(2)/N and the second moment by 2 sqrt(2)/N of its 4/N (the largest change two unit vectors in
+        the plane can make; the bound min(k^2, 2k) is not attained).
+    task="unsupervised", pca_source="nonprivate" (Algorithm 1, k = 2): k_rows rows at u, j rows at v, the
+        rest at the centre; D's last row beyond u, D''s beyond v. The top-2 eigenvalues of X'X/(MN) move by
+        1/N each: an L1 change of 2/N, exactly the release's sensitivity min(k, 2)/N.
+    task="classification" (Algorithm 3, Pub-PCA with k = 1 on a public set along u, labels {0, 1} declared):
+        D's last row is the corner u in class 0, D''s the corner -u in class 1: the class counts, sums and
+        second moments change by 2, 2 and 2, each its sensitivity (k = 1 makes every bound tight).
+
+    bug: None, "noise_halved" or "sensitivity_halved" (planted: the auditor must catch it).
+
+    Returns
+    -------
+    engine.privacy.audit.AuditCase (claim: the fit's total ε from its ledger, δ = 0); ``case.fit_params``
+    holds the audited fit's ``PCAGauss`` parameters.
+    """
+    from engine.privacy.audit import AuditCase
+
+    if bug not in (None, "noise_halved", "sensitivity_halved"):
+        raise ValueError(f"bug must be None, 'noise_halved' or 'sensitivity_halved', got {bug!r}")
+    lo, hi = (float(b) for b in bounds)
+    c, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+    N = int(n_rows)
+    rng0 = np.random.default_rng(11)
+    if task == "unsupervised":
+        P = 2
+        M = 64 if n_features is None else int(n_features)
+        if M % 2:
+            raise ValueError("the worst cases need an even number of features (orthogonal corners u and v)")
+        u, v = np.ones(M), np.where(np.arange(M) % 2 == 0, 1.0, -1.0)
+        if pca_source == "nonprivate":
+            k_rows, j_rows = N // 2, N // 4
+            base = np.full((N, M), c)
+            base[:k_rows] = c + half * u
+            base[k_rows:k_rows + j_rows] = c + half * v
+            X_pub = None
+            what = ("Algorithm 1: replace one row beyond the corner u (clipped to u) by one beyond the orthogonal "
+                    "corner v: the top-2 eigenvalues move by 1/N each")
+        elif pca_source == "public":
+            t = math.pi / 8
+            r1 = (math.cos(t) * u + math.sin(t) * v) / math.sqrt(M)
+            r2 = (-math.sin(t) * u + math.cos(t) * v) / math.sqrt(M)
+            g = rng0.standard_normal((100, 2)) * np.array([0.5, 0.25]) * math.sqrt(M) / 2
+            X_pub = c + half * np.clip(g[:, :1] * r1 + g[:, 1:] * r2, -1, 1)
+            base = np.clip(c + half * rng0.uniform(-0.5, 0.5, size=(N, M)), lo, hi)
+            what = ("Pub-PCA (k = 2): replace one row beyond the corner u by one beyond the corner v; W is rotated "
+                    "by 22.5 degrees against them, so the mean and second moment move as much as two unit "
+                    "vectors can make them")
+        else:
+            raise ValueError("pca_source must be 'public' (the page's default) or 'nonprivate' (Algorithm 1)")
+        D, Dp = base.copy(), base.copy()
+        D[-1], Dp[-1] = c + 1.5 * half * u, c + 3.0 * half * v  # outside the box: the fit clips them
+        data = {"D": (D, None, X_pub), "D'": (Dp, None, X_pub)}
+        kw = dict(task="unsupervised", pca_source=pca_source)
+    elif task == "classification":
+        P = 1
+        M = 8 if n_features is None else int(n_features)
+        u = np.ones(M)
+        X_pub = c + half * np.outer(rng0.uniform(-1, 1, 30), u) * 0.9 + 1e-3 * half * rng0.normal(size=(30, M))
+        X = np.clip(c + half * rng0.uniform(-1, 1, size=(N, M)), lo, hi)
+        y = np.arange(N) % 2
+        D, Dp = X.copy(), X.copy()
+        yD, yDp = y.copy(), y.copy()
+        D[-1], yD[-1] = c + half * u, 0
+        Dp[-1], yDp[-1] = c - half * u, 1
+        data = {"D": (D, yD, X_pub), "D'": (Dp, yDp, X_pub)}
+        kw = dict(task="classification", pca_source="public", labels=(0, 1))
+        what = "replace one row at the corner u in class 0 by one at -u in class 1 (k = 1: every bound tight)"
+    else:
+        raise ValueError("task must be 'unsupervised' or 'classification'")
+    params = dict(n_components=P, epsilon=float(epsilon), mode="strict", bounds=(lo, hi), mean_share=mean_share, **kw)
+
+    def capture(key):
+        X, y, X_pub = data[key]
+        est = PCAGauss(**params)
+        est._capture = []
+        est.fit(X, y, X_public=X_pub)
+        return est._capture, est.privacy_ledger_
+
+    captured = {key: capture(key)[0] for key in data}
+    claim = capture("D")[1].total("basic")[0]
+    if set(n for n, _, _ in captured["D"]) != set(n for n, _, _ in captured["D'"]):
+        raise AssertionError("the two neighbours made different releases")
+    if bug == "sensitivity_halved":
+        captured = {k: [(n, v, LaplaceMechanism(m.epsilon, m.sensitivity / 2)) for n, v, m in rel]
+                    for k, rel in captured.items()}
+    factor = 0.5 if bug == "noise_halved" else 1.0
+
+    def release(key, rng, n):
+        parts = []
+        for _, value, mech in captured[key]:
+            exact = np.broadcast_to(value, (n,) + value.shape)
+            noisy = mech.randomise(exact, rng)  # the fit's own noise call, n trials at once
+            parts.append((exact + factor * (noisy - exact)).reshape(n, -1))
+        return np.concatenate(parts, axis=1)
+
+    name = f"pca_gauss_pipeline_{task}_{kw['pca_source']}" + (f"_bug_{bug}" if bug else "")
+    scales = "; ".join(f"{n}: b = {m.scale:.4g}" for n, _, m in captured["D"])
+    case = AuditCase(name, "pca_gauss", "strict", float(claim), 0.0, release, "D", "D'", what,
+                     "violated" if bug else "holds", f"page pipeline ({task}, k = {P}, M = {M}, N = {N}); {scales}",
+                     bug)
+    case.fit_params = params  # the PCAGauss parameters of the audited fit (tests compare them with the page's)
+    return case

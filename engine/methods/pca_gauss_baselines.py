@@ -11,7 +11,10 @@ The full-dimensional Gaussian of Liu et al. [62] is ``PCAGauss(pca_source="ident
 
 Modes as ``PCAGauss``: paper (training mean and max-abs scaling, the paper's 2 P a; sensitivity
 marked "data") or strict (public bounds and centre, tight 2 sqrt(P) a for an orthonormal W; Li's
-non-orthogonal R keeps the box bound 2 P a). Written by hand (a few lines; no library has them).
+non-orthogonal R keeps the box bound 2 P a). The ledger uses replace-one neighbours (N public), noise
+comes from :func:`engine.privacy.noise_generator` (a known seed is a caveat), and releasing every
+record's exact label is a caveat too: a classification release of these baselines is never proven.
+Written by hand (a few lines; no library has them).
 """
 from __future__ import annotations
 
@@ -21,9 +24,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from engine.privacy import LaplaceMechanism, PrivacyLedger, as_generator, clip_abs
+from engine.privacy import SEED_KNOWN_CAVEAT, LaplaceMechanism, PrivacyLedger, clip_abs, noise_generator
 
-from .pca_gauss import MODES, PCAGauss, top_eigenvectors
+from .pca_gauss import CAVEATS, MODES, PCAGauss, top_eigenvectors
+
+#: Jiang's and Li's classification releases publish each record's label as it is.
+LABELS_CAVEAT = "not proven: every record's label is released as it is (no noise)"
 
 __all__ = ["IdentityQueryRelease", "identity_query_sensitivity"]
 
@@ -51,14 +57,15 @@ class IdentityQueryRelease(BaseEstimator):
     task : "unsupervised" | "regression" | "classification".
     projection : "public_pca" (Jiang) or "bernoulli" (Li).
     mode : "paper" | "strict". random_state : seed.
-    bounds, y_bounds : public bounds for strict mode (as ``PCAGauss``).
+    bounds, y_bounds : public bounds for strict mode (as ``PCAGauss``: (lower, upper), "public" or "data").
+    public_declared : whether X_public is declared public (as ``PCAGauss``).
 
     Fitted attributes: components_ (M, P), scaling_, released_ (N, P) noisy rows, released_y_ (N,) or None,
     privacy_ledger_, noise_scale_, sensitivity_.
     """
 
     def __init__(self, n_components=2, epsilon=1.0, task="classification", projection="public_pca", mode="paper",
-                 random_state=None, *, bounds=None, y_bounds=None):
+                 random_state=None, *, bounds=None, y_bounds=None, public_declared=True):
         self.n_components = n_components
         self.epsilon = epsilon
         self.task = task
@@ -67,6 +74,7 @@ class IdentityQueryRelease(BaseEstimator):
         self.random_state = random_state
         self.bounds = bounds
         self.y_bounds = y_bounds
+        self.public_declared = public_declared
 
     def fit(self, X, y=None, X_public=None, y_public=None):
         """Release every training record's projection with Laplace noise. X (N, M); returns self."""
@@ -85,10 +93,11 @@ class IdentityQueryRelease(BaseEstimator):
         eps = float(self.epsilon)
         if not eps > 0:
             raise ValueError("epsilon must be > 0 (or inf)")
-        rng = as_generator(self.random_state)
+        rng, seed_known = noise_generator(self.random_state)
         # Reuse PCAGauss's scaling rules (paper: training data; strict: public bounds).
         helper = PCAGauss(P, eps, task=self.task if self.task != "unsupervised" else "unsupervised",
-                          pca_source="public", mode=self.mode, bounds=self.bounds, y_bounds=self.y_bounds)
+                          pca_source="public", mode=self.mode, bounds=self.bounds, y_bounds=self.y_bounds,
+                          public_declared=self.public_declared)
         Xp = check_array(X_public, dtype=float) if X_public is not None else None
         task_for_scaling = "regression" if self.task == "regression" else "unsupervised"
         self.scaling_ = helper._fit_scaling(X, np.asarray(y, dtype=float) if task_for_scaling == "regression" else y,
@@ -108,7 +117,15 @@ class IdentityQueryRelease(BaseEstimator):
         rule = "paper" if self.mode == "paper" else "tight"
         self.sensitivity_ = identity_query_sensitivity(P, with_y=with_y, rule=rule,
                                                        orthonormal=self.projection == "public_pca")
-        self.privacy_ledger_ = PrivacyLedger()  # sensitivities are replace-one already; see module docstring
+        self.privacy_ledger_ = led = PrivacyLedger(neighbouring="replace")  # replace-one sensitivities, N public
+        for reason in self.scaling_.pop("caveats"):
+            led.add_caveat(reason)
+        if self.projection == "public_pca" and not self.public_declared:
+            led.add_caveat(CAVEATS["public_undeclared"])
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
+        if self.task == "classification":
+            led.add_caveat(LABELS_CAVEAT)
         if math.isfinite(eps):
             mech = LaplaceMechanism(eps, self.sensitivity_)
             V = mech.randomise(V, rng)

@@ -16,13 +16,19 @@ the real data, and two transfer metrics (synthetic K-Means centroids assigned to
 ARI against K-Means of the real rows, and ARI against the true labels when there are labels). The spec
 shows that the silhouette tracks P, not eps, hence the transfer metrics.
 
-Also here: scikit-learn's bundled data sets (``load_*``, offline; no ``fetch_*``), frame-to-array checks with
-clear messages, the train/public/test split (spec Sec. 7), and sweeps over eps, P and alpha with a progress
-callback. Model fitting uses scikit-learn (kept library); nothing here is DP by itself.
+Also here: scikit-learn's bundled data sets (``load_*``, offline; no ``fetch_*``) with their documented
+public ranges and label sets (:func:`documented_public_inputs`, read from each set's own description),
+frame-to-array checks with clear messages, the train/public/test split (spec Sec. 7; or a separate public
+data set), and sweeps over eps, P and alpha with a progress callback. Every sweep row carries the status of
+its own fit's ledger ("proven", "not proven", "no privacy"). Release noise is fresh (``noise_seed=None``)
+unless a noise seed is given (then every ledger says "not proven: the noise seed is known"); ``random_state``
+seeds only the data split and the evaluation models. Model fitting uses scikit-learn (kept library); nothing
+here is DP by itself.
 """
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -39,7 +45,7 @@ from threadpoolctl import threadpool_limits
 from engine.data import DataError
 from engine.privacy import Release
 
-from .pca_gauss import ALPHA_GRID, PCAGauss
+from .pca_gauss import ALPHA_GRID, PCAGauss, _public_bounds, can_map_back
 from .pca_gauss_baselines import IdentityQueryRelease
 
 __all__ = [
@@ -55,7 +61,10 @@ __all__ = [
     "best_over",
     "build_release",
     "default_methods",
+    "documented_public_inputs",
     "evaluate",
+    "fit_release",
+    "shareable_synthetic_frame",
     "gaussian_reference_silhouette",
     "load_bundled",
     "make_split",
@@ -114,6 +123,54 @@ def load_bundled(key: str) -> pd.DataFrame:
         target = (target >= spec.binarise_at).astype(int)
     df["target"] = target
     return df
+
+
+_DESCR_ROW = re.compile(r"^\s*([A-Za-z][^:]*):\s+(-?[\d.]+)\s+(-?[\d.]+)")
+
+
+@dataclass(frozen=True)
+class PublicInputs:
+    """Public inputs of a bundled set, as its documentation states them (never computed from its rows).
+
+    bounds : (lower (M,), upper (M,)) or None; bounds_source : where the documentation says so.
+    labels : the documented label set (classification) or None. y_bounds : None (no documented range).
+    """
+
+    bounds: tuple | None
+    bounds_source: str
+    labels: tuple | None
+    y_bounds: tuple | None = None
+
+
+def documented_public_inputs(key: str) -> PublicInputs:
+    """The feature ranges and label set that scikit-learn's description of a bundled set documents.
+
+    digits: "integer pixels in the range 0..16"; breast cancer, wine, iris: the "Summary Statistics"
+    table (Min, Max) of the description, read from the text in feature order; diabetes: "each feature
+    is mean-centred and scaled so that its sum of squares is 1", hence |x| <= 1 (no range for the target).
+    Labels: the classes the description lists (digits binary: {0, 1} by construction).
+    """
+    import sklearn.datasets as skd
+
+    spec = BUNDLED_SETS[key]
+    bunch = getattr(skd, spec.loader)()
+    M = bunch.data.shape[1]
+    labels = None
+    if spec.task == "classification":
+        labels = (0, 1) if spec.binarise_at is not None else tuple(range(len(bunch.target_names)))
+    if spec.loader == "load_digits":
+        return PublicInputs((np.zeros(M), np.full(M, 16.0)), "scikit-learn's description: 'integer pixels in the "
+                            "range 0..16'", labels)
+    if spec.loader == "load_diabetes":
+        return PublicInputs((np.full(M, -1.0), np.full(M, 1.0)), "scikit-learn's description: every feature is "
+                            "mean-centred and scaled to a sum of squares of 1, so |x| ≤ 1", labels)
+    rows = [m for m in (_DESCR_ROW.match(line) for line in bunch.DESCR.splitlines()) if m]
+    if len(rows) < M:
+        raise DataError(f"{spec.title}: its description lists {len(rows)} ranges for {M} features")
+    lo = np.array([float(m.group(2)) for m in rows[:M]])
+    hi = np.array([float(m.group(3)) for m in rows[:M]])
+    return PublicInputs((lo, hi), "scikit-learn's description of the data set (table 'Summary Statistics', "
+                        "Min and Max)", labels)
 
 
 def arrays_from_frame(df: pd.DataFrame, task: str, target: str | None = None, features=None, *, name: str = "data"):
@@ -207,10 +264,30 @@ def default_public_size(n: int) -> int:
 
 
 def make_split(X, y, task: str, *, test_size: float = 0.2, n_public: int | None = None,
-               random_state=0, feature_names=None) -> Split:
-    """20 % test (stratified for classification), then a disjoint public slice out of the rest."""
+               random_state=0, feature_names=None, public=None) -> Split:
+    """20 % test (stratified for classification), then a disjoint public slice out of the rest.
+
+    public : optional (X_public, y_public or None), a separate data set the owner declares public; then no
+    slice of X is set aside as "public" and every non-test row is a private training row. For clustering the
+    "test" rows are the training rows themselves (there is no held-out set).
+    """
     X = np.asarray(X, dtype=float)
     n = len(X)
+    if public is not None:
+        Xp = np.asarray(public[0], dtype=float)
+        yp = None if public[1] is None else np.asarray(public[1])
+        if Xp.ndim != 2 or Xp.shape[1] != X.shape[1] or len(Xp) < 2:
+            raise DataError(f"the public data set must have at least 2 rows and the same {X.shape[1]} feature "
+                            f"columns as the private data (it has shape {Xp.shape})")
+        yy = None if y is None else np.asarray(y)
+        idx = np.arange(n)
+        if task == "unsupervised":
+            train, test = idx, idx
+        else:
+            train, test = train_test_split(idx, test_size=test_size, random_state=random_state,
+                                           stratify=y if task == "classification" else None)
+        return Split(X[train], None if yy is None else yy[train], Xp, yp, X[test], None if yy is None else yy[test],
+                     task, list(feature_names or []))
     n_public = default_public_size(n) if n_public is None else int(n_public)
     strat = y if task == "classification" else None
     idx = np.arange(n)
@@ -288,9 +365,13 @@ def opendp_components(Xs: np.ndarray, P: int, epsilon: float) -> np.ndarray:
     return Q[:, :P]
 
 
-def build_release(method: str, split: Split, *, P: int, epsilon: float, alpha: float = 0.5, mode: str = "paper",
-                  delta: float | None = None, random_state=None, **options):
-    """A fitted release object (``PCAGauss`` or ``IdentityQueryRelease``) for one harness method."""
+def fit_release(method: str, split: Split, *, P: int, epsilon: float, alpha: float = 0.5, mode: str = "paper",
+                delta: float | None = None, random_state=None, **options):
+    """A fitted release object (``PCAGauss`` or ``IdentityQueryRelease``) for one harness method.
+
+    random_state : the release's noise (None: fresh OS entropy; anything else is a known seed and a ledger
+    caveat). options : ``PCAGauss`` options (bounds, y_bounds, labels, public_declared, mean_share, ...).
+    """
     task = split.task
     y = split.y_train if task != "unsupervised" else None
     common = dict(X_public=split.X_public, y_public=split.y_public)
@@ -302,7 +383,8 @@ def build_release(method: str, split: Split, *, P: int, epsilon: float, alpha: f
     if method in ("jiang", "li"):
         est = IdentityQueryRelease(P, epsilon, task=task, projection="public_pca" if method == "jiang" else "bernoulli",
                                    mode=mode, random_state=random_state,
-                                   **{k: v for k, v in options.items() if k in ("bounds", "y_bounds")})
+                                   **{k: v for k, v in options.items()
+                                      if k in ("bounds", "y_bounds", "public_declared")})
         return est.fit(split.X_train, y, **common)
     if method == "pca_gauss_opendp":
         eps_pca = alpha * epsilon
@@ -325,6 +407,10 @@ def build_release(method: str, split: Split, *, P: int, epsilon: float, alpha: f
         est.opendp_seconds_ = seconds
         return est
     raise ValueError(f"unknown method {method!r}; choose from {sorted(METHOD_LABELS)}")
+
+
+#: Former name of :func:`fit_release` (the shareable export is :func:`engine.release.build_release`).
+build_release = fit_release
 
 
 def _real_space(split: Split, rows: str):
@@ -425,17 +511,28 @@ def reference_levels(split: Split, *, K: int = 10, components=(2,), random_state
 def run_method(method: str, split: Split, **kwargs) -> dict:
     """Release with one method, evaluate it, and return one row of metrics and budget figures.
 
-    Keyword arguments: P, epsilon, alpha (0.5), mode ("paper"), delta, K (10), random_state, real_silhouette,
-    n_synthetic, and ``PCAGauss`` options. Runs single-threaded: on small data, BLAS/OpenMP thread start-up
+    Keyword arguments: P, epsilon, alpha (0.5), mode ("paper"), delta, K (10), random_state (split-independent
+    evaluation stream: K-Means, SVM ties), noise_seed (None: fresh release noise; an int: known, "not proven"),
+    real_silhouette, n_synthetic, and ``PCAGauss`` options (bounds, y_bounds, labels, public_declared, ...).
+    The row's ``status`` is the fit's own ledger status ("no privacy" for the non-private references).
+    Runs single-threaded: on small data, BLAS/OpenMP thread start-up
     (K-Means above all) costs far more than it saves, and sweeps are many small fits.
     """
     with threadpool_limits(1):
         return _run_method(method, split, **kwargs)
 
 
+def _noise_state(noise_seed, rng):
+    """The release's random_state: None (fresh OS entropy) or, for a known noise seed, a stream derived from
+    it and the cell's evaluation stream (each cell of a sweep gets its own reproducible noise)."""
+    if noise_seed is None:
+        return None
+    return np.random.SeedSequence([int(noise_seed), int(rng.integers(2**32))])
+
+
 def _run_method(method: str, split: Split, *, P: int, epsilon: float, alpha: float = 0.5, mode: str = "paper",
-               delta: float | None = None, K: int = 10, random_state=None, real_silhouette=None, n_synthetic=None,
-               **options) -> dict:
+               delta: float | None = None, K: int = 10, random_state=None, noise_seed=None, real_silhouette=None,
+               n_synthetic=None, **options) -> dict:
     task = split.task
     rng = np.random.default_rng(random_state)
     row = {"method": method, "epsilon": float(epsilon), "P": int(P), "alpha": float(alpha), "mode": mode}
@@ -444,15 +541,16 @@ def _run_method(method: str, split: Split, *, P: int, epsilon: float, alpha: flo
         ref, Z_fit, y_fit = _real_space(split, "train" if method == "real" else "public")
         Z_test = ref.transform(split.X_test)
         y_test = ref.transform_y(split.y_test) if task == "regression" else split.y_test
-        row.update(P=split.X_train.shape[1], alpha=float("nan"), epsilon_total=math.inf, delta_total=0.0, proven=False)
+        row.update(P=split.X_train.shape[1], alpha=float("nan"), epsilon_total=math.inf, delta_total=0.0,
+                   status="no privacy", proven=False)
         if task == "unsupervised":
             metrics = evaluate(task, Z_fit, None, Z_test, None, K=K, labels_real=split.y_test, random_state=rng)
         else:
             metrics = evaluate(task, Z_fit, y_fit, Z_test, y_test, random_state=rng)
         row.update(metrics, fit_seconds=time.perf_counter() - started)
         return row
-    est = build_release(method, split, P=P, epsilon=epsilon, alpha=alpha, mode=mode, delta=delta,
-                        random_state=rng, **options)
+    est = fit_release(method, split, P=P, epsilon=epsilon, alpha=alpha, mode=mode, delta=delta,
+                      random_state=_noise_state(noise_seed, rng), **options)
     fit_seconds = time.perf_counter() - started
     drawn = est.sample(n_synthetic) if not isinstance(est, IdentityQueryRelease) else est.sample()
     Z_syn, y_syn = drawn if isinstance(drawn, tuple) else (drawn, None)
@@ -464,7 +562,7 @@ def _run_method(method: str, split: Split, *, P: int, epsilon: float, alpha: flo
     ledger = est.privacy_ledger_
     eps_total, delta_total = ledger.total("basic") if len(ledger) else (math.inf, 0.0)
     row.update(P=est.components_.shape[1], epsilon_total=eps_total, delta_total=delta_total,
-               proven=bool(ledger.proven and len(ledger)), fit_seconds=fit_seconds,
+               status=ledger.status, proven=ledger.status == "proven", fit_seconds=fit_seconds,
                psd_fixed=bool(getattr(est, "psd_fixed_", False)))
     if hasattr(est, "opendp_seconds_"):
         row["opendp_seconds"] = est.opendp_seconds_
@@ -478,13 +576,14 @@ def _run_method(method: str, split: Split, *, P: int, epsilon: float, alpha: flo
 
 
 def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,), n_reps: int = 3,
-                  mode: str = "paper", delta: float | None = None, K: int = 10, random_state=0, progress=None,
-                  **options) -> pd.DataFrame:
+                  mode: str = "paper", delta: float | None = None, K: int = 10, random_state=0, noise_seed=None,
+                  progress=None, **options) -> pd.DataFrame:
     """Every method x eps x P (x alpha for Lap/AG/OpenDP) x replicate, one row each.
 
     Non-private references (``real``, ``public_only``) are fitted once per replicate and repeated for every eps
-    (flat lines in the plots). ``progress(done, total)`` is called after each fit. Seeds derive from
-    (random_state, replicate, grid position), so any cell can be recomputed alone.
+    (flat lines in the plots). ``progress(done, total)`` is called after each fit. Evaluation seeds derive from
+    (random_state, replicate, grid position); release noise is fresh unless ``noise_seed`` is given (then it
+    derives from it too, and every fit is "not proven: the noise seed is known").
     """
     methods = list(methods)
     epsilons = [float(e) for e in epsilons]
@@ -517,7 +616,7 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
             seed = np.random.SeedSequence(int(random_state), spawn_key=(r, mi, e[0], p[0], a[0]))
             P = p[1] if p[1] is not None else split.X_train.shape[1]
             row = run_method(m, split, P=P, epsilon=e[1], alpha=a[1], mode=mode, delta=delta, K=K,
-                             random_state=seed, real_silhouette=real_sc, **options)
+                             random_state=seed, noise_seed=noise_seed, real_silhouette=real_sc, **options)
             row["rep"] = r
             rows.append(row)
         if progress is not None:
@@ -530,12 +629,16 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
 
 
 def summarise(df: pd.DataFrame, metric: str, by=("method", "epsilon", "P", "alpha")) -> pd.DataFrame:
-    """Mean, 95 % CI half-width (1.96 sd/sqrt(R)), median and count of ``metric`` per group."""
+    """Mean, 95 % CI half-width (1.96 sd/sqrt(R)), median and count of ``metric`` per group, and the
+    group's ledger status ("proven", "not proven", "no privacy", or "mixed")."""
     keys = [k for k in by if k in df.columns]
     g = df.groupby(keys, dropna=False)[metric]
     out = g.agg(mean="mean", sd="std", median="median", n="count").reset_index()
     out["ci95"] = 1.96 * out["sd"].fillna(0.0) / np.sqrt(out["n"].clip(lower=1))
     out["label"] = out["method"].map(METHOD_LABELS)
+    if "status" in df.columns:  # each fit's own ledger status; a group of mixed statuses says so
+        status = df.groupby(keys, dropna=False)["status"].agg(lambda s: s.iloc[0] if s.nunique() == 1 else "mixed")
+        out = out.merge(status.reset_index(), on=keys, how="left")
     return out
 
 
@@ -552,7 +655,8 @@ def best_over(summary: pd.DataFrame, metric: str, over=("P", "alpha")) -> pd.Dat
 def released_frames(est, split: Split, n: int | None = None, random_state=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(real, synthetic) frames in the released space, columns c1..cP plus "y" (regression) or "label".
 
-    Real rows are the test rows (training rows for clustering), mapped by ``est.transform``.
+    Real rows (owner's view only) are the held-out test rows mapped by ``est.transform``; for clustering
+    there is no test split and they are the private training rows themselves.
     """
     task = split.task
     drawn = est.sample(n, random_state=random_state) if not isinstance(est, IdentityQueryRelease) else est.sample()
@@ -578,10 +682,11 @@ def correlation_pair(real: pd.DataFrame, synthetic: pd.DataFrame, max_columns: i
 
 def synthetic_frame(est, n: int | None = None, *, reconstruct: bool = False, feature_names=None,
                     target_name: str = "target", random_state=None) -> pd.DataFrame:
-    """The synthetic data as a table for download.
+    """The synthetic data as a table.
 
     reconstruct=False: released space (c1..cP, plus y in scaled units or the label). reconstruct=True: mapped back
-    to the original features (x = centre + scale sqrt(M) W z; y in original units), refused for Algorithm 1.
+    to the original features (x = centre + scale sqrt(M) W z), refused for Algorithm 1; y is mapped back to its
+    units only when its bounds are public (else it stays in the scaled units, column ``<target>_scaled``).
     """
     drawn = est.sample(n, random_state=random_state)
     Z, y = drawn if isinstance(drawn, tuple) else (drawn, None)
@@ -591,12 +696,35 @@ def synthetic_frame(est, n: int | None = None, *, reconstruct: bool = False, fea
             [f"x{i + 1}" for i in range(X.shape[1])]
         df = pd.DataFrame(X, columns=names)
         if y is not None:
-            df[target_name] = est.inverse_transform_y(y) if est.task == "regression" else y
+            if est.task != "regression":
+                df[target_name] = y
+            elif "y_centre" in est.scaling_ and _public_bounds(est)[1]:
+                df[target_name] = est.inverse_transform_y(y)
+            else:
+                df[f"{target_name}_scaled"] = y
         return df
     df = pd.DataFrame(Z, columns=[f"c{i + 1}" for i in range(Z.shape[1])])
     if y is not None:
         df[target_name] = y
     return df
+
+
+def shareable_synthetic_frame(est, n: int | None = None, *, feature_names=None, target_name: str = "target",
+                              random_state=None) -> pd.DataFrame:
+    """The synthetic rows a data owner may share: drawn from the DP model only (post-processing), mapped
+    back to the original columns only when W and the box are public (:func:`engine.methods.pca_gauss.can_map_back`),
+    else in the released space. n defaults to N (public under replace-one). Nothing else: no seed, no
+    index of private rows, no exact statistic.
+
+    Raises ValueError when the fit has nothing to share (ε = ∞, or a label set read from private labels).
+    """
+    led = est.privacy_ledger_
+    if not len(led):
+        raise ValueError("nothing was released with noise (ε = ∞: no privacy): no shareable synthetic data")
+    if est.task == "classification" and not getattr(est, "labels_declared_", False):
+        raise ValueError("the label set was read from the private labels: declare it public to share synthetic rows")
+    return synthetic_frame(est, n, reconstruct=can_map_back(est), feature_names=feature_names,
+                           target_name=target_name, random_state=random_state)
 
 
 def alpha_grid() -> tuple:
@@ -610,25 +738,36 @@ SOURCE_METHOD = {"public": "pca_gauss_public", "laplace": "pca_gauss_laplace", "
 
 def release_report(X, y, task: str, *, P: int, pca_source: str, epsilon: float, mode: str = "paper",
                    delta: float | None = None, alpha: float = 0.5, mean_share: float = 0.1, K: int = 10,
-                   random_state=0, feature_names=None, n_public: int | None = None) -> dict:
+                   random_state=0, noise_seed=None, feature_names=None, n_public: int | None = None,
+                   public=None, bounds=None, y_bounds=None, labels=None, public_declared: bool = True) -> dict:
     """Everything the page shows for one release: split, fitted model, frames, utility, ledger, downloads.
 
-    Returns a dict with keys split, model, real, synthetic (released-space frames), corr_real, corr_synthetic,
-    utility (this release) and utility_real (real data, same metrics), references, ledger (frame), noise_log,
-    budget, csv_released and csv_reconstructed (None for Algorithm 1).
+    random_state seeds the split and the evaluation models only; noise_seed is the release's noise
+    (None: fresh OS entropy). public: a separate public data set (X_public, y_public) instead of a slice of
+    X. bounds, y_bounds, labels, public_declared: the public inputs (see ``PCAGauss``).
+
+    Returns a dict with keys split, model, real, synthetic (released-space frames; real rows are the test
+    rows, or the training rows for clustering), corr_real, corr_synthetic, utility (this release) and
+    utility_real (real data, same metrics), references, ledger, noise_log, budget, csv_released and
+    csv_reconstructed (None unless W and the box are public), evaluated_on ("held-out test rows" or
+    "training rows").
     """
     if pca_source not in SOURCE_METHOD:
         raise ValueError(f"pca_source must be one of {sorted(SOURCE_METHOD)}")
-    split = make_split(X, y, task, n_public=n_public, random_state=random_state, feature_names=feature_names)
+    split = make_split(X, y, task, n_public=n_public, random_state=random_state, feature_names=feature_names,
+                       public=public)
     M = split.X_train.shape[1]
     if not 1 <= P <= M:
         raise DataError(f"k = {P} components, but the data have {M} feature columns")
     method = SOURCE_METHOD[pca_source]
-    seed = np.random.SeedSequence(int(random_state), spawn_key=(1,))
+    options = {"mean_share": mean_share, "bounds": bounds, "y_bounds": y_bounds, "public_declared": public_declared}
+    if task == "classification":
+        options["labels"] = labels
     with threadpool_limits(1):
-        model = build_release(method, split, P=P, epsilon=epsilon, alpha=alpha, mode=mode, delta=delta,
-                              random_state=np.random.default_rng(seed), mean_share=mean_share)
-        real, synthetic = released_frames(model, split, random_state=int(random_state) + 1)
+        model = fit_release(method, split, P=P, epsilon=epsilon, alpha=alpha, mode=mode, delta=delta,
+                            random_state=noise_seed, **options)
+        # Sampling is post-processing: it continues the fit's own stream (fresh unless the noise seed is known).
+        real, synthetic = released_frames(model, split)
         corr_real, corr_syn = correlation_pair(real, synthetic)
         real_sc = None
         if task == "unsupervised":
@@ -647,13 +786,13 @@ def release_report(X, y, task: str, *, P: int, pca_source: str, epsilon: float, 
                            random_state=int(random_state))
         references = reference_levels(split, K=K, components=(P,), random_state=int(random_state))
     reconstructed = None
-    if getattr(model, "released_projection_", False):
-        reconstructed = synthetic_frame(model, reconstruct=True, feature_names=split.feature_names,
-                                        random_state=int(random_state) + 2)
+    if can_map_back(model):
+        reconstructed = synthetic_frame(model, reconstruct=True, feature_names=split.feature_names)
     return {
         "split": split, "model": model, "method": method, "real": real, "synthetic": synthetic,
         "corr_real": corr_real, "corr_synthetic": corr_syn, "utility": utility,
         "utility_real": {k: v for k, v in real_row.items() if k in METRICS}, "references": references,
         "ledger": model.privacy_ledger_, "noise_log": model.noise_log_, "budget": model.budget_summary(),
         "csv_released": synthetic, "csv_reconstructed": reconstructed,
+        "evaluated_on": "training rows" if task == "unsupervised" else "held-out test rows",
     }

@@ -16,6 +16,13 @@ What is written by hand here (the paper's algorithms, not available in a kept li
 * The spec's simulated VAR processes (6.1): VAR_2(2), the VAR_10(3) stand-in and random
   stationary VARs by Ansley & Kohn (1986) as in gmvarkit's ``random_coefmats2``.
 * The data-transformation defences of spec section 2 and the forecast evaluation of 6.3.
+* The noise defence as a release (issue #15): :func:`add_noise` clips every value into a range
+  the user declared public, then adds fresh noise once per value; any centring is
+  post-processing (the VAR's intercept is fitted on the noisy values). :func:`defence_ledger`
+  decides the status from explicit declarations only (range declared public, noise seed not
+  known) and states ε per value (event level) and for one owner's whole series (T values
+  composed: the fit's ledger). :func:`shareable_release` / :func:`owner_sheets` are the two kinds
+  of export, and :func:`pipeline_audit_case` audits the pipeline end to end.
 
 Kept libraries do the rest: scipy for least squares / linear solves, scikit-learn for input
 validation and ``BaseEstimator``. statsmodels is only the tests' oracle (``VAR(Y).fit(p)``).
@@ -56,10 +63,12 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from engine.privacy import (
+    SEED_KNOWN_CAVEAT,
     PrivacyLedger,
     Release,
     as_generator,
     gaussian_epsilon,
+    noise_generator,
 )
 
 __all__ = [
@@ -80,10 +89,19 @@ __all__ = [
     "companion_radius",
     "macrodata_growth",
     "add_noise",
+    "clip_to_range",
+    "range_width",
     "naive_noisy_design",
     "noise_sd",
     "noise_guarantee",
     "noise_ledger",
+    "defence_ledger",
+    "DefenceLedger",
+    "noise_defence",
+    "NoiseRelease",
+    "RANGE_NOT_DECLARED",
+    "PER_VALUE_UNIT",
+    "PER_SERIES_UNIT",
     "DP_STATEMENTS",
     "orthogonal_rows_demo",
     "post_multiplication_demo",
@@ -102,9 +120,19 @@ __all__ = [
     "calibrated_noise_scale",
     "neighbourhood",
     "MODEL_FORMAT",
+    "RELEASE_FORMAT",
+    "NOT_DP_MODEL",
+    "NO_DEFENCE_REASON",
+    "coef_table",
     "model_from_dict",
+    "model_from_release",
     "model_to_dict",
+    "owner_sheets",
+    "release_refusal",
+    "shareable_release",
     "to_json",
+    "PIPELINE_BUGS",
+    "pipeline_audit_case",
 ]
 
 PENALTIES = ("none", "ridge", "lasso")
@@ -821,34 +849,83 @@ def noise_sd(law: str, b: float) -> float:
     return {"gaussian": b, "laplace": math.sqrt(2.0) * b, "uniform": b / math.sqrt(3.0)}[law]
 
 
-def add_noise(Y, law: str, b: float, random_state=None) -> np.ndarray:
-    """Noise once per series value, y~ = y + w (spec 2.1); Z and Y are then built from y~."""
+def _check_range(public_range) -> tuple[float, float]:
+    """(lo, hi) as floats with lo < hi, both finite (ValueError otherwise)."""
+    try:
+        lo, hi = (float(v) for v in public_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"public_range must be a pair (lo, hi) of numbers, got {public_range!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"public_range must have finite lo < hi, got ({lo:g}, {hi:g})")
+    return lo, hi
+
+
+def range_width(public_range) -> float:
+    """Δ = hi - lo of a declared range (lo, hi): the sensitivity of one clipped value."""
+    lo, hi = _check_range(public_range)
+    return hi - lo
+
+
+def clip_to_range(Y, public_range) -> np.ndarray:
+    """Y (any shape) clipped into [lo, hi] (a new float array)."""
+    lo, hi = _check_range(public_range)
+    return np.clip(np.asarray(Y, dtype=float), lo, hi)
+
+
+def add_noise(Y, law: str, b: float, random_state=None, *, public_range=None) -> np.ndarray:
+    """The noise defence: every series value is clipped into the public range, then noise is added once
+    per value, y~ = clip(y, lo, hi) + w (spec 2.1); Z and Y are then built from y~.
+
+    Parameters
+    ----------
+    Y : array (T, n) (any shape): the owners' values on the scale the range is declared on (raw
+        values, never values centred on a private mean).
+    law : "laplace" (L(0, b)), "gaussian" (N(0, b²)) or "uniform" (U(-b, b)).
+    b : noise scale >= 0.
+    random_state : None (fresh OS entropy: the default for a release) or a known seed / generator
+        (then the release is not proven; see :func:`engine.privacy.noise.noise_generator`).
+    public_range : (lo, hi) declared public. The clipping happens here, inside the release, so one
+        value changes the output by at most Δ = hi - lo whatever the data (a value in kW against a
+        range declared in [0, 1] is clipped to 1). None: no clipping (the paper's pipeline): then
+        no finite ε holds for unbounded values.
+
+    Returns
+    -------
+    array of Y's shape: the noisy (clipped) values. Any centring is post-processing of this array.
+    """
     Y = np.asarray(Y, dtype=float)
-    if b < 0:
-        raise ValueError("noise scale b must be >= 0")
+    if public_range is not None:
+        Y = clip_to_range(Y, public_range)
+    if not (b >= 0 and math.isfinite(b)):
+        raise ValueError("noise scale b must be a finite number >= 0")
     if b == 0:
         return Y.copy()
-    return Y + _noise(as_generator(random_state), law, b, Y.shape)
+    rng, _ = noise_generator(random_state)
+    return Y + _noise(rng, law, b, Y.shape)
 
 
-def naive_noisy_design(Y, lags, law: str, b: float, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+def naive_noisy_design(Y, lags, law: str, b: float, random_state=None, *,
+                       public_range=None) -> tuple[np.ndarray, np.ndarray]:
     """The literal W_1, W_2 of (72): independent noise on every entry of Z and of the targets.
 
     Each series value then appears p + 1 times with independent noise, and an attacker who
     averages the copies cuts the noise sd by sqrt(p + 1) (spec 2.1): offered only as "naive".
+    Values are clipped into ``public_range`` first (as in :func:`add_noise`).
     """
+    Y = np.asarray(Y, dtype=float) if public_range is None else clip_to_range(Y, public_range)
     Z, target = lagged_design(Y, lags)
-    rng = as_generator(random_state)
+    rng, _ = noise_generator(random_state)
     return Z + _noise(rng, law, b, Z.shape), target + _noise(rng, law, b, target.shape)
 
 
 DP_STATEMENTS = {
-    "laplace": ("Laplace noise once per value is ε-differentially private per value only when b is calibrated "
-                "to a public bound on the values (ε = Δ/b, Δ = the public range). It is local DP for one "
-                "value; a whole series of T values composes to ε = T·Δ/b, which is no meaningful guarantee."),
-    "gaussian": ("Gaussian noise once per value is (ε, δ)-DP per value when σ = b is calibrated to a public "
-                 "bound Δ; over a whole series of T values the T releases compose to one Gaussian mechanism "
-                 "with sensitivity Δ·√T."),
+    "laplace": ("Laplace noise once per value is ε-differentially private per value only when every value is "
+                "clipped into a range declared public and b is calibrated to its width (ε = Δ/b, Δ = hi − lo). "
+                "That protects one value (event level); a whole series of T values composes to ε = T·Δ/b, "
+                "which is no meaningful guarantee."),
+    "gaussian": ("Gaussian noise once per value is (ε, δ)-DP per value when the values are clipped into a range "
+                 "declared public and σ = b is calibrated to its width Δ; over a whole series of T values the T "
+                 "releases compose to one Gaussian mechanism with sensitivity Δ·√T."),
     "uniform": ("Uniform noise U(-b, b) is not differentially private for any ε: a value shifted by more than "
                 "the noise width produces outputs impossible under the other value."),
     "naive": ("Independent noise on every entry of Z and Y: each value is released p + 1 times, so averaging "
@@ -859,14 +936,22 @@ DP_STATEMENTS = {
                    "and carries no DP guarantee; the attacks below still recover the data (Prop. 4)."),
 }
 
+#: The ledger caveat of a range the user did not declare public.
+RANGE_NOT_DECLARED = ("not proven: the range Δ is not declared public (declare it only when it comes from the "
+                      "plant's rating, not from the data)")
+#: Units of privacy of the noise defence.
+PER_VALUE_UNIT = "one value of one owner's series (e.g. one hour)"
+PER_SERIES_UNIT = "one owner's whole series"
+
 
 def noise_guarantee(law: str, b: float, sensitivity: float, T: int, delta: float = 1e-5,
                     sensitivity_source: str = "public", copies: int = 1) -> dict:
-    """The DP guarantee of adding noise of scale b once per value (``copies`` times: naive).
+    """The ε of adding noise of scale b once per value (``copies`` times: naive), for a given Δ.
 
-    sensitivity : Δ, the range of one value (public bound in strict mode; the observed range
-    in the paper's mode, then the numbers are not a proven guarantee). Returns per value and
-    per series (T values, one owner's whole series) epsilons; uniform noise: no guarantee.
+    sensitivity : Δ, the width of the range one value can take (hi - lo of the declared range
+    the values are clipped into; the paper's observed range in its own numbers, not a proof).
+    Returns per value and per series (T values, one owner's whole series) epsilons; uniform
+    noise: no guarantee. The page's status comes from :func:`defence_ledger`, not from here.
     """
     out = {"law": law, "b": b, "sensitivity": sensitivity, "sensitivity_source": sensitivity_source,
            "T": T, "copies": copies, "delta": None, "eps_per_value": math.inf, "eps_per_series": math.inf,
@@ -884,22 +969,188 @@ def noise_guarantee(law: str, b: float, sensitivity: float, T: int, delta: float
     return out
 
 
+def _defence_release(law: str, b: float, sensitivity: float, delta: float, name: str, source: str,
+                     note: str) -> Release:
+    if law == "laplace":
+        return Release(name=name, mechanism="laplace", sensitivity=sensitivity, scale=b, epsilon=sensitivity / b,
+                       delta=0.0, sensitivity_source=source, note=note)
+    return Release.gaussian(name, b, sensitivity, delta, sensitivity_source=source, note=note)
+
+
+@dataclass
+class DefenceLedger:
+    """The guarantee of the noise defence, per value and per owner's series, from explicit declarations.
+
+    Attributes
+    ----------
+    law, b, public_range (lo, hi) or None, declared_public, T (values per owner's series),
+    n_owners, delta, copies (releases of each value: 1, or p + 1 / p + 2 for the naive design).
+    per_value : PrivacyLedger, event level: neighbours differ in one value of one owner (moved
+        anywhere, clipping keeps it in the range); replace-one, so T is public.
+    per_series : PrivacyLedger, one owner's whole series replaced: the T per-value releases
+        composed into one mechanism (Laplace: L1 sensitivity T·c·Δ; Gaussian: L2 Δ√(cT)).
+        This is the fit's ledger (``ledger``): its total is the whole-series ε.
+    eps_per_value, eps_per_series : the two ε (inf when nothing is private).
+    """
+
+    law: str
+    b: float
+    public_range: tuple | None
+    declared_public: bool
+    T: int
+    n_owners: int
+    delta: float
+    copies: int
+    per_value: PrivacyLedger
+    per_series: PrivacyLedger
+    eps_per_value: float
+    eps_per_series: float
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """The fit's ledger: one owner's whole series (the total is not a per-value number)."""
+        return self.per_series
+
+    @property
+    def status(self) -> str:
+        """ "proven", "not proven" or "no privacy" (from the ledger)."""
+        return self.per_series.status
+
+    @property
+    def proven(self) -> bool:
+        return self.status == "proven"
+
+    def reasons_not_proven(self) -> list:
+        """Why the guarantee is not proven (the undeclared range stated once, with what to do)."""
+        if self.status == "no privacy":
+            return [self.no_privacy_reason()]
+        reasons = self.per_series.reasons_not_proven()
+        if RANGE_NOT_DECLARED in reasons:  # the generic "sensitivity from the data" says the same thing
+            reasons = [r for r in reasons if not r.startswith("not proven: sensitivities computed")]
+        return reasons
+
+    def no_privacy_reason(self) -> str:
+        if self.law not in ("laplace", "gaussian"):
+            return f"{self.law} noise is not differentially private (ε = ∞)"
+        if not self.b > 0:
+            return "no noise (b = 0): ε = ∞"
+        if self.public_range is None:
+            return "values are not clipped into a range, so one value can move the output without bound (ε = ∞)"
+        return ""
+
+    def delta_text(self) -> str:
+        return "" if self.law == "laplace" else f" at δ = {self.delta:.1e}"
+
+    def headline(self) -> str:
+        """One sentence: ε per value (event level) and for one owner's whole series, with the status."""
+        if self.status == "no privacy":
+            return f"No privacy guarantee: {self.no_privacy_reason()}."
+        copies = f" (each value released {self.copies} times)" if self.copies > 1 else ""
+        text = (f"ε = {self.eps_per_value:.4g} per value (event level: protects {PER_VALUE_UNIT}){copies}; "
+                f"ε = {self.eps_per_series:.4g} for {PER_SERIES_UNIT} ({self.T} values composed)"
+                f"{self.delta_text()}. ")
+        if self.proven:
+            return text + ("Proven: the values are clipped into the declared public range and the noise is fresh. "
+                           "The per-series ε is the one that protects an owner's data as a whole.")
+        reasons = "; ".join(r.removeprefix("not proven: ") for r in self.reasons_not_proven())
+        return text + f"**Not proven**: {reasons}."
+
+    def to_frame(self) -> pd.DataFrame:
+        """Two rows (per value, per series): unit, ε, δ, status."""
+        d = 0.0 if self.law == "laplace" or self.status == "no privacy" else self.delta
+        return pd.DataFrame({"unit of privacy": [PER_VALUE_UNIT, f"{PER_SERIES_UNIT} ({self.T} values)"],
+                             "epsilon": [self.eps_per_value, self.eps_per_series], "delta": [d, d],
+                             "status": [self.per_value.status, self.per_series.status]})
+
+
+def defence_ledger(law: str, b: float, public_range, declared_public: bool, T: int, n_owners: int,
+                   seed_known: bool, *, delta: float = 1e-5, copies: int = 1) -> DefenceLedger:
+    """The ledger of the noise defence, decided from explicit declarations only.
+
+    Parameters
+    ----------
+    law : "laplace", "gaussian" (DP when clipped) or "uniform" (never DP).
+    b : the noise scale applied.
+    public_range : (lo, hi) the values were clipped into, or None (no clipping: ε = ∞).
+    declared_public : the user's declaration that the range is public (the plant's rating, not
+        read off the data). Nothing here infers it; without it the ledger says "not proven".
+    T : values per owner's series (rows released). n_owners : series released.
+    seed_known : the noise came from a known seed (``noise_generator``'s flag): not proven.
+    delta : δ of the Gaussian law. copies : releases of each value (naive design: p + 1 or more).
+
+    Returns
+    -------
+    :class:`DefenceLedger` (per value and per series ledgers, neighbouring "replace").
+    """
+    T, n_owners, copies = int(T), int(n_owners), int(copies)
+    per_value = PrivacyLedger(neighbouring="replace")
+    per_series = PrivacyLedger(neighbouring="replace")
+    inf = math.inf
+    out = DefenceLedger(law, float(b), None if public_range is None else _check_range(public_range),
+                        bool(declared_public), T, n_owners, float(delta), copies, per_value, per_series, inf, inf)
+    if law not in ("laplace", "gaussian") or not b > 0 or public_range is None:
+        return out
+    lo, hi = out.public_range
+    width = hi - lo
+    source = "public" if declared_public else "data"
+    # names without commas: a release field names its ledger source by a comma-separated list
+    noise = f"Laplace noise b = {b:.4g}" if law == "laplace" else f"Gaussian noise σ = {b:.4g}"
+    times = f" ({copies} copies)" if copies > 1 else ""
+    v_sens = copies * width if law == "laplace" else width * math.sqrt(copies)
+    s_sens = T * copies * width if law == "laplace" else width * math.sqrt(copies * T)
+    per_value.add(_defence_release(
+        law, b, v_sens, delta, f"each value of the {n_owners} series clipped to [{lo:.4g} .. {hi:.4g}] + {noise}{times}",
+        source, f"event level: {PER_VALUE_UNIT}; one value replaced anywhere, clipping keeps it in the range"))
+    per_series.add(_defence_release(
+        law, b, s_sens, delta, f"one owner's series of {T} values each clipped to [{lo:.4g} .. {hi:.4g}] + {noise}{times}",
+        source, f"{PER_SERIES_UNIT} replaced: the {T} per-value releases composed (sensitivity "
+                f"{'T·Δ in L1' if law == 'laplace' else 'Δ·√T in L2'}); the {n_owners} owners' series are disjoint"))
+    for led in (per_value, per_series):
+        if not declared_public:
+            led.add_caveat(RANGE_NOT_DECLARED)
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
+    out.eps_per_value = per_value.entries[0].epsilon
+    out.eps_per_series = per_series.entries[0].epsilon
+    return out
+
+
 def noise_ledger(law: str, b: float, sensitivity: float, n_series: int, delta: float = 1e-5,
                  sensitivity_source: str = "public") -> PrivacyLedger:
-    """Ledger of the noisy release, event level (one value's change): each value is released
-    once, so one record per series covers it (parallel composition across values and series)."""
-    ledger = PrivacyLedger()
-    if b <= 0 or law == "uniform":
-        return ledger
-    note = "per value (event-level); a whole series composes to T times this"
-    if law == "laplace":
-        ledger.add(Release(name=f"every value of the {n_series} series + L(0, {b:g})", mechanism="laplace",
-                           sensitivity=sensitivity, scale=b, epsilon=sensitivity / b, delta=0.0,
-                           sensitivity_source=sensitivity_source, note=note))
-    else:
-        ledger.add(Release.gaussian(f"every value of the {n_series} series + N(0, {b:g}²)", b, sensitivity, delta,
-                                    sensitivity_source=sensitivity_source))
-    return ledger
+    """The per-value (event-level) ledger for a range of width ``sensitivity`` (kept for notebooks;
+    the page uses :func:`defence_ledger`, which also states the whole-series guarantee)."""
+    return defence_ledger(law, b, (0.0, float(sensitivity)), sensitivity_source == "public", 1, n_series,
+                          seed_known=False, delta=delta).per_value
+
+
+@dataclass
+class NoiseRelease:
+    """One run of the noise defence: the released noisy series and its ledger.
+
+    noisy : (T, n) clip + noise on the raw scale: the DP release (centring comes after, as
+        post-processing). ledger : :class:`DefenceLedger`. n_outside : values outside the range
+        before clipping (an exact private count: owner's workbook only, never a release).
+    """
+
+    noisy: np.ndarray
+    defence: DefenceLedger
+    n_outside: int
+    naive: bool = False
+
+
+def noise_defence(Y, law: str, b: float, *, public_range=None, declared_public: bool = False, delta: float = 1e-5,
+                  random_state=None, copies: int = 1) -> NoiseRelease:
+    """Run the noise defence on Y (T x n, raw scale): clip into ``public_range``, add fresh noise, and
+    state the guarantee (:func:`defence_ledger`; ``random_state`` other than None or a fresh
+    generator makes it not proven)."""
+    Y = np.asarray(Y, dtype=float)
+    rng, seed_known = noise_generator(random_state)
+    n_outside = 0 if public_range is None else int(np.sum((Y < _check_range(public_range)[0])
+                                                          | (Y > _check_range(public_range)[1])))
+    noisy = add_noise(Y, law, b, rng, public_range=public_range)
+    led = defence_ledger(law, b, public_range, declared_public, Y.shape[0], Y.shape[1], seed_known, delta=delta,
+                         copies=copies)
+    return NoiseRelease(noisy, led, n_outside)
 
 
 def _random_orthogonal(rng, size: int) -> np.ndarray:
@@ -1021,6 +1272,7 @@ class ForecastEvaluation:
     ar_pred: np.ndarray
     target_rows: np.ndarray
     model: CollaborativeVAR
+    release: "NoiseRelease | None" = None  # the noise defence's release, when one ran
 
     @property
     def median_mae_gain(self) -> float:
@@ -1166,17 +1418,23 @@ def _admm_model(lags, params, **extra):
 @_one_blas_thread
 def defence_comparison(Y, lags, train_end: int, defence: str, strength: float, *, params=None, score_mask=None,
                        test_rows=None, fit_mask=None, eval_inputs: str = "noisy", random_state=None, ar=None,
-                       owner_names=None) -> ForecastEvaluation:
+                       owner_names=None, public_range=None, declared_public: bool = False,
+                       delta: float = 1e-5) -> ForecastEvaluation:
     """Forecasts of one defence at one strength on the same test rows (spec 2, 4.3, 6.3).
 
+    Y : (T_total x n) the owners' values on the raw scale the public range is declared on (never
+    centred on a private mean: centring is the model's intercept, fitted on the noisy values).
     params: CollaborativeVAR settings (penalty, alpha, trend, rho, max_iter, ...). Noise on the
-    data is fitted by the central solver, which equals the ADMM fit (spec 4.4); noise inside
-    ADMM runs ``max_iter`` ADMM iterations (fixed K). eval_inputs: "noisy" (forecast from the
-    noisy covariates, scored against clean targets) or "clean".
+    data (laplace, gaussian, uniform, naive_laplace) is :func:`noise_defence`: clip into
+    ``public_range``, fresh noise (``random_state=None``), then the VAR is fitted by the central
+    solver, which equals the ADMM fit (spec 4.4); the result's ``release`` holds the noisy series
+    and its :class:`DefenceLedger`. Noise inside ADMM runs ``max_iter`` ADMM iterations (fixed K).
+    eval_inputs: "noisy" (forecast from the noisy covariates, scored against clean targets) or
+    "clean".
     """
     params = dict(params or {})
     Y = np.asarray(Y, dtype=float)
-    rng = as_generator(random_state)
+    rng, _ = noise_generator(random_state)  # a fresh generator stays fresh when passed on
     central = dict(penalty=params.get("penalty", "none"), alpha=params.get("alpha", 0.0),
                    trend=params.get("trend", "c"))
     kw = dict(score_mask=score_mask, test_rows=test_rows, ar=ar, owner_names=owner_names, fit_mask=fit_mask)
@@ -1184,19 +1442,29 @@ def defence_comparison(Y, lags, train_end: int, defence: str, strength: float, *
                                                           "coef_noise", "message_noise"):
         return evaluate_forecasts(Y, lags, train_end, model=CollaborativeVAR(lags, **central), **kw)
     if defence in ("laplace", "gaussian", "uniform"):
-        Yn = add_noise(Y, defence, strength, rng)
-        return evaluate_forecasts(Y, lags, train_end, model=CollaborativeVAR(lags, **central), Y_fit=Yn,
-                                  Y_inputs=Yn if eval_inputs == "noisy" else Y, **kw)
+        rel = noise_defence(Y, defence, strength, public_range=public_range, declared_public=declared_public,
+                            delta=delta, random_state=rng)
+        ev = evaluate_forecasts(Y, lags, train_end, model=CollaborativeVAR(lags, **central), Y_fit=rel.noisy,
+                                Y_inputs=rel.noisy if eval_inputs == "noisy" else Y, **kw)
+        ev.release = rel
+        return ev
     if defence == "naive_laplace":
-        Yn = add_noise(Y, "laplace", strength, rng)  # inputs at forecast time: one noisy copy
+        lags_t = normalise_lags(lags)
+        # p + 1 copies in the design, and one more when the forecasts read noisy inputs
+        copies = len(lags_t) + (2 if eval_inputs == "noisy" else 1)
+        rel = noise_defence(Y, "laplace", strength, public_range=public_range, declared_public=declared_public,
+                            delta=delta, random_state=rng, copies=copies)
+        rel.naive = True
+        Yn = rel.noisy  # inputs at forecast time: one noisy copy
         ev = evaluate_forecasts(Y, lags, train_end, model=CollaborativeVAR(lags, **central), Y_fit=Yn,
                                 Y_inputs=Yn if eval_inputs == "noisy" else Y, **kw)
-        Z, target = naive_noisy_design(Y[:train_end], lags, "laplace", strength, rng)
+        Z, target = naive_noisy_design(Y[:train_end], lags, "laplace", strength, rng, public_range=public_range)
         if fit_mask is not None:
-            keep = np.asarray(fit_mask, dtype=bool)[max(normalise_lags(lags)):train_end]
+            keep = np.asarray(fit_mask, dtype=bool)[max(lags_t):train_end]
             Z, target = Z[keep], target[keep]
         ev.model.fit_design(Z, target)
         ev.var_pred = var_forecasts(ev.model, Yn if eval_inputs == "noisy" else Y, ev.target_rows)
+        ev.release = rel
         return _rescore(ev, score_mask)
     if defence in ("coef_noise", "message_noise"):
         model = _admm_model(lags, params, random_state=rng, **{defence: strength})
@@ -1232,17 +1500,22 @@ def _rescore(ev: ForecastEvaluation, score_mask) -> ForecastEvaluation:
 
 @_one_blas_thread
 def noise_sweep(Y, lags, train_end: int, law: str, strengths, *, params=None, score_mask=None, test_rows=None,
-                fit_mask=None, eval_inputs="noisy", sensitivity: float = 1.0, sensitivity_source="data", delta=1e-5,
+                fit_mask=None, eval_inputs="noisy", public_range=None, declared_public: bool = False, delta=1e-5,
                 random_state=None, progress=None, owner_names=None) -> pd.DataFrame:
-    """Accuracy against privacy of additive noise: one row per b (b = 0 is the clean VAR).
+    """Accuracy against privacy of the noise defence: one row per b (b = 0 is the clean VAR).
 
-    Columns: b, eps_per_value, eps_per_series, median MAE/RMSE gain over AR, owners worse than
-    AR (MAE, RMSE), owners gaining >= 10 % (MAE), mean MAE of the VAR. ``progress(i, total)``
-    is called after each point (for a progress bar).
+    Y : raw-scale series (T_total x n), clipped into ``public_range`` before the noise (see
+    :func:`defence_comparison`). Each b is a separate fit with its own fresh noise
+    (``random_state=None``) and its own :class:`DefenceLedger`.
+
+    Columns: b, eps_per_value (event level), eps_per_series (one owner's whole series), status
+    (from that fit's ledger: "proven", "not proven", or "no privacy" for b = 0 and uniform noise),
+    median MAE/RMSE gain over AR, owners worse than AR (MAE, RMSE), owners gaining >= 10 % (MAE),
+    mean MAE of the VAR. ``progress(i, total)`` is called after each point.
     """
     Y = np.asarray(Y, dtype=float)
     lags = normalise_lags(lags)
-    rng = as_generator(random_state)
+    rng, _ = noise_generator(random_state)
     L = max(lags)
     rows = np.arange(max(train_end, L), Y.shape[0]) if test_rows is None else np.asarray(test_rows)
     ar = local_ar_forecasts(Y[:train_end], Y, rows, lags, (params or {}).get("trend", "c"),
@@ -1252,9 +1525,14 @@ def noise_sweep(Y, lags, train_end: int, law: str, strengths, *, params=None, sc
     for j, b in enumerate(strengths):
         ev = defence_comparison(Y, lags, train_end, law if b > 0 else "none", b, params=params, score_mask=score_mask,
                                 test_rows=rows, fit_mask=fit_mask, eval_inputs=eval_inputs, random_state=rng, ar=ar,
-                                owner_names=owner_names)
-        g = noise_guarantee(law, b, sensitivity, Y.shape[0], delta, sensitivity_source)
-        out.append({"b": b, "eps_per_value": g["eps_per_value"], "eps_per_series": g["eps_per_series"],
+                                owner_names=owner_names, public_range=public_range,
+                                declared_public=declared_public, delta=delta)
+        if ev.release is not None:
+            led = ev.release.defence
+            eps_v, eps_s, status = led.eps_per_value, led.eps_per_series, led.status
+        else:
+            eps_v, eps_s, status = math.inf, math.inf, "no privacy"
+        out.append({"b": b, "eps_per_value": eps_v, "eps_per_series": eps_s, "status": status,
                     "median_mae_gain_pct": ev.median_mae_gain, "median_rmse_gain_pct": ev.median_rmse_gain,
                     "owners_worse_mae": ev.count(below=0.0), "owners_worse_rmse": ev.count("rmse_gain_pct", below=0.0),
                     "owners_gain_10pct_mae": ev.count(at_least=10.0), "mean_mae_var": float(ev.table["mae_var"].mean())})
@@ -1350,19 +1628,168 @@ def calibrated_noise_scale(law: str, epsilon: float, delta: float, sensitivity: 
 
 
 # =============================================================================================
-# Export (plain JSON, no pickle)
+# 10. The two kinds of export (issue #15): the shareable release and the owner's sheets
 # =============================================================================================
 MODEL_FORMAT = "privalab.var_admm/1"
+RELEASE_FORMAT = "privalab.var_admm.release/1"
 NOT_DP_MODEL = ("The collaborative VAR fitted by ADMM carries no differential-privacy guarantee: the exchanged "
                 "matrices let the central node and every owner rebuild the other owners' series (Prop. 2-4).")
+NO_DEFENCE_REASON = "no noise defence ran: the coefficients are not differentially private"
+
+
+def release_refusal(release: NoiseRelease | None) -> str | None:
+    """Why there is no shareable release for this run (None: there is one)."""
+    if release is None:
+        return NO_DEFENCE_REASON
+    led = release.defence
+    if led.status == "no privacy":
+        return f"{NO_DEFENCE_REASON} ({led.no_privacy_reason()})"
+    if not led.declared_public:
+        return ("the range the values were clipped into is not declared public, so the noise proves nothing and the "
+                "range (read off or typed for your data) must stay private: declare it only if it is the plants' "
+                "rating")
+    return None
+
+
+def coef_table(model: CollaborativeVAR) -> pd.DataFrame:
+    """A fitted VAR's coefficients in long form: lag, source owner, target owner, coefficient (+ intercepts)."""
+    names = list(getattr(model, "owner_names_", None) or [f"owner {i + 1}" for i in range(model.n_owners_)])
+    rows = [{"lag": ell, "source": names[i], "target": names[j], "coefficient": float(model.coefs_[ell - 1][j, i])}
+            for ell in model.lags_ for i in range(len(names)) for j in range(len(names))]
+    rows += [{"lag": "intercept", "source": "", "target": names[j], "coefficient": float(model.intercept_[j])}
+             for j in range(len(names))]
+    return pd.DataFrame(rows)
+
+
+def shareable_release(release: NoiseRelease, *, owner_names, lags, model: CollaborativeVAR | None = None,
+                      calibration: str = "chosen by the user") -> dict:
+    """The shareable release of a noise-defence run, built only with :func:`engine.release.build_release`.
+
+    Parameters
+    ----------
+    release : :class:`NoiseRelease` of a DP law (Laplace, Gaussian) whose range was declared public.
+    owner_names : the series' names (schema). lags : the lag set (public setting).
+    model : the VAR fitted on ``release.noisy`` with public settings and public rows only (then its
+        coefficients are post-processing of the release); None leaves the coefficients out (e.g.
+        when the fitted rows, such as daylight hours, were read from the private series).
+    calibration : where b came from (public): "calibrated from ε and the declared range" or "chosen
+        by the user".
+
+    Returns
+    -------
+    dict: the noisy series (T x n), the coefficients when given, and the public inputs (law, b,
+    declared range, ε per value and per series, δ), with manifest, ledger (one owner's whole
+    series) and guarantee. Raises ValueError when :func:`release_refusal` gives a reason.
+    """
+    from ..privacy.wording import ledger_text
+    from ..release import Field, build_release
+
+    why = release_refusal(release)
+    if why is not None:
+        raise ValueError(f"no shareable release: {why}")
+    led = release.defence
+    src = led.ledger.entries[0].name
+    declared = "user-declared public range (the plants' rating, not the data)"
+    fields = [
+        Field("noisy_series", np.asarray(release.noisy, dtype=float), "dp", src, role="info"),
+        Field("owner_names", [str(s) for s in owner_names], "public", "column names of the shared series (schema)",
+              role="info"),
+        Field("noise_law", led.law, "public", "defence chosen by the user", role="info"),
+        Field("noise_scale_b", float(led.b), "public", f"noise scale {calibration}", role="info"),
+        Field("public_range", [float(led.public_range[0]), float(led.public_range[1])], "public", declared,
+              role="info"),
+        Field("epsilon_per_value", float(led.eps_per_value), "public", "the ledger's per-value (event-level) ε",
+              role="info"),
+        Field("epsilon_per_series", float(led.eps_per_series), "public", "the ledger's whole-series ε", role="info"),
+        Field("delta", 0.0 if led.law == "laplace" else float(led.delta), "public", "δ chosen by the user",
+              role="info"),
+        Field("lags", list(normalise_lags(lags)), "public", "model setting chosen by the user", role="param"),
+    ]
+    if release.naive:
+        fields.append(Field("releases_of_each_value", int(led.copies), "public",
+                            "naive design: p + 1 noisy copies (+ 1 for noisy forecast inputs)", role="info"))
+    if model is not None:
+        check_is_fitted(model, "coefs_")
+        fields += [
+            Field("penalty", model.penalty, "public", "model setting chosen by the user", role="param"),
+            Field("alpha", float(model.alpha), "public", "model setting chosen by the user", role="param"),
+            Field("trend", model.trend, "public", "model setting chosen by the user", role="param"),
+            Field("lags_", tuple(int(x) for x in model.lags_), "public", "model setting chosen by the user"),
+            Field("n_owners_", int(model.n_owners_), "public", "number of shared series (schema)"),
+            Field("coefs_", np.asarray(model.coefs_, dtype=float), "dp", "*"),
+            Field("intercept_", np.asarray(model.intercept_, dtype=float), "dp", "*"),
+        ]
+    notes = [DP_STATEMENTS["naive" if release.naive else led.law],
+             "The values were clipped into the declared range and noised once per value before anything else; any "
+             "centring and the VAR fit are post-processing of the noisy series."]
+    if model is None:
+        notes.append("No coefficients: fit the VAR on the noisy series (the page's fit reads which rows to use from "
+                     "the private data, so its coefficients are not post-processing of this release).")
+    guarantee = (led.headline().replace("**", "") + " Ledger (one owner's whole series): "
+                 + ledger_text(led.ledger, None if led.law == "laplace" else led.delta).replace("**", ""))
+    return build_release("var_admm", RELEASE_FORMAT, fields, led.ledger, guarantee=guarantee, extra_notes=notes)
+
+
+def to_json(release: dict, **json_kwargs) -> str:
+    """A shareable release (:func:`shareable_release`) as strict JSON text."""
+    from ..release import release_to_json
+
+    if not isinstance(release, dict) or release.get("format") != RELEASE_FORMAT:
+        raise TypeError("to_json takes a shareable release from shareable_release(...); a fitted model alone is not "
+                        "shareable (its coefficients are not differentially private)")
+    return release_to_json(release, **json_kwargs)
+
+
+def model_from_release(data) -> CollaborativeVAR:
+    """A CollaborativeVAR rebuilt from a shareable release that holds coefficients (``forecast`` works)."""
+    from ..release import estimator_from_release
+
+    return estimator_from_release(data, CollaborativeVAR, RELEASE_FORMAT)
+
+
+def owner_sheets(*, reference_model: CollaborativeVAR | pd.DataFrame | None = None, skill: pd.DataFrame | None = None,
+                 defended_skill: pd.DataFrame | None = None, release: NoiseRelease | None = None,
+                 Y=None, owner_names=None, forecasts: pd.DataFrame | None = None) -> dict:
+    """The owner's private sheets (workbook): what the guarantee does not cover.
+
+    reference_model : the non-private VAR (central or ADMM) fitted on the clean series, or its
+        :func:`coef_table`.
+    skill / defended_skill : per-owner errors on the private test rows (clean / with the defence).
+    release : the defence run (its range when not declared public, the exact number of values
+        clipped, both ε and the status). Y : the clean series (T x n), for the observed ranges.
+    forecasts : forecasts on the private test rows.
+    """
+    sheets: dict = {}
+    if reference_model is not None:
+        sheets["reference VAR (non-private)"] = (reference_model if isinstance(reference_model, pd.DataFrame)
+                                                 else coef_table(reference_model))
+    if skill is not None:
+        sheets["skill on private rows"] = skill
+    if defended_skill is not None:
+        sheets["skill with the defence"] = defended_skill
+    if forecasts is not None:
+        sheets["forecasts (private rows)"] = forecasts
+    if Y is not None:
+        Y = np.asarray(Y, dtype=float)
+        names = list(owner_names) if owner_names is not None else [f"owner {i + 1}" for i in range(Y.shape[1])]
+        sheets["observed range (private)"] = pd.DataFrame({"owner": names, "min": Y.min(axis=0), "max": Y.max(axis=0)})
+    if release is not None:
+        led = release.defence
+        sheets["noise defence"] = {
+            "noise law": led.law, "noise scale b": led.b,
+            "range the values were clipped into": "none" if led.public_range is None else list(led.public_range),
+            "range declared public": led.declared_public, "status": led.status,
+            "epsilon per value (event level)": led.eps_per_value,
+            "epsilon for one owner's whole series": led.eps_per_series,
+            "values outside the range before clipping (exact, private)": release.n_outside,
+            "statement": led.headline().replace("**", ""),
+        }
+    return sheets
 
 
 def model_to_dict(model: CollaborativeVAR, ledger: PrivacyLedger | None = None) -> dict:
-    """A fitted CollaborativeVAR as plain JSON data: params, lags, coefficients, means, noise covariance, and
-    ``ledger`` (e.g. :func:`noise_ledger` of a defence; default none). The training design (the owners'
-    series) and the ADMM trace are not exported."""
-    from sklearn.utils.validation import check_is_fitted
-
+    """The owner's full export of a fitted model (every fitted attribute but the training design and the
+    trace): private, for notebooks; the page offers :func:`shareable_release` and the owner's workbook."""
     from ..export import estimator_to_dict
 
     check_is_fitted(model, "coefs_")
@@ -1370,15 +1797,78 @@ def model_to_dict(model: CollaborativeVAR, ledger: PrivacyLedger | None = None) 
     return estimator_to_dict(model, MODEL_FORMAT, exclude=("design_", "trace_"), ledger=ledger, privacy=privacy)
 
 
-def to_json(model: CollaborativeVAR, ledger: PrivacyLedger | None = None, **json_kwargs) -> str:
-    """``model_to_dict`` as strict JSON (non-finite numbers become "nan"/"inf"/"-inf" strings)."""
-    from ..export import dumps
-
-    return dumps(model_to_dict(model, ledger), **json_kwargs)
-
-
 def model_from_dict(data) -> CollaborativeVAR:
     """A CollaborativeVAR with the exported params and fitted attributes (``predict`` works; the trace does not)."""
     from ..export import estimator_from_dict
 
     return estimator_from_dict(data, CollaborativeVAR, MODEL_FORMAT)
+
+
+# =============================================================================================
+# 11. End-to-end audit of the page's defence pipeline
+# =============================================================================================
+#: Planted bugs of :func:`pipeline_audit_case` (the audit must catch each).
+PIPELINE_BUGS = ("noise_halved", "sensitivity_halved", "no_clipping", "private_centring")
+
+
+def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-5, *, public_range=(0.0, 1.0),
+                        bug: str | None = None, T: int = 6, n_owners: int = 2, stage: str = "release",
+                        outside: float = 88.0):
+    """The page's noise defence, end to end, as an :class:`engine.privacy.audit.AuditCase`.
+
+    The release is the page's pipeline on a small panel (T x n_owners) in "kW": values clipped
+    into the declared ``public_range`` by :func:`add_noise`, noise of scale b calibrated as the page
+    does in strict mode (:func:`calibrated_noise_scale` from ε, δ and Δ = hi - lo), and, with
+    ``stage="centred"``, the post-processing the fit applies (each owner's noisy series centred on
+    its noisy mean). Worst-case neighbours (event level): one value of owner 1 is ``hi + outside``
+    in D (far above the range, as a kW value against a range declared in [0, 1]) and
+    ``lo - outside`` in D' (far below): clipping must bring the change back to Δ. The claim is
+    :func:`defence_ledger`'s per-value ε.
+
+    bug : None, "noise_halved", "sensitivity_halved" (b calibrated to Δ/2), "no_clipping" (the
+        range is not applied: the shipped bug) or "private_centring" (the old pipeline: values
+        centred on the private mean, then noised, no clipping). Each must be caught.
+    law "uniform": no guarantee (claim ε = ∞; reported, b = Δ).
+    """
+    from engine.privacy.audit import AuditCase
+
+    if bug is not None and bug not in PIPELINE_BUGS:
+        raise ValueError(f"bug must be None or one of {PIPELINE_BUGS}, got {bug!r}")
+    if stage not in ("release", "centred"):
+        raise ValueError("stage must be 'release' or 'centred'")
+    lo, hi = _check_range(public_range)
+    width = hi - lo
+    if law in ("laplace", "gaussian"):
+        b = calibrated_noise_scale(law, epsilon, delta, width * (0.5 if bug == "sensitivity_halved" else 1.0))
+        claim = defence_ledger(law, calibrated_noise_scale(law, epsilon, delta, width), (lo, hi), True, T, n_owners,
+                               False, delta=delta)
+        claimed, mode = claim.eps_per_value, "strict"
+    elif law == "uniform":
+        b, claimed, mode = width, math.inf, "paper"
+    else:
+        raise ValueError("law must be 'laplace', 'gaussian' or 'uniform'")
+    if bug == "noise_halved":
+        b *= 0.5
+    base = np.random.default_rng(3).uniform(lo, hi, size=(T, n_owners))
+    base[0, 1] = hi + outside  # another kW value outside the range (clipped in both data sets)
+    D, D_prime = base.copy(), base.copy()
+    D[T // 2, 0] = hi + outside
+    D_prime[T // 2, 0] = lo - outside
+    clip = None if bug in ("no_clipping", "private_centring") else (lo, hi)
+
+    def release(data, rng, n):
+        stack = np.broadcast_to(data, (n,) + data.shape)
+        if bug == "private_centring":
+            stack = stack - data.mean(axis=0)
+        out = add_noise(stack, law, b, rng, public_range=clip)
+        if stage == "centred":
+            out = out - out.mean(axis=1, keepdims=True)
+        return out.reshape(n, -1)
+
+    expect = "violated" if bug else ("holds" if mode == "strict" else "report")
+    name = f"var_admm_{law}" + ("" if bug is None else f"_bug_{bug}")
+    return AuditCase(name, "var_admm", mode, float(claimed), 0.0 if law != "gaussian" else float(delta), release,
+                     D, D_prime, f"one value of one owner moved from {hi + outside:g} to {lo - outside:g} across the "
+                     f"declared range [{lo:g}, {hi:g}] (event level)", expect,
+                     f"clip to [{lo:g}, {hi:g}] then {law} noise b = {b:.4g}"
+                     + (", centred on the noisy mean" if stage == "centred" else ""), bug)

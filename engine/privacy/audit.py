@@ -411,9 +411,12 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
                x_bound: float = 2.0, y_bound: float = 2.0) -> AuditCase:
     """edPLS (k = 1). Neighbours: add one row maximising |y| * ||x||.
 
-    strict: the row x = x_bound e_1, y = y_bound (both at their public bounds); the audited
-    output is the Analyze-Gauss release of Z'Z on the method's own clipped, scaled rows (the
-    estimator's ``_Prepared`` state and its sigma; the PLS model is post-processing).
+    strict: the row x = x_bound e_1, y = y_bound (both at their public bounds, one non-zero
+    channel): its change of the released numbers is exactly the calibrated sensitivity
+    (``engine.methods.edpls.strict_sensitivity``, attained), so the bound can approach the claim;
+    the audited output is the Analyze-Gauss release of Z'Z on the method's own clipped, scaled
+    rows (the estimator's ``_Prepared`` state and its sigma; the PLS model is post-processing).
+    The page's whole pipeline is audited by ``engine.methods.edpls.pipeline_audit_case``.
     paper: the row x = 3 max_i ||x_i|| e_1, y = 3 max_i |y_i| (an outlier: the data-dependent
     bounds xmax * ymax grow with it); the audited output is the released noisy weight vector w
     of the first component (one release at the stated per-release epsilon).
@@ -445,7 +448,8 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
             G0 = prep._gram()
             sigma = float(prep.noise_table(1, epsilon)["sigma"].iloc[0]) * factor
             return _upper(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
-        note = "Analyze-Gauss release of Z'Z (private centring column included), sensitivity 1"
+        note = ("Analyze-Gauss release of Z'Z (private centring column included), exact worst-case "
+                "sensitivity (strict_sensitivity)")
     else:
         def release(data, rng, n):
             est = EDPLS(**params)
@@ -560,37 +564,18 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None =
 # ---------------------------------------------------------------------------- VAR-ADMM
 def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-5, value_range: float = 1.0,
                   bug: str | None = None) -> AuditCase:
-    """VAR-ADMM's noise defence: noise once per series value (``add_noise``), event level.
+    """VAR-ADMM's noise defence as the page runs it: values clipped into the declared public range
+    [0, value_range], fresh noise once per value calibrated to (eps, Delta), any centring after.
 
-    Neighbours: one value changed by the public range Delta (the spec's per-value guarantee).
-    b is calibrated to (eps, Delta) and the claim is ``noise_guarantee(...)['eps_per_value']``.
-    law "uniform" carries no guarantee (claim inf: reported only).
+    Delegates to :func:`engine.methods.var_admm.pipeline_audit_case` (the real pipeline on a small
+    panel in "kW"): neighbours move one value from far above the range to far below it, which
+    clipping must bring back to Delta; the claim is the defence ledger's per-value epsilon. law
+    "uniform" carries no guarantee (claim inf: reported only).
     """
-    from engine.methods.var_admm import add_noise, noise_guarantee
+    from engine.methods.var_admm import pipeline_audit_case
 
     _check_bug(bug)
-    cal = value_range * _BUG_FACTORS[bug] if bug == "sensitivity_halved" else value_range
-    if law == "laplace":
-        b = laplace_scale(epsilon, cal)
-    elif law == "gaussian":
-        b = analytic_gaussian_sigma(epsilon, delta, cal)
-    elif law == "uniform":
-        b = value_range
-    else:
-        raise ValueError("law must be 'laplace', 'gaussian' or 'uniform'")
-    if bug == "noise_halved":
-        b *= 0.5
-    claim = noise_guarantee(law, b * (2.0 if bug == "noise_halved" else 1.0), cal, T=1, delta=delta)
-    claimed = claim["eps_per_value"]
-    claim_delta = 0.0 if law == "laplace" else delta
-
-    def release(value, rng, n):
-        return add_noise(np.full((n, 1), float(value)), law, b, rng)
-
-    mode = "strict" if law != "uniform" else "paper"
-    return AuditCase(_name(f"var_admm_{law}", bug), "var_admm", mode, float(claimed), claim_delta, release,
-                     0.0, float(value_range), "one series value changed by the public range",
-                     "report" if law == "uniform" else _expect("strict", bug), f"{law} noise, b = {b:.4g}", bug)
+    return pipeline_audit_case(law, epsilon, delta, public_range=(0.0, float(value_range)), bug=bug)
 
 
 def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: float = 1.0,

@@ -7,6 +7,7 @@
   no sandbox, background networking off, a fresh profile. Playwright's own browser download
   (``playwright install``) is never used.
 - ``goto_page`` / ``wait_idle`` / ``first_chart`` / ``assert_no_exception``: Streamlit-aware waits.
+- ``download(page, key)``: click a download button by its Streamlit key, return the file the browser got.
 
 Streamlit's ``st.navigation`` serves each ``st.Page("pages/<name>.py")`` at ``/<name>``; ``PAGE_PATHS``
 is derived from the page registry (``ui.pages``) so a new page is covered without editing this file.
@@ -199,6 +200,19 @@ def first_chart(page, timeout_ms: float = 90_000):
     chart = page.locator(PLOTLY_CHART).first
     chart.wait_for(state="visible", timeout=timeout_ms)
     return chart
+
+
+def download(page, key: str, timeout_ms: float = 120_000):
+    """Click the download button whose Streamlit key is ``key`` (Streamlit marks its element ``st-key-<key>``,
+    e.g. ``edpls_export_workbook``); return (suggested file name, bytes) of the file the browser received."""
+    button = page.locator(f".st-key-{key} button").first
+    button.wait_for(state="visible", timeout=timeout_ms)
+    with page.expect_download(timeout=timeout_ms) as info:
+        button.click()
+    dl = info.value
+    assert dl.failure() is None, f"{key}: download failed: {dl.failure()}"
+    with open(dl.path(), "rb") as fh:
+        return dl.suggested_filename, fh.read()
 
 
 def exception_text(page) -> str | None:

@@ -11,8 +11,10 @@ a message naming the file and the column while the previous data stays selected.
 """
 from __future__ import annotations
 
+import io
 import re
 
+import pandas as pd
 import pytest
 
 from browser_harness import (
@@ -20,6 +22,7 @@ from browser_harness import (
     PLOTLY_CHART,
     assert_no_exception,
     chart_coming,
+    download,
     first_chart,
     goto_page,
     screenshot,
@@ -259,7 +262,11 @@ def test_edpls_sample_numbers_paper_mode_and_sweep(page, app_url):
     assert float(metric_value(page, "RMSEP, private")) > plain  # strict ε = 1 costs accuracy
     assert metric_value(page, "Rows clipped").endswith("of 84")
     assert visible_charts(page) == 2
-    assert_texts(page, ["proven guarantee", "Coefficients (CSV)"], "edpls strict")
+    # the export bar: the shareable group and the owner's workbook (the coefficients are in the workbook)
+    assert_texts(page, ["proven guarantee", "Shareable release", "Owner's workbook: contains private information"],
+                 "edpls strict")
+    for key in ("edpls_export_model", "edpls_export_report", "edpls_export_workbook"):
+        assert page.locator(f".st-key-{key} button").count() >= 1, f"no {key} button"
     # paper-faithful mode: the page states that its total is not a proven guarantee
     page.locator('[data-testid="stSidebar"] [data-testid="stRadio"]').filter(has_text="Mode").get_by_text(
         "Paper-faithful").click()
@@ -272,7 +279,11 @@ def test_edpls_sample_numbers_paper_mode_and_sweep(page, app_url):
     set_number(page, "Replicates per ε", "5")
     press_and_wait_for_new_chart(page, "Run RMSEP sweep", "edpls paper mode")
     assert visible_charts(page) == 3
-    assert_texts(page, ["RMSEP curves (CSV)"], "edpls after the sweep")
+    # the sweep's curves are results on private rows: they reach the owner's workbook, built on click
+    name, body = download(page, "edpls_export_workbook", timeout_ms=LOAD_MS)
+    sheets = pd.read_excel(io.BytesIO(body), sheet_name=None)
+    assert name.endswith("_PRIVATE.xlsx") and list(sheets)[0] == "PRIVATE read me", (name, list(sheets))
+    assert any(s.startswith("RMSEP sweep") for s in sheets), list(sheets)
     screenshot(page, "edpls_paper_sweep")
 
 
