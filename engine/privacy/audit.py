@@ -40,10 +40,12 @@ Laplace method release; paper mode exceeds its stated per-release epsilon for ed
 scale follows the data's xmax * ymax, so an outlier row changes the output distribution's
 spread: bound ~10), DP-CCA (the data-dependent centre and scale move every row: bound ~4.5) and
 PCA-Gauss's Lap-PCA at the printed scale (true epsilon M eps: bound ~1.95 for M = 2).
-The strict edPLS audit cannot reach the claim even in principle: with private centring the
-worst row [x_bound e_1, y_bound, a] / S is not axis-aligned, so the upper triangle of z z' it
-changes has norm sqrt((1 + sum z_i^4) / 2) ~ 0.83 < 1 (Analyze-Gauss is slightly conservative
-for it).
+Strict edPLS and DP-CCA are calibrated to their exact worst-case sensitivities
+(``engine.methods.edpls.strict_sensitivity``: at most sqrt(3)/2 with private centring;
+``engine.methods.dp_cca``: sqrt(32/27) for per-view bounds with private centring), so their
+worst-case neighbours attain the calibrated sensitivity and the audits can approach the claim.
+The end-to-end audits of each page's real pipeline are ``pipeline_audit_case`` in each method's
+module (tests/test_*_release.py run them).
 
 Written by hand (no kept library implements a threshold auditor for arbitrary vector releases);
 the methods' estimators and the privacy core are used, not re-implemented.
@@ -57,7 +59,6 @@ from typing import Callable
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from .calibration import analytic_gaussian_sigma, laplace_scale
 from .mechanisms import GaussianMechanism, LaplaceMechanism, as_generator, sample_symmetric_gaussian
 
 __all__ = [

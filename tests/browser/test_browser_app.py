@@ -110,14 +110,19 @@ def metric_value(page, label: str) -> str:
     return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
+# the data picker's own file input (its key is "<page>_data_upload"): a page may have other uploaders (PCA-Gauss's
+# separate public file), which must not receive the data
+PICKER_INPUT = '[class*="_data_upload"] [data-testid="stFileUploaderDropzoneInput"]'
+
+
 def upload(page, name: str, data: bytes) -> None:
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+    page.locator(PICKER_INPUT).first.set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}])
 
 
 def choose_upload(page) -> None:
     page.locator('[data-testid="stRadio"]').filter(has_text="Data source").get_by_text("Upload a file").click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.wait_for(state="attached")
+    page.locator(PICKER_INPUT).first.wait_for(state="attached")
 
 
 # ----------------------------------------------------------------------------------------- tests
