@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .privacy.ledger import PrivacyLedger, Release, ledger_totals
+from .privacy.ledger import _json_float as _float  # one non-finite float spelling for every JSON file
 
 __all__ = [
     "decode_value",
@@ -44,11 +45,6 @@ class _Skip(Exception):
     """A value that is not plain data."""
 
 
-def _float(v: float):
-    v = float(v)
-    if math.isfinite(v):
-        return v
-    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
 def _plain(v):
