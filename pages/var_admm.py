@@ -22,6 +22,7 @@ from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
     NOT_DP_MODEL,
+    SCHEME_LABELS,
     CollaborativeVAR,
     calibrated_noise_scale,
     coef_table,
@@ -96,6 +97,15 @@ def _model_kw(settings: dict) -> dict:
     return {k: settings[k] for k in ("penalty", "alpha", "rho", "init", "variant")}
 
 
+SCHEME_CHOICES = {
+    "auto": "Automatic: accelerated for the fit, the paper's scheme for the attacks",
+    "anderson": "Accelerated: ρ = n with Anderson mixing",
+    "paper": "The paper's plain scheme (47)/(71)",
+    "balanced": "Paper's scheme + residual balancing of ρ",
+    "relaxed": "Paper's scheme + over-relaxation (α = 1.6)",
+}
+
+
 @st.cache_data(show_spinner="Fitting the collaborative VAR by ADMM ...", max_entries=16)
 def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) -> dict:
     """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3).
@@ -104,11 +114,11 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
     train = panel.Y[:panel.train_end]
     mask = panel.fit_mask[:panel.train_end]
     central = CollaborativeVAR(lags, penalty=settings["penalty"], alpha=settings["alpha"]).fit(train, row_mask=mask)
-    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"],
+    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"], scheme=settings["scheme"],
                    random_state=settings["init_seed"], owner_names=panel.sites, **_model_kw(settings))
     ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(lags, **admm_kw),
                             test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
-                            owner_names=panel.sites)
+                            owner_names=panel.sites)  # a fit that stops early warns and says why (below)
     admm = ev.model
     trace = admm.trace_
     log = trace.log.to_frame(max_iteration=3)
@@ -117,6 +127,8 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
         "times": panel.index[ev.target_rows], "score_mask": panel.score_mask,
         "residuals": trace.residual_frame(), "coef_error": trace.coef_error_path(central.coef_owner_major_), "coef_iterations": trace.path_iterations,
         "gap": float(abs(admm.coefs_ - central.coefs_).max()), "n_iter": admm.n_iter_, "converged": admm.converged_,
+        "scheme": admm.scheme_, "rho_used": trace.rho, "rejected": trace.rejected_steps,
+        "convergence_warning": admm.convergence_message_,
         "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
         "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
         "coef_table": coef_table(admm),
@@ -253,12 +265,20 @@ with st.expander("Owners, span and model", expanded=True):
     rho = float(c7.slider("ρ (ADMM)", 0.1, 50.0, 2.0, step=0.1, key="var_admm_rho",
                           help="Spec default 2. Strongly correlated series converge faster with a smaller ρ."))
     c8, c9, c10, c11 = st.columns(4)
-    stop_mode = c8.radio("Iterations", ("Boyd's stopping rule", "Fixed K (paper mode)"), key="var_admm_stop")
+    stop_mode = c8.radio("Iterations", ("Boyd's stopping rule", "Fixed K (paper mode)"), key="var_admm_stop",
+                         help="Boyd's rule (relative tolerance 1e-6, relative to the data's own scale), or exactly K "
+                              "iterations with no check of convergence (the paper's fixed-K experiments).")
     max_iter = int(c9.number_input("Max iterations" if stop_mode.startswith("Boyd") else "K", 1, 20000,
                                    3000 if stop_mode.startswith("Boyd") else 50, key="var_admm_iter"))
     init = c10.selectbox("Initialisation", ("random", "zero"), key="var_admm_init",
                          help="zero: Boyd's default, the first broadcast is 2Y/(n + ρ) (every series leaks). random: the paper's Prop. 3 setting.")
     variant = c11.selectbox("Protocol", ("base (47): central node holds Y", "Y-free (71)"), key="var_admm_variant")
+    scheme = st.selectbox("ADMM scheme", list(SCHEME_CHOICES), format_func=SCHEME_CHOICES.get, key="var_admm_scheme",
+                          help="Automatic runs the accelerated scheme for the fit (ρ = n, where the broadcast no longer "
+                               "depends on the dual, plus Anderson mixing of the owners' last updates: a few iterations "
+                               "instead of hundreds) and the paper's plain scheme wherever the paper's messages matter "
+                               "(fixed K, the attacks, noise inside ADMM). ρ applies to the paper's schemes only. "
+                               "The Attack tab always runs the paper's scheme: the attacks read its messages.")
 
 try:
     lags = parse_lags(lags_text)
@@ -271,7 +291,7 @@ if len(chosen) < 2:
 Y = full.iloc[:n_rows][list(chosen)]
 settings = {"penalty": penalty, "alpha": alpha if penalty != "none" else 0.0, "rho": rho, "init": init,
             "variant": "y_free" if variant.startswith("Y-free") else "base", "max_iter": max_iter,
-            "tol": 1e-4 if stop_mode.startswith("Boyd") else None,
+            "tol": 1e-6 if stop_mode.startswith("Boyd") else None, "scheme": scheme,
             "init_seed": 0}  # ADMM's random start and the attack simulations only: never the defence's noise
 try:
     fit = fit_and_forecast(Y, solar, lags, settings)
@@ -282,12 +302,23 @@ except (DataError, ValueError, ArithmeticError) as err:
 table = fit["table"]
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("ADMM iterations", f"{fit['n_iter']}" + ("" if fit["converged"] or settings["tol"] is None else " (no convergence)"),
-          help="Boyd's rule: primal and dual residuals below their thresholds (tol 1e-4), or the fixed K.")
+          help="Boyd's rule: primal and dual residuals below their thresholds (relative tolerance 1e-6, relative "
+               "to the data's own scale), or the fixed K.")
 m2.metric("max |B_ADMM − B_central|", f"{fit['gap']:.1e}",
           help="Largest coefficient difference between the distributed fit and the pooled fit of the same settings.")
 m3.metric("Median MAE gain over local AR", f"{table['mae_gain_pct'].median():.1f} %",
           help="100 (1 − MAE_VAR / MAE_AR) per owner; AR = each owner's own lags only (spec 6.3).")
 m4.metric("Owners gaining ≥ 10 % (MAE)", f"{int((table['mae_gain_pct'] >= 10).sum())} of {len(table)}")
+scheme_text = (f"**ADMM scheme that ran: {fit['scheme']}**, {SCHEME_LABELS[fit['scheme']]}"
+               + (f" (ρ = n = {fit['rho_used']:g}; ρ above is not used" if fit["scheme"] == "anderson" else
+                  f" (ρ = {fit['rho_used']:g}")
+               + (f"; {fit['rejected']} mixed steps refused by the safeguard)" if fit["rejected"] else ")") + ". "
+               + ("Stopping: Boyd's rule, relative tolerance 1e-6." if settings["tol"] is not None else
+                  f"Fixed K = {settings['max_iter']} iterations (paper mode): no stopping rule, convergence is not checked."))
+st.markdown(scheme_text)
+if fit["convergence_warning"]:
+    st.warning(f"**Not converged.** {fit['convergence_warning']}. The coefficients and forecasts below are those of the "
+               "last iteration.", icon=":material/warning:")
 st.caption(f"{len(Y.columns)} owners, {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows scored "
            f"(one step ahead, rolling, coefficients fixed). Lags {', '.join(map(str, lags))}. These evaluations use "
            "your private rows: they are for you (owner's workbook), not for sharing.")
@@ -416,7 +447,7 @@ report = RunReport(
     public_parameters=public_parameters,
     # The model itself is never DP; only the defence's noise on clipped values can be (its ledger says whether proven).
     mode=None, ledger=report_ledger, ledger_delta=budget.delta, mode_text=mode_text,
-    headline={"ADMM iterations": fit["n_iter"], "converged": fit["converged"],
+    headline={"ADMM scheme": fit["scheme"], "ADMM iterations": fit["n_iter"], "converged": fit["converged"],
               "max |B_ADMM − B_central|": fit["gap"], "median MAE gain over local AR (%)": table["mae_gain_pct"].median(),
               **({"median MAE gain with the defence (%)": defended["table"]["mae_gain_pct"].median()}
                  if defended is not None else {})},
@@ -467,8 +498,12 @@ with tabs[1]:
 with tabs[2]:
     show_chart(st, var_convergence_figure(fit["residuals"], fit["coef_error"], coef_iterations=fit["coef_iterations"]),
                "convergence", page="var_admm")
-    st.caption("Primal residual r^k = √n ‖ZB̄^k − H̄^k‖ and dual residual s^k (Boyd et al. 2011, 3.3); dotted: the "
-               "stopping thresholds. Bottom: distance of the ADMM coefficients to the pooled fit of the same settings.")
+    st.caption("Primal residual r^k = √n ‖ZB̄^k − H̄^k‖ and dual residual s^k (Boyd et al. 2011, 3.3), in units of "
+               "the internally scaled data (so they read the same in any units); dotted: the stopping thresholds. "
+               + ("Accelerated scheme: at ρ = n the dual is eliminated, the primal residual is zero by construction "
+                  "(not drawn on the log axis) and s^k is n times the change of the owners' contributions. "
+                  if fit["scheme"] == "anderson" else "")
+               + "Bottom: distance of the ADMM coefficients to the pooled fit of the same settings.")
 with tabs[3]:
     show_chart(st, var_message_flow_figure(fit["messages"], fit["sites"], max_rows=min(40, len(fit["messages"]))),
                "messages", page="var_admm")

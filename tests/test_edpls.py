@@ -15,9 +15,11 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.cross_decomposition import PLSRegression
+from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import GridSearchCV
 
 import engine.methods.edpls as edmod
+import engine.methods.edpls_core as coremod
 from engine.methods.edpls import (
     EDPLS,
     edpls_replicates,
@@ -91,7 +93,7 @@ def test_noise_off_equals_sklearn_on_corn(corn, k):
 @pytest.mark.parametrize("copy_limit", [None, 0])
 def test_noise_off_equals_sklearn_on_random_data(monkeypatch, shape, k, copy_limit):
     if copy_limit is not None:  # exercise the implicit-centring (no copy) path
-        monkeypatch.setattr(edmod, "_COPY_LIMIT", copy_limit)
+        monkeypatch.setattr(coremod, "_COPY_LIMIT", copy_limit)
     X, y = _random(*shape, seed=shape[1])
     if X.size > 500_000:  # large enough for the threaded row passes (on a machine with >= 2 cores)
         assert len(edmod._RowPasses(X).groups) == min(3, os.cpu_count() or 1)
@@ -106,7 +108,7 @@ def test_noise_off_equals_sklearn_on_random_data(monkeypatch, shape, k, copy_lim
 @pytest.mark.parametrize("ymax", ["abs", "signed"])
 def test_fast_path_equals_the_literal_algorithm(corn, monkeypatch, copy_limit, ymax):
     if copy_limit is not None:
-        monkeypatch.setattr(edmod, "_COPY_LIMIT", copy_limit)
+        monkeypatch.setattr(coremod, "_COPY_LIMIT", copy_limit)
     X, y = corn
     k = 8
     m = EDPLS(n_components=k, epsilon=np.inf, ymax=ymax).fit(X, y)
@@ -398,7 +400,8 @@ def test_input_validation_messages(bad, message):
 
 def test_single_column_y_and_predict_checks():
     X, y = _random(30, 6, seed=1)
-    a = EDPLS(n_components=2, epsilon=np.inf).fit(X, y[:, None])
+    with pytest.warns(DataConversionWarning, match="column-vector y"):  # as scikit-learn's regressors
+        a = EDPLS(n_components=2, epsilon=np.inf).fit(X, y[:, None])
     b = EDPLS(n_components=2, epsilon=np.inf).fit(X, y)
     np.testing.assert_allclose(a.coef_, b.coef_)
     with pytest.raises(ValueError, match="features"):

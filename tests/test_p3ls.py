@@ -18,6 +18,7 @@ from engine.methods.p3ls import (
     NOT_DP_STATEMENT,
     P3LS,
     SVDPLS,
+    P3LSRegressor,
     DataHolder,
     OrthogonalMask,
     ProtocolError,
@@ -28,6 +29,7 @@ from engine.methods.p3ls import (
     compare_models,
     leakage_report,
     orient_components,
+    resolve_column_split,
     select_n_components,
     standardise_columns,
     svd_pls,
@@ -400,6 +402,90 @@ def test_lc_chooses_k_on_validation_like_the_pooled_model():
     assert fed.x_weights_.shape[1] == k_pooled == fed.y_loadings_.shape[1]
 
 
+# ----------------------------------------------------------------------------- scikit-learn wrapper
+def test_regressor_wrapper_equals_the_list_of_blocks_api_and_pooled_pls():
+    """P3LSRegressor(column_split=...) runs the same protocol: identical to P3LS on the same blocks with the
+    same masks, and equal to PLSRegression(scale=True) on X (coefficients in X's own column order)."""
+    X, Y = low_rank_problem(m=100, n=17, l=2, seed=21)
+    Xn, _ = low_rank_problem(m=30, n=17, seed=22)
+    perm = np.random.default_rng(5).permutation(17)
+    splits = {"widths": ([5, 4, 8], [np.arange(0, 5), np.arange(5, 9), np.arange(9, 17)]),
+              "indices": ([perm[:6], perm[6:11], perm[11:]], [perm[:6], perm[6:11], perm[11:]]),
+              "parties": (3, np.array_split(np.arange(17), 3))}
+    sk = PLSRegression(4, scale=True, **TIGHT).fit(X, Y)
+    for name, (split, cols) in splits.items():
+        wrap = P3LSRegressor(4, column_split=split, label_holder=1, random_state=3).fit(X, Y)
+        fed = P3LS(4, label_holder=1, random_state=3).fit([X[:, c] for c in cols], Y)
+        assert [list(c) for c in wrap.columns_] == [list(c) for c in cols], name
+        np.testing.assert_array_equal(wrap.predict(Xn), fed.predict([Xn[:, c] for c in cols]))
+        np.testing.assert_array_equal(wrap.x_scores_, fed.x_scores_)
+        assert rel_err(wrap.predict(Xn), sk.predict(Xn)) < 1e-9, name
+        assert rel_err(wrap.coef_, sk.coef_) < 1e-9, name       # X's column order, not the stacked blocks'
+        assert rel_err(wrap.intercept_, sk.intercept_) < 1e-9, name
+        assert rel_err(align(wrap.x_weights_, sk.x_weights_), sk.x_weights_) < 1e-9, name
+        assert rel_err(align(wrap.transform(Xn), sk.transform(Xn)), sk.transform(Xn)) < 1e-9, name
+        assert wrap.score(Xn, sk.predict(Xn)) > 1 - 1e-12
+    # 1-D y gives 1-D predictions, a single new row is a valid query, a DataFrame's names select columns
+    y = Y[:, 0]
+    one = P3LSRegressor(3, column_split=[8, 9], random_state=0).fit(X, y)
+    assert one.predict(Xn).shape == (30,) and one.predict(Xn[:1]).shape == (1,)
+    assert rel_err(one.predict(Xn[:1]), PLSRegression(3, **TIGHT).fit(X, y).predict(Xn[:1])) < 1e-9
+    df = pd.DataFrame(X, columns=[f"c{j}" for j in range(17)])
+    named = P3LSRegressor(3, column_split=[[f"c{j}" for j in perm[:8]], [f"c{j}" for j in perm[8:]]],
+                          random_state=0).fit(df, y)
+    assert [list(c) for c in named.columns_] == [list(perm[:8]), list(perm[8:])]
+    assert list(named.get_feature_names_out()) == ["p3lsregressor0", "p3lsregressor1", "p3lsregressor2"]
+    assert rel_err(named.predict(pd.DataFrame(Xn, columns=df.columns)), one.predict(Xn)) < 1e-9
+
+
+def test_regressor_wrapper_in_cross_validation_matches_pls_regression():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    X, Y = low_rank_problem(m=90, n=12, l=1, seed=31)
+    y = Y[:, 0]
+    cv = KFold(5, shuffle=True, random_state=0)
+    ours = cross_val_score(P3LSRegressor(3, column_split=[4, 8]), X, y, cv=cv)
+    ref = cross_val_score(PLSRegression(3, **TIGHT), X, y, cv=cv)
+    assert np.max(np.abs(ours - ref)) < 1e-9
+
+
+def test_regressor_wrapper_validation_chooses_k_like_the_blocks_api():
+    X, Y = low_rank_problem(m=200, seed=13)
+    tr, va = np.arange(120), np.arange(120, 200)
+    wrap = P3LSRegressor(15, column_split=[9, 15], random_state=0).fit(X[tr], Y[tr], validation=(X[va], Y[va]))
+    k_pooled, _ = select_n_components(X[tr], Y[tr], X[va], Y[va], 15)
+    assert wrap.n_components_ == k_pooled == wrap.x_weights_.shape[1]
+    assert list(wrap.get_feature_names_out()) == [f"p3lsregressor{j}" for j in range(k_pooled)]
+
+
+@pytest.mark.parametrize("split, n, message", [
+    (3, 2, "3 parties need at least 3 columns; X has n_features = 2"),
+    (0, 4, "at least 1 party"),
+    ([2, 3], 4, r"widths \[2, 3\] sum to 5 columns; X has n_features = 4"),
+    ([2, 0, 2], 4, "every party needs at least one column"),
+    ([[0, 1], [1, 2, 3]], 4, "column 1 to more than one party"),
+    ([[0, 1], [3]], 4, "leaves column 2 to no party"),
+    ([[0, 1], [2, 7]], 4, "column 7, outside 0..3"),
+    ([["a"], ["b"]], 2, "names columns, but X has no column names"),
+    ([[0.5], [1]], 2, "column indices"),
+    ("ab", 2, "number of parties"),
+    ([], 2, "empty"),
+])
+def test_column_split_is_validated_with_a_message(split, n, message):
+    with pytest.raises(ValueError, match=message):
+        resolve_column_split(split, n)
+
+
+def test_svdpls_and_the_wrapper_raise_not_fitted_before_fit():
+    from sklearn.exceptions import NotFittedError
+
+    X, Y = low_rank_problem(m=20, n=5)
+    for est in (SVDPLS(2), P3LSRegressor(2)):
+        for method in (est.predict, est.transform):
+            with pytest.raises(NotFittedError):
+                method(X)
+
+
 # ----------------------------------------------------------------------------- value chain
 def test_value_chain_local_vs_p3ls_vs_central():
     from engine.data.samples import make_value_chain
@@ -493,3 +579,56 @@ def test_page_reports_a_bad_split_without_crashing():
     at.multiselect(key="p3ls_party_0_mine.csv").set_value([]).run()
     assert not at.exception
     assert any("no columns" in e.value for e in at.error)
+
+
+# --------------------------------------------------------------------------- hostile input (issue #16)
+def _process_frames(seed=3, n=40):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5)) * [1.0, 2.0, 3.0, 0.5, 4.0] + 10.0
+    y = X @ rng.standard_normal(5) + 0.1 * rng.standard_normal(n)
+    return pd.DataFrame(X, columns=["temp", "flow", "press", "ph", "rpm"]), pd.Series(y, name="purity")
+
+
+@pytest.mark.parametrize("kind", ["nan", "text", "huge", "constant", "duplicate"])
+def test_hostile_blocks_and_table_are_named_value_errors(kind):
+    X, y = _process_frames()
+    X = X.astype(object) if kind == "text" else X.copy()
+    if kind == "nan":
+        X.iloc[7, 3] = np.nan
+    elif kind == "text":
+        X.iloc[7, 3] = "sensor off"
+    elif kind == "huge":
+        X.iloc[7, 3] = -1e300
+    elif kind == "constant":
+        X["ph"] = 7.0
+    else:
+        X["ph"] = X["temp"]  # the same variable at two parties
+    cause = {"nan": "NaN", "text": "non-numeric", "huge": "overflows", "constant": "constant",
+             "duplicate": "identical"}[kind]
+    with pytest.raises(ValueError, match=f"column 'ph'.*{cause}|{cause}.*column 'ph'|'temp'.*'ph'.*{cause}"):
+        P3LS(2, random_state=0).fit([X[["temp", "flow"]], X[["press", "ph", "rpm"]]], y)
+    with pytest.raises(ValueError, match=f"X column 'ph'.*{cause}|X column 'temp' and column 'ph'.*{cause}"):
+        P3LSRegressor(2, column_split=[2, 3], random_state=0).fit(X, y)
+
+
+def test_constant_response_and_nan_in_new_rows_are_named():
+    X, y = _process_frames()
+    with pytest.raises(ValueError, match="Y 'purity' is constant"):
+        P3LS(2, random_state=0).fit([X.iloc[:, :2], X.iloc[:, 2:]], pd.Series(np.full(len(y), 3.5), name="purity"))
+    model = P3LSRegressor(2, column_split=2, random_state=0).fit(X, y)
+    Xn = X.iloc[:3].copy()
+    Xn.iloc[1, 4] = np.inf
+    with pytest.raises(ValueError, match="X column 'rpm' has \\+inf in row 1"):
+        model.predict(Xn)
+
+
+@pytest.mark.parametrize("c", [1e-150, 1e150])
+def test_standardisation_is_exact_at_the_issue_scales(c):
+    """Columns are first divided by a power of two: the same fit in units x 1e-150 and x 1e150 (the issue's
+    range); beyond it the column checks refuse with overflow / underflow (test_properties)."""
+    X, y = _process_frames()
+    base = P3LS(2, random_state=0).fit([X.iloc[:, :2], X.iloc[:, 2:]], y)
+    ours = P3LS(2, random_state=0).fit([X.iloc[:, :2] * c, X.iloc[:, 2:] * c], y)
+    np.testing.assert_allclose(ours.coef_ * c, base.coef_, rtol=1e-12)
+    np.testing.assert_allclose(ours.predict([X.iloc[:, :2] * c, X.iloc[:, 2:] * c]), base.predict(
+        [X.iloc[:, :2], X.iloc[:, 2:]]), rtol=1e-12)

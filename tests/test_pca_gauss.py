@@ -332,6 +332,32 @@ def test_identity_query_baselines(cancer, diabetes):
     assert reg.privacy_ledger_.entries[0].scale == pytest.approx(2 * (3 + 1) / 2.0)
 
 
+def test_transformer_api_and_y_is_required_for_supervised_tasks(cancer, diabetes):
+    """Both estimators are scikit-learn transformers (tests/test_sklearn_checks.py runs check_estimator):
+    fit_transform equals fit().transform with the same noise seed, feature names follow the class, and a
+    supervised task without y is refused (Li's regression used to crash inside numpy, its classification to
+    release the records without their labels)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    kw = dict(task="regression", pca_source="laplace", random_state=3)
+    fitted = PCAGauss(3, 2.0, **kw).fit(diabetes.X_train, diabetes.y_train)
+    np.testing.assert_array_equal(PCAGauss(3, 2.0, **kw).fit_transform(diabetes.X_train, diabetes.y_train),
+                                  fitted.transform(diabetes.X_train))
+    assert list(fitted.get_feature_names_out()) == ["pcagauss0", "pcagauss1", "pcagauss2"]
+    li = IdentityQueryRelease(2, 1.0, task="regression", projection="bernoulli", random_state=0)
+    Z = make_pipeline(StandardScaler(), li).fit_transform(diabetes.X_train, diabetes.y_train)
+    assert Z.shape == (len(diabetes.X_train), 2) and list(li.get_feature_names_out()) == [
+        "identityqueryrelease0", "identityqueryrelease1"]
+    for est in (PCAGauss(2, 1.0, task="regression", pca_source="laplace"),
+                IdentityQueryRelease(2, 1.0, task="regression", projection="bernoulli"),
+                IdentityQueryRelease(2, 1.0, task="classification", projection="bernoulli")):
+        with pytest.raises(ValueError, match="requires y to be passed"):
+            est.fit(diabetes.X_train)
+    with pytest.raises(ValueError, match="n_features = 3"):
+        PCAGauss(4, 1.0).fit(cancer.X_train[:, :3])
+
+
 # ------------------------------------------------------------------------------------------- utility
 def test_utility_inf_matches_real_and_tiny_eps_is_chance(cancer, diabetes):
     rows = utility_sweep(cancer, ["real", "pca_gauss_public"], [0.01, np.inf], [2], n_reps=4, random_state=0,
@@ -433,3 +459,52 @@ def test_page_renders_release_and_sweep():
     at.selectbox(key=f"pg_target_{name}_classification").set_value("moisture").run()
     assert not at.exception, at.exception
     assert any("No release on this choice" in e.value and "moisture" in e.value for e in at.error)
+
+
+# --------------------------------------------------------------------------- hostile input (issue #16)
+def _digits_frame():
+    import pandas as pd
+
+    d = load_digits()
+    return pd.DataFrame(d.data, columns=[f"pix{j:02d}" for j in range(64)]), d.target
+
+
+@pytest.mark.parametrize("kind, value, cause", [("nan", np.nan, "NaN"), ("inf", -np.inf, "-inf"),
+                                                ("huge", 1e300, "overflows"), ("text", "n/a", "non-numeric")])
+def test_hostile_cell_is_a_value_error_naming_the_column(kind, value, cause):
+    X, _ = _digits_frame()
+    X = X.astype(object) if kind == "text" else X.copy()
+    X.iloc[5, 20] = value
+    for est in (PCAGauss(2, 1.0, random_state=0), IdentityQueryRelease(2, 1.0, task="unsupervised", projection="bernoulli", random_state=0)):
+        with pytest.raises(ValueError, match=rf"X column 'pix20'.*{cause}|X column 'pix20' {cause}"):
+            est.fit(X)
+
+
+def test_tiny_column_and_public_slice_and_y_are_checked_by_name():
+    import pandas as pd
+
+    X, t = _digits_frame()
+    Xt = X.copy()
+    Xt["pix20"] = Xt["pix20"] * 1e-300
+    with pytest.raises(ValueError, match="X column 'pix20' underflows"):
+        PCAGauss(2, 1.0, random_state=0).fit(Xt)
+    Xp = X.iloc[:50].copy()
+    Xp.iloc[3, 7] = np.nan
+    with pytest.raises(ValueError, match="X_public column 'pix07' has NaN"):
+        PCAGauss(2, 1.0, pca_source="public", random_state=0).fit(X, X_public=Xp)
+    y = pd.Series(t.astype(float), name="digit_value")
+    y.iloc[4] = np.inf
+    with pytest.raises(ValueError, match="y 'digit_value' has \\+inf in row 4"):
+        PCAGauss(2, 1.0, task="regression", pca_source="laplace", random_state=0).fit(X, y)
+
+
+def test_constant_and_identical_columns_are_legitimate_for_pca_gauss():
+    """Digits has three pixels that are always 0 (so also identical to each other): PCA inverts nothing, the
+    fit is kept (a refusal would break the PCA-Gauss page), and the constant pixels are constant in the box."""
+    X, _ = _digits_frame()
+    const = [c for c in X.columns if X[c].nunique() == 1]
+    assert len(const) >= 2 and (X[const[0]] == X[const[1]]).all()
+    model = PCAGauss(2, np.inf, random_state=0).fit(X)
+    idx = [X.columns.get_loc(c) for c in const]
+    np.testing.assert_allclose(model.components_[idx], 0.0, atol=1e-12)
+    assert np.all(np.isfinite(model.sample(20, random_state=1)))

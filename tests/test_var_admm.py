@@ -127,24 +127,28 @@ def test_penalised_central_fits_equal_scikit_learn(var22):
 
 
 # ----------------------------------------------------------------------------- ADMM
+@pytest.mark.parametrize("scheme", ["paper", "anderson"])
 @pytest.mark.parametrize("penalty,alpha", [("none", 0.0), ("ridge", 0.05), ("lasso", 0.01)])
 @pytest.mark.parametrize("trend", ["c", "n"])
-def test_admm_converges_to_the_central_fit(var22, penalty, alpha, trend):
+def test_admm_converges_to_the_central_fit(var22, penalty, alpha, trend, scheme):
     Y = var22[:800] + 1.0
     central = CollaborativeVAR(2, penalty=penalty, alpha=alpha, trend=trend).fit(Y)
     for init, variant in (("zero", "base"), ("random", "y_free")):
         admm = CollaborativeVAR(2, solver="admm", penalty=penalty, alpha=alpha, trend=trend, rho=1.0, tol=1e-10,
-                                max_iter=20_000, init=init, variant=variant, random_state=0, store_path=False).fit(Y)
-        assert admm.converged_
+                                max_iter=20_000, init=init, variant=variant, random_state=0, store_path=False,
+                                scheme=scheme).fit(Y)
+        assert admm.converged_ and admm.scheme_ == scheme
         scale = np.max(np.abs(central.coefs_))
         assert np.max(np.abs(admm.coefs_ - central.coefs_)) <= 1e-6 * scale
         np.testing.assert_allclose(admm.intercept_, central.intercept_, atol=1e-6 * np.max(np.abs(Y)))
 
 
-def test_admm_converges_on_macrodata_and_ten_owners(macro, var10):
+@pytest.mark.parametrize("scheme", ["paper", "anderson"])
+def test_admm_converges_on_macrodata_and_ten_owners(macro, var10, scheme):
     for Y, p, rho in ((macro, 2, 0.5), (var10[:1000], 3, 2.0)):
         central = CollaborativeVAR(p).fit(Y)
-        admm = CollaborativeVAR(p, solver="admm", rho=rho, tol=1e-10, max_iter=20_000, store_path=False).fit(Y)
+        admm = CollaborativeVAR(p, solver="admm", rho=rho, tol=1e-10, max_iter=20_000, store_path=False,
+                                scheme=scheme).fit(Y)
         assert admm.converged_
         assert np.max(np.abs(admm.coefs_ - central.coefs_)) <= 1e-6 * np.max(np.abs(central.coefs_))
 
@@ -169,16 +173,20 @@ def test_base_and_y_free_give_the_same_iterates_and_the_identities_hold(var22):
         np.testing.assert_allclose(W, -Y - ZB[k - 1] + 2 * ZB[k], atol=1e-10)
 
 
-def test_residuals_stopping_rule_and_fixed_k(var10):
+@pytest.mark.parametrize("scheme", ["paper", "anderson"])
+def test_residuals_stopping_rule_and_fixed_k(var10, scheme):
     Y = var10[:1000]
-    boyd = CollaborativeVAR(3, solver="admm", rho=2.0, random_state=1).fit(Y)
+    boyd = CollaborativeVAR(3, solver="admm", rho=2.0, random_state=1, scheme=scheme, tol=1e-4).fit(Y)
     tr = boyd.trace_
-    assert boyd.converged_ and boyd.n_iter_ < 500
+    assert boyd.converged_ and boyd.n_iter_ < 500 and boyd.scheme_ == tr.scheme == scheme
     assert tr.primal_residuals[-1] <= tr.eps_primal[-1] and tr.dual_residuals[-1] <= tr.eps_dual[-1]
-    assert np.isinf(tr.dual_residuals[0])
-    # decrease in trend: the last tenth is far below the first tenth
     k = max(len(tr.primal_residuals) // 10, 1)
-    assert tr.primal_residuals[-k:].mean() < 1e-2 * tr.primal_residuals[:k].mean()
+    if scheme == "paper":
+        assert np.isinf(tr.dual_residuals[0])
+        # decrease in trend: the last tenth is far below the first tenth
+        assert tr.primal_residuals[-k:].mean() < 1e-2 * tr.primal_residuals[:k].mean()
+    else:  # the dual is eliminated at rho = n: the consensus holds exactly
+        assert np.all(tr.primal_residuals == 0) and tr.rho == 10
     assert tr.dual_residuals[-k:].mean() < 1e-2 * tr.dual_residuals[1:k + 1].mean()
     fixed = CollaborativeVAR(3, solver="admm", rho=2.0, tol=None, max_iter=50).fit(Y)
     assert fixed.n_iter_ == 50 and not fixed.converged_ and fixed.trace_.n_broadcasts == 50
@@ -479,6 +487,7 @@ def test_page_renders_fits_and_attacks():
     text = " ".join(m.value for m in at.markdown) + " ".join(w.value for w in at.warning) + " ".join(
         i.value for i in at.info)
     assert "not differentially private" in text or "not DP" in text
+    assert "ADMM scheme that ran: anderson" in text
     # switch the attacker to the central node of the Y-free variant: still renders
     at.selectbox(key="var_admm_attacker").set_value("central node (Y-free variant (71))").run()
     assert not at.exception, at.exception

@@ -134,7 +134,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -143,6 +142,20 @@ from scipy.linalg import subspace_angles
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from engine.methods.dp_cca_core import (  # noqa: F401  (names re-exported: engine.methods.dp_cca.<name>)
+    _REL_FLOOR,
+    SENSITIVITY,
+    _inv_sqrt,
+    _Prepared,
+    _prepare_paper,
+    _prepare_strict,
+    _row_norms,
+    as_view,
+    cca_from_moments,
+    check_identified,
+    read_views,
+    release_sensitivity,
+)
 from engine.privacy.wording import ledger_text
 from engine.release import Field, build_release, estimator_from_release, release_to_json
 
@@ -151,7 +164,6 @@ from engine.privacy import (
     GaussianMechanism,
     PrivacyLedger,
     as_generator,
-    clip_rows_l2,
     noise_generator,
     sample_symmetric_gaussian,
 )
@@ -207,9 +219,6 @@ NOT_DP_PROJECTIONS = (
 #: The three sweep parameters of the poster's figures.
 SWEEP_PARAMETERS = ("epsilon", "n_samples", "delta")
 
-#: Relative eigenvalue floor of the whitening (only matters for singular data; 0 noise).
-_REL_FLOOR = 1e-12
-
 #: Multiple of sqrt(D) tau used by ``regularization="auto"`` (module docstring).
 _AUTO_LAMBDA = 2.0
 
@@ -218,15 +227,6 @@ _CHUNK_ENTRIES = 8_000_000
 
 #: Name of the one release in the ledger (the dp fields of the shareable release name it).
 RELEASE_NAME = "joint second-moment matrix Z'Z"
-
-#: Worst-case L2 change of the released upper triangle of Z'Z under replace-one, per construction
-#: (bounds: "joint" or "per_view"; centring: "public" or "private"); proof in the module docstring.
-SENSITIVITY = {
-    ("joint", "public"): math.sqrt(2.0),
-    ("joint", "private"): math.sqrt(9.0 / 8.0),
-    ("per_view", "public"): math.sqrt(3.0 / 2.0),
-    ("per_view", "private"): math.sqrt(32.0 / 27.0),
-}
 
 #: Inner product t = a'a~ of the unit rows that attain each sensitivity (module docstring).
 _WORST_INNER = {("joint", "public"): 0.0, ("joint", "private"): -0.5,
@@ -243,27 +243,6 @@ def resolve_calibration(calibration: str, epsilon: float) -> str:
     if calibration == "auto":
         return "classic" if float(epsilon) <= 1.0 else "analytic"
     return calibration
-
-
-def release_sensitivity(bounds: str = "joint", centring: str = "public") -> float:
-    """Worst-case L2 change of the released upper triangle of Z'Z when one row is replaced.
-
-    Parameters
-    ----------
-    bounds : "joint" (one bound on ||[x, y]||, and paper mode) or "per_view" (||x||, ||y|| bounded
-        separately, z = [x/B_x, y/B_y, ...] / S).
-    centring : "public" (a public centre, or paper mode) or "private" (a constant column in the
-        same release).
-
-    Returns
-    -------
-    float: sqrt(2), sqrt(9/8), sqrt(3/2) or sqrt(32/27) (proof in the module docstring; attained
-    by ``worst_case_rows`` when each view has at least two columns).
-    """
-    key = (bounds, centring)
-    if key not in SENSITIVITY:
-        raise ValueError(f"bounds must be 'joint' or 'per_view' and centring 'public' or 'private', got {key}")
-    return SENSITIVITY[key]
 
 
 def _mechanism(epsilon: float, delta: float, calibration: str,
@@ -292,187 +271,6 @@ def auto_regularization(tau: float, dim: int) -> float:
 
 
 # =============================================================================================
-# CCA from (noisy) moments, batched
-# =============================================================================================
-def _inv_sqrt(B: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """B^-1/2 after regularisation (batched); also returns the smallest raw eigenvalue per batch."""
-    B = 0.5 * (B + np.swapaxes(B, -1, -2))
-    w, Q = np.linalg.eigh(B)
-    w_reg = w + lam
-    top = np.max(np.abs(w_reg), axis=-1, keepdims=True)
-    floor = np.maximum(lam, _REL_FLOOR * np.where(top > 0, top, 1.0))
-    w_reg = np.maximum(w_reg, floor)
-    return np.matmul(Q * (1.0 / np.sqrt(w_reg))[..., None, :], np.swapaxes(Q, -1, -2)), w[..., 0]
-
-
-def cca_from_moments(C, dx: int, n_components: int, regularization: float = 0.0) -> dict:
-    """CCA from a (batch of) joint second-moment matrices by whitening + SVD.
-
-    Parameters
-    ----------
-    C : array (D, D) or (R, D, D), D = dx + dy; blocks [[C_xx, C_xy], [C_yx, C_yy]], centred moments.
-    dx : number of X variables.
-    n_components : K <= min(dx, dy).
-    regularization : lambda >= 0 added to the eigenvalues of C_xx and C_yy, which are then
-        floored at lambda (module docstring).
-
-    Returns
-    -------
-    dict with U (.., dx, K), V (.., dy, K), rho (.., K) in [0, 1] (descending), and
-    min_eig_x, min_eig_y (..,): smallest eigenvalue of the raw blocks (negative = indefinite).
-    Sign convention: the entry of largest magnitude of every u_k is positive (v_k follows).
-    """
-    C = np.asarray(C, dtype=float)
-    single = C.ndim == 2
-    if single:
-        C = C[None]
-    D = C.shape[-1]
-    dy = D - int(dx)
-    K = int(n_components)
-    if not 1 <= K <= min(dx, dy):
-        raise ValueError(f"n_components must be in 1..min(dx, dy) = {min(dx, dy)}, got {K}")
-    lam = float(regularization)
-    if not (math.isfinite(lam) and lam >= 0):
-        raise ValueError(f"regularization must be a finite number >= 0, got {regularization!r}")
-    Wx, min_x = _inv_sqrt(C[:, :dx, :dx], lam)
-    Wy, min_y = _inv_sqrt(C[:, dx:, dx:], lam)
-    M = Wx @ C[:, :dx, dx:] @ Wy
-    A, S, Bt = np.linalg.svd(M)
-    U = Wx @ A[:, :, :K]
-    V = Wy @ np.swapaxes(Bt, -1, -2)[:, :, :K]
-    idx = np.argmax(np.abs(U), axis=1)  # (R, K)
-    signs = np.sign(np.take_along_axis(U, idx[:, None, :], axis=1))
-    signs[signs == 0] = 1.0
-    U, V = U * signs, V * signs
-    out = {"U": U, "V": V, "rho": np.clip(S[:, :K], 0.0, 1.0), "min_eig_x": min_x, "min_eig_y": min_y}
-    if single:
-        out = {k: v[0] for k, v in out.items()}
-    return out
-
-
-# =============================================================================================
-# Preprocessing: rows into the unit ball (paper: data-dependent; strict: public bounds)
-# =============================================================================================
-@dataclass
-class _Prepared:
-    """Rows z_n with ||z_n|| <= 1 and what turns (noisy) moments of Z back into a model.
-
-    z = [(x - x_shift) / x_div, (y - y_shift) / y_div (, const)] (after clipping in strict mode).
-    """
-
-    Z: np.ndarray
-    dx: int
-    dy: int
-    x_shift: np.ndarray
-    y_shift: np.ndarray
-    x_div: float
-    y_div: float
-    private_centring: bool
-    const: float
-    sensitivity_source: str
-    n_clipped: int
-    clip_notes: tuple
-    description: str
-    sensitivity: float
-    #: Paper mode only: the data-derived scales (private; for the owner's workbook).
-    private_scales: dict = dataclasses.field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return self.Z.shape[0]
-
-    @property
-    def D(self) -> int:
-        return self.dx + self.dy
-
-    def gram(self) -> np.ndarray:
-        G = self.Z.T @ self.Z
-        return 0.5 * (G + G.T)
-
-    def moments(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(R, d, d) sums Z'Z (+E) -> centred moments C (R, D, D) and the mean in z units (R, D)."""
-        M = G / self.n
-        D = self.D
-        if self.private_centring:
-            s = M[:, :D, D] / self.const  # noisy mean of the z coordinates (N public)
-            C = M[:, :D, :D] - np.einsum("ri,rj->rij", s, s)
-            return C, s
-        return M, np.zeros((M.shape[0], D))
-
-    def to_model(self, fit: dict, mean_z: np.ndarray) -> dict:
-        """Undo the scaling: weights and centres in the units of the input columns."""
-        dx = self.dx
-        return {
-            "U": fit["U"] / self.x_div, "V": fit["V"] / self.y_div, "rho": fit["rho"],
-            "x_mean": self.x_shift[None, :] + mean_z[:, :dx] * self.x_div,
-            "y_mean": self.y_shift[None, :] + mean_z[:, dx:] * self.y_div,
-            "indefinite": (fit["min_eig_x"] < 0) | (fit["min_eig_y"] < 0),
-        }
-
-
-def _row_norms(A: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("ij,ij->i", A, A))
-
-
-def _prepare_paper(X: np.ndarray, Y: np.ndarray) -> _Prepared:
-    xm, ym = X.mean(axis=0), Y.mean(axis=0)
-    Xc, Yc = X - xm, Y - ym
-    bx, by = float(_row_norms(Xc).max()), float(_row_norms(Yc).max())
-    if not (bx > 0 and by > 0):
-        raise ValueError("a view is constant across all rows: CCA needs variation in both views")
-    B = np.hstack([Xc / bx, Yc / by])
-    s = float(_row_norms(B).max())
-    Z = B / s
-    # The description goes into the ledger and the report: no data-derived number in it.
-    return _Prepared(
-        Z, X.shape[1], Y.shape[1], xm, ym, bx * s, by * s, False, 0.0, "data", 0, (),
-        "views centred at their sample means and divided by their largest sample row norms, then rows "
-        "divided by the largest joint norm: data-dependent (the numbers are private)",
-        release_sensitivity("joint", "public"),
-        {"largest ||x - mean_x||": bx, "largest ||y - mean_y||": by, "largest joint norm after scaling": s},
-    )
-
-
-def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center) -> _Prepared:
-    n, dx = X.shape
-    dy = Y.shape[1]
-    public = x_center is not None
-    if public:
-        cx = np.broadcast_to(np.asarray(x_center, dtype=float), (dx,)).copy()
-        cy = np.broadcast_to(np.asarray(y_center, dtype=float), (dy,)).copy()
-    else:
-        cx, cy = np.zeros(dx), np.zeros(dy)
-    Xs, Ys = X - cx, Y - cy
-    extra = 0 if public else 1
-    if row_bound is not None:
-        Bn = float(row_bound)
-        W, rep = clip_rows_l2(np.hstack([Xs, Ys]), Bn)
-        S = math.sqrt(1.0 + extra)
-        blocks = [W / Bn]
-        x_div = y_div = Bn * S
-        n_clipped, notes = rep.n_clipped, (rep.describe("rows [x, y]"),)
-        what = f"joint rows clipped to ||[x, y]|| <= {Bn:g}"
-    else:
-        Bx, By = float(x_bound), float(y_bound)
-        Xcl, rep_x = clip_rows_l2(Xs, Bx)
-        Ycl, rep_y = clip_rows_l2(Ys, By)
-        S = math.sqrt(2.0 + extra)
-        blocks = [Xcl / Bx, Ycl / By]
-        x_div, y_div = Bx * S, By * S
-        over = (_row_norms(Xs) > Bx) | (_row_norms(Ys) > By)
-        n_clipped, notes = int(over.sum()), (rep_x.describe("x rows"), rep_y.describe("y rows"))
-        what = f"x rows clipped to norm {Bx:g}, y rows to {By:g}"
-    if not public:
-        blocks.append(np.ones((n, 1)))
-    Z = np.hstack(blocks) / S
-    centre = ("public centre subtracted" if public else
-              "private centring: constant column in the same release")
-    sens = release_sensitivity("joint" if row_bound is not None else "per_view", "public" if public else "private")
-    return _Prepared(Z, dx, dy, cx, cy, x_div, y_div, not public, 1.0 / S if not public else 0.0, "public",
-                     int(n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{S:.4g}", sens)
-
-
-# =============================================================================================
 # The estimator
 # =============================================================================================
 class DPCCA(TransformerMixin, BaseEstimator):
@@ -497,6 +295,17 @@ class DPCCA(TransformerMixin, BaseEstimator):
         lambda >= 0 in the units of C (module docstring).
     random_state : None (default: fresh OS entropy per fit) or a noise seed (int, Generator, ...);
         a seed is known to whoever chose it, so the ledger then says "not proven" (SEED_KNOWN_CAVEAT).
+        Clones and cross-validation: ``sklearn.base.clone`` copies ``random_state``. With None every fit
+        of every clone draws fresh noise (independent folds); with an int or a Generator (deep-copied in
+        its current state) every clone draws the SAME noise in every fold: reproducible, not independent,
+        and "not proven" in every fit's ledger.
+
+    Input: X (N, Dx) and Y (N, Dy) or Y (N,) (one column, as scikit-learn passes a target). Text, NaN,
+    inf, overflow, underflow, constant and duplicate columns are refused with a ``ValueError`` naming the
+    view and column; without noise and regularisation a collinear view is refused (``check_identified``).
+    ``fit_transform(X, Y)`` returns the X scores, as ``fit(X, Y).transform(X)``; ``transform(X, Y)`` gives
+    both views' scores. scikit-learn's ``check_estimator`` passes with ``n_components=1`` (the checks give
+    a one-column Y; the default K = 2 needs Dy >= 2, as for ``sklearn.cross_decomposition.CCA``).
 
     Attributes
     ----------
@@ -574,28 +383,36 @@ class DPCCA(TransformerMixin, BaseEstimator):
         if (self.x_center is None) != (self.y_center is None):
             raise ValueError("give both x_center and y_center (a public centre) or neither (private centring)")
 
-    def _validate_xy(self, X, Y, *, reset=True):
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=reset)
-        Y = check_array(Y, dtype=np.float64, ensure_min_samples=2, input_name="Y")
-        if Y.shape[0] != X.shape[0]:
-            raise ValueError(f"X and Y must have the same rows (samples): X has {X.shape[0]}, Y has {Y.shape[0]}")
-        dx, dy = X.shape[1], Y.shape[1]
+    def _validate_xy(self, X, Y, *, reset=True, full=True):
+        """Checked views (``dp_cca_core.read_views``: Y may be 1-D; text, NaN, inf, overflow, underflow,
+        constant and duplicate columns refused, naming the column) and the parameter checks that need
+        their shapes."""
+        views = read_views(self, X, Y, reset=reset, full=full)
+        dx, dy = views.X.shape[1], views.Y.shape[1]
         if self.n_components > min(dx, dy):
-            raise ValueError(f"n_components={self.n_components} exceeds min(Dx, Dy) = {min(dx, dy)}")
+            raise ValueError(f"n_components={self.n_components} exceeds min(Dx, Dy) = {min(dx, dy)}: X has "
+                             f"n_features = {dx}, Y has {dy} column(s)")
         if self.mode == "strict" and self.x_center is not None:
             for name, c, d in (("x_center", self.x_center, dx), ("y_center", self.y_center, dy)):
                 arr = np.asarray(c, dtype=float)
                 if arr.shape not in ((), (d,)) or not np.all(np.isfinite(arr)):
                     raise ValueError(f"{name} must be finite with shape ({d},) or a scalar")
-        return X, Y
+        return views
 
-    def _prepare(self, X, Y, *, reset=True) -> _Prepared:
+    def _prepare(self, X, Y, *, reset=True, full_checks=False) -> _Prepared:
+        """Rows in the unit ball. Values are always checked; ``full_checks`` (every public entry point: fit,
+        sample_fits, sweeps) also refuses constant and duplicate columns, which the privacy analyses'
+        few adversarial rows have by construction."""
         self._check_params()
-        X, Y = self._validate_xy(X, Y, reset=reset)
+        views = self._validate_xy(X, Y, reset=reset, full=full_checks)
+        names = (views.x_names, views.y_names)
         if self.mode == "paper":
-            return _prepare_paper(X, Y)
-        return _prepare_strict(X, Y, row_bound=self.row_bound, x_bound=self.x_bound, y_bound=self.y_bound,
-                               x_center=self.x_center, y_center=self.y_center)
+            prep = _prepare_paper(views.X, views.Y)
+        else:
+            prep = _prepare_strict(views.X, views.Y, row_bound=self.row_bound, x_bound=self.x_bound,
+                                   y_bound=self.y_bound, x_center=self.x_center, y_center=self.y_center, names=names)
+        prep.names = names
+        return prep
 
     # ------------------------------------------------------------------ noise and ledger
     def _sensitivity(self) -> float:
@@ -663,8 +480,12 @@ class DPCCA(TransformerMixin, BaseEstimator):
             parts.append(G0[None] + sample_symmetric_gaussian(mech.sigma, d, rng, min(chunk, R - start)))
         return np.concatenate(parts)
 
-    def _models(self, prep: _Prepared, G: np.ndarray, lam: float) -> dict:
+    def _models(self, prep: _Prepared, G: np.ndarray, lam: float, clean: bool = False) -> dict:
+        """(R, d, d) sums Z'Z (+ noise) -> models. ``clean``: G carries no noise; without regularisation the
+        CCA is then identified only for views of full numerical rank (``check_identified`` refuses others)."""
         C, mean_z = prep.moments(G)
+        if clean and lam == 0:
+            check_identified(C[0], prep.dx, prep.names, prep.n)
         fit = cca_from_moments(C, prep.dx, int(self.n_components), lam)
         out = prep.to_model(fit, mean_z)
         out["C"] = C
@@ -673,12 +494,12 @@ class DPCCA(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit / transform
     def fit(self, X, Y):
         """Fit on X (N, Dx) and Y (N, Dy) (rows = the same samples). Returns self."""
-        prep = self._prepare(X, Y)
+        prep = self._prepare(X, Y, full_checks=True)
         noise = self._noise(prep.n)
         lam = self._lambda(noise["tau"], prep.D)
         rng, seed_known = noise_generator(self.random_state)
         G = self._draw(prep, noise, 1, rng)
-        out = self._models(prep, G, lam)
+        out = self._models(prep, G, lam, clean=noise["mechanism"] is None)
         self.canonical_correlations_ = out["rho"][0]
         self.x_weights_ = out["U"][0]
         self.y_weights_ = out["V"][0]
@@ -703,7 +524,9 @@ class DPCCA(TransformerMixin, BaseEstimator):
         return self
 
     def _check_y(self, Y) -> np.ndarray:
-        Y = check_array(Y, dtype=np.float64, input_name="Y")
+        Y, _ = as_view(Y, "Y")
+        if not np.isfinite(Y).all():
+            raise ValueError("Input Y contains NaN or inf: every value must be a finite number")
         if Y.shape[1] != self.n_features_y_:
             raise ValueError(f"Y has {Y.shape[1]} columns; the model was fitted with {self.n_features_y_}")
         return Y
@@ -724,13 +547,22 @@ class DPCCA(TransformerMixin, BaseEstimator):
         return x_scores, (Y - self.y_mean_) @ self.y_weights_
 
     def fit_transform(self, X, Y=None, **fit_params):
+        """``fit(X, Y).transform(X)``: the X scores (n, K), as every scikit-learn transformer (for the scores
+        of both views call ``transform(X, Y)``). The second view may also be passed as ``y=`` (scikit-learn's
+        name for the second argument)."""
         if Y is None:
-            raise ValueError("DPCCA needs two views: fit_transform(X, Y)")
-        return self.fit(X, Y).transform(X, Y)
+            Y = fit_params.pop("y", None)
+        if Y is None:
+            raise ValueError("DPCCA requires y to be passed, but the target y is None: fit_transform(X, Y) needs "
+                             "the second view Y")
+        return self.fit(X, Y).transform(X)
 
-    def score(self, X, Y) -> float:
-        """Sum of the held-out correlations corr(X u_k, Y v_k) over the K pairs."""
+    def score(self, X, Y=None, y=None) -> float:
+        """Sum of the held-out correlations corr(X u_k, Y v_k) over the K pairs (``y=`` is accepted for Y,
+        scikit-learn's name for the second argument)."""
         check_is_fitted(self, "x_weights_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        Y = self._check_y(y if Y is None else Y)
         return float(held_out_correlations(self.x_weights_, self.y_weights_, X, Y).sum())
 
     # ------------------------------------------------------------------ replicates
@@ -744,13 +576,13 @@ class DPCCA(TransformerMixin, BaseEstimator):
         """
         if int(n_replicates) < 1:
             raise ValueError("n_replicates must be >= 1")
-        prep = self._prepare(X, Y)
+        prep = self._prepare(X, Y, full_checks=True)
         noise = self._noise(prep.n)
         lam = self._lambda(noise["tau"], prep.D)
         rng, seed_known = noise_generator(self.random_state if random_state is None else random_state)
         G = prep.gram()
         Gs = self._draw(prep, noise, n_replicates, rng, G)
-        out = self._models(prep, Gs, lam)
+        out = self._models(prep, Gs, lam, clean=noise["mechanism"] is None)
         C_hat = out.pop("C")
         if return_moments:
             out["C_hat"] = C_hat
@@ -766,7 +598,7 @@ class DPCCA(TransformerMixin, BaseEstimator):
 # =============================================================================================
 def _cov_blocks(X, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     X = check_array(X, dtype=np.float64, ensure_min_samples=2)
-    Y = check_array(Y, dtype=np.float64, ensure_min_samples=2, input_name="Y")
+    Y = check_array(as_view(Y, "Y")[0], dtype=np.float64, ensure_min_samples=2, input_name="Y")
     if X.shape[0] != Y.shape[0]:
         raise ValueError("X and Y must have the same number of rows")
     Xc, Yc = X - X.mean(0), Y - Y.mean(0)
@@ -847,7 +679,7 @@ def _evaluate(models: dict, ref: dict, test_cov) -> dict:
 
 def _as_arrays(X, Y, name):
     X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name=f"X_{name}")
-    Y = check_array(Y, dtype=np.float64, ensure_min_samples=2, input_name=f"Y_{name}")
+    Y = check_array(as_view(Y, f"Y_{name}")[0], dtype=np.float64, ensure_min_samples=2, input_name=f"Y_{name}")
     if X.shape[0] != Y.shape[0]:
         raise ValueError(f"X_{name} and Y_{name} must have the same number of rows")
     return X, Y
@@ -898,6 +730,8 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
         bad = [v for v in values if not (2 <= int(v) <= n_train)]
         if bad:
             raise ValueError(f"sample sizes {bad} are outside 2..{n_train} (the training rows available)")
+        # the whole training set once (constant, duplicate columns); the row subsets then only get value checks
+        DPCCA(**{**params, "random_state": None})._validate_xy(X_train, Y_train)
     elif not 2 <= n_fixed <= n_train:
         raise ValueError(f"n_samples={n_fixed} is outside 2..{n_train}")
     test_cov = _cov_blocks(X_test, Y_test)
@@ -909,9 +743,9 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
     if parameter != "n_samples":
         idx = np.arange(n_train) if n_fixed == n_train else rng.choice(n_train, n_fixed, replace=False)
         est = _with_params(base, epsilon=epsilon, delta=delta)
-        prep = est._prepare(X_train[idx], Y_train[idx])
+        prep = est._prepare(X_train[idx], Y_train[idx], full_checks=True)
         G = prep.gram()
-        ref = est._models(prep, G[None], est._lambda(0.0, prep.D))
+        ref = est._models(prep, G[None], est._lambda(0.0, prep.D), clean=True)
         shared = (prep, G, ref)
     for i, value in enumerate(values):
         eps = float(value) if parameter == "epsilon" else float(epsilon)
@@ -925,7 +759,7 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
                 prep = est._prepare(X_train[sub], Y_train[sub])
                 G = prep.gram()
                 noise = est._noise(prep.n)
-                ref = est._models(prep, G[None], est._lambda(0.0, prep.D))
+                ref = est._models(prep, G[None], est._lambda(0.0, prep.D), clean=True)
                 models = est._models(prep, est._draw(prep, noise, 1, noise_rng, G), est._lambda(noise["tau"], prep.D))
                 results.append(_evaluate(models, ref, test_cov))
                 if progress is not None:

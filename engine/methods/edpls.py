@@ -34,18 +34,17 @@ has no strict mode and no replicate batching; its ``EDPLS`` class no longer runs
 scikit-learn. The privacy core (calibration, Analyze-Gauss, clipping, ledger) is
 ``engine.privacy``, used here, not re-implemented.
 
-Speed. The clean path is NIPALS PLS1 computed without forming the deflated residual E:
-with unit t, E_j = X_c - sum_{l<j} t_l p_l', so E_j v = X_c v - T (P'v) and E_j' u = X_c' u - P (T'u);
-E_{j+1}' f_{j+1} = E_j' f_j - c_j p_j (exact for unit t, c = f't, p = E't); the squared row norms
-of E (needed for the sample bound xmax) follow ||e_{j+1,i}||^2 = ||e_{j,i}||^2 - 2 t_ji (E_j p_j)_i
-+ t_ji^2 ||p_j||^2. Each component then costs two passes over X (X_c w_{j+1} together with
-X_c p_j from the same cached row block, and X_c' t_j), plus one initial pass (column sums, X'y,
-row norms); X is never copied or deflated, and centring is implicit for large X
-(X_c v = X v - 1 (mu'v)); small X (< ``_COPY_LIMIT`` entries) is centred explicitly for accuracy.
-The passes run over ~1 MB row blocks split across worker threads with single-threaded BLAS
-(``_RowPasses``; threadpoolctl limits the BLAS threads of the process while a large fit runs).
-The clean path is computed once per data set; replicate fits, epsilon sweeps and sweeps over
-the number of components only draw noise and solve k x k systems, batched over replicates.
+Speed. The clean path is NIPALS PLS1 computed without forming the deflated residual E (two
+row-blocked, threaded passes over X per component, X never copied or deflated; ``edpls_core``). The
+clean path is computed once per data set; replicate fits, epsilon sweeps and sweeps over the number of
+components only draw noise and solve k x k systems, batched over replicates.
+
+Numerics and input (issue #16). X and y are checked column by column (``column_checks``): NaN, inf,
+text, overflow, underflow, constant and duplicate columns are refused with a ``ValueError`` naming the
+column (a column-vector y is ravelled with scikit-learn's ``DataConversionWarning``). Extreme scales are
+handled by exact power-of-two rescaling and every tolerance is relative (``edpls_core``), so c X, c' y
+gives the fit of X, y in the new units for c, c' in [1e-150, 1e150]; a fit refuses only when X has run
+out of numerical rank or y is explained to machine precision, and then says which.
 
 Noise. Every release draws its noise through ``engine.privacy.noise_generator(random_state)``:
 ``random_state=None`` (the default) is fresh OS entropy; any other value is a noise seed somebody
@@ -60,25 +59,29 @@ same stream as R sequential fits sharing ``g``: replicate r equals the r-th sepa
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, validate_data
+
+from engine.methods.column_checks import (
+    check_columns,
+    column_label,
+    frame_names,
+    raise_if_non_numeric,
+    series_name,
+)
 
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     GaussianMechanism,
     PrivacyLedger,
     Release,
-    analytic_gaussian_sigma,
-    classic_gaussian_sigma,
-    clip_abs,
-    clip_rows_l2,
     ledger_totals,
     noise_generator,
     sample_symmetric_gaussian,
@@ -116,450 +119,25 @@ STRICT_RELEASE = "Z'Z"
 #: The four released quantities per component, in release (and random-draw) order.
 QUANTITIES = ("w", "t", "p", "c")
 
-#: X with at most this many entries is centred explicitly (one copy) for accuracy; larger X is
-#: centred implicitly (no copy). Tests set it to 0 to exercise the implicit path.
-_COPY_LIMIT = 4_000_000
-
-#: Relative size below which a weight or score vector counts as zero (rank exhausted).
-_RANK_TOL = 1e-10
-
-#: Project the noisy centred moment matrix onto the PSD cone before PLS (post-processing).
-#: It costs one eigendecomposition of the (m+1) x (m+1) matrix per release (~0.05 s at
-#: m = 700) and roughly halves the strict-mode RMSEP when the noise is large (our check on
-#: synthetic data: median 0.90 -> 0.18 at n = 2000, m = 50, eps = 10, private centring).
-_STRICT_PSD = True
-
-#: Strict-mode replicate chunk: at most this many float64 entries per (R, d, d) array.
-_STRICT_CHUNK_ENTRIES = 8_000_000
-
-
-# =============================================================================================
-# Calibration helpers
-# =============================================================================================
-@functools.lru_cache(maxsize=8192)
-def _unit_sigma(epsilon: float, delta: float, calibration: str) -> float:
-    """sigma for a sensitivity-1 query; sigma is linear in the sensitivity for both calibrations."""
-    if calibration == "analytic":
-        return analytic_gaussian_sigma(float(epsilon), float(delta), 1.0)
-    if calibration == "classic":
-        return classic_gaussian_sigma(float(epsilon), float(delta), 1.0)
-    raise ValueError(f"calibration must be 'analytic' or 'classic', got {calibration!r}")
-
-
-def _per_release_budget(epsilon: float, delta: float, k: int, budget: str) -> tuple[float, float]:
-    if budget == "per_release":
-        return float(epsilon), float(delta)
-    return float(epsilon) / (4 * k), float(delta) / (4 * k)
-
-
-# =============================================================================================
-# The clean NIPALS path (paper mode)
-# =============================================================================================
-@dataclass
-class _PaperPath:
-    """Clean NIPALS PLS1 quantities for K components (unit t convention, spec Sec. 2).
-
-    W (m, K) unit weights, T (n, K) unit scores, P (m, K) = E_j' t_j, c (K,) = f_j' t_j,
-    xmax (K,) max row norm of E_j, ymax (K,) max |f_j| (or max f_j when signed), means.
-    """
-
-    W: np.ndarray
-    T: np.ndarray
-    P: np.ndarray
-    c: np.ndarray
-    xmax: np.ndarray
-    ymax: np.ndarray
-    x_mean: np.ndarray
-    y_mean: float
-
-
-def _row_block(m: int) -> int:
-    """Rows per block so that a block of X (about 1 MB) stays in cache across the products on it."""
-    return int(min(4096, max(16, (1 << 20) // (8 * max(m, 1)))))
-
-
-class _RowPasses:
-    """Row-blocked passes over X, split over worker threads (each running single-threaded BLAS).
-
-    Blocks of ~1 MB are small for a multi-threaded BLAS call (thread start-up per call dominates,
-    badly so on a loaded machine), so the parallelism is over contiguous groups of blocks instead:
-    numpy releases the GIL inside the products. Results do not depend on timing (partial sums are
-    combined in group order).
-    """
-
-    def __init__(self, X: np.ndarray):
-        import os
-
-        self.X = X
-        n, m = X.shape
-        B = _row_block(m)
-        blocks = [(i, min(i + B, n)) for i in range(0, n, B)]
-        workers = max(1, min(os.cpu_count() or 1, 8, len(blocks), 1 + X.size // 250_000))
-        per = -(-len(blocks) // workers)
-        self.groups = [blocks[i:i + per] for i in range(0, len(blocks), per)]
-        self._pool = None
-        self._limits = None
-
-    def __enter__(self):
-        if len(self.groups) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            from threadpoolctl import threadpool_limits
-
-            self._limits = threadpool_limits(1, user_api="blas")
-            self._pool = ThreadPoolExecutor(len(self.groups))
-        return self
-
-    def __exit__(self, *exc):
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._limits.restore_original_limits()
-        return False
-
-    def _run(self, fn):
-        if self._pool is None:
-            return [fn(g) for g in self.groups]
-        return list(self._pool.map(fn, self.groups))
-
-    def sums_and_norms(self, U: np.ndarray):
-        """(U @ X, squared row norms of X); U has shape (r, n)."""
-        X = self.X
-        rn2 = np.empty(X.shape[0])
-
-        def work(group):
-            acc = np.zeros((U.shape[0], X.shape[1]))
-            for a, b in group:
-                Xi = X[a:b]
-                acc += U[:, a:b] @ Xi
-                rn2[a:b] = np.einsum("ij,ij->i", Xi, Xi)
-            return acc
-
-        return sum(self._run(work)), rn2
-
-    def tmul(self, u: np.ndarray) -> np.ndarray:
-        """X' u."""
-        X = self.X
-
-        def work(group):
-            acc = np.zeros(X.shape[1])
-            for a, b in group:
-                acc += u[a:b] @ X[a:b]
-            return acc
-
-        return sum(self._run(work))
-
-    def mul(self, *vs):
-        """X v for each v, from one pass (each block is reused from cache)."""
-        X = self.X
-        outs = [np.empty(X.shape[0]) for _ in vs]
-
-        def work(group):
-            for a, b in group:
-                Xi = X[a:b]
-                for v, o in zip(vs, outs):
-                    np.dot(Xi, v, out=o[a:b])
-
-        self._run(work)
-        return outs
-
-
-def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centering: bool, ymax_rule: str) -> _PaperPath:
-    """NIPALS PLS1 without forming the deflated residuals (see the module docstring).
-
-    Passes over X: one for the column sums, X'y and the squared row norms; then per component one
-    row-blocked pass for X_c w_j (and X_c p_{j-1} from the same cached block, for the row-norm
-    update) and one for X_c' t_j. Raises ValueError when X (or y) runs out of rank before K components.
-    """
-    explicit_mean = X.mean(axis=0) if (centering and X.size <= _COPY_LIMIT) else None
-    with _RowPasses(X if explicit_mean is None else X - explicit_mean) as rp:
-        return _nipals_passes(rp, explicit_mean, y, K, centering=centering, ymax_rule=ymax_rule)
-
-
-def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centering, ymax_rule) -> _PaperPath:
-    n, m = rp.X.shape
-    y_mean = float(y.mean()) if centering else 0.0
-    yc = y - y_mean
-    explicit = explicit_mean is not None
-    # Pass 0: column sums, X'y_c and squared row norms.
-    U = np.empty((2, n))
-    U[0] = 1.0
-    U[1] = yc
-    acc, rn2 = rp.sums_and_norms(U)
-    mu = acc[0] / n if centering else np.zeros(m)
-    if centering and not explicit:
-        # no copy of X: X_c v = X v - 1 (mu'v), X_c'u = X'u - mu (1'u)
-        off = mu
-        g = acc[1] - mu * yc.sum()
-    else:
-        off = None
-        g = acc[1]
-        if explicit:  # rp.X is already centred (its column sums are ~0); keep the true means
-            mu = explicit_mean
-
-    def xtmul(u):  # X_c' u
-        out = rp.tmul(u)
-        if off is not None:
-            out -= off * u.sum()
-        return out
-
-    def xmul(*vs):  # X_c v for each v, one pass
-        outs = rp.mul(*vs)
-        if off is not None:
-            for v, o in zip(vs, outs):
-                o -= off @ v
-        return outs
-
-    W = np.empty((m, K), order="F")  # column-major: T[:, :j] etc. are contiguous blocks
-    T = np.empty((n, K), order="F")
-    P = np.empty((m, K), order="F")
-    c = np.empty(K)
-    xmax = np.empty(K)
-    ymax = np.empty(K)
-    f = yc.copy()
-
-    g_norm0 = float(np.linalg.norm(g))
-    if not g_norm0 > 0:
-        raise ValueError("X'y is zero: y (after centring) is constant or orthogonal to X; nothing to fit")
-    s_norm0 = None
-    for j in range(K):
-        gn = float(np.linalg.norm(g))
-        if j and gn <= _RANK_TOL * g_norm0:
-            raise ValueError(
-                f"only {j} PLS component(s) can be extracted: y is fully explained (or X has rank {j}) "
-                f"after {j} component(s); use n_components <= {j}"
-            )
-        w = g / gn
-        ymax[j] = float(np.abs(f).max()) if ymax_rule == "abs" else float(f.max())
-        if j == 0:
-            if off is not None:  # ||x_i - mu||^2 = ||x_i||^2 - 2 x_i'mu + ||mu||^2, x_i'mu from the same pass
-                s, xmu = xmul(w, off)
-                xmu += off @ off  # undo the centring correction on the second product: raw x_i'mu
-                rn2 += float(off @ off) - 2.0 * xmu
-            else:
-                (s,) = xmul(w)
-        else:
-            # X_c w_j and X_c p_{j-1} in one pass, then the row-norm update for E_j:
-            # ||e_{j,i}||^2 = ||e_{j-1,i}||^2 - 2 t_i (E_{j-1} p)_i + t_i^2 ||p||^2, E_{j-1} p = X_c p - T_{<j-1} P_{<j-1}'p
-            pp, tp = P[:, j - 1], T[:, j - 1]
-            s, Ep = xmul(w, pp)
-            if j > 1:
-                Ep -= T[:, :j - 1] @ (P[:, :j - 1].T @ pp)
-            rn2 += tp * (tp * float(pp @ pp) - 2.0 * Ep)
-            s -= T[:, :j] @ (P[:, :j].T @ w)
-        xmax[j] = math.sqrt(max(float(rn2.max()), 0.0))
-        # t = E_j w / ||E_j w||, E_j w = X_c w - T_{<j} (P_{<j}' w)
-        sn = float(np.linalg.norm(s))
-        if s_norm0 is None:
-            s_norm0 = sn
-        if not sn > _RANK_TOL * s_norm0:
-            raise ValueError(
-                f"X has numerical rank {j} (after centring): cannot extract component {j + 1}; "
-                f"use n_components <= {j}"
-            )
-        t = s / sn
-        # p = E_j' t = X_c' t - P_{<j} (T_{<j}' t);  c = f_j' t
-        p = xtmul(t)
-        if j:
-            p -= P[:, :j] @ (T[:, :j].T @ t)
-        cj = float(f @ t)
-        W[:, j], T[:, j], P[:, j], c[j] = w, t, p, cj
-        # E_{j+1}' f_{j+1} = E_j' f_j - c_j p_j  (exact for unit t, c = f't, p = E't)
-        g = g - cj * p
-        f -= cj * t
-    return _PaperPath(W, T, P, c, xmax, ymax, mu, y_mean)
-
-
-# =============================================================================================
-# PLS1 from moments (strict mode)
-# =============================================================================================
-def pls1_from_moments(XX, Xy, n_components: int) -> dict:
-    """PLS1 from the centred moments X'X (m x m) and X'y (m,), batched over leading axes.
-
-    Dayal & MacGregor (1997) improved kernel algorithm #1, PLS1 case: only X'y is deflated,
-    w_a = (X'y)_a / ||.||, r_a = w_a - sum_{j<a} (p_j'w_a) r_j, t't = r'X'X r, p = X'X r / t't,
-    q = r'(X'y)_a / t't, (X'y)_{a+1} = (X'y)_a - p q t't, b = R q. Noise-free it equals NIPALS.
-    A component whose t't is not positive (possible only for an indefinite noisy X'X) is
-    dropped (p = q = 0).
-
-    Returns a dict of W (..., m, k), R (..., m, k), P (..., m, k) and q (..., k) in the
-    unnormalised-t convention (P = X't/(t't), as sklearn), tt (..., k), and coef (..., m).
-    """
-    XX = np.asarray(XX, dtype=float)
-    Xy = np.array(Xy, dtype=float)  # copy: deflated below
-    m = XX.shape[-1]
-    lead = XX.shape[:-2]
-    k = int(n_components)
-    W = np.zeros(lead + (m, k))
-    R = np.zeros(lead + (m, k))
-    P = np.zeros(lead + (m, k))
-    q = np.zeros(lead + (k,))
-    tt_all = np.zeros(lead + (k,))
-    for a in range(k):
-        nrm = np.linalg.norm(Xy, axis=-1, keepdims=True)
-        w = np.divide(Xy, nrm, out=np.zeros_like(Xy), where=nrm > 0)
-        r = w.copy()
-        if a:
-            r -= np.einsum("...mj,...j->...m", R[..., :a], np.einsum("...mj,...m->...j", P[..., :a], w))
-        XXr = np.matmul(XX, r[..., None])[..., 0]
-        tt = np.einsum("...i,...i->...", r, XXr)
-        scale = np.max(np.abs(np.diagonal(XX, axis1=-2, axis2=-1)), axis=-1) * 1e-14
-        ok = tt > np.maximum(scale, np.finfo(float).tiny)
-        tt_safe = np.where(ok, tt, np.inf)
-        p = XXr / tt_safe[..., None]
-        qa = np.einsum("...i,...i->...", r, Xy) / tt_safe
-        Xy -= XXr * qa[..., None]
-        W[..., a], R[..., a], P[..., a], q[..., a] = w, r, p, qa
-        tt_all[..., a] = np.where(ok, tt, 0.0)
-    coef = np.einsum("...mk,...k->...m", R, q)
-    return {"W": W, "R": R, "P": P, "q": q, "tt": tt_all, "coef": coef}
-
-
-def _psd_project(C: np.ndarray) -> np.ndarray:
-    """Nearest (Frobenius) positive semidefinite matrix: eigenvalues clipped at 0, batched."""
-    vals, vecs = np.linalg.eigh(C)
-    vals = np.clip(vals, 0.0, None)
-    return np.matmul(vecs * vals[..., None, :], np.swapaxes(vecs, -1, -2))
-
-
-def strict_sensitivity(x_bound: float, y_bound: float, const: float = 0.0) -> float:
-    """Exact L2 sensitivity of the strict release (upper triangle of Z'Z) under add/remove-one neighbours.
-
-    Parameters
-    ----------
-    x_bound, y_bound : float > 0
-        Public bounds: ||x_i||_2 <= x_bound and |y_i| <= y_bound (after any public centre).
-    const : float >= 0
-        The constant column a of private centring (0 without it).
-
-    Returns
-    -------
-    float
-        Delta = sqrt((1 + (Bx^4 + By^4 + a^4) / S^4) / 2), S^2 = Bx^2 + By^2 + a^2: the largest L2
-        norm of the change of the released numbers when one row is added or removed, attained by a
-        row at the bounds with a single non-zero x entry. Delta <= sqrt(3)/2 ~ 0.866 with private
-        centring (a^2 = Bx^2 + By^2) and Delta in [sqrt(3)/2, 1) with a public centre or none (a = 0).
-
-    Notes
-    -----
-    Proof. The released numbers are the upper triangle, diagonal included, of Z'Z (the noise is i.i.d.
-    on those d(d+1)/2 entries and mirrored), with rows z = [x, y, a] / S. Adding or removing a row z
-    changes them by u(z) = (z_i z_j)_{i <= j}, whose squared norm is
-
-        ||u||^2 = sum_i z_i^4 + sum_{i<j} z_i^2 z_j^2 = ((sum_i z_i^2)^2 + sum_i z_i^4) / 2.
-
-    Write p = ||x||^2 <= Bx^2 and q = y^2 <= By^2 (clipping). Over the x block,
-    sum_i x_i^4 <= (sum_i x_i^2)^2 = p^2 (the cross terms are >= 0), with equality iff x has at most one
-    non-zero entry. Hence
-
-        S^4 ||u||^2 <= ((p + q + a^2)^2 + p^2 + q^2 + a^4) / 2,
-
-    which increases in p and q, so its maximum over the clipping box is at p = Bx^2, q = By^2:
-    ||u||^2 <= (S^4 + Bx^4 + By^4 + a^4) / (2 S^4) = Delta^2, attained by x = Bx e_j, y = +-By. This is the
-    exact worst case (no slack), hence the Gaussian noise calibrated to Delta is tight.
-
-    With private centring, a^2 = B^2 := Bx^2 + By^2 and S^4 = 4 B^4, so
-    Delta^2 = (5 B^4 + Bx^4 + By^4) / (8 B^4); since B^4 / 2 <= Bx^4 + By^4 <= B^4,
-    Delta lies in [sqrt(11/16), sqrt(3/4)] = [0.829, 0.866]: always <= sqrt(3)/2, approached when one bound
-    dominates. With a = 0 (public centre, or no centring) Delta^2 = (1 + (Bx^4 + By^4) / B^4) / 2 lies in
-    [3/4, 1): sqrt(3)/2 when Bx = By, close to 1 when one bound dominates. The generic Analyze-Gauss bound
-    ||z||^2 <= 1 over-estimates the sensitivity by the factor 1 / Delta.
-
-    Examples
-    --------
-    >>> round(strict_sensitivity(1.0, 1.0, math.sqrt(2.0)), 4)  # private centring, Bx = By
-    0.8292
-    >>> round(strict_sensitivity(1.0, 1.0), 4)  # public centre, Bx = By: sqrt(3)/2
-    0.866
-    """
-    bx2, by2, a2 = float(x_bound) ** 2, float(y_bound) ** 2, float(const) ** 2
-    s2 = bx2 + by2 + a2
-    if not s2 > 0:
-        raise ValueError("the bounds must be > 0")
-    return math.sqrt(0.5 * (1.0 + (bx2**2 + by2**2 + a2**2) / s2**2))
-
-
-@dataclass
-class _StrictState:
-    """Clipped, scaled rows and what is needed to turn a (noisy) Gram matrix back into a model."""
-
-    Z: np.ndarray  # (n, d) rows with ||z_i|| <= 1
-    scale: float  # S: z = [x, y, a] / S
-    const: float  # a (0 without private centring)
-    m: int
-    x_center: np.ndarray  # public centre (zeros if none)
-    y_center: float
-    private_centring: bool
-    centering: bool
-    n_clipped: int
-    n_clipped_x: int
-    n_clipped_y: int
-    clip_notes: tuple
-    sensitivity: float  # exact L2 sensitivity of the released upper triangle (strict_sensitivity)
-
-    @property
-    def d(self) -> int:
-        return self.Z.shape[1]
-
-
-def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center) -> _StrictState:
-    n, m = X.shape
-    Bx, By = float(x_bound), float(y_bound)
-    public = centering and x_center is not None
-    if public:
-        xc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy()
-        yc = float(y_center)
-        Xs, ys = X - xc, y - yc
-    else:
-        xc, yc = np.zeros(m), 0.0
-        Xs, ys = X, y
-    Xcl, rep_x = clip_rows_l2(Xs, Bx)
-    ycl, rep_y = clip_abs(ys, By)
-    over = (np.sqrt(np.einsum("ij,ij->i", Xs, Xs)) > Bx) | (np.abs(ys) > By)
-    private = centering and not public
-    a = math.sqrt(Bx**2 + By**2) if private else 0.0
-    S = math.sqrt(Bx**2 + By**2 + a**2)
-    cols = [Xcl, ycl[:, None]]
-    if private:
-        cols.append(np.full((n, 1), a))
-    Z = np.hstack(cols) / S
-    return _StrictState(Z, S, a, m, xc, yc, private, centering, int(over.sum()), rep_x.n_clipped,
-                        rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
-                        strict_sensitivity(Bx, By, a))
-
-
-def _strict_postprocess(G: np.ndarray, st: _StrictState, k: int, noisy: bool) -> dict:
-    """(R, d, d) Gram matrices of the scaled rows -> PLS1 models (all post-processing)."""
-    m = st.m
-    M = G * st.scale**2
-    if st.private_centring:
-        d = m + 1
-        a = st.const
-        s = M[:, :d, d] / a
-        n_hat = np.maximum(M[:, d, d] / a**2, 1.0)
-        mean = s / n_hat[:, None]
-        C = M[:, :d, :d] - np.einsum("ri,rj->rij", s, s) / n_hat[:, None, None]
-    else:
-        C = M
-        mean = np.zeros((G.shape[0], m + 1))
-    if noisy and _STRICT_PSD:
-        C = _psd_project(C)
-    fit = pls1_from_moments(C[:, :m, :m], C[:, :m, m], k)
-    sq = np.sqrt(fit["tt"])
-    x_mean = st.x_center[None, :] + mean[:, :m]
-    y_mean = st.y_center + mean[:, m]
-    coef = fit["coef"]
-    intercept = y_mean - np.einsum("rm,rm->r", coef, x_mean)
-    P_unit = fit["P"] * sq[:, None, :]
-    q_unit = fit["q"] * sq
-    W = fit["W"]
-    PtW = np.einsum("rmi,rmj->rij", P_unit, W)
-    with np.errstate(all="ignore"):
-        cond = np.linalg.cond(PtW)
-    return {
-        "coef": coef, "intercept": intercept, "W": W, "P": P_unit, "c": q_unit, "T": None,
-        "R": fit["R"], "x_mean": x_mean, "y_mean": y_mean, "cond": cond,
-    }
-
+# The numerics (clean NIPALS path, PLS1 from moments, strict-mode rows) live in ``edpls_core``; the
+# names are imported here so that ``engine.methods.edpls.<name>`` keeps working.
+from engine.methods.edpls_core import (  # noqa: E402,F401
+    _STRICT_CHUNK_ENTRIES,
+    _STRICT_PSD,
+    _batched_solve,
+    _nipals_path,
+    _PaperPath,
+    _per_release_budget,
+    _psd_project,
+    _row_block,
+    _RowPasses,
+    _strict_postprocess,
+    _strict_state,
+    _StrictState,
+    _unit_sigma,
+    pls1_from_moments,
+    strict_sensitivity,
+)
 
 # =============================================================================================
 # Prepared data: the clean part of a fit, reused by fits, replicates and sweeps
@@ -567,21 +145,40 @@ def _strict_postprocess(G: np.ndarray, st: _StrictState, k: int, noisy: bool) ->
 class _Prepared:
     """Everything about a fit that does not depend on the noise (and, in paper mode, on eps)."""
 
-    def __init__(self, est: "EDPLS", X: np.ndarray, y: np.ndarray, K: int):
+    def __init__(self, est: "EDPLS", X: np.ndarray, y: np.ndarray, K: int, info: dict | None = None):
         self.params = est.get_params(deep=False)
         self.mode = est.mode
         self.n, self.m = X.shape
         self.K = int(K)
+        #: column names and per-column scales of the input (for messages that name a column)
+        self.info = info or {}
+        x_stats, y_stats = self.info.get("x_stats"), self.info.get("y_stats")
         if self.mode == "paper":
-            self.path = _nipals_path(X, y, self.K, centering=est.centering, ymax_rule=est.ymax)
+            self.path = _nipals_path(X, y, self.K, centering=est.centering, ymax_rule=est.ymax,
+                                     x_largest=None if x_stats is None else x_stats.largest,
+                                     y_largest=None if y_stats is None else y_stats.largest,
+                                     y_label=self.info.get("y_label", "y"))
             self.strict = None
         else:
             self.path = None
             self.strict = _strict_state(
                 X, y, x_bound=est.x_bound, y_bound=est.y_bound, centering=est.centering,
-                x_center=est.x_center, y_center=est.y_center,
+                x_center=est.x_center, y_center=est.y_center, x_names=self.info.get("x_names"),
             )
         self._clean = {}
+
+    def scale_problem(self) -> str:
+        """Why outputs in data units left float64's range: the columns whose scales combine badly."""
+        info = self.info
+        xs, ys = info.get("x_stats"), info.get("y_stats")
+        if xs is None or ys is None:
+            return "the data's scale"
+        nz = np.where(xs.absmax > 0, xs.absmax, np.inf)
+        j_small, j_big = int(np.argmin(nz)), int(np.argmax(xs.absmax))
+        names = info.get("x_names")
+        return (f"{info.get('y_label', 'y')} (values up to {ys.largest:.3g}) against "
+                f"{column_label('X', j_small, names)} (up to {xs.absmax[j_small]:.3g}) and "
+                f"{column_label('X', j_big, names)} (up to {xs.absmax[j_big]:.3g})")
 
     # ------------------------------------------------------------------ noise tables
     def noise_arrays(self, k: int, epsilon: float):
@@ -593,8 +190,14 @@ class _Prepared:
         else:
             eps_i, delta_i = _per_release_budget(epsilon, p["delta"], k, p["budget"])
             unit = _unit_sigma(eps_i, delta_i, p["calibration"])
-        sig = unit * sens
-        applied = sig if p["noise_std"] == "sigma" else sig**2
+        with np.errstate(over="ignore", invalid="ignore"):
+            sig = unit * sens
+            applied = sig if p["noise_std"] == "sigma" else sig**2
+        if not (np.all(np.isfinite(sens)) and np.all(np.isfinite(applied))):
+            raise ValueError(
+                "overflow: the noise std of the paper's releases (calibrated to sensitivities in data units, max |y| "
+                f"times max ||x||{', squared as in the authors code' if p['noise_std'] != 'sigma' else ''}) is not a "
+                f"finite float64 number for {self.scale_problem()}; rescale the data (other units)")
         return sens, sig, applied, (eps_i, delta_i)
 
     def noise_table(self, k: int, epsilon: float) -> pd.DataFrame:
@@ -665,18 +268,16 @@ class _Prepared:
         if keep_raw:
             out["W_raw"] = Wr.copy()
             out["T_raw"] = None if Tr is None else Tr.copy()
-        Wd = Wr
-        Wd /= np.sqrt(np.einsum("rkm,rkm->rk", Wr, Wr))[..., None]
-        Td = None
-        if Tr is not None:
-            Td = Tr
-            Td /= np.sqrt(np.einsum("rkn,rkn->rk", Tr, Tr))[..., None]
+        Wd = _normalise_rows(Wr)
+        Td = None if Tr is None else _normalise_rows(Tr)
         M = np.matmul(Pd, Wd.transpose(0, 2, 1))  # (R, k, k) = P_dp' W_dp
         sol = _batched_solve(M, cd)
         coef = np.matmul(sol[:, None, :], Wd)[:, 0, :]
         intercept = path.y_mean - coef @ path.x_mean
+        cond = np.full(R, np.nan)
+        ok = np.isfinite(M).all(axis=(1, 2))
         with np.errstate(all="ignore"):
-            cond = np.linalg.cond(M)
+            cond[ok] = np.linalg.cond(M[ok]) if ok.any() else cond[ok]
         out.update({
             "coef": coef, "intercept": intercept, "W": Wd.transpose(0, 2, 1), "P": Pd.transpose(0, 2, 1),
             "c": np.array(cd), "T": None if Td is None else Td.transpose(0, 2, 1), "cond": cond,
@@ -762,19 +363,6 @@ class _Prepared:
         return led
 
 
-def _batched_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """solve(M[r], b[r]) for every r; a singular system gives NaN for that replicate only."""
-    try:
-        return np.linalg.solve(M, b[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        out = np.full(b.shape, np.nan)
-        for r in range(M.shape[0]):
-            try:
-                out[r] = np.linalg.solve(M[r], b[r])
-            except np.linalg.LinAlgError:
-                pass
-        return out
-
 
 # =============================================================================================
 # The estimator
@@ -802,6 +390,13 @@ class EDPLS(RegressorMixin, BaseEstimator):
     random_state : None (default: fresh OS entropy for every release), int, SeedSequence or numpy
         Generator (a known noise seed: reproducible, and the ledger says "not proven: the noise seed is
         known"). See ``engine.privacy.noise_generator``.
+
+        Clones and cross-validation: ``sklearn.base.clone`` copies ``random_state``. With None (the
+        default) every fit of every clone draws fresh noise, so the folds of ``cross_val_score`` or
+        ``GridSearchCV`` get independent noise, as independent private fits should. With an int or a
+        Generator every clone starts from the same seed (a Generator is deep-copied in its current state),
+        so every fold draws the SAME noise: reproducible, but the folds are then not independent private
+        fits, and every fit's ledger says "not proven: the noise seed is known".
     sensitivity_source : strict mode: "public" (the bounds were fixed without looking at the private
         rows) or "data" (the caller read the bounds off the private rows: the same release, recorded as
         not proven, and the bounds are kept out of the shareable release). Paper mode is always "data".
@@ -879,15 +474,42 @@ class EDPLS(RegressorMixin, BaseEstimator):
             if self.x_center is not None and not self.centering:
                 raise ValueError("x_center/y_center are a public centre: they need centering=True")
 
-    def _validate_xy(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, multi_output=True,
-                             ensure_min_samples=2)
+    def _validate_xy(self, X, y, full=True):
+        """Checked float64 X (n, m) and y (n,), plus names and column scales for messages.
+
+        Refuses, with a ``ValueError`` naming the column: text, NaN/inf, overflow, underflow, a
+        constant or duplicated column (``column_checks``), a constant y; a column-vector y is ravelled
+        with scikit-learn's ``DataConversionWarning``.
+        """
+        x_names = frame_names(X)
+        y_name = series_name(y)
+        y_label = f"y '{y_name}'" if y_name is not None else "y"
+        if y is None:
+            raise ValueError("EDPLS requires y to be passed, but the target y is None")
+        try:
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=2)
+        except (ValueError, TypeError) as exc:
+            raise_if_non_numeric(X, "X", x_names, cause=exc)
+            raise
+        try:
+            y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
+                            ensure_min_samples=2)
+        except (ValueError, TypeError) as exc:
+            raise_if_non_numeric(y, "y", [y_name], single=True, cause=exc)
+            raise
         if y.ndim == 2:
             if y.shape[1] != 1:
                 raise ValueError(
                     f"EDPLS is PLS1 (one response): y has {y.shape[1]} columns; fit one model per response"
                 )
+            warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of "
+                          "y to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
             y = y[:, 0]
+        elif y.ndim != 1:
+            raise ValueError(f"y must be 1-D (n_samples,), got shape {y.shape}")
+        check_consistent_length(X, y)
+        x_stats = check_columns(X, "X", x_names, constant=full, duplicates=full)
+        y_stats = check_columns(y[:, None], "y", [y_name], single=True, constant=full)
         n, m = X.shape
         limit = min(n - int(bool(self.centering)), m)
         if self.n_components > limit:
@@ -899,19 +521,23 @@ class EDPLS(RegressorMixin, BaseEstimator):
             xc = np.asarray(self.x_center, dtype=float)
             if xc.shape not in ((), (m,)) or not np.all(np.isfinite(xc)) or not np.isfinite(float(self.y_center)):
                 raise ValueError(f"x_center must be finite with shape ({m},) and y_center a finite number")
-        return X, y
+        return X, y, {"x_names": x_names, "y_label": y_label, "x_stats": x_stats, "y_stats": y_stats}
 
-    def _prepare(self, X, y, K=None):
+    def _prepare(self, X, y, K=None, full_checks=False):
+        """The clean part of a fit. Values are always checked; ``full_checks`` (every public entry point: fit,
+        sample_releases, sweeps) also refuses constant and duplicate columns and a constant y, which the
+        privacy analyses' constructed rows may have."""
         self._check_params()
-        X, y = self._validate_xy(X, y)
-        return _Prepared(self, X, y, self.n_components if K is None else K)
+        X, y, info = self._validate_xy(X, y, full=full_checks)
+        return _Prepared(self, X, y, self.n_components if K is None else K, info)
 
     # ------------------------------------------------------------------ fit / predict
     def fit(self, X, y):
-        prep = self._prepare(X, y)
+        prep = self._prepare(X, y, full_checks=True)
         k, eps = int(self.n_components), float(self.epsilon)
         rng, seed_known = noise_generator(self.random_state)
         out = prep.draw(k, eps, 1, rng)
+        _check_finite_fit(prep, out, k, eps)
         self.coef_ = out["coef"][0]
         self.intercept_ = float(out["intercept"][0])
         self.x_weights_ = out["W"][0]
@@ -964,7 +590,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         """
         if int(n_replicates) < 1:
             raise ValueError("n_replicates must be >= 1")
-        prep = self._prepare(X, y)
+        prep = self._prepare(X, y, full_checks=True)
         rs = self.random_state if random_state is None else random_state
         rng, seed_known = noise_generator(rs)
         with _small_blas(self.mode):
@@ -977,6 +603,47 @@ class EDPLS(RegressorMixin, BaseEstimator):
         """Coefficients (R, m) and intercepts (R,) of R independent private fits (batched)."""
         out = self.sample_releases(X, y, n_replicates, random_state)
         return out["coef"], out["intercept"]
+
+
+def _normalise_rows(A: np.ndarray) -> np.ndarray:
+    """A / ||A|| along the last axis, in place; rows whose entries are far from 1 (a noise std near the top of
+    float64's range, in data units) are first divided by their largest |entry|, so squaring cannot overflow."""
+    top = np.abs(A).max(axis=-1, keepdims=True)
+    if np.any(top > 2.0**256) or np.any((top < 2.0**-256) & (top > 0)):
+        A /= np.where(top > 0, top, 1.0)
+    A /= np.sqrt(np.einsum("...i,...i->...", A, A))[..., None]
+    return A
+
+
+def _check_finite_fit(prep: _Prepared, out: dict, k: int, eps: float) -> None:
+    """A single fit returns finite numbers or a ValueError that says why (never silent NaN or inf).
+
+    Causes: the noise std of a paper-mode release overflows (data-unit sensitivities, e.g. sigma^2 of a
+    huge bound); the coefficients in data units (y units per X unit) leave float64's range; the noisy
+    k x k system P_dp' W_dp is exactly singular.
+    """
+    parts = [out["coef"], out["intercept"], out["W"], out["P"], out["c"]]
+    if all(np.all(np.isfinite(np.asarray(a, dtype=float))) for a in parts):
+        return
+    if prep.mode == "paper" and not math.isinf(eps):
+        applied = prep.noise_arrays(k, eps)[2]
+        if not np.all(np.isfinite(applied)):
+            raise ValueError(
+                "overflow: the noise std of the paper's releases (calibrated to sensitivities in data units, "
+                f"max |y| times max ||x||) is not a finite float64 number for {prep.scale_problem()}; rescale the "
+                "data (other units)")
+    if not (np.all(np.isfinite(out["coef"])) and np.isfinite(out["intercept"]).all()):
+        if prep.mode == "paper" and np.all(np.isfinite(out["W"])) and np.all(np.isfinite(out["P"])):
+            with np.errstate(all="ignore"):
+                M = np.asarray(out["P"][0]).T @ np.asarray(out["W"][0])
+                singular = not np.isfinite(np.linalg.cond(M)) if np.all(np.isfinite(M)) else False
+            if singular and not math.isinf(eps):
+                raise ValueError("the noisy system P_dp' W_dp is singular for this draw: no coefficients exist; "
+                                 "fit again (fresh noise) or use fewer components")
+        raise ValueError(
+            "overflow: the coefficients in data units (y units per X unit) leave float64's range for "
+            f"{prep.scale_problem()}; rescale y or X (other units)")
+    raise ValueError(f"overflow: the released loadings are not finite for {prep.scale_problem()}; rescale the data")
 
 
 def edpls_replicates(X, y, n_replicates: int, random_state=None, **params):
@@ -1053,7 +720,7 @@ def _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_repli
     rng, seed_known = noise
     comps = sorted({int(c) for c in components})
     est = EDPLS(**{**params, "n_components": max(comps)})
-    prep = est._prepare(X_train, y_train)
+    prep = est._prepare(X_train, y_train, full_checks=True)
     X_test, y_test = _as_test_arrays(est, X_test, y_test)
     eps_list = [float(e) for e in epsilons]
     total = len(comps) * len(eps_list)
@@ -1175,7 +842,7 @@ def samples_needed_curve(X_train, y_train, X_test, y_test, sample_sizes, epsilon
     """
     params = {**edpls_params, "mode": "strict", "n_components": int(n_components), "epsilon": float(epsilon)}
     est = EDPLS(**params)
-    prep = est._prepare(X_train, y_train)
+    prep = est._prepare(X_train, y_train, full_checks=True)
     X_test, y_test = _as_test_arrays(est, X_test, y_test)
     st = prep.strict
     rng, seed_known = noise_generator(random_state)

@@ -20,6 +20,10 @@ protocol (Algorithms 2-5) as role objects exchanging logged messages, the releva
 (``scipy.linalg.svd``, ``qr``, ``solve``); metrics are scikit-learn's; the oracle in the tests is
 scikit-learn's ``PLSRegression``.
 
+scikit-learn: :class:`P3LS` takes a list of column blocks (one per party); :class:`P3LSRegressor` runs the
+same protocol behind ``fit(X, y)`` / ``predict(X)`` with a ``column_split`` of X's columns, and with
+:class:`SVDPLS` it passes scikit-learn's ``check_estimator`` (``tests/test_sklearn_checks.py``).
+
 Privacy honesty: masks are **not differential privacy**. No noise is added anywhere; what the
 parties receive (T, B_i, Q, relevance scores) are exact functions of the data. The guarantee is
 input confidentiality against semi-honest, non-colluding parties with a fully trusted TA, and it
@@ -36,16 +40,25 @@ the CSP receives (simulated in floating point, not in a finite field).
 from __future__ import annotations
 
 import math
+import re
 import time
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from scipy import linalg
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    MultiOutputMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
 from sklearn.metrics import mean_squared_error, r2_score
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from engine.methods.column_checks import check_columns, frame_names, pow2_exponent, raise_if_non_numeric, series_name
 from engine.privacy import as_generator
 from engine.privacy.noise import FreshGenerator, fresh_generator, spawn_fresh
 
@@ -56,6 +69,7 @@ __all__ = [
     "ModelComparison",
     "OrthogonalMask",
     "P3LS",
+    "P3LSRegressor",
     "PLSComponents",
     "ProtocolError",
     "Relevance",
@@ -73,6 +87,7 @@ __all__ = [
     "orient_components",
     "key_condition_limit",
     "random_invertible",
+    "resolve_column_split",
     "select_n_components",
     "split_rows",
     "standardise_columns",
@@ -209,13 +224,21 @@ def orient_components(components: PLSComponents) -> tuple[PLSComponents, np.ndar
 def standardise_columns(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(Z, mean, scale): columns centred and divided by their ddof=1 standard deviation.
 
-    A constant column keeps scale 1 (as scikit-learn's PLSRegression does), so it becomes zeros.
+    A constant column keeps scale 1 (as scikit-learn's PLSRegression does), so it becomes zeros. Each
+    column is first divided by the power of two of its largest |value| (exact in float64), so the squares
+    of the deviations neither overflow nor underflow: data in any units give the same Z.
     """
     X = np.asarray(X, dtype=np.float64)
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0, ddof=1)
-    scale = np.where(scale == 0.0, 1.0, scale)
-    return (X - mean) / scale, mean, scale
+    absmax = np.abs(X).max(axis=0) if X.shape[0] else np.zeros(X.shape[1])
+    e = np.array([pow2_exponent(v) if np.isfinite(v) else 0 for v in absmax], dtype=int)
+    Xs = np.ldexp(X, -e)
+    mean_s = Xs.mean(axis=0)
+    scale_s = Xs.std(axis=0, ddof=1)
+    constant = scale_s == 0.0
+    Z = (Xs - mean_s) / np.where(constant, 1.0, scale_s)
+    mean = np.ldexp(mean_s, e)
+    scale = np.where(constant, 1.0, np.ldexp(scale_s, e))
+    return Z, mean, scale
 
 
 def mean_squared_distance(Z1, Z2) -> float:
@@ -224,8 +247,11 @@ def mean_squared_distance(Z1, Z2) -> float:
     return float(np.mean((Z1 - Z2) ** 2))
 
 
-class SVDPLS(RegressorMixin, BaseEstimator):
+class SVDPLS(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     """Centralised PLS by Algorithm 1 with ddof=1 standardisation (the paper's CenPLS/LocalPLS).
+
+    A scikit-learn regressor (multi-output) and transformer (``transform`` gives the X-scores), like
+    scikit-learn's ``PLSRegression(scale=True)``; it passes ``check_estimator``.
 
     Parameters
     ----------
@@ -236,21 +262,27 @@ class SVDPLS(RegressorMixin, BaseEstimator):
     convention applied), ``x_weights_`` (n, k), ``x_loadings_`` (n, k), ``x_scores_`` (m, k),
     ``y_scores_`` (m, k), ``y_loadings_`` (l, k), ``x_rotations_`` (n, k), ``x_mean_``,
     ``x_scale_``, ``y_mean_``, ``y_scale_``, ``coef_`` (l, n) and ``intercept_`` (l,) in original
-    units, like scikit-learn: ``predict(X) = (X - x_mean_) @ coef_.T + intercept_``.
+    units, like scikit-learn: ``predict(X) = (X - x_mean_) @ coef_.T + intercept_``;
+    ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
     """
 
     def __init__(self, n_components: int = 2):
         self.n_components = n_components
 
     def fit(self, X, Y):
-        X = check_array(X, dtype=np.float64, ensure_min_samples=2)
+        """Fit on X (m, n) and Y (m, l) or (m,). Returns self."""
+        X, Y = validate_data(self, X, Y, dtype=np.float64, multi_output=True, y_numeric=True, ensure_min_samples=2)
         Y2, self._y_was_1d = _as_2d_response(Y)
         Z, self.x_mean_, self.x_scale_ = standardise_columns(X)
         Zy, self.y_mean_, self.y_scale_ = standardise_columns(Y2)
         self.components_, _ = orient_components(svd_pls(Z, Zy, self.n_components))
         self._set_public(self.components_)
-        self.n_features_in_ = X.shape[1]
         return self
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of columns ``transform`` returns (k), for ``get_feature_names_out``."""
+        return self.components_.n_components
 
     def _set_public(self, c: PLSComponents) -> None:
         self.x_weights_, self.x_loadings_, self.x_scores_ = c.W, c.P, c.T
@@ -260,9 +292,7 @@ class SVDPLS(RegressorMixin, BaseEstimator):
 
     def _standardised(self, X) -> np.ndarray:
         check_is_fitted(self, "components_")
-        X = check_array(X, dtype=np.float64)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         return (X - self.x_mean_) / self.x_scale_
 
     def transform(self, X) -> np.ndarray:
@@ -271,8 +301,9 @@ class SVDPLS(RegressorMixin, BaseEstimator):
 
     def predict(self, X, n_components: int | None = None) -> np.ndarray:
         """Predictions in original units, (m_new, l) or (m_new,); ``n_components`` < k uses the nested model."""
+        Z = self._standardised(X)  # NotFittedError before fit
         c = self.components_ if n_components is None else self.components_.truncate(n_components)
-        Y = (self._standardised(X) @ c.B) * self.y_scale_ + self.y_mean_
+        Y = (Z @ c.B) * self.y_scale_ + self.y_mean_
         return Y[:, 0] if self._y_was_1d else Y
 
 
@@ -683,19 +714,73 @@ class Relevance:
     rows: str
 
 
-def _check_blocks(blocks, name: str = "blocks") -> list[np.ndarray]:
+def _check_blocks(blocks, name: str = "blocks", min_rows: int = 2, *, full: bool = False) -> list[np.ndarray]:
+    """The parties' blocks as float arrays with the same rows (``min_rows``: 2 to fit, 1 to predict).
+
+    Every cell is checked (``column_checks``): text, NaN, inf, overflow and underflow are a ``ValueError``
+    naming the block and the column (its header for a DataFrame, else its 0-based index in the block).
+    ``full`` (training rows) also refuses a constant column (no ddof=1 scale) and two identical columns,
+    within a block or across parties (collinear: the pooled X has a repeated variable).
+    """
     if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__") or len(blocks) < 1:
         raise ValueError(f"{name} must be a list of 2-D column blocks (one per party)")
-    out = [check_array(b, dtype=np.float64, input_name=f"{name}[{i}]", ensure_min_samples=2)
-           for i, b in enumerate(blocks)]
+    out, labels = [], []
+    for i, b in enumerate(blocks):
+        what, names = f"{name}[{i}]", frame_names(b)
+        try:
+            a = check_array(b, dtype=np.float64, input_name=what, ensure_min_samples=min_rows,
+                            ensure_all_finite=False)
+        except (ValueError, TypeError) as exc:
+            raise_if_non_numeric(b, what, names, cause=exc)
+            raise
+        check_columns(a, what, names, constant=full, duplicates=False)
+        out.append(a)
+        labels += [f"{what} column '{names[j]}'" if names is not None else f"{what} column {j}"
+                   for j in range(a.shape[1])]
     rows = {b.shape[0] for b in out}
     if len(rows) != 1:
-        raise ValueError(f"all blocks must have the same rows (same samples); row counts: {[b.shape[0] for b in out]}")
+        raise ValueError(f"every block must have the same rows; got row counts {sorted(rows)}")
+    if full and len(labels) > 1:
+        _refuse_duplicate_columns(np.hstack(out), labels)
     return out
 
 
-class P3LS(BaseEstimator):
+def _refuse_duplicate_columns(X: np.ndarray, labels: list) -> None:
+    """A named ``ValueError`` for two identical columns of the pooled X (labels: each column's full label)."""
+    try:
+        check_columns(X, "X", [str(j) for j in range(X.shape[1])], constant=False, duplicates=True)
+    except ValueError as err:
+        pair = [int(j) for j in re.findall(r"'(\d+)'", str(err))[:2]]
+        if len(pair) != 2:
+            raise
+        raise ValueError(f"{labels[pair[0]]} and {labels[pair[1]]} are identical: duplicate columns are "
+                         "collinear (the same variable twice in the pooled X); drop one of them") from None
+
+
+def _check_response(Y, name: str = "Y", *, full: bool = True) -> tuple[np.ndarray, bool]:
+    """Y (m, l) (and whether it was 1-D), checked like the blocks: named text, NaN, inf, overflow, underflow;
+    ``full`` also a constant response and two identical responses."""
+    names = frame_names(Y)
+    if names is None and getattr(Y, "ndim", None) == 1:
+        label = series_name(Y)
+        names = [label] if label is not None else None
+    try:
+        Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name=name, ensure_all_finite=False)
+    except (ValueError, TypeError) as exc:
+        raise_if_non_numeric(Y, name, names, cause=exc)
+        raise
+    one_d = Y.ndim == 1
+    Y2 = Y.reshape(-1, 1) if one_d else Y
+    check_columns(Y2, name, names, single=one_d, constant=full, duplicates=full)
+    return Y2, one_d
+
+
+class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     """Vertically federated PLS with removable masks (paper Algorithms 2, 3, 5; Algorithm 4 in :meth:`relevance`).
+
+    Its ``fit``, ``predict``, ``transform`` and ``score`` take a list of column blocks, one per party (the
+    tags say it takes no 2-D array); :class:`P3LSRegressor` is the same protocol behind scikit-learn's
+    X-and-y API (one table X and a column split), for pipelines, cross-validation and ``check_estimator``.
 
     Parameters
     ----------
@@ -738,6 +823,11 @@ class P3LS(BaseEstimator):
         self.party_names = party_names
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False  # a list of blocks, not one 2-D array: see P3LSRegressor
+        return tags
+
     # ----------------------------------------------------------------------------- helpers
     @property
     def label_contributor_(self) -> DataHolder:
@@ -778,8 +868,8 @@ class P3LS(BaseEstimator):
         k in 1..n_components on it from the validation scores (Alg. 5) and its own Q, and only the
         chosen model's B_i are released (spec Sec. 3.4 caveat 1, mitigation).
         """
-        blocks = _check_blocks(blocks)
-        Y2, self._y_was_1d = _as_2d_response(Y)
+        blocks = _check_blocks(blocks, full=True)
+        Y2, self._y_was_1d = _check_response(Y)
         m = blocks[0].shape[0]
         if Y2.shape[0] != m:
             raise ValueError(f"Y has {Y2.shape[0]} rows but the blocks have {m}")
@@ -900,7 +990,7 @@ class P3LS(BaseEstimator):
     def _scores_protocol(self, blocks, phase: str, with_prediction: bool = False):
         """Algorithm 5: T_new to every party; with_prediction also Ŷ to the LC."""
         check_is_fitted(self, "server_")
-        blocks = _check_blocks(blocks)
+        blocks = _check_blocks(blocks, min_rows=1)  # one new row is a valid query (then M_new is +-1: H_i masks it)
         if len(blocks) != len(self.holders_):
             raise ValueError(f"{len(blocks)} blocks for {len(self.holders_)} parties")
         m_new = blocks[0].shape[0]
@@ -1003,6 +1093,185 @@ class P3LS(BaseEstimator):
                 rows.append({"role": role.name, "holds": name,
                              "shape": " x ".join(map(str, shape)) if shape else "scalar"})
         return pd.DataFrame(rows)
+
+
+# =============================================================================================
+# scikit-learn face: one table X and a column split
+# =============================================================================================
+def resolve_column_split(column_split, n_features: int, feature_names=None) -> list[np.ndarray]:
+    """Each party's column indices in X, from :class:`P3LSRegressor`'s ``column_split``.
+
+    Parameters
+    ----------
+    column_split : int g (g contiguous blocks of near-equal width, as ``numpy.array_split``), a list of
+        ints (contiguous block widths, summing to n_features) or a list of index arrays (each party's
+        columns, any order; every column exactly once). With a DataFrame X the arrays may hold column names.
+    n_features : int, the number of columns of X.
+    feature_names : array (n_features,) of str or None, X's column names (``feature_names_in_``).
+
+    Returns
+    -------
+    list of g int arrays (n_i,), party i's columns of X.
+    """
+    def is_int(v):
+        return isinstance(v, (Integral, np.integer)) and not isinstance(v, bool)
+
+    if is_int(column_split):
+        g = int(column_split)
+        if g < 1:
+            raise ValueError(f"column_split must be at least 1 party, got {column_split}")
+        if g > n_features:
+            raise ValueError(f"column_split={g} parties need at least {g} columns; X has n_features = {n_features}")
+        return [np.asarray(c, dtype=np.intp) for c in np.array_split(np.arange(n_features), g)]
+    if isinstance(column_split, str) or not hasattr(column_split, "__iter__"):
+        raise ValueError("column_split must be a number of parties, a list of block widths or a list of column "
+                         f"index arrays, got {column_split!r}")
+    parts = list(column_split)
+    if not parts:
+        raise ValueError("column_split is empty: give at least one party's columns")
+    if all(is_int(v) for v in parts):
+        widths = [int(v) for v in parts]
+        if min(widths) < 1:
+            raise ValueError(f"column_split: every party needs at least one column, got widths {widths}")
+        if sum(widths) != n_features:
+            raise ValueError(f"column_split widths {widths} sum to {sum(widths)} columns; X has n_features = "
+                             f"{n_features}")
+        bounds = np.cumsum([0, *widths])
+        return [np.arange(bounds[i], bounds[i + 1], dtype=np.intp) for i in range(len(widths))]
+    names = None if feature_names is None else {str(c): j for j, c in enumerate(feature_names)}
+    cols = []
+    for i, part in enumerate(parts):
+        a = np.asarray(part)
+        if a.ndim != 1 or a.size == 0:
+            raise ValueError(f"column_split[{i}] must be a non-empty list of columns, got {part!r}")
+        if a.dtype.kind in "USO":
+            if names is None:
+                raise ValueError(f"column_split[{i}] names columns, but X has no column names (pass a DataFrame)")
+            unknown = [str(c) for c in a if str(c) not in names]
+            if unknown:
+                raise ValueError(f"column_split[{i}]: column {unknown[0]!r} is not a column of X")
+            a = np.array([names[str(c)] for c in a])
+        elif a.dtype.kind not in "iu":
+            raise ValueError(f"column_split[{i}] must hold column indices (integers) or names, got {part!r}")
+        cols.append(a.astype(np.intp))
+    every = np.concatenate(cols)
+    if every.min() < 0 or every.max() >= n_features:
+        bad = int(every[(every < 0) | (every >= n_features)][0])
+        raise ValueError(f"column_split holds column {bad}, outside 0..{n_features - 1} (n_features = {n_features})")
+    counts = np.bincount(every, minlength=n_features)
+    if np.any(counts > 1):
+        raise ValueError(f"column_split gives column {int(np.flatnonzero(counts > 1)[0])} to more than one party")
+    if np.any(counts == 0):
+        raise ValueError(f"column_split leaves column {int(np.flatnonzero(counts == 0)[0])} to no party (every "
+                         "column must belong to exactly one party)")
+    return cols
+
+
+class P3LSRegressor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, MultiOutputMixin,
+                    BaseEstimator):
+    """:class:`P3LS` behind scikit-learn's API: ``fit(X, y)`` splits X's columns between the parties.
+
+    Every fit and prediction runs the full protocol (:class:`P3LS`: masks, message log, recovery); only the
+    input format differs. Without noise P3LS equals centralised PLS on the pooled columns (scikit-learn's
+    ``PLSRegression(scale=True)``) up to rounding, so it meets every check of ``check_estimator``.
+
+    Parameters
+    ----------
+    n_components : int
+        k (or the largest k searched when ``fit`` gets ``validation``).
+    column_split : int, list of int or list of index arrays, default 2
+        Which columns each party holds (:func:`resolve_column_split`): g parties with contiguous
+        near-equal blocks, contiguous block widths ``[n1, n2, ...]``, or each party's column indices
+        (names for a DataFrame X). The party order is the order of the blocks.
+    label_holder, row_mask_block_size, secure_aggregation, party_names, random_state
+        As :class:`P3LS` (``random_state=None``: fresh masks from OS entropy).
+
+    Attributes
+    ----------
+    p3ls_ : the fitted :class:`P3LS` (roles, message log ``p3ls_.log_``, relevance, leakage report).
+    columns_ : list of int arrays, party i's columns of X.
+    coef_ (l, n) and intercept_ (l,) in original units and X's column order (like ``PLSRegression``);
+    x_weights_, x_loadings_ (n, k), x_mean_, x_scale_ (n,) in X's column order; x_scores_ (m, k),
+    y_loadings_ (l, k), y_scores_ (m, k); n_components_ (the chosen k); n_features_in_ (and
+    feature_names_in_ for a DataFrame X).
+    """
+
+    def __init__(self, n_components: int = 2, column_split=2, *, label_holder: int = -1,
+                 row_mask_block_size: int | None = None, secure_aggregation: bool = False, party_names=None,
+                 random_state=None):
+        self.n_components = n_components
+        self.column_split = column_split
+        self.label_holder = label_holder
+        self.row_mask_block_size = row_mask_block_size
+        self.secure_aggregation = secure_aggregation
+        self.party_names = party_names
+        self.random_state = random_state
+
+    def _blocks(self, X: np.ndarray) -> list[np.ndarray]:
+        return [X[:, c] for c in self.columns_]
+
+    def fit(self, X, y, validation=None):
+        """Run the protocol on X (m, n) split by ``column_split`` and y (m, l) or (m,). Returns self.
+
+        validation : optional (X_val, y_val); the label contributor then picks k in 1..n_components on it
+        (as :meth:`P3LS.fit`).
+        """
+        if y is None:
+            raise ValueError("P3LSRegressor requires y to be passed, but the target y is None")
+        X = self._checked_x(X, reset=True, full=True)
+        y2, one_d = _check_response(y, "y")
+        if y2.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows (samples) but y has {y2.shape[0]}")
+        y = y2[:, 0] if one_d else y2
+        self.columns_ = resolve_column_split(self.column_split, X.shape[1], getattr(self, "feature_names_in_", None))
+        if validation is not None:
+            X_val, y_val = validation
+            X_val = self._checked_x(X_val, reset=False, full=False)
+            validation = (self._blocks(X_val), y_val)
+        self.p3ls_ = fed = P3LS(self.n_components, label_holder=self.label_holder,
+                                row_mask_block_size=self.row_mask_block_size,
+                                secure_aggregation=self.secure_aggregation, party_names=self.party_names,
+                                random_state=self.random_state).fit(self._blocks(X), y, validation=validation)
+        back = np.argsort(np.concatenate(self.columns_))  # stacked-block order -> X's column order
+        self.coef_, self.intercept_ = fed.coef_[:, back], fed.intercept_
+        self.x_weights_, self.x_loadings_ = fed.x_weights_[back], fed.x_loadings_[back]
+        self.x_mean_, self.x_scale_ = fed.x_mean_[back], fed.x_scale_[back]
+        self.x_scores_, self.y_loadings_, self.y_scores_ = fed.x_scores_, fed.y_loadings_, fed.y_scores_
+        self.n_components_ = fed.n_components_
+        return self
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of columns ``transform`` returns (the chosen k), for ``get_feature_names_out``."""
+        return self.n_components_
+
+    def _checked_x(self, X, *, reset: bool, full: bool) -> np.ndarray:
+        """X through ``validate_data`` (n_features_in_, feature names), then column by column (``column_checks``):
+        text, NaN, inf, overflow, underflow named by X's column; ``full`` (training) also a constant or
+        duplicated column, as :meth:`P3LS.fit` refuses them."""
+        names = frame_names(X)
+        try:
+            X = validate_data(self, X, dtype=np.float64, reset=reset, ensure_all_finite=False,
+                              ensure_min_samples=2 if reset or full else 1)
+        except (ValueError, TypeError) as exc:
+            raise_if_non_numeric(X, "X", names, cause=exc)
+            raise
+        check_columns(X, "X", names, constant=full, duplicates=full)
+        return X
+
+    def _new_blocks(self, X) -> list[np.ndarray]:
+        check_is_fitted(self, "p3ls_")
+        return self._blocks(self._checked_x(X, reset=False, full=False))
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions for new rows X (m_new, n) by the protocol (Alg. 5): (m_new, l), or (m_new,) for 1-D y."""
+        blocks = self._new_blocks(X)  # NotFittedError before fit
+        return self.p3ls_.predict(blocks)
+
+    def transform(self, X) -> np.ndarray:
+        """Shared scores T_new (m_new, k) of new rows X (m_new, n), by the protocol (Alg. 5)."""
+        blocks = self._new_blocks(X)
+        return self.p3ls_.transform(blocks)
 
 
 # =============================================================================================

@@ -69,9 +69,10 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from scipy.linalg import eigh
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, series_name
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     AnalyzeGauss,
@@ -91,6 +92,8 @@ __all__ = [
     "FINDINGS",
     "N_PUBLIC_NOTE",
     "alg1_release_query",
+    "read_public",
+    "read_records",
     "alg3_class_moments",
     "lap_pca_noise_scale",
     "sensitivities",
@@ -299,10 +302,70 @@ def _largest_remainder(weights: np.ndarray, n: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
+# Input checks (issue #16)
+# --------------------------------------------------------------------------------------------
+def read_records(est, X, y, task: str):
+    """Checked float X (N, M) and y of ``fit`` (PCAGauss and the baselines); sets ``n_features_in_``.
+
+    Refused with a ``ValueError`` that names the column (``column_checks``): text, NaN, inf, overflow
+    (squares past 1.8e308) and underflow (a column too small to square), in X and in a regression y.
+    Constant and duplicated columns are **accepted**: PCA inverts nothing, a constant feature stays at 0
+    in the box (and in the synthetic rows), and identical features only lower the rank of the second
+    moment (scikit-learn's digits has constant pixels, some identical to each other).
+    """
+    x_names = frame_names(X)
+    if task != "unsupervised":
+        if y is None:
+            raise ValueError(f"{type(est).__name__} with task={task!r} requires y to be passed, but the target "
+                             "y is None")
+        if task == "regression":
+            y_name = series_name(y)
+            try:
+                ya = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
+                                 ensure_min_samples=1)
+            except (ValueError, TypeError) as exc:
+                raise_if_non_numeric(y, "y", [y_name], single=True, cause=exc)
+                raise
+            if ya.ndim == 1 or (ya.ndim == 2 and ya.shape[1] == 1):
+                check_columns(ya.reshape(-1, 1), "y", [y_name], single=True, constant=False, duplicates=False)
+    try:
+        if task == "unsupervised":
+            X = validate_data(est, X, dtype=float, ensure_all_finite=False, ensure_min_samples=2)
+        else:
+            X, y = validate_data(est, X, y, dtype=float, ensure_all_finite=False, y_numeric=task == "regression",
+                                 ensure_min_samples=2)
+    except (ValueError, TypeError) as exc:
+        raise_if_non_numeric(X, "X", x_names, cause=exc)
+        raise
+    check_columns(X, "X", x_names, constant=False, duplicates=False)
+    if task == "regression":
+        y = np.asarray(y, dtype=float)
+    return X, (None if task == "unsupervised" else y)
+
+
+def read_public(X_public, M: int, what: str = "X_public") -> np.ndarray:
+    """A checked public slice (n_pub, M): the values checks of :func:`read_records`, with its own name."""
+    names = frame_names(X_public)
+    try:
+        Xp = check_array(X_public, dtype=float, ensure_all_finite=False, input_name=what)
+    except (ValueError, TypeError) as exc:
+        raise_if_non_numeric(X_public, what, names, cause=exc)
+        raise
+    if Xp.shape[1] != M:
+        raise ValueError(f"{what} has {Xp.shape[1]} columns, X has {M}")
+    check_columns(Xp, what, names, constant=False, duplicates=False)
+    return Xp
+
+
+# --------------------------------------------------------------------------------------------
 # The estimator
 # --------------------------------------------------------------------------------------------
-class PCAGauss(BaseEstimator):
+class PCAGauss(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Differentially private synthetic data: a projection W plus a Gaussian (or per-class Gaussian).
+
+    A scikit-learn transformer: ``fit(X, y)`` releases the model, ``transform(X)`` maps rows into the
+    released space (``fit_transform`` = ``fit(X, y).transform(X)``); y is required (tag) for the supervised
+    tasks. ``sample`` draws the synthetic rows.
 
     Parameters
     ----------
@@ -385,6 +448,16 @@ class PCAGauss(BaseEstimator):
         self.calibration = calibration
         self.n_synthetic = n_synthetic
         self.components = components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.task in ("regression", "classification")
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of columns ``transform`` returns (P), for ``get_feature_names_out``."""
+        return self.components_.shape[1]
 
     # ---------------------------------------------------------------- parameters
     def _resolved(self) -> dict:
@@ -610,25 +683,13 @@ class PCAGauss(BaseEstimator):
         """
         p = self._resolved()
         task, mode, source, eps = p["task"], p["mode"], p["source"], p["eps"]
-        if task == "unsupervised":
-            X = validate_data(self, X, dtype=float, ensure_min_samples=2)
-            y = None
-        else:
-            if y is None:
-                raise ValueError(f"task={task!r} needs y")
-            if task == "regression":
-                X, y = validate_data(self, X, y, dtype=float, y_numeric=True, ensure_min_samples=2)
-                y = np.asarray(y, dtype=float)
-            else:
-                X, y = validate_data(self, X, y, dtype=float, ensure_min_samples=2)
+        X, y = read_records(self, X, y, task)
         if X_public is not None:
-            X_public = check_array(X_public, dtype=float)
-            if X_public.shape[1] != X.shape[1]:
-                raise ValueError(f"X_public has {X_public.shape[1]} columns, X has {X.shape[1]}")
+            X_public = read_public(X_public, X.shape[1], "X_public")
         N, M = X.shape
         P = M if source == "identity" else int(self.n_components)
         if P > M:
-            raise ValueError(f"n_components = {P} exceeds the number of features M = {M}")
+            raise ValueError(f"n_components = {P} exceeds the number of features (n_features = {M})")
         rng, seed_known = noise_generator(self.random_state)
         self._sens_source = "data" if mode == "paper" else "public"
         # Every sensitivity below is for replace-one neighbours (N public), and the ledger says so.

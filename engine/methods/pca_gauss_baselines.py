@@ -21,12 +21,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.privacy import SEED_KNOWN_CAVEAT, LaplaceMechanism, PrivacyLedger, clip_abs, noise_generator
 
-from .pca_gauss import CAVEATS, MODES, PCAGauss, top_eigenvectors
+from .pca_gauss import CAVEATS, MODES, PCAGauss, read_public, read_records, top_eigenvectors
 
 #: Jiang's and Li's classification releases publish each record's label as it is.
 LABELS_CAVEAT = "not proven: every record's label is released as it is (no noise)"
@@ -47,8 +47,11 @@ def identity_query_sensitivity(P: int, *, with_y: bool, rule: str = "paper", ort
     return core + (2 * a if with_y else 0.0)
 
 
-class IdentityQueryRelease(BaseEstimator):
+class IdentityQueryRelease(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Noisy records in a reduced space: Jiang (``projection="public_pca"``) or Li (``"bernoulli"``).
+
+    A scikit-learn transformer (``transform`` maps rows into the released space); y is required (tag) for
+    the supervised tasks.
 
     Parameters
     ----------
@@ -76,20 +79,29 @@ class IdentityQueryRelease(BaseEstimator):
         self.y_bounds = y_bounds
         self.public_declared = public_declared
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.task in ("regression", "classification")
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of columns ``transform`` returns (P), for ``get_feature_names_out``."""
+        return self.components_.shape[1]
+
     def fit(self, X, y=None, X_public=None, y_public=None):
         """Release every training record's projection with Laplace noise. X (N, M); returns self."""
         if self.projection not in ("public_pca", "bernoulli"):
             raise ValueError("projection must be 'public_pca' (Jiang) or 'bernoulli' (Li)")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
-        if self.task == "unsupervised" or y is None:
-            X = validate_data(self, X, dtype=float, ensure_min_samples=2)
-        else:
-            X, y = validate_data(self, X, y, dtype=float, y_numeric=self.task == "regression", ensure_min_samples=2)
+        if self.task not in ("unsupervised", "regression", "classification"):
+            raise ValueError(f"task must be 'unsupervised', 'regression' or 'classification', got {self.task!r}")
+        X, y = read_records(self, X, y, self.task)  # named ValueError for text, NaN, inf, over/underflow
         N, M = X.shape
         P = int(self.n_components)
         if not 1 <= P <= M:
-            raise ValueError(f"n_components must be in [1, {M}], got {self.n_components}")
+            raise ValueError(f"n_components must be in [1, n_features] (n_features = {M}), got {self.n_components}")
         eps = float(self.epsilon)
         if not eps > 0:
             raise ValueError("epsilon must be > 0 (or inf)")
@@ -98,7 +110,7 @@ class IdentityQueryRelease(BaseEstimator):
         helper = PCAGauss(P, eps, task=self.task if self.task != "unsupervised" else "unsupervised",
                           pca_source="public", mode=self.mode, bounds=self.bounds, y_bounds=self.y_bounds,
                           public_declared=self.public_declared)
-        Xp = check_array(X_public, dtype=float) if X_public is not None else None
+        Xp = read_public(X_public, M, "X_public") if X_public is not None else None
         task_for_scaling = "regression" if self.task == "regression" else "unsupervised"
         self.scaling_ = helper._fit_scaling(X, np.asarray(y, dtype=float) if task_for_scaling == "regression" else y,
                                             Xp, y_public, self.mode, task_for_scaling)

@@ -10,9 +10,16 @@ What is written by hand here (the paper's algorithms, not available in a kept li
 * ``CollaborativeVAR(solver="admm")``: the distributed LASSO-VAR of the paper's (47), which
   is Boyd et al. (2011) section 8.3 "lasso split across features", message by message, with
   the Y-free variant (66)-(71), zero or random initialisation, Boyd's stopping rule or the
-  paper's fixed-K mode, and noise on the shared coefficients (73) or messages (74).
+  paper's fixed-K mode, and noise on the shared coefficients (73) or messages (74); and an
+  Anderson-accelerated scheme at ρ = n (the default for fits, issue #16). The iterations live in
+  :mod:`engine.methods.var_admm_solver` (re-exported here).
 * The owners' LASSO sub-problems: warm-started cyclic coordinate descent (vectorised over
   owners and targets), also used for the central LASSO so both solve the same problem.
+* Numerics (issue #16, :mod:`engine.methods.var_admm_checks`): every solver works on series
+  divided by a power of two near their root mean square (exact), so multiplying the series by any
+  c in [1e-150, 1e150] gives the same coefficients (intercepts times c, residual covariance times
+  c²); hostile series (text, NaN, inf, overflow, underflow, constant) and collinear or duplicated
+  series (not identified) are refused with a ValueError naming the series.
 * The spec's simulated VAR processes (6.1): VAR_2(2), the VAR_10(3) stand-in and random
   stationary VARs by Ansley & Kohn (1986) as in gmvarkit's ``random_coefmats2``.
 * The data-transformation defences of spec section 2 and the forecast evaluation of 6.3.
@@ -52,13 +59,15 @@ No streamlit here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from scipy import linalg
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_array, check_is_fitted
 from threadpoolctl import threadpool_limits
 
@@ -71,8 +80,32 @@ from engine.privacy import (
     noise_generator,
 )
 
+from .var_admm_checks import (
+    CONSTANT_RTOL,
+    UNDERFLOW_LIMIT,
+    check_finite_columns,
+    check_identified,
+    check_series,
+    label,
+    pow2,
+    safe_rms,
+    series_names,
+)
+from .var_admm_solver import (
+    SCHEME_LABELS,
+    SCHEMES,
+    AdmmTrace,
+    MessageLog,
+    lasso_coordinate_descent,
+    noise,
+    run_anderson,
+    run_paper,
+)
+
 __all__ = [
     "CollaborativeVAR",
+    "SCHEMES",
+    "SCHEME_LABELS",
     "AdmmTrace",
     "MessageLog",
     "normalise_lags",
@@ -235,149 +268,28 @@ def owner_major_from_coefs(coefs: np.ndarray, lags) -> np.ndarray:
 
 
 # =============================================================================================
-# 2. LASSO by coordinate descent (central fit and owners' sub-problems)
+# 2-3. Solvers, message log and trace: engine.methods.var_admm_solver (re-exported here)
 # =============================================================================================
-def _soft(x, t):
-    return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
+_noise = noise
 
 
-def lasso_coordinate_descent(G: np.ndarray, C: np.ndarray, threshold: float, B0: np.ndarray | None = None,
-                             tol: float = 1e-12, max_sweeps: int = 100_000) -> tuple[np.ndarray, int]:
-    """argmin_B 1/2 tr(B'GB) - tr(B'C) + threshold ||B||_1 by cyclic coordinate descent.
-
-    Batched: G (m, m) or (k, m, m); C and B0 (m, n) or (k, m, n), k independent problems
-    (one per owner) each with n independent targets. With G = Z'Z and C = Z'Y this is
-    1/2 ||Y - Z B||^2 + threshold ||B||_1. Warm start from ``B0``; stops when a whole sweep
-    changes no entry by more than ``tol`` (spec 4.2: 1e-12). Returns (B, sweeps).
-    """
-    single = G.ndim == 2
-    G3 = G[None] if single else G
-    C3 = C[None] if single else C
-    B = np.zeros_like(C3) if B0 is None else np.array(B0[None] if single else B0, dtype=float, copy=True)
-    diag = np.einsum("kmm->km", G3)
-    if np.any(diag <= 0):
-        raise ValueError("a covariate column is identically zero: its coefficient is not identified")
-    m = G3.shape[1]
-    sweeps = 0
-    for sweeps in range(1, max_sweeps + 1):
-        biggest = 0.0
-        for j in range(m):
-            old = B[:, j, :].copy()
-            # partial residual correlation without coordinate j
-            r = C3[:, j, :] - np.einsum("km,kmn->kn", G3[:, j, :], B) + diag[:, j, None] * old
-            new = _soft(r, threshold) / diag[:, j, None]
-            B[:, j, :] = new
-            change = float(np.max(np.abs(new - old))) if new.size else 0.0
-            biggest = max(biggest, change)
-        if biggest <= tol:
-            break
-    return (B[0] if single else B), sweeps
-
-
-# =============================================================================================
-# 3. Message log and ADMM trace
-# =============================================================================================
-@dataclass
-class MessageLog:
-    """Every message of the protocol: iteration, sender, receiver, message, shape, what it is.
-
-    Stored as plain tuples (a few bytes each); the values of the messages are kept in
-    :class:`AdmmTrace` only for the first ``keep_values`` iterations.
-    """
-
-    records: list = field(default_factory=list)
-
-    COLUMNS = ("iteration", "phase", "sender", "receiver", "message", "shape", "what it is", "values")
-
-    def add(self, iteration, sender, receiver, message, shape, what, phase="iteration"):
-        size = int(math.prod(shape)) if shape else 1  # math.prod: np.prod costs ~50 µs per call here
-        self.records.append((int(iteration), phase, sender, receiver, message, "x".join(map(str, shape)), what, size))
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def to_frame(self, max_iteration: int | None = None) -> pd.DataFrame:
-        df = pd.DataFrame(self.records, columns=list(self.COLUMNS))
-        if max_iteration is not None:
-            df = df[(df["iteration"] <= max_iteration) | (df["phase"] != "iteration")]
-        return df.reset_index(drop=True)
-
-    def volume(self) -> pd.DataFrame:
-        """Number of messages and values sent by each party (all iterations)."""
-        df = self.to_frame()
-        if df.empty:
-            return pd.DataFrame(columns=["sender", "messages", "values sent"])
-        out = df.groupby("sender", sort=False).agg(messages=("message", "size"), values_sent=("values", "sum"))
-        return out.reset_index().rename(columns={"values_sent": "values sent"})
-
-
-@dataclass
-class AdmmTrace:
-    """What happened in one ADMM run (spec 4.2), iteration by iteration.
-
-    Iteration k (k = 1, 2, ..): every owner sends its message (base (47): Z_Ai B_Ai^k;
-    Y-free (71): d_i^k), the central node updates ZBbar^k, Hbar^k, U^k, the residuals r^k,
-    s^k are computed, and unless the stopping rule holds the central node broadcasts
-    m^k = Hbar^k - ZBbar^k - U^k and every owner computes B_Ai^{k+1}.
-
-    Arrays per iteration (length ``n_iter``): ``primal_residuals`` r^k, ``dual_residuals`` s^k
-    (inf at k = 1), ``eps_primal``, ``eps_dual``. ``coef_path[j]`` = B^k for
-    k = ``path_iterations[j]`` (owner-major, clean; every iteration of small runs, the first 50
-    and then every s-th of large ones, to stay near 40 MB), ``shared_coef_path[j]`` = the
-    coefficients whose products were sent (B^k + W_3 with coefficient noise). For k <= ``keep_values``: ``broadcasts[k-1]`` = m^k (T x n),
-    ``owner_messages[k-1]`` (n, T, n) = what each owner sent, ``u_path[k]`` = U^k (u_path[0]
-    = U^0). The residuals are computed by the simulator (the observer), not by a party.
-    """
-
-    variant: str
-    init: str
-    rho: float
-    n_owners: int
-    lags: tuple
-    T: int
-    owner_names: list
-    log: MessageLog
-    primal_residuals: np.ndarray
-    dual_residuals: np.ndarray
-    eps_primal: np.ndarray
-    eps_dual: np.ndarray
-    coef_path: list
-    shared_coef_path: list
-    broadcasts: list
-    owner_messages: list
-    u_path: list
-    converged: bool
-    n_iter: int
-    keep_values: int
-    coef_noise: float = 0.0
-    message_noise: float = 0.0
-    noise_law: str = "gaussian"
-    path_iterations: list = field(default_factory=list)
-
-    @property
-    def n_broadcasts(self) -> int:
-        """Broadcasts m^k actually sent (n_iter, or n_iter - 1 when the rule stopped the run)."""
-        return self.n_iter - 1 if self.converged else self.n_iter
-
-    def residual_frame(self) -> pd.DataFrame:
-        k = np.arange(1, self.n_iter + 1)
-        return pd.DataFrame({"iteration": k, "primal_residual": self.primal_residuals,
-                             "dual_residual": self.dual_residuals, "eps_primal": self.eps_primal,
-                             "eps_dual": self.eps_dual})
-
-    def coef_error_path(self, B_ref: np.ndarray) -> np.ndarray:
-        """max |B^k - B_ref| for the stored iterations ``path_iterations`` (owner-major B_ref)."""
-        return np.array([float(np.max(np.abs(B - B_ref))) for B in self.coef_path])
-
-
-def _noise(rng: np.random.Generator, law: str, scale: float, size) -> np.ndarray:
-    if law == "gaussian":
-        return rng.normal(0.0, scale, size)
-    if law == "laplace":
-        return rng.laplace(0.0, scale, size)
-    if law == "uniform":
-        return rng.uniform(-scale, scale, size)
-    raise ValueError(f"noise law must be one of {NOISE_LAWS}, got {law!r}")
+def _resolve_scheme(est) -> str:
+    """The scheme that runs: "auto" is the paper's scheme whenever the run is the paper's experiment
+    (messages kept for the attacks, fixed K, noise inside ADMM), else the accelerated one."""
+    scheme = est.scheme
+    paper_run = int(est.keep_values) > 0 or est.tol is None or est.coef_noise > 0 or est.message_noise > 0
+    if scheme == "auto":
+        return "paper" if paper_run else "anderson"
+    if scheme != "paper":
+        if int(est.keep_values) > 0:
+            raise ValueError(f"keep_values needs scheme='paper' (the attacks are written for the paper's messages), "
+                             f"got scheme={scheme!r}")
+        if est.coef_noise > 0 or est.message_noise > 0:
+            raise ValueError(f"noise inside ADMM ((73)/(74)) is the paper's experiment: use scheme='paper', "
+                             f"got scheme={scheme!r}")
+        if scheme in ("balanced", "relaxed") and est.variant != "base":
+            raise ValueError(f"scheme={scheme!r} runs the base protocol (47); use variant='base'")
+    return scheme
 
 
 # =============================================================================================
@@ -392,20 +304,31 @@ class CollaborativeVAR(BaseEstimator):
     solver : "central" (pooled data: least squares / ridge / LASSO by coordinate descent) or
         "admm" (features-split ADMM, spec 4.2: each owner holds only its own series).
     penalty : "none" | "ridge" | "lasso"; ``alpha`` per row (lambda = alpha T), see module doc.
+        ``alpha`` is in the data's squared units, as scikit-learn's: the same penalised fit at data
+        times c needs alpha times c².
     trend : "c" (intercept, as statsmodels' default) or "n" (none).
-    rho : ADMM penalty parameter (spec default 2).
+    rho : ADMM penalty parameter of the paper's scheme (spec default 2; the "anderson" scheme runs at
+        ρ = n and ignores it; "balanced" starts from it).
     max_iter : ADMM iterations at most (spec: 500).
-    tol : relative tolerance of Boyd's stopping rule (spec: 1e-4); the absolute tolerance is
-        ``atol`` (default tol / 100, i.e. spec 1e-6). ``tol=None`` is the paper's fixed-K mode:
-        exactly ``max_iter`` iterations.
+    tol : relative tolerance of Boyd's stopping rule (default 1e-6); the absolute tolerance is
+        ``atol`` (default tol / 100) in units of the data's root mean square (the data are scaled
+        internally), so the rule is relative to the problem's own scale. A fit that stops at
+        ``max_iter`` without meeting it raises sklearn's ``ConvergenceWarning``. ``tol=None`` is the
+        paper's fixed-K mode: exactly ``max_iter`` iterations, no rule, no warning.
+    scheme : "auto" (default), "paper", "anderson", "balanced" or "relaxed" (see
+        :mod:`engine.methods.var_admm_solver`). "auto" runs the paper's plain scheme when the run is
+        the paper's experiment (``keep_values`` > 0 for the attacks, ``tol=None``, noise inside
+        ADMM) and the Anderson-accelerated one otherwise. ``scheme_`` says which ran.
     init : "zero" (Boyd's B^1 = U^0 = 0; leaks Y in the first broadcast, spec 5.1) or "random"
-        (U^0 ~ N(0, u0_scale^2), B_Ai^1 ~ N(0, b1_scale^2), the paper's Prop. 3 setting).
+        (U^0 ~ N(0, (u0_scale rms(Y))^2), B_Ai^1 ~ N(0, b1_scale^2), the paper's Prop. 3 setting).
     random_state : seed for the random initialisation and the protocol noise.
     variant : "base" (47), the central node holds Y; "y_free" (71), it never receives Y.
+    u0_scale : sd of the random U^0 relative to the root mean square of the centred targets (so the
+        mask has the data's scale whatever the units).
     coef_noise, message_noise, noise_law : ADMM with noise (spec 4.3): fresh noise of this
         scale each iteration on the shared coefficients (73) (owner sends Z_Ai (B_Ai^k + W_3))
-        or on each owner's message (74). Laws: "gaussian" (sd = scale), "laplace" (b = scale),
-        "uniform" (U(-scale, scale)).
+        or on each owner's message (74), the latter in the data's units. Laws: "gaussian"
+        (sd = scale), "laplace" (b = scale), "uniform" (U(-scale, scale)).
     noisy_continue : the owner continues from its noisy coefficients (else its clean ones).
     keep_values : keep the values of all messages of the first ``keep_values`` iterations
         (needed by the attacks); shapes are always recorded.
@@ -415,15 +338,26 @@ class CollaborativeVAR(BaseEstimator):
     Fitted attributes
     -----------------
     coefs_ (L, n, n), intercept_ (n,): statsmodels layout. coef_owner_major_ (n p, n).
-    lags_, n_owners_, n_obs_ (T fitted rows), lambda_, n_iter_, converged_, trace_
-    (:class:`AdmmTrace`, ADMM only), design_ (Z, targets) actually fitted (centred for
-    trend "c"), z_mean_, y_mean_, sigma_u_ (residual covariance, like statsmodels' sigma_u).
+    lags_, n_owners_, n_features_in_ (= n), feature_names_in_ (DataFrame input only), n_obs_
+    (T fitted rows), lambda_, n_iter_, converged_, scheme_ ("central", "paper", "anderson",
+    "balanced", "relaxed"), trace_ (:class:`AdmmTrace`, ADMM only), design_ (Z, targets) actually
+    fitted (centred for trend "c"), z_mean_, y_mean_, sigma_u_ (residual covariance, like
+    statsmodels' sigma_u), convergence_message_ (None, or why the ADMM is not converged: the text of
+    the ``ConvergenceWarning``), series_scale_ (n,) (the power of two each series is divided by inside: every
+    solver sees standardised series, so the fit does not depend on the units).
+
+    Raises
+    ------
+    ValueError naming the series for non-numeric values, NaN, inf, overflow (|value| > 1e153),
+    underflow (variation < 1e-153), constant series, and collinear or duplicated series (the
+    coefficients are not identified: refused in both solvers, so no answer depends on a seed; a
+    ridge penalty identifies them and is accepted).
     """
 
     def __init__(self, lags=1, solver="central", penalty="none", alpha=0.0, trend="c", rho=2.0, max_iter=500,
-                 tol=1e-4, init="random", random_state=None, *, variant="base", atol=None, u0_scale=1.0,
+                 tol=1e-6, init="random", random_state=None, *, variant="base", atol=None, u0_scale=1.0,
                  b1_scale=1.0, coef_noise=0.0, message_noise=0.0, noise_law="gaussian", noisy_continue=False,
-                 keep_values=0, store_path=True, inner_tol=1e-12, owner_names=None):
+                 keep_values=0, store_path=True, inner_tol=1e-12, owner_names=None, scheme="auto"):
         self.lags = lags
         self.solver = solver
         self.penalty = penalty
@@ -446,12 +380,14 @@ class CollaborativeVAR(BaseEstimator):
         self.store_path = store_path
         self.inner_tol = inner_tol
         self.owner_names = owner_names
+        self.scheme = scheme
 
     # ----------------------------------------------------------------------------- checks
     def _check_params(self):
         for name, value, allowed in (("solver", self.solver, SOLVERS), ("penalty", self.penalty, PENALTIES),
                                      ("trend", self.trend, TRENDS), ("init", self.init, INITS),
-                                     ("variant", self.variant, VARIANTS), ("noise_law", self.noise_law, NOISE_LAWS)):
+                                     ("variant", self.variant, VARIANTS), ("noise_law", self.noise_law, NOISE_LAWS),
+                                     ("scheme", self.scheme, SCHEMES)):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         if not isinstance(self.alpha, Real) or self.alpha < 0 or not math.isfinite(self.alpha):
@@ -460,8 +396,10 @@ class CollaborativeVAR(BaseEstimator):
             raise ValueError(f"rho must be a finite number > 0, got {self.rho!r}")
         if not isinstance(self.max_iter, Integral) or self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive int, got {self.max_iter!r}")
-        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol > 0):
+        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol > 0 and math.isfinite(self.tol)):
             raise ValueError(f"tol must be > 0 or None (fixed number of iterations), got {self.tol!r}")
+        if self.atol is not None and not (isinstance(self.atol, Real) and self.atol >= 0 and math.isfinite(self.atol)):
+            raise ValueError(f"atol must be a finite number >= 0 or None, got {self.atol!r}")
         for name in ("coef_noise", "message_noise", "u0_scale", "b1_scale"):
             v = getattr(self, name)
             if not isinstance(v, Real) or v < 0 or not math.isfinite(v):
@@ -475,13 +413,12 @@ class CollaborativeVAR(BaseEstimator):
         The first max(lags) rows are pre-sample values; the targets are the later rows, all of
         them or those where ``row_mask`` (bool, length T_total) is True (e.g. daylight hours;
         the lags still come from the previous clock times). ``fit_rows_`` keeps their indices.
+        Raises ValueError naming the series for hostile values (see the class doc).
         """
         lags = self._check_params()
-        names = None
-        if isinstance(Y, pd.DataFrame):
-            names = [str(c) for c in Y.columns]
-        Y = check_array(Y, dtype=float, ensure_min_samples=max(lags) + 2, ensure_all_finite=True,
-                        input_name="Y")
+        frame_names = [str(c) for c in Y.columns] if isinstance(Y, pd.DataFrame) else None
+        Y, names = check_series(Y, self.owner_names if self.owner_names is not None else frame_names,
+                                min_rows=max(lags) + 2, what="Y")
         Z, target = lagged_design(Y, lags)
         rows = np.arange(max(lags), Y.shape[0])
         if row_mask is not None:
@@ -490,30 +427,42 @@ class CollaborativeVAR(BaseEstimator):
                 raise ValueError(f"row_mask must have one entry per row of Y ({Y.shape[0]}), got {row_mask.shape}")
             keep = row_mask[max(lags):]
             Z, target, rows = Z[keep], target[keep], rows[keep]
-        self.feature_names_in_ = np.array(names, dtype=object) if names is not None else None
+        self._set_features(Y.shape[1], frame_names)
         self.fit_rows_ = rows
-        return self._fit_design(Z, target, lags, names)
+        return self._fit_design(Z, target, lags, frame_names, names)
 
     def fit_design(self, Z, target, y=None):
         """Fit on a ready owner-major design Z (T x n p) and targets (T x n), e.g. noisy copies
         made independently (the "naive" noise of spec 2.1). ``lags`` names Z's lag order."""
         lags = self._check_params()
-        Z = check_array(Z, dtype=float, input_name="Z")
-        target = check_array(target, dtype=float, input_name="targets")
-        if Z.shape[0] != target.shape[0] or Z.shape[1] != target.shape[1] * len(lags):
+        p = len(lags)
+        target = np.asarray(target)
+        n = target.shape[1] if target.ndim == 2 else 0
+        names = series_names(n, self.owner_names)
+        target = check_finite_columns(target, "targets", [label(nm) for nm in names])
+        Z = check_finite_columns(Z, "Z", [f"{label(names[j // p])} at lag {lags[j % p]}" if j // p < n
+                                          else f"column {j}" for j in range(np.asarray(Z).shape[1])])
+        if Z.shape[0] != target.shape[0] or Z.shape[1] != target.shape[1] * p:
             raise ValueError(f"Z must be T x n p and targets T x n; got {Z.shape} and {target.shape} with "
-                             f"{len(lags)} lags")
-        self.feature_names_in_ = None
+                             f"{p} lags")
+        self._set_features(n, None)
         self.fit_rows_ = np.arange(Z.shape[0]) + max(lags)
-        return self._fit_design(Z, target, lags, None)
+        return self._fit_design(Z, target, lags, None, names)
 
-    def _fit_design(self, Z, target, lags, names):
+    def _set_features(self, n, frame_names):
+        self.n_features_in_ = int(n)
+        if frame_names is not None:
+            self.feature_names_in_ = np.array(frame_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _fit_design(self, Z, target, lags, frame_names, names):
         # Dense products of modest size: one BLAS thread is faster here, and on a busy machine
         # multi-threaded OpenBLAS makes the many small ADMM products 10-50x slower.
         with threadpool_limits(limits=1, user_api="blas"):
-            return self._fit_design_inner(Z, target, lags, names)
+            return self._fit_design_inner(Z, target, lags, frame_names, names)
 
-    def _fit_design_inner(self, Z, target, lags, names):
+    def _fit_design_inner(self, Z, target, lags, frame_names, names):
         T, n = target.shape
         p = len(lags)
         n_coef = n * p + (1 if self.trend == "c" else 0)
@@ -521,188 +470,106 @@ class CollaborativeVAR(BaseEstimator):
             raise ValueError(f"{T} fitted rows cannot identify {n_coef} coefficients per equation "
                              f"({n} series x {p} lags{' + intercept' if self.trend == 'c' else ''}); "
                              "use fewer series or lags, more data, or a penalty")
+        scheme = "central" if self.solver == "central" else _resolve_scheme(self)
         if self.trend == "c":
             z_mean, y_mean = Z.mean(axis=0), target.mean(axis=0)
             Zc, Yc = Z - z_mean, target - y_mean
         else:
             z_mean, y_mean = np.zeros(Z.shape[1]), np.zeros(n)
             Zc, Yc = Z, target
-        col_norm = np.einsum("tj,tj->j", Zc, Zc)
-        if np.any(col_norm <= 1e-300):
-            bad = int(np.flatnonzero(col_norm <= 1e-300)[0])
-            raise ValueError(f"series {bad // p + 1} is constant over the fitted rows at lag {lags[bad % p]}: "
+        # constant lag columns over the fitted rows (e.g. a row mask keeping one value per series)
+        spread = np.max(np.abs(Zc), axis=0) if Zc.size else np.zeros(Z.shape[1])
+        level = np.max(np.abs(Z), axis=0) if Z.size else np.zeros(Z.shape[1])
+        flat = (spread == 0) | (spread <= CONSTANT_RTOL * level) | (spread < UNDERFLOW_LIMIT)
+        if np.any(flat):
+            bad = int(np.flatnonzero(flat)[0])
+            raise ValueError(f"{label(names[bad // p])} is constant over the fitted rows at lag {lags[bad % p]}: "
                              "its coefficient is not identified")
+        # each series divided by a power of two near its root mean square (exact): every solver sees
+        # standardised series, whatever their units; coefficients map back as B[i p + q, j] d_j / d_i
+        d = np.array([pow2(safe_rms(np.column_stack([Zc[:, i * p:(i + 1) * p], Yc[:, i]]))) for i in range(n)])
+        d_col = np.repeat(d, p)
+        ratio = d[None, :] / d_col[:, None]
+        Zs, Ys = Zc / d_col, Yc / d
+        Gfull = Zs.T @ Zs
+        if not (self.penalty == "ridge" and self.alpha > 0):
+            check_identified(Gfull, n, lags, names)
         self.lags_ = lags
         self.n_owners_ = n
         self.n_obs_ = T
         self.lambda_ = float(self.alpha) * T if self.penalty != "none" else 0.0
-        self.owner_names_ = list(self.owner_names) if self.owner_names is not None else (
-            list(names) if names is not None else [f"owner {i + 1}" for i in range(n)])
-        if self.solver == "central":
-            B, self.trace_ = self._central(Zc, Yc), None
+        self.owner_names_ = list(names) if (self.owner_names is not None or frame_names is not None) else [
+            f"owner {i + 1}" for i in range(n)]
+        lam = self.lambda_ if self.penalty != "none" else 0.0
+        lasso_w = lam / np.outer(d, d) if self.penalty == "lasso" else None  # owner i's rows, target j
+        ridge_w = lam / d ** 2 if self.penalty == "ridge" else None
+        G = np.stack([Gfull[i * p:(i + 1) * p, i * p:(i + 1) * p] for i in range(n)])
+
+        def to_data(B_int):
+            return B_int * ratio
+
+        if scheme == "central":
+            B_std, self.trace_ = self._central(Zs, Ys, Gfull, lasso_w, ridge_w, p), None
             self.n_iter_, self.converged_ = 0, True
-        else:
-            B, self.trace_ = self._admm(Zc, Yc, lags)
+        elif scheme == "anderson":
+            B_std, self.trace_ = run_anderson(
+                Zs, Ys, G, lags=lags, penalty=self.penalty, lasso_w=lasso_w, ridge_w=ridge_w,
+                max_iter=int(self.max_iter), tol=self.tol, atol=self._atol(), init=self.init,
+                rng=as_generator(self.random_state), b1_scale=float(self.b1_scale), variant=self.variant,
+                store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, coef_to_data=to_data)
             self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
+        else:
+            lam_paper = (lasso_w[:, None, :] if self.penalty == "lasso" else ridge_w if self.penalty == "ridge"
+                         else 0.0)
+            B_std, self.trace_ = run_paper(
+                Zs, Ys, G, lags=lags, penalty=self.penalty, lam=lam_paper, rho=float(self.rho),
+                max_iter=int(self.max_iter), tol=self.tol, atol=self._atol(), init=self.init,
+                rng=as_generator(self.random_state), u0_scale=float(self.u0_scale), b1_scale=float(self.b1_scale),
+                variant=self.variant, coef_noise=float(self.coef_noise), message_noise=float(self.message_noise),
+                noise_law=self.noise_law, noisy_continue=bool(self.noisy_continue), keep_values=int(self.keep_values),
+                store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, scales=d, scheme=scheme)
+            self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
+        B = to_data(B_std)
+        if self.trace_ is not None and self.trend == "c":
+            for i in range(n):
+                self.trace_.log.add(self.trace_.n_iter, self.owner_names_[i], "central", "zbar_Ai B_Ai", (1, n),
+                                    "owner i's lag means times its coefficients, for the intercepts", phase="final")
+        self.scheme_ = scheme
+        self.series_scale_ = d
         self.coef_owner_major_ = B
         self.coefs_ = coefs_from_owner_major(B, lags)
         self.intercept_ = y_mean - z_mean @ B if self.trend == "c" else np.zeros(n)
         self.z_mean_, self.y_mean_ = z_mean, y_mean
         self.design_ = (Zc, Yc)
-        resid = Yc - Zc @ B
+        resid = Ys - Zs @ B_std
         dof = max(T - n_coef, 1)
-        self.sigma_u_ = resid.T @ resid / dof
+        self.sigma_u_ = (resid.T @ resid / dof) * np.outer(d, d)
+        self.convergence_message_ = None
+        if self.trace_ is not None and self.tol is not None and not self.converged_:
+            self.convergence_message_ = (
+                f"The ADMM ({scheme} scheme) stopped after max_iter = {self.max_iter} iterations without meeting "
+                f"Boyd's stopping rule (tol = {self.tol:g}, relative to the data's scale): the coefficients are "
+                "not converged; raise max_iter")
+            warnings.warn(self.convergence_message_, ConvergenceWarning, stacklevel=4)  # the caller of fit
         return self
 
+    def _atol(self) -> float:
+        if self.atol is not None:
+            return float(self.atol)
+        return self.tol / 100.0 if self.tol is not None else 0.0
+
     # ----------------------------------------------------------------------------- central
-    def _central(self, Z, Y):
-        lam = self.lambda_
-        if self.penalty == "none" or lam == 0.0 and self.penalty != "lasso":
-            B, *_ = linalg.lstsq(Z, Y, lapack_driver="gelsd")
+    def _central(self, Z, Y, G, lasso_w, ridge_w, p):
+        """The pooled fit on standardised data: least squares, ridge with per-owner weights ridge_w (n,),
+        LASSO with weights lasso_w (n, n) (owner i's coefficients in target j's equation)."""
+        if self.penalty == "lasso" and lasso_w is not None and np.any(lasso_w > 0):
+            thr = np.repeat(lasso_w, p, axis=0)  # (n p, n): one weight per coefficient
+            B, _ = lasso_coordinate_descent(G, Z.T @ Y, thr, tol=self.inner_tol)
             return B
-        G = Z.T @ Z
-        C = Z.T @ Y
-        if self.penalty == "ridge":
-            return linalg.solve(G + lam * np.eye(G.shape[0]), C, assume_a="pos")
-        if lam == 0.0:
-            B, *_ = linalg.lstsq(Z, Y, lapack_driver="gelsd")
-            return B
-        B, _ = lasso_coordinate_descent(G, C, lam, tol=self.inner_tol)
+        if self.penalty == "ridge" and ridge_w is not None and np.any(ridge_w > 0):
+            return linalg.solve(G + np.diag(np.repeat(ridge_w, p)), Z.T @ Y, assume_a="pos")
+        B, *_ = linalg.lstsq(Z, Y, lapack_driver="gelsd")
         return B
-
-    # ----------------------------------------------------------------------------- ADMM (47)/(71)
-    def _admm(self, Z, Y, lags):
-        T, n = Y.shape
-        p = len(lags)
-        rho = float(self.rho)
-        lam = self.lambda_
-        rng = as_generator(self.random_state)
-        tol = self.tol
-        atol = (tol / 100.0 if tol is not None else 0.0) if self.atol is None else float(self.atol)
-        names = self.owner_names_
-        keep = int(self.keep_values)
-        law = self.noise_law
-        coef_noise, msg_noise = float(self.coef_noise), float(self.message_noise)
-        y_free = self.variant == "y_free"
-
-        Zs = Z.reshape(T, n, p).transpose(1, 0, 2)  # (owner, T, p) views of owner i's lag columns
-        G = np.einsum("otp,otq->opq", Zs, Zs)  # G_i = Z_Ai' Z_Ai
-        if self.penalty == "ridge" and lam > 0:
-            solve_mats = np.linalg.inv(G + (lam / rho) * np.eye(p)[None])
-        elif self.penalty == "none" or lam == 0:
-            solve_mats = np.linalg.inv(G)
-        else:
-            solve_mats = None
-
-        # --- initialisation: B^1 (owners) and U^0 (central)
-        if self.init == "zero":
-            B = np.zeros((n, p, n))
-            U_prev = np.zeros((T, n))
-        else:
-            U_prev = rng.normal(0.0, self.u0_scale, (T, n))
-            B = rng.normal(0.0, self.b1_scale, (n, p, n))
-
-        log = MessageLog()
-        prim, dual, epsp, epsd = [], [], [], []
-        coef_path, shared_path, broadcasts, owner_msgs, path_its = [], [], [], [], []
-        # keep the coefficient path near 5e6 numbers: every iteration of small runs, else the
-        # first 50 and every stride-th
-        stride = max(1, math.ceil(n * p * n * int(self.max_iter) / 5e6))
-        u_path = [U_prev.copy()] if keep > 0 else []
-        Ztz_prev = None
-        converged = False
-        k = 0
-        per_owner = msg_noise > 0
-        sqrt_n = math.sqrt(n)
-        what_up = ("Z_Ai B_Ai^k: owner i's contribution to the fitted values of all n targets"
-                   if not y_free else
-                   "d_i^k = (I_YAi - Z_Ai B_Ai^k)/(n + rho): own target column minus own contribution")
-        msg_name = "Z_Ai B_Ai^k" if not y_free else "d_i^k"
-        for k in range(1, int(self.max_iter) + 1):
-            keep_now = k <= keep
-            B_shared = B + _noise(rng, law, coef_noise, B.shape) if coef_noise > 0 else B
-            B_shared_om = B_shared.reshape(n * p, n)
-            ZB_sum = Z @ B_shared_om  # sum_i Z_Ai B'_Ai (T x n)
-            msgs = None
-            if keep_now:  # every owner's message, kept for the attacks
-                msgs = np.einsum("otp,opn->otn", Zs, B_shared)  # Z_Ai B'_Ai
-                if y_free:
-                    msgs = -msgs
-                    msgs[np.arange(n), :, np.arange(n)] += Y.T
-                    msgs /= (n + rho)
-                if per_owner:
-                    msgs += _noise(rng, law, msg_noise, msgs.shape)
-                sum_msgs = msgs.sum(axis=0)
-            else:  # only the sum reaches the central node's formulas: no (n, T, n) array
-                sum_msgs = ZB_sum if not y_free else (Y - ZB_sum) / (n + rho)
-                if per_owner:
-                    for _ in range(n):  # each owner's own noise, same random stream as above
-                        sum_msgs = sum_msgs + _noise(rng, law, msg_noise, (T, n))
-            for i in range(n):
-                log.add(k, names[i], "central", msg_name, (T, n), what_up)
-            # --- central node
-            if not y_free:
-                ZBbar = sum_msgs / n
-                Hbar = (Y + rho * ZBbar + rho * U_prev) / (n + rho)  # (47b)
-                U = U_prev + ZBbar - Hbar  # (47c)
-                m = Hbar - ZBbar - U
-                HmZ = Hbar - ZBbar
-            else:
-                U = (n / (n + rho)) * U_prev - sum_msgs  # (67)
-                m = sum_msgs + (rho / (n + rho)) * U_prev - U  # broadcast of (71)
-                # the simulator's view (the central node cannot split these)
-                HmZ = U_prev - U
-                ZBbar = ZB_sum / n
-                Hbar = ZBbar + HmZ
-            # --- residuals (Boyd 3.3, sharing form), computed by the simulator
-            r = sqrt_n * float(np.linalg.norm(HmZ))
-            ZtHmZ = (Z.T @ HmZ).reshape(n, p, n)
-            Ztz = np.einsum("opq,oqn->opn", G, B_shared) + ZtHmZ
-            s = math.inf if Ztz_prev is None else rho * float(np.linalg.norm(Ztz - Ztz_prev))
-            Ztz_prev = Ztz
-            ZtU = Z.T @ U
-            e_pri = math.sqrt(T * n * n) * atol + (tol or 0.0) * sqrt_n * max(float(np.linalg.norm(ZBbar)),
-                                                                              float(np.linalg.norm(Hbar)))
-            e_dual = math.sqrt(p * n * n) * atol + (tol or 0.0) * rho * float(np.linalg.norm(ZtU))
-            prim.append(r)
-            dual.append(s)
-            epsp.append(e_pri)
-            epsd.append(e_dual)
-            if self.store_path and (k <= 50 or (k - 1) % stride == 0):
-                path_its.append(k)
-                coef_path.append(B.reshape(n * p, n).copy())
-                shared_path.append(B_shared_om.copy() if coef_noise > 0 else coef_path[-1])
-            if keep_now:
-                owner_msgs.append(msgs.copy())
-                u_path.append(U.copy())
-            if tol is not None and r <= e_pri and s <= e_dual:
-                converged = True
-                break
-            # --- broadcast m^k and the owners' updates (47a)
-            log.add(k, "central", "all owners", "m^k = Hbar^k - ZBbar^k - U^k", (T, n),
-                    "broadcast: everyone's fitted values, the consensus and the scaled dual mixed")
-            if keep_now:
-                broadcasts.append(m.copy())
-            base = B_shared if self.noisy_continue else B
-            C = np.einsum("opq,oqn->opn", G, base) + (Z.T @ m).reshape(n, p, n)  # Z_Ai'(Z_Ai B^k + m^k)
-            if solve_mats is not None:
-                B = np.einsum("opq,oqn->opn", solve_mats, C)
-            else:
-                B, _ = lasso_coordinate_descent(G, C, lam / rho, B0=B, tol=self.inner_tol)
-            U_prev = U
-        final = B.reshape(n * p, n).copy()
-        trace = AdmmTrace(
-            variant=self.variant, init=self.init, rho=rho, n_owners=n, lags=lags, T=T, owner_names=list(names),
-            log=log, primal_residuals=np.array(prim), dual_residuals=np.array(dual), eps_primal=np.array(epsp),
-            eps_dual=np.array(epsd), coef_path=coef_path, shared_coef_path=shared_path, broadcasts=broadcasts,
-            owner_messages=owner_msgs, u_path=u_path, converged=converged, n_iter=k, keep_values=keep,
-            coef_noise=coef_noise, message_noise=msg_noise, noise_law=law, path_iterations=path_its,
-        )
-        if self.trend == "c":
-            for i in range(n):
-                log.add(k, names[i], "central", "zbar_Ai B_Ai", (1, n),
-                        "owner i's lag means times its coefficients, for the intercepts", phase="final")
-        return final, trace
 
     # ----------------------------------------------------------------------------- use
     def predict_design(self, Z) -> np.ndarray:
