@@ -18,10 +18,10 @@ Scale: a column of values of size v passes the overflow and underflow checks whe
 2.2e-308 and 1.8e308 (roughly 1e-154 < v < 1e154 for n in the thousands), so data in any units
 within a factor 1e150 of ordinary ones pass; the estimators then standardise by exact powers of two.
 
-The passes run over row blocks of about 4 MB (no full-size temporaries); the sum of squares is only
-computed when the largest value makes an overflow or underflow possible, and duplicate columns are
-found from per-column fingerprints (min, max, sum and a fixed random projection) before an exact
-comparison of the candidates.
+One pass over row blocks of about 4 MB (no full-size temporaries) takes each column's min and max, which
+also reveal NaN and inf (located by a second pass only then); the sum of squares is only computed when the
+largest value makes an overflow or underflow possible; duplicate candidates are columns sharing their
+min and max, fingerprinted (sum and a fixed random projection) and then compared exactly.
 """
 from __future__ import annotations
 
@@ -162,16 +162,17 @@ def check_columns(A: np.ndarray, what: str = "X", names=None, *, single: bool = 
     constant, duplicate (module docstring).
     """
     n, m = A.shape
-    absmax = np.zeros(m)
     lo = np.full(m, np.inf)
     hi = np.full(m, -np.inf)
-    for a, b in _blocks(n, m):
+    for a, b in _blocks(n, m):  # one pass, two reductions: NaN and inf show up in the min or the max
         B = A[a:b]
-        if not np.isfinite(B).all():
-            raise _first_bad(B, a, what, names, single)
-        np.maximum(absmax, np.abs(B).max(axis=0), out=absmax)
         np.minimum(lo, B.min(axis=0), out=lo)
         np.maximum(hi, B.max(axis=0), out=hi)
+    if n and not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        for a, b in _blocks(n, m):
+            if not np.isfinite(A[a:b]).all():
+                raise _first_bad(A[a:b], a, what, names, single)
+    absmax = np.maximum(np.abs(lo), np.abs(hi)) if n else np.zeros(m)
     stats = ColumnStats(absmax, lo, hi)
     if n == 0 or m == 0:
         return stats
@@ -222,18 +223,20 @@ def _check_range(A, stats: ColumnStats, what, names, single) -> None:
 
 
 def _check_duplicates(A, stats: ColumnStats, what, names) -> None:
+    """Identical columns have the same min and max (exactly): only columns sharing both with another are
+    fingerprinted (sum and a fixed random projection, equal up to the summation order) and then compared."""
     n, m = A.shape
-    r = np.random.default_rng(20_160_516).standard_normal((2, n))
-    r[0] = 1.0
-    e = pow2_exponent(stats.largest)
-    fp = np.zeros((2, m))
-    for a, b in _blocks(n, m):
-        fp += r[:, a:b] @ np.ldexp(A[a:b], -e)
-    # Identical columns have the same min and max (exactly) and the same projections (up to the
-    # summation order of the product): group by (min, max), compare projections, then the columns.
-    scaled = np.ldexp(stats.absmax, -e)
     order = np.lexsort((stats.maximum, stats.minimum))
     lo, hi = stats.minimum[order], stats.maximum[order]
+    same = (lo[1:] == lo[:-1]) & (hi[1:] == hi[:-1])
+    if not same.any():
+        return
+    cand = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
+    r = np.random.default_rng(20_160_516).standard_normal((2, n))
+    r[0] = 1.0
+    fp = np.zeros((2, m))
+    for a, b in _blocks(n, cand.size):
+        fp[:, cand] += r[:, a:b] @ A[a:b][:, cand]
     start = 0
     while start < m:
         stop = start + 1
@@ -242,7 +245,7 @@ def _check_duplicates(A, stats: ColumnStats, what, names) -> None:
         group = order[start:stop]
         for x, i0 in enumerate(group):
             for i1 in group[x + 1:]:
-                tol = 1e-9 * n * (scaled[i0] + 1e-300)
+                tol = 1e-9 * n * (stats.absmax[i0] + 1e-300)
                 if np.abs(fp[:, i0] - fp[:, i1]).max() <= tol and np.array_equal(A[:, i0], A[:, i1]):
                     a, b = sorted((int(i0), int(i1)))
                     la, lb = column_label(what, a, names), column_label(what, b, names)

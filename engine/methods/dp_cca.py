@@ -110,6 +110,13 @@ private and non-private U (and V). Sweeps over eps, N and delta draw R replicate
 (``sample_symmetric_gaussian(..., n_replicates=R)``) from one prepared data set; every row of a
 sweep carries the ``status`` of its own ledger ("proven", "not proven", or "no privacy" at eps = inf).
 
+Numerics and input (issue #16; ``dp_cca_core``). Y may be 1-D (one column). Text, NaN, inf, overflow,
+underflow, constant and duplicate columns are refused with a ``ValueError`` naming the view and column;
+without noise and regularisation a collinear view is refused naming its columns. Each view is divided
+by a power of two before any square is formed, and row norms never overflow, so c X and c' Y give the
+same release (same seed) and weights and centres in the new units for c, c' in [1e-150, 1e150]; in strict
+mode the public bounds and centre are in the data's units and scale with them.
+
 Exports (issue #15), never mixed: ``shareable_release(model)`` (and ``to_json``) holds the DP outputs
 (canonical correlations, weights, the noisy moments and, with private centring, the noisy means:
 all post-processing of the one release) and the declared-public inputs (budget, bounds, centre,

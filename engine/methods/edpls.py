@@ -618,20 +618,13 @@ def _normalise_rows(A: np.ndarray) -> np.ndarray:
 def _check_finite_fit(prep: _Prepared, out: dict, k: int, eps: float) -> None:
     """A single fit returns finite numbers or a ValueError that says why (never silent NaN or inf).
 
-    Causes: the noise std of a paper-mode release overflows (data-unit sensitivities, e.g. sigma^2 of a
-    huge bound); the coefficients in data units (y units per X unit) leave float64's range; the noisy
-    k x k system P_dp' W_dp is exactly singular.
+    Causes: the coefficients in data units (y units per X unit) leave float64's range; the noisy k x k
+    system P_dp' W_dp is exactly singular. (A paper-mode noise std that overflows is refused earlier, by
+    ``_Prepared.noise_arrays``.)
     """
     parts = [out["coef"], out["intercept"], out["W"], out["P"], out["c"]]
     if all(np.all(np.isfinite(np.asarray(a, dtype=float))) for a in parts):
         return
-    if prep.mode == "paper" and not math.isinf(eps):
-        applied = prep.noise_arrays(k, eps)[2]
-        if not np.all(np.isfinite(applied)):
-            raise ValueError(
-                "overflow: the noise std of the paper's releases (calibrated to sensitivities in data units, "
-                f"max |y| times max ||x||) is not a finite float64 number for {prep.scale_problem()}; rescale the "
-                "data (other units)")
     if not (np.all(np.isfinite(out["coef"])) and np.isfinite(out["intercept"]).all()):
         if prep.mode == "paper" and np.all(np.isfinite(out["W"])) and np.all(np.isfinite(out["P"])):
             with np.errstate(all="ignore"):
@@ -687,9 +680,20 @@ def _status_columns(led: PrivacyLedger) -> dict:
             "proven": bool(tot["proven"])}
 
 
+def _as_float(A, what: str) -> np.ndarray:
+    """np.asarray(A, float), or a ValueError naming the non-numeric column (never numpy's bare message)."""
+    try:
+        return np.asarray(A, dtype=float)
+    except (ValueError, TypeError) as exc:
+        single = what.startswith("y")
+        names = [series_name(A)] if single else frame_names(A)
+        raise_if_non_numeric(A, what, names, single=single, cause=exc)
+        raise
+
+
 def _as_test_arrays(est, X_test, y_test):
-    X_test = np.asarray(X_test, dtype=float)
-    y_test = np.asarray(y_test, dtype=float).ravel()
+    X_test = _as_float(X_test, "X_test")
+    y_test = _as_float(y_test, "y_test").ravel()
     if X_test.ndim != 2 or X_test.shape[0] != y_test.shape[0]:
         raise ValueError("X_test must be 2-D with as many rows as y_test")
     return X_test, y_test
@@ -914,8 +918,7 @@ def compare_private_plain(X, y, train_idx, test_idx, params: dict, random_state=
     statistics: show them to the owner or put them in the owner's workbook, never use them as public
     bounds): n_train, n_test, max_row_norm_train, max_abs_y_train, y_range_train (min, max).
     """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
+    X, y = _as_float(X, "X"), _as_float(y, "y")
     Xtr, ytr, Xte, yte = X[train_idx], y[train_idx], X[test_idx], y[test_idx]
     private = EDPLS(**params, random_state=random_state).fit(Xtr, ytr)
     plain = EDPLS(**{**params, "epsilon": np.inf, "mode": "paper"}).fit(Xtr, ytr)
