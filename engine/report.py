@@ -160,7 +160,8 @@ class DataInfo:
     @property
     def public_name(self) -> str:
         """The name the shareable report may show: sample and generated sets by name, an upload not."""
-        return self.name if self.origin.split()[0] in ("sample", "generated", "scikit-learn") else "the owner's file"
+        first = (self.origin.split() or [""])[0]
+        return self.name if first in ("sample", "generated", "scikit-learn") else "the owner's file"
 
 
 def _summarise_columns(columns, head: int = 6) -> str:
