@@ -7,7 +7,6 @@ click would give: the deferred download callables are recorded when Streamlit re
 """
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 from pathlib import Path
@@ -15,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from downloads import buttons, file_of, recorded_downloads
 from engine.attacks.pls_subspace import split_parties
 from engine.data.attack_sim import make_attack_spectra
 from engine.methods.edpls import estimator_from_release
@@ -29,35 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
 FITS = "attack_lab_private_fits"
 README_SHEET = "PRIVATE read me"
-
-
-@contextlib.contextmanager
-def recorded_downloads():
-    """file id -> the zero-argument callable Streamlit runs when the download button is clicked."""
-    seen: dict = {}
-    original = MediaFileManager.add_deferred
-
-    def add_deferred(self, data_callable, *args, **kwargs):
-        file_id = original(self, data_callable, *args, **kwargs)
-        seen[file_id] = data_callable
-        return file_id
-
-    MediaFileManager.add_deferred = add_deferred
-    try:
-        yield seen
-    finally:
-        MediaFileManager.add_deferred = original
-
-
-def buttons(at) -> dict:
-    return {b.proto.id.rsplit("-", 1)[-1]: b for b in at.get("download_button")}
-
-
-def file_of(at, seen: dict, key: str) -> bytes:
-    proto = buttons(at)[key].proto
-    assert proto.deferred_file_id, f"{key}: built only when clicked"
-    data = seen[proto.deferred_file_id]()
-    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 def lab(**state) -> AppTest:
@@ -117,9 +87,9 @@ def test_default_page_labels_come_from_the_ledgers_and_exports_are_clean():
         assert by_key["attack_lab_export_model"].proto.label == LABELS["model"]
         assert by_key["attack_lab_export_report"].proto.label == LABELS["report"]
         assert by_key["attack_lab_export_workbook"].proto.label == LABELS["workbook"]
-        release_text = file_of(at, seen, "attack_lab_export_model").decode()
-        report_html = file_of(at, seen, "attack_lab_export_report").decode()
-        workbook = file_of(at, seen, "attack_lab_export_workbook")
+        release_text = file_of(at, seen, "attack_lab_export_model", deferred=True).decode()
+        report_html = file_of(at, seen, "attack_lab_export_report", deferred=True).decode()
+        workbook = file_of(at, seen, "attack_lab_export_workbook", deferred=True)
     # labels: the model's guarantee, every sweep row and the verdict come from the fits' ledgers
     assert outcome.status == "proven" and outcome.ledger.status == "proven"
     markdown = " ".join(m.value for m in at.markdown)
@@ -185,10 +155,10 @@ def test_own_data_with_bounds_read_off_the_rows_is_labelled_not_proven_and_keeps
         assert not at.exception, at.exception
         outcome = private_outcome(at)
         report = at.session_state["export_report_attack_lab"]
-        report_html = file_of(at, seen, "attack_lab_export_report").decode()
-        release_text = (file_of(at, seen, "attack_lab_export_model").decode()
+        report_html = file_of(at, seen, "attack_lab_export_report", deferred=True).decode()
+        release_text = (file_of(at, seen, "attack_lab_export_model", deferred=True).decode()
                         if "attack_lab_export_model" in buttons(at) else None)
-        sheets = pd.read_excel(io.BytesIO(file_of(at, seen, "attack_lab_export_workbook")), sheet_name=None)
+        sheets = pd.read_excel(io.BytesIO(file_of(at, seen, "attack_lab_export_workbook", deferred=True)), sheet_name=None)
     # the guarantee label is the fit's ledger: not proven, and the page never says proven beside it
     assert outcome.status == "not proven" and report.status == "not proven"
     markdown = " ".join(m.value for m in at.markdown)

@@ -8,7 +8,6 @@ pandas' XLSX reader; ``engine.privacy.audit.epsilon_lower_bound`` with a planted
 """
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import math
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from downloads import file_of, recorded_downloads
 from engine.data.samples import make_two_views
 from engine.methods.dp_cca import (
     DPCCA,
@@ -272,26 +272,6 @@ def test_pipeline_audit_catches_halved_noise():
 # --------------------------------------------------------------------------------------------
 # The page
 # --------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def recorded_downloads():
-    """Record the deferred download callables Streamlit registers (file id -> callable)."""
-    from streamlit.runtime.media_file_manager import MediaFileManager
-
-    seen: dict = {}
-    original = MediaFileManager.add_deferred
-
-    def add_deferred(self, data_callable, *args, **kwargs):
-        file_id = original(self, data_callable, *args, **kwargs)
-        seen[file_id] = data_callable
-        return file_id
-
-    MediaFileManager.add_deferred = add_deferred
-    try:
-        yield seen
-    finally:
-        MediaFileManager.add_deferred = original
-
-
 def _page(**state):
     from streamlit.testing.v1 import AppTest
 
@@ -301,12 +281,6 @@ def _page(**state):
     at.run()
     assert not at.exception, at.exception
     return at
-
-
-def _file(at, seen, key) -> bytes:
-    button = {b.proto.id.rsplit("-", 1)[-1]: b for b in at.get("download_button")}[key]
-    data = seen[button.proto.deferred_file_id]()
-    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 def _private_numbers(at) -> np.ndarray:
@@ -332,15 +306,15 @@ def test_page_draws_fresh_noise_and_exports_the_two_kinds():
         assert {k: report.parameters[k] for k in params} == params
         assert report.parameters["n_train"] == _audit_data("default")[0].shape[0]
         assert report.public_parameters["x_bound"] == params["x_bound"] and "split seed" not in report.public_parameters
-        release_text = _file(at, seen, "dp_cca_export_model").decode("utf-8")
-        page_html = _file(at, seen, "dp_cca_export_report").decode("utf-8")
+        release_text = file_of(at, seen, "dp_cca_export_model", deferred=True).decode("utf-8")
+        page_html = file_of(at, seen, "dp_cca_export_report", deferred=True).decode("utf-8")
         assert release_problems(release_text) == [] and release_problems(page_html) == []
         release = json.loads(release_text)
         assert release["ledger_totals"]["status"] == "proven"
         np.testing.assert_allclose(release["fields"]["canonical_correlations_"], _private_numbers(at))
         for key in ("captured correlation (held-out)", "subspace similarity"):  # evaluations on private rows
             assert key not in page_html and f"{report.headline[key]:.6g}" not in page_html
-        sheets = pd.read_excel(io.BytesIO(_file(at, seen, "dp_cca_export_workbook")), sheet_name=None)
+        sheets = pd.read_excel(io.BytesIO(file_of(at, seen, "dp_cca_export_workbook", deferred=True)), sheet_name=None)
         names = list(sheets)
         assert names[0] == "PRIVATE read me"
         assert {"rows and clipping", "reference correlations", "held-out correlations"} <= set(names)

@@ -11,7 +11,6 @@ report), pandas' XLSX reader for the workbook, and the release's own ledger for 
 """
 from __future__ import annotations
 
-import contextlib
 import html
 import io
 import json
@@ -22,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from engine.fingerprint import data_fingerprint, data_sha256
 from engine.privacy import PrivacyLedger, Release
 from engine.release import RELEASE_KIND, release_problems
 from engine.report import DataInfo, RunReport, _fmt, environment_versions
+from downloads import buttons, file_of, recorded_downloads
 from engine.workbook import PRIVATE_NOTICE
 from ui.exports import LABELS, chart_config
 from ui.pages import METHOD_PAGES, TOOL_PAGES
@@ -44,43 +43,6 @@ README_SHEET = "PRIVATE read me"
 
 
 # ---------------------------------------------------------------------------------------- helpers
-@contextlib.contextmanager
-def recorded_downloads():
-    """Record every download Streamlit registers: deferred file id -> zero-argument callable (what the server
-    runs on a click), and static file URL -> the bytes. AppTest cannot click a download button."""
-    seen: dict = {}
-    original_deferred, original_add = MediaFileManager.add_deferred, MediaFileManager.add
-
-    def add_deferred(self, data_callable, *args, **kwargs):
-        file_id = original_deferred(self, data_callable, *args, **kwargs)
-        seen[file_id] = data_callable
-        return file_id
-
-    def add(self, path_or_data, *args, **kwargs):
-        url = original_add(self, path_or_data, *args, **kwargs)
-        if isinstance(path_or_data, (bytes, str)):
-            seen[url] = path_or_data
-        return url
-
-    MediaFileManager.add_deferred, MediaFileManager.add = add_deferred, add
-    try:
-        yield seen
-    finally:
-        MediaFileManager.add_deferred, MediaFileManager.add = original_deferred, original_add
-
-
-def buttons(at) -> dict:
-    """Download buttons by their user key (the part of the element id after the last '-')."""
-    return {b.proto.id.rsplit("-", 1)[-1]: b for b in at.get("download_button")}
-
-
-def file_of(at, seen: dict, key: str) -> bytes:
-    """The bytes the download button ``key`` delivers (deferred callable or static data)."""
-    proto = buttons(at)[key].proto
-    data = seen[proto.deferred_file_id]() if proto.deferred_file_id else seen[proto.url]
-    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
-
-
 def run_page(file: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / file), default_timeout=TIMEOUT)
     at.run()

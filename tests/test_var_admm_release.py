@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from downloads import file_of, recorded_downloads
 from engine.methods.var_admm import (
     NO_DEFENCE_REASON,
     RANGE_NOT_DECLARED,
@@ -251,31 +251,10 @@ def test_catalogue_case_is_the_pipeline():
 
 # ----------------------------------------------------------------------------- the page
 @pytest.fixture()
-def deferred(monkeypatch):
+def deferred():
     """The callables or bytes behind download buttons (AppTest cannot click one)."""
-    seen = {}
-    original_deferred, original_add = MediaFileManager.add_deferred, MediaFileManager.add
-
-    def add_deferred(self, data_callable, *args, **kwargs):
-        file_id = original_deferred(self, data_callable, *args, **kwargs)
-        seen[file_id] = data_callable
-        return file_id
-
-    def add(self, path_or_data, *args, **kwargs):
-        url = original_add(self, path_or_data, *args, **kwargs)
-        seen[url] = path_or_data
-        return url
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
-    monkeypatch.setattr(MediaFileManager, "add", add)
-    return seen
-
-
-def _download(at, seen, key):
-    (button,) = [b for b in at.get("download_button") if b.proto.id.endswith(key)]
-    p = button.proto
-    data = seen[p.deferred_file_id]() if p.deferred_file_id else seen[p.url]
-    return data if isinstance(data, (bytes, bytearray)) else str(data).encode("utf-8")
+    with recorded_downloads() as seen:
+        yield seen
 
 
 def _page():
@@ -326,13 +305,13 @@ def test_page_declaration_release_and_workbook(deferred):
     html = report.to_html()
     assert release_problems(html) == [] and "per value (event level" in html
     assert report.public_parameters["declared public range"] == [0.0, 1.2]
-    text = _download(at, deferred, "var_admm_export_model").decode("utf-8")
+    text = file_of(at, deferred, "var_admm_export_model").decode("utf-8")
     assert release_problems(text) == []
     data = json.loads(text)
     assert data["format"] == RELEASE_FORMAT and data["ledger_totals"]["status"] == "proven"
     assert np.asarray(data["fields"]["noisy_series"]).shape == (T, len(report.data.columns))
     assert "coefs_" not in data["fields"]  # solar: the fitted daylight rows are read from the private series
-    xlsx = _download(at, deferred, "var_admm_export_workbook")
+    xlsx = file_of(at, deferred, "var_admm_export_workbook")
     sheets = pd.read_excel(io.BytesIO(xlsx), sheet_name=None)
     names = list(sheets)
     assert names[0] == "PRIVATE read me" and PRIVATE_NOTICE.upper() in sheets[names[0]].to_string().upper()
