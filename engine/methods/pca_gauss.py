@@ -360,7 +360,22 @@ def read_public(X_public, M: int, what: str = "X_public") -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # The estimator
 # --------------------------------------------------------------------------------------------
-class PCAGauss(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _ReleaseTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """What PCA-Gauss and its baselines share as scikit-learn transformers: y is required for the supervised
+    tasks, and ``transform`` returns P projected columns named ``<class>0 .. <class>P-1``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.task in ("regression", "classification")
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Number of columns ``transform`` returns (P), for ``get_feature_names_out``."""
+        return self.components_.shape[1]
+
+
+class PCAGauss(_ReleaseTransformer):
     """Differentially private synthetic data: a projection W plus a Gaussian (or per-class Gaussian).
 
     A scikit-learn transformer: ``fit(X, y)`` releases the model, ``transform(X)`` maps rows into the
@@ -448,16 +463,6 @@ class PCAGauss(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.calibration = calibration
         self.n_synthetic = n_synthetic
         self.components = components
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = self.task in ("regression", "classification")
-        return tags
-
-    @property
-    def _n_features_out(self) -> int:
-        """Number of columns ``transform`` returns (P), for ``get_feature_names_out``."""
-        return self.components_.shape[1]
 
     # ---------------------------------------------------------------- parameters
     def _resolved(self) -> dict:

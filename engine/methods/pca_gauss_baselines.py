@@ -21,12 +21,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.privacy import SEED_KNOWN_CAVEAT, LaplaceMechanism, PrivacyLedger, clip_abs, noise_generator
 
-from .pca_gauss import CAVEATS, MODES, PCAGauss, read_public, read_records, top_eigenvectors
+from .pca_gauss import CAVEATS, MODES, PCAGauss, _ReleaseTransformer, read_public, read_records, top_eigenvectors
 
 #: Jiang's and Li's classification releases publish each record's label as it is.
 LABELS_CAVEAT = "not proven: every record's label is released as it is (no noise)"
@@ -47,7 +46,7 @@ def identity_query_sensitivity(P: int, *, with_y: bool, rule: str = "paper", ort
     return core + (2 * a if with_y else 0.0)
 
 
-class IdentityQueryRelease(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class IdentityQueryRelease(_ReleaseTransformer):
     """Noisy records in a reduced space: Jiang (``projection="public_pca"``) or Li (``"bernoulli"``).
 
     A scikit-learn transformer (``transform`` maps rows into the released space); y is required (tag) for
@@ -78,16 +77,6 @@ class IdentityQueryRelease(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.bounds = bounds
         self.y_bounds = y_bounds
         self.public_declared = public_declared
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = self.task in ("regression", "classification")
-        return tags
-
-    @property
-    def _n_features_out(self) -> int:
-        """Number of columns ``transform`` returns (P), for ``get_feature_names_out``."""
-        return self.components_.shape[1]
 
     def fit(self, X, y=None, X_public=None, y_public=None):
         """Release every training record's projection with Laplace noise. X (N, M); returns self."""
