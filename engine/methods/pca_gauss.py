@@ -360,8 +360,8 @@ def read_public(X_public, M: int, what: str = "X_public") -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # The estimator
 # --------------------------------------------------------------------------------------------
-class _ReleaseTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """What PCA-Gauss and its baselines share as scikit-learn transformers: y is required for the supervised
+class _ReleaseTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """Mixin (put before BaseEstimator): what PCA-Gauss and its baselines share as scikit-learn transformers: y is required for the supervised
     tasks, and ``transform`` returns P projected columns named ``<class>0 .. <class>P-1``."""
 
     def __sklearn_tags__(self):
@@ -375,7 +375,7 @@ class _ReleaseTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
         return self.components_.shape[1]
 
 
-class PCAGauss(_ReleaseTransformer):
+class PCAGauss(_ReleaseTransformer, BaseEstimator):
     """Differentially private synthetic data: a projection W plus a Gaussian (or per-class Gaussian).
 
     A scikit-learn transformer: ``fit(X, y)`` releases the model, ``transform(X)`` maps rows into the

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.privacy import SEED_KNOWN_CAVEAT, LaplaceMechanism, PrivacyLedger, clip_abs, noise_generator
@@ -46,7 +47,7 @@ def identity_query_sensitivity(P: int, *, with_y: bool, rule: str = "paper", ort
     return core + (2 * a if with_y else 0.0)
 
 
-class IdentityQueryRelease(_ReleaseTransformer):
+class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
     """Noisy records in a reduced space: Jiang (``projection="public_pca"``) or Li (``"bernoulli"``).
 
     A scikit-learn transformer (``transform`` maps rows into the released space); y is required (tag) for
