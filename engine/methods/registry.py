@@ -1,7 +1,7 @@
 """The method registry: one spec per method, and everything that lists methods derives from it.
 
-Navigation and the home page (``ui.pages``), the privacy audit's catalogue (``audit_targets``,
-``make_case``), the audit bench, and the tests that must cover every method (hostile uploads, exports,
+Navigation and the home page (``ui.pages``), the privacy audit's catalogue (``engine.audit_catalog``),
+the audit bench, and the tests that must cover every method (hostile uploads, exports,
 audit cases, reproduction scripts) all iterate ``METHODS``. Adding a method is: its package under
 ``engine/methods/``, its page, its figure module, its reproduction script, and one entry here.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "AuditTarget", "MethodSpec", "audit_targets", "make_case", "method"]
+__all__ = ["METHODS", "AuditTarget", "MethodSpec", "method"]
 
 
 def _resolve(path: str):
@@ -34,16 +34,21 @@ def _resolve(path: str):
 class AuditTarget:
     """One release the privacy audit can test: its catalogue key, label, the modes it has and its case.
 
-    ``case`` names a function ``(mode, epsilon, delta, bug=None, **kwargs) -> engine.privacy.audit.AuditCase``.
+    ``case`` names a function returning an ``engine.privacy.audit.AuditCase``; it is called with those of
+    mode, epsilon, delta and bug that it takes, plus ``fixed`` (pairs, e.g. (("law", "laplace"),)).
+    ``plants_bugs``: the catalogue also audits it with planted bugs (noise or sensitivity halved).
+    ``engine.audit_catalog`` builds the audit catalogue from these.
     """
 
     key: str
     label: str
     modes: tuple
     case: str
+    fixed: tuple = ()
+    plants_bugs: bool = True
 
-    def make(self, mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, **kwargs):
-        return _resolve(self.case)(mode=mode, epsilon=epsilon, delta=delta, **kwargs)
+    def resolve(self):
+        return _resolve(self.case)
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,8 @@ METHODS = (
         "Collaborative VAR forecasting across data owners, and what ADMM leaks.",
         "pages/var_admm.py", "engine.methods.var_admm:CollaborativeVAR", "panel", "model_json",
         "engine.methods.var_admm:compare",
-        tuple(AuditTarget(f"var_admm_{law}", label, modes, "engine.methods.var_admm.audit_case:var_admm_case")
+        tuple(AuditTarget(f"var_admm_{law}", label, modes, "engine.methods.var_admm.audit_case:var_admm_case",
+                          (("law", law),), plants_bugs=False)
               for law, label, modes in (
                   ("laplace", "VAR-ADMM noise defence, Laplace", ("strict",)),
                   ("gaussian", "VAR-ADMM noise defence, Gaussian", ("strict",)),
@@ -138,19 +144,3 @@ def method(key: str) -> MethodSpec:
         if spec.key == key:
             return spec
     raise KeyError(f"no method {key!r}; registered: {', '.join(s.key for s in METHODS)}")
-
-
-def audit_targets() -> dict:
-    """Every audit target of every registered method: key -> AuditTarget (mechanisms are in engine.privacy.audit)."""
-    return {t.key: t for spec in METHODS for t in spec.audit}
-
-
-def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, **kwargs):
-    """The audit case of one method target (ValueError for an unknown target or a mode it does not have)."""
-    targets = audit_targets()
-    if target not in targets:
-        raise ValueError(f"unknown audit target {target!r}; choose from {', '.join(targets)}")
-    t = targets[target]
-    if mode not in t.modes:
-        raise ValueError(f"{t.label} has no {mode!r} mode; choose from {', '.join(t.modes)}")
-    return t.make(mode=mode, epsilon=epsilon, delta=delta, **kwargs)
