@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from numbers import Real
 
+import numpy as np
+
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 __all__ = ["CALIBRATION_CONSTRAINT", "PRIVACY_PARAMETER_CONSTRAINTS"]
@@ -31,7 +33,8 @@ __all__ = ["CALIBRATION_CONSTRAINT", "PRIVACY_PARAMETER_CONSTRAINTS"]
 PRIVACY_PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {float("inf")})],
     "delta": [Interval(Real, 0, 1, closed="neither")],
-    "random_state": ["random_state"],
+    # scikit-learn's "random_state" refuses numpy Generators, which the methods accept as noise seeds.
+    "random_state": ["random_state", np.random.Generator],
 }
 
 #: The Gaussian calibrations ``engine.privacy.calibration.resolve_calibration`` understands.

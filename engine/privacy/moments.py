@@ -35,7 +35,7 @@ Delta <= sqrt(3)/2; a single block without a constant gets Delta = 1 (the generi
 Sensitivity under replace-one (DP-CCA's constructions, equal weights)
 ----------------------------------------------------------------------
 Replacing z by z' changes the numbers by u(z) - u(z'). With equal block weights w_b = 1 and the
-constant a in {0, 1} the worst cases are (proof and the rows attaining them: ``engine.methods.dp_cca``,
+constant a in {0, 1} the worst cases are (proof and the rows attaining them: ``engine.methods.dp_cca.sensitivity``,
 ``worst_case_rows``): one block, a = 0: sqrt(2); one block, a = 1: sqrt(9/8); two blocks, a = 0:
 sqrt(3/2); two blocks, a = 1: sqrt(32/27). Other weightings under replace-one are refused rather than
 bounded loosely.
