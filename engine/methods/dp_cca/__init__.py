@@ -20,13 +20,12 @@ The package, by concern (every name below is importable from ``engine.methods.dp
 - the frame-to-arrays adapters (``views_from_frame``, ``channel_split_views``, ``bin_columns``,
   ``columns_by_prefix`` = ``engine.data.views.columns_with_prefix``) live in ``engine.data.views``.
 
-Numerics and input (issue #16; ``dp_cca_core``). Y may be 1-D (one column). Text, NaN, inf, overflow,
+Numerics and input (issue #16; ``core``). Y may be 1-D (one column). Text, NaN, inf, overflow,
 underflow, constant and duplicate columns are refused with a ``ValueError`` naming the view and column;
 without noise and regularisation a collinear view is refused naming its columns. Each view is divided
 by a power of two before any square is formed, and row norms never overflow, so c X and c' Y give the
 same release (same seed) and weights and centres in the new units for c, c' in [1e-150, 1e150]; in strict
 mode the public bounds and centre are in the data's units and scale with them.
-
 
 Written by hand: the poster's algorithm and the batched moment-to-CCA path (no library computes
 CCA from a released, possibly indefinite moment matrix, batched over replicates). The privacy
