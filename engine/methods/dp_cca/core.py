@@ -37,7 +37,13 @@ from engine.methods.column_checks import (
     series_name,
 )
 from engine.methods.dp_cca.sensitivity import SENSITIVITY, release_sensitivity  # noqa: F401  (old names)
-from engine.privacy import ClipReport
+from engine.privacy.moments import (
+    MomentsRelease,
+    centred_moments,
+    replace_one_sensitivity,
+    row_norms,
+    scale_rows,
+)
 
 #: Relative eigenvalue floor of the whitening (only matters for singular data; 0 noise).
 _REL_FLOOR = 1e-12
@@ -231,18 +237,19 @@ class _Prepared:
         return self.dx + self.dy
 
     def gram(self) -> np.ndarray:
-        G = self.Z.T @ self.Z
-        return 0.5 * (G + G.T)
+        """Z'Z (d, d), exactly symmetric (``engine.privacy.moments``)."""
+        return MomentsRelease.gram(self.Z)
 
     def moments(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(R, d, d) sums Z'Z (+E) -> centred moments C (R, D, D) and the mean in z units (R, D)."""
-        M = G / self.n
-        D = self.D
+        """(R, d, d) sums Z'Z (+E) -> centred moments C (R, D, D) and the mean in z units (R, D).
+
+        Private centring: ``engine.privacy.moments.centred_moments`` with N public (replace-one), i.e. the
+        moments Z'Z / N centred at the noisy mean of the same release (post-processing).
+        """
         if self.private_centring:
-            s = M[:, :D, D] / self.const  # noisy mean of the z coordinates (N public)
-            C = M[:, :D, :D] - np.einsum("ri,rj->rij", s, s)
-            return C, s
-        return M, np.zeros((M.shape[0], D))
+            C, mean_z, _ = centred_moments(G, self.const, n_public=self.n)
+            return C, mean_z
+        return G / self.n, np.zeros((G.shape[0], self.D))
 
     def to_model(self, fit: dict, mean_z: np.ndarray) -> dict:
         """Undo the scaling: weights and centres in the units of the input columns."""
@@ -255,16 +262,8 @@ class _Prepared:
         }
 
 
-def _row_norms(A: np.ndarray) -> np.ndarray:
-    """Euclidean row norms without overflow or underflow (power-of-two rescaling when needed)."""
-    A = np.asarray(A, dtype=float)
-    if A.size == 0:
-        return np.zeros(A.shape[0])
-    e = pow2_exponent(float(np.abs(A).max()))
-    if -256 <= e <= 256:
-        return np.sqrt(np.einsum("ij,ij->i", A, A))
-    B = np.ldexp(A, -e)
-    return np.ldexp(np.sqrt(np.einsum("ij,ij->i", B, B)), e)
+#: Euclidean row norms without overflow or underflow (``engine.privacy.moments.row_norms``).
+_row_norms = row_norms
 
 
 def _prepare_paper(X: np.ndarray, Y: np.ndarray) -> _Prepared:
@@ -301,17 +300,11 @@ def _centred(A: np.ndarray, centre: np.ndarray, what: str, names) -> np.ndarray:
     return out
 
 
-def _clip_factors(norms: np.ndarray, bound: float) -> tuple[np.ndarray, ClipReport]:
-    """min(1, bound / norm) per row, and the clip report (rows beyond the bound are scaled onto it)."""
-    over = norms > bound
-    f = np.ones_like(norms)
-    f[over] = bound / norms[over]
-    return f, ClipReport(bound, norms.size, int(over.sum()), float(norms.max()) if norms.size else 0.0)
-
-
 def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, names=(None, None)) -> _Prepared:
-    n, dx = X.shape
-    dy = Y.shape[1]
+    """Rows clipped to the public bounds and scaled into the unit ball by ``engine.privacy.moments.scale_rows``:
+    one joint block [x, y] or two blocks x, y of weight 1 each, and the constant column a = 1 with private
+    centring (z = [x/B_x, y/B_y, 1] / sqrt(3) for per-view bounds)."""
+    dx, dy = X.shape[1], Y.shape[1]
     public = x_center is not None
     if public:
         cx = np.broadcast_to(np.asarray(x_center, dtype=float), (dx,)).copy()
@@ -320,31 +313,20 @@ def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, na
     else:
         cx, cy = np.zeros(dx), np.zeros(dy)
         Xs, Ys = X, Y
-    extra = 0 if public else 1
     if row_bound is not None:
         Bn = float(row_bound)
-        W = np.hstack([Xs, Ys])
-        f, rep = _clip_factors(_row_norms(W), Bn)
-        S = math.sqrt(1.0 + extra)
-        blocks = [W * (f / (Bn * S))[:, None]]
-        x_div = y_div = Bn * S
-        n_clipped, notes = rep.n_clipped, (rep.describe("rows [x, y]"),)
+        rows = scale_rows([np.hstack([Xs, Ys])], [Bn], weights=[1.0], private_centring=not public, const=1.0)
+        x_div = y_div = Bn * rows.scale
+        notes = (rows.clip_reports[0].describe("rows [x, y]"),)
         what = f"joint rows clipped to ||[x, y]|| <= {Bn:g}"
     else:
         Bx, By = float(x_bound), float(y_bound)
-        nx, ny = _row_norms(Xs), _row_norms(Ys)
-        fx, rep_x = _clip_factors(nx, Bx)
-        fy, rep_y = _clip_factors(ny, By)
-        S = math.sqrt(2.0 + extra)
-        blocks = [Xs * (fx / (Bx * S))[:, None], Ys * (fy / (By * S))[:, None]]
-        x_div, y_div = Bx * S, By * S
-        n_clipped, notes = int(((nx > Bx) | (ny > By)).sum()), (rep_x.describe("x rows"), rep_y.describe("y rows"))
+        rows = scale_rows([Xs, Ys], [Bx, By], weights=[1.0, 1.0], private_centring=not public, const=1.0)
+        x_div, y_div = Bx * rows.scale, By * rows.scale
+        notes = (rows.clip_reports[0].describe("x rows"), rows.clip_reports[1].describe("y rows"))
         what = f"x rows clipped to norm {Bx:g}, y rows to {By:g}"
-    if not public:
-        blocks.append(np.full((n, 1), 1.0 / S))
-    Z = np.hstack(blocks)
     centre = ("public centre subtracted" if public else
               "private centring: constant column in the same release")
-    sens = release_sensitivity("joint" if row_bound is not None else "per_view", "public" if public else "private")
-    return _Prepared(Z, dx, dy, cx, cy, x_div, y_div, not public, 1.0 / S if not public else 0.0, "public",
-                     int(n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{S:.4g}", sens)
+    sens = replace_one_sensitivity(rows.weights, rows.const)
+    return _Prepared(rows.Z, dx, dy, cx, cy, x_div, y_div, not public, rows.const_z, "public",
+                     int(rows.n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{rows.scale:.4g}", sens)

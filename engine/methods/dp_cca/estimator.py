@@ -55,8 +55,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.dp_cca.core import (
     _prepare_paper,
     _prepare_strict,
@@ -69,13 +71,9 @@ from engine.methods.dp_cca.core import (
 )
 from engine.methods.dp_cca.metrics import held_out_correlations
 from engine.methods.dp_cca.sensitivity import release_sensitivity
-from engine.privacy import (
-    SEED_KNOWN_CAVEAT,
-    GaussianMechanism,
-    PrivacyLedger,
-    noise_generator,
-    sample_symmetric_gaussian,
-)
+from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator
+from engine.privacy.calibration import noise_scale, resolve_calibration
+from engine.privacy.moments import MomentsRelease
 
 __all__ = ["DPCCA", "NOT_DP_PROJECTIONS", "RELEASE_NAME", "analyze_gauss_tau", "auto_regularization",
            "resolve_calibration"]
@@ -96,24 +94,21 @@ _CHUNK_ENTRIES = 8_000_000
 #: Name of the one release in the ledger (the dp fields of the shareable release name it).
 RELEASE_NAME = "joint second-moment matrix Z'Z"
 
+#: A finite number > 0 (the public bounds).
+_POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+
+#: Numeric parameters refused as booleans.
+_NUMBERS = ("n_components", "epsilon", "delta", "regularization", "row_bound", "x_bound", "y_bound")
+
 
 # =============================================================================================
 # Calibration
 # =============================================================================================
-def resolve_calibration(calibration: str, epsilon: float) -> str:
-    """The Gaussian calibration actually used: "auto" is classic for eps <= 1, analytic above."""
-    if calibration not in ("auto", "analytic", "classic"):
-        raise ValueError(f"calibration must be 'auto', 'analytic' or 'classic', got {calibration!r}")
-    if calibration == "auto":
-        return "classic" if float(epsilon) <= 1.0 else "analytic"
-    return calibration
-
-
 def _mechanism(epsilon: float, delta: float, calibration: str,
-               sensitivity: float = math.sqrt(2.0)) -> GaussianMechanism:
-    """The Gaussian mechanism on the released upper triangle of Z'Z (replace-one neighbours)."""
-    return GaussianMechanism(float(epsilon), float(delta), float(sensitivity),
-                             resolve_calibration(calibration, epsilon))
+               sensitivity: float = math.sqrt(2.0)) -> MomentsRelease:
+    """The Gaussian release of the upper triangle of Z'Z (replace-one neighbours, ``engine.privacy.moments``):
+    sigma from ``engine.privacy.calibration.noise_scale`` under the one calibration rule."""
+    return MomentsRelease(float(epsilon), float(delta), float(sensitivity), calibration, neighbouring="replace_one")
 
 
 def analyze_gauss_tau(epsilon: float, delta: float, n_samples: int, calibration: str = "auto",
@@ -124,9 +119,7 @@ def analyze_gauss_tau(epsilon: float, delta: float, n_samples: int, calibration:
     tau = sqrt(2)/(N eps) sqrt(2 ln(1.25/delta)). ``sensitivity``: ``release_sensitivity(...)`` of
     the construction. Returns 0.0 for eps = inf.
     """
-    if math.isinf(float(epsilon)):
-        return 0.0
-    return _mechanism(epsilon, delta, calibration, sensitivity).sigma / int(n_samples)
+    return noise_scale("gaussian", epsilon, delta, sensitivity, calibration) / int(n_samples)
 
 
 def auto_regularization(tau: float, dim: int) -> float:
@@ -191,6 +184,21 @@ class DPCCA(TransformerMixin, BaseEstimator):
     n_features_in_ : Dx.   n_features_y_ : Dy.
     """
 
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        # a numpy Generator is a documented noise seed (``noise_generator``); the shared entry lacks it
+        "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "mode": [StrOptions({"paper", "strict"})],
+        "calibration": CALIBRATION_CONSTRAINT,
+        "row_bound": [_POSITIVE, None],
+        "x_bound": [_POSITIVE, None],
+        "y_bound": [_POSITIVE, None],
+        "x_center": ["array-like", Real, None],
+        "y_center": ["array-like", Real, None],
+        "regularization": [StrOptions({"auto"}), Interval(Real, 0, np.inf, closed="left")],
+    }
+
     def __init__(self, n_components=2, epsilon=1.0, delta=1e-5, mode="paper", calibration="auto", row_bound=None,
                  x_bound=None, y_bound=None, x_center=None, y_center=None, regularization="auto",
                  random_state=None):
@@ -209,25 +217,16 @@ class DPCCA(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
-        if self.mode not in ("paper", "strict"):
-            raise ValueError(f"mode must be 'paper' or 'strict', got {self.mode!r}")
-        if self.calibration not in ("auto", "analytic", "classic"):
-            raise ValueError(f"calibration must be 'auto', 'analytic' or 'classic', got {self.calibration!r}")
-        K = self.n_components
-        if not isinstance(K, Integral) or isinstance(K, bool) or K < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {K!r}")
+        """scikit-learn's declarative checks (``_parameter_constraints``), then the rules that tie parameters
+        together (hand-written: no declaration expresses them)."""
+        self._validate_params()
+        bools = [n for n in _NUMBERS if isinstance(getattr(self, n), bool)]
+        if bools:  # scikit-learn's Interval accepts True/False as numbers; a flag here is always a mistake
+            raise ValueError(f"{bools[0]} must be a number, got {getattr(self, bools[0])!r}")
         eps = self.epsilon
-        if not isinstance(eps, Real) or isinstance(eps, bool) or not (eps > 0):
-            raise ValueError(f"epsilon must be a number > 0 (np.inf for no privacy), got {eps!r}")
-        if not isinstance(self.delta, Real) or not (0 < self.delta < 1):
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if self.calibration == "classic" and math.isfinite(eps) and eps > 1:
             raise ValueError(f"the classic Gaussian calibration is proven only for epsilon <= 1 (got {eps}); "
                              "use calibration='auto' or 'analytic'")
-        reg = self.regularization
-        if not (reg == "auto" or (isinstance(reg, Real) and not isinstance(reg, bool)
-                                  and math.isfinite(reg) and reg >= 0)):
-            raise ValueError(f"regularization must be 'auto' or a finite number >= 0, got {reg!r}")
         bounds = {"row_bound": self.row_bound, "x_bound": self.x_bound, "y_bound": self.y_bound}
         if self.mode == "paper":
             given = [k for k in (*bounds, "x_center", "y_center") if getattr(self, k) is not None]
@@ -235,9 +234,6 @@ class DPCCA(TransformerMixin, BaseEstimator):
                 raise ValueError(f"{', '.join(given)} are public bounds/centres for mode='strict'; paper mode "
                                  "centres and scales with the private data itself")
             return
-        for name, v in bounds.items():
-            if v is not None and not (isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
         per_view = self.x_bound is not None or self.y_bound is not None
         if self.row_bound is not None and per_view:
             raise ValueError("give either row_bound (joint) or x_bound and y_bound (per view), not both")
@@ -294,7 +290,8 @@ class DPCCA(TransformerMixin, BaseEstimator):
             return {"mechanism": None, "sigma": 0.0, "tau": 0.0, "calibration": "none", "epsilon": eps, "delta": dlt,
                     "sensitivity": sens}
         mech = _mechanism(eps, dlt, self.calibration, sens)
-        return {"mechanism": mech, "sigma": mech.sigma, "tau": mech.sigma / n, "calibration": mech.calibration,
+        return {"mechanism": mech, "sigma": mech.sigma, "tau": mech.sigma / n,
+                "calibration": resolve_calibration(self.calibration, eps),
                 "epsilon": eps, "delta": dlt, "sensitivity": sens}
 
     def _lambda(self, tau: float, D: int) -> float:
@@ -316,11 +313,11 @@ class DPCCA(TransformerMixin, BaseEstimator):
                 f"worst-case change of the released numbers {noise['sensitivity']:.6g} (proof in "
                 f"engine.methods.dp_cca); noise std {noise['sigma']:.6g} on Z'Z, {noise['calibration']} calibration. "
                 f"Preprocessing: {prep.description}. U, V and the correlations are post-processing.")
-        rel = mech.release(RELEASE_NAME, note=note)
         if prep.sensitivity_source == "data":
-            rel = dataclasses.replace(
-                rel, sensitivity_source="data", claimed_epsilon=rel.epsilon, claimed_delta=rel.delta,
-                note=note + " The centre and scale come from the private data, so (eps, delta) is claimed, not proven.")
+            note += " The centre and scale come from the private data, so (eps, delta) is claimed, not proven."
+        rel = mech.record(RELEASE_NAME, sensitivity_source=prep.sensitivity_source, note=note)
+        if prep.sensitivity_source == "data":
+            rel = dataclasses.replace(rel, claimed_epsilon=rel.epsilon, claimed_delta=rel.delta)
         led.add(rel)
         if seed_known:
             led.add_caveat(SEED_KNOWN_CAVEAT)
@@ -336,13 +333,8 @@ class DPCCA(TransformerMixin, BaseEstimator):
         if worst > 1 + 1e-9:  # the sensitivity assumes rows in the unit ball
             raise ValueError(f"a prepared row has norm {worst:.6g} > 1: clip first")
         G0 = prep.gram() if G is None else G
-        d = G0.shape[0]
-        chunk = max(1, min(R, _CHUNK_ENTRIES // (d * d)))
-        parts = []
-        for start in range(0, R, chunk):
-            # Exactly symmetric noise: upper triangle i.i.d. N(0, sigma^2), mirrored.
-            parts.append(G0[None] + sample_symmetric_gaussian(mech.sigma, d, rng, min(chunk, R - start)))
-        return np.concatenate(parts)
+        # Exactly symmetric noise: upper triangle i.i.d. N(0, sigma^2), mirrored, drawn in chunks of replicates.
+        return np.concatenate(list(mech.iter_noisy(G0, R, rng, max_entries=_CHUNK_ENTRIES)))
 
     def _models(self, prep: _Prepared, G: np.ndarray, lam: float, clean: bool = False) -> dict:
         """(R, d, d) sums Z'Z (+ noise) -> models. ``clean``: G carries no noise; without regularisation the

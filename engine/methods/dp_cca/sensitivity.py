@@ -58,16 +58,19 @@ import math
 
 import numpy as np
 
+from engine.privacy.moments import replace_one_sensitivity
+
 __all__ = ["SENSITIVITY", "release_sensitivity", "worst_case_rows"]
 
+#: Block weights and constant of each construction in ``engine.privacy.moments`` terms: equal weights 1 per
+#: block (one joint block or two views), the constant column a = 1 with private centring, 0 without.
+_CONSTRUCTION = {"joint": (1.0,), "per_view": (1.0, 1.0)}
+_CONSTANT = {"public": 0.0, "private": 1.0}
+
 #: Worst-case L2 change of the released upper triangle of Z'Z under replace-one, per construction
-#: (bounds: "joint" or "per_view"; centring: "public" or "private"); proof in this module's docstring.
-SENSITIVITY = {
-    ("joint", "public"): math.sqrt(2.0),
-    ("joint", "private"): math.sqrt(9.0 / 8.0),
-    ("per_view", "public"): math.sqrt(3.0 / 2.0),
-    ("per_view", "private"): math.sqrt(32.0 / 27.0),
-}
+#: (bounds: "joint" or "per_view"; centring: "public" or "private"): ``engine.privacy.moments``'s table
+#: (``replace_one_sensitivity``) under DP-CCA's names; proof in this module's docstring.
+SENSITIVITY = {(b, c): replace_one_sensitivity(w, a) for b, w in _CONSTRUCTION.items() for c, a in _CONSTANT.items()}
 
 
 def release_sensitivity(bounds: str = "joint", centring: str = "public") -> float:
@@ -82,8 +85,9 @@ def release_sensitivity(bounds: str = "joint", centring: str = "public") -> floa
 
     Returns
     -------
-    float: sqrt(2), sqrt(9/8), sqrt(3/2) or sqrt(32/27) (proof in the docstring of
-    ``engine.methods.dp_cca.sensitivity``; attained by ``worst_case_rows`` when each view has at least two columns).
+    float: sqrt(2), sqrt(9/8), sqrt(3/2) or sqrt(32/27) (``engine.privacy.moments.replace_one_sensitivity``;
+    proof in the docstring of ``engine.methods.dp_cca.sensitivity``; attained by ``worst_case_rows`` when
+    each view has at least two columns).
     """
     key = (bounds, centring)
     if key not in SENSITIVITY:
