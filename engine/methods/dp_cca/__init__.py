@@ -71,7 +71,7 @@ from engine.methods.dp_cca.estimator import (
     auto_regularization,
     resolve_calibration,
 )
-from engine.methods.dp_cca.evaluation import PAGE_DEFAULTS, compare_fit, default_bound, split_rows
+from engine.methods.dp_cca.evaluation import PAGE_DEFAULTS, compare, compare_fit, default_bound, split_rows
 from engine.methods.dp_cca.export import (
     FORMAT,
     _fitted,
@@ -131,6 +131,7 @@ __all__ = [
     "captured_correlation",
     "cca_from_moments",
     "columns_by_prefix",
+    "compare",
     "compare_fit",
     "first_pair_weights",
     "sample_size_grid",
