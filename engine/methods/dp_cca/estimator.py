@@ -244,7 +244,7 @@ class DPCCA(TransformerMixin, BaseEstimator):
             raise ValueError("give both x_center and y_center (a public centre) or neither (private centring)")
 
     def _validate_xy(self, X, Y, *, reset=True, full=True):
-        """Checked views (``dp_cca_core.read_views``: Y may be 1-D; text, NaN, inf, overflow, underflow,
+        """Checked views (``core.read_views``: Y may be 1-D; text, NaN, inf, overflow, underflow,
         constant and duplicate columns refused, naming the column) and the parameter checks that need
         their shapes."""
         views = read_views(self, X, Y, reset=reset, full=full)

@@ -1,4 +1,8 @@
-"""DP-CCA: the sensitivity of the one release (replace-one) and the rows that attain it.
+"""DP-CCA: the sensitivity of the one release (replace-one), its proof, and the rows that attain it.
+
+The release itself (rows into the unit ball, the noise, the ledger record, private centring) is
+``engine.privacy.moments``, shared with edPLS and DP-PCR; its replace-one table
+(``replace_one_sensitivity``) holds the four values proven below, under DP-CCA's names in ``SENSITIVITY``.
 
 Noise. Replace-one neighbours with a public N (the poster's setting). The released numbers are
 the upper triangle (diagonal included) of the sum G = Z'Z plus symmetric Gaussian noise (upper
