@@ -56,7 +56,8 @@ PAPER_BANDS = (
 )
 
 
-def gaussian_band(n_channels: int, centre: float, width: float, height: float, *, height_convention: str = "pdf") -> np.ndarray:
+def gaussian_band(n_channels: int, centre: float, width: float, height: float, *,
+                  height_convention: str = "pdf") -> np.ndarray:
     """A Gaussian band on the channel grid 0..n_channels-1, shape (n_channels,).
 
     height_convention: "pdf" gives ``height * normpdf(channel, centre, width)`` (the authors'

@@ -121,7 +121,10 @@ CHAINS = {
     "autoscale": [("autoscale", StandardScaler)],
 }
 
-_ROWWISE = "row-wise: each spectrum is transformed on its own, so per-row bounds stay valid; set x_bound on the transformed scale"
+_ROWWISE = (
+    "row-wise: each spectrum is transformed on its own, so per-row bounds stay valid; "
+    "set x_bound on the transformed scale"
+)
 
 #: What each chain learns from the training rows and what strict mode leaks or needs with it.
 CHAIN_INFO = {
