@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from engine.privacy import as_generator
+
 __all__ = [
     "Band",
     "PAPER_BANDS",
@@ -204,8 +206,6 @@ def make_attack_spectra(
     TwoPartySpectra
         X1 (n1, m), X2 (n2, m), y1 (n1,), y2 (n2,), and the ground truth.
     """
-    from engine.privacy import as_generator  # local import: engine.data must stay importable alone
-
     rng = as_generator(random_state)
     n1, n2 = (n_per_party, n_per_party) if np.isscalar(n_per_party) else tuple(n_per_party)
     n1, n2 = int(n1), int(n2)
