@@ -31,6 +31,7 @@ from engine.data import (
     load_timeseries,
     load_two_view_files,
     require_numeric,
+    timeseries_from_frame,
 )
 from workbooks import workbook_bytes
 
@@ -260,6 +261,23 @@ def test_timeseries_without_time_column_keeps_file_order(tmp_path):
     ts = load_timeseries(p)
     assert isinstance(ts.Y.index, pd.RangeIndex) and ts.time_column is None
     np.testing.assert_array_equal(ts.Y["A"], [1, 3, 2])
+
+
+@pytest.mark.parametrize("fname", ["timeseries_wide.csv", "timeseries_long.csv"])
+def test_timeseries_from_a_loaded_table_equals_the_file_loader(fname):
+    ts = load_timeseries(GOOD / fname)
+    again = timeseries_from_frame(load_table(GOOD / fname), fname)
+    pd.testing.assert_frame_equal(again.Y, ts.Y)
+    assert (again.sites, again.layout, again.time_column, again.file) == (ts.sites, ts.layout, ts.time_column, fname)
+
+
+def test_timeseries_from_a_loaded_table_names_rows_as_the_file_loader():
+    for fname in ("duplicate_timestamp.csv", "long_duplicates.csv", "unparseable_time.csv"):
+        with pytest.raises(DataError) as from_file:
+            load_timeseries(BAD / fname)
+        with pytest.raises(DataError) as from_frame:
+            timeseries_from_frame(load_table(BAD / fname), fname)
+        assert str(from_frame.value) == str(from_file.value)
 
 
 def test_good_two_views_one_file_and_two_files(tmp_path):

@@ -15,6 +15,7 @@ from .io import (
     load_table,
     load_timeseries,
     load_two_view_files,
+    timeseries_from_frame,
     xlsx_sheet_names,
 )
 from .usable import KIND_NEEDS, check_usable
@@ -36,6 +37,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "load_table",
     "load_timeseries",
+    "timeseries_from_frame",
     "load_two_view_files",
     "TimeSeriesData",
     "TwoViewData",

@@ -23,7 +23,7 @@ from .readers import (
     SUPPORTED_EXTENSIONS,
     xlsx_sheet_names,
 )
-from .timeseries import TimeSeriesData, load_timeseries
+from .timeseries import TimeSeriesData, load_timeseries, timeseries_from_frame
 from .two_views import TwoViewData, load_two_view_files
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "load_table",
     "load_timeseries",
+    "timeseries_from_frame",
     "load_two_view_files",
     "xlsx_sheet_names",
     "TimeSeriesData",

@@ -17,7 +17,7 @@ from .frames import _load, _numeric_columns
 from .readers import _Meta
 from .validate import DataError, check_constant_columns, check_min_rows, quote_list, require_numeric
 
-__all__ = ["TimeSeriesData", "load_timeseries"]
+__all__ = ["TimeSeriesData", "load_timeseries", "timeseries_from_frame"]
 
 _TIME_NAMES = ("time", "date", "datetime", "timestamp", "ds", "period", "t", "hour", "day", "week", "month", "year")
 
@@ -298,9 +298,36 @@ def load_timeseries(
     a value at every time. Extra text columns in a wide table are ignored. Constant site
     series are rejected.
     """
+    _check_layout(layout)
+    df, meta = _load(source, name, sheet)
+    return _panel(df, meta, layout, time_column, site_column, value_column, min_rows)
+
+
+def timeseries_from_frame(
+    df: pd.DataFrame,
+    name: str = "the table",
+    layout: str = "auto",
+    time_column: str | None = None,
+    site_column: str | None = None,
+    value_column: str | None = None,
+    *,
+    min_rows: int = 3,
+) -> TimeSeriesData:
+    """:func:`load_timeseries` on a table already read by ``load_table`` (same checks and messages;
+    rows are named as data rows of a CSV file with the header on line 1)."""
+    df = df.reset_index(drop=True)
+    meta = _Meta(str(name), "text", np.arange(2, len(df) + 2, dtype=np.int64))
+    return _panel(df, meta, layout, time_column, site_column, value_column, min_rows)
+
+
+def _check_layout(layout) -> None:
     if layout not in ("auto", "wide", "long"):
         raise ValueError(f"layout must be 'auto', 'wide' or 'long', not {layout!r}")
-    df, meta = _load(source, name, sheet)
+
+
+def _panel(df: pd.DataFrame, meta: _Meta, layout, time_column, site_column, value_column, min_rows) -> TimeSeriesData:
+    """The (T x sites) panel of a typed table; ``meta`` names its rows in messages."""
+    _check_layout(layout)
     file = meta.name
     _check_named_columns(df, file, time=time_column, site=site_column, value=value_column)
     if time_column is None:
