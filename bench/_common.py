@@ -6,10 +6,13 @@
   is 1 when any checked claim failed, so ``sys.exit(claims.exit_code())`` makes the script fail.
 - ``load_corn()``: the corn NIR data (m5 spectra, moisture), or None when it is not next to the checkout.
 - ``Timer``: a perf_counter context manager.
+- ``load_module(name, path)``: import a helper module from its file (e.g. the browser suite's harness in
+  ``tests/browser``, which is not a package) without editing ``sys.path``.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import sys
 import time
@@ -19,9 +22,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CORN_DIR = ROOT.parent / "shared" / "data" / "corn"
-
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 def parse_args(doc: str | None, argv=None, extra=None) -> argparse.Namespace:
@@ -109,3 +109,14 @@ class Timer:
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.t0
         return False
+
+
+def load_module(name: str, path: Path):
+    """The module in file ``path``, imported under ``name`` (registered in ``sys.modules``)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

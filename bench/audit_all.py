@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._common import fmt, parse_args  # noqa: E402
-from engine.privacy.audit import audit_cases, run_case  # noqa: E402
+from _common import fmt, parse_args  # bench/ is the script's own directory
+from engine.privacy.audit import audit_cases, run_case
 
 ALPHA = 0.01
 

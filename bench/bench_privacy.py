@@ -18,20 +18,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine.privacy import (  # noqa: E402
+from engine.privacy import (
     GaussianMechanism,
     PrivacyLedger,
     analytic_gaussian_sigma,
     gaussian_delta,
 )
-from engine.privacy.mechanisms import sample_symmetric_gaussian  # noqa: E402
-from engine.privacy.samplers import opendp_symmetric_gaussian  # noqa: E402
+from engine.privacy.mechanisms import sample_symmetric_gaussian
+from engine.privacy.samplers import opendp_symmetric_gaussian
 
 #: OpenDP noise is adopted for strict mode iff it costs at most this many times numpy's.
 OPENDP_ADOPT_MAX_RATIO = 2.0

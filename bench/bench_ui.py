@@ -54,22 +54,21 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
+from _common import ROOT, Claims, emit, load_module, parse_args  # bench/ is the script's own directory
 
-from bench._common import Claims, emit, parse_args  # noqa: E402
-from browser_harness import (  # noqa: E402
-    PAGE_PATHS,
-    PLOTLY_CHART,
-    StreamlitServer,
-    exception_text,
-    goto_page,
-    missing_reason,
-    open_browser,
-    wait_idle,
-)
+# The browser suite's harness (tests/browser is not a package): loaded from its file.
+_harness = load_module("browser_harness", ROOT / "tests" / "browser" / "browser_harness.py")
+PAGE_PATHS = _harness.PAGE_PATHS
+PLOTLY_CHART = _harness.PLOTLY_CHART
+StreamlitServer = _harness.StreamlitServer
+exception_text = _harness.exception_text
+goto_page = _harness.goto_page
+missing_reason = _harness.missing_reason
+open_browser = _harness.open_browser
+wait_idle = _harness.wait_idle
 
 CHART_TIMEOUT_MS = 120_000
 NO_CHART_SETTLE_S = 3.0  # a run that ended and stayed quiet this long without a chart needs a click
@@ -187,7 +186,8 @@ def open_home(context, base_url: str):
 def _home_ready(tab) -> bool:
     """Wait until the home page is idle and its charts, if any, are drawn (plotly.js loaded)."""
     wait_idle(tab, timeout_ms=CHART_TIMEOUT_MS, settle_ms=400)
-    has_chart = tab.locator('[data-testid="stPlotlyChart"], [data-testid="stMain"] [data-testid="stSkeleton"]').count() > 0
+    chart_or_skeleton = '[data-testid="stPlotlyChart"], [data-testid="stMain"] [data-testid="stSkeleton"]'
+    has_chart = tab.locator(chart_or_skeleton).count() > 0
     if has_chart:
         tab.locator(PLOTLY_CHART).first.wait_for(state="visible", timeout=CHART_TIMEOUT_MS)
     return has_chart
@@ -298,12 +298,74 @@ def _finish(tab, failures: dict, key: str) -> None:
         failures.setdefault(key, error)
 
 
+@dataclass
+class _Timings:
+    """What the visits measured, per page path (seconds)."""
+
+    cold: dict = field(default_factory=dict)
+    nav: dict = field(default_factory=dict)
+    new_tab: dict = field(default_factory=dict)
+    sweep: dict = field(default_factory=dict)
+    measured_from: dict = field(default_factory=dict)
+    failures: dict = field(default_factory=dict)
+    home_charts: set = field(default_factory=set)
+
+
+def _visit_pages(context, url: str, pages: list, repeats: int, quick: bool, t: _Timings) -> None:
+    """One cold round by navigation, then ``repeats`` rounds by navigation and in new tabs."""
+    for visit in range(1 + repeats):
+        def record(path, seconds, how, error, tab, visit=visit):
+            if error is not None:
+                t.failures.setdefault(path, error)
+                return
+            t.measured_from.setdefault(path, how)
+            if visit == 0:
+                t.cold[path] = seconds
+                if not quick and path in SWEEPS and how == "load":
+                    try:
+                        t.sweep[path] = time_sweep(tab, path)
+                    except Exception as err:
+                        t.failures.setdefault(f"{path}_sweep", f"{type(err).__name__}: {err}".splitlines()[0])
+            else:
+                t.nav.setdefault(path, []).append(seconds)
+            _finish(tab, t.failures, path)
+
+        t.home_charts.add(nav_round(context, url, pages, record))
+        if visit == 0:
+            continue
+        for path in pages:
+            seconds, how, tab, error = visit_new_tab(context, url, path)
+            if error is None:
+                t.new_tab.setdefault(path, []).append(seconds)
+                _finish(tab, t.failures, path)
+            else:
+                t.failures.setdefault(path, f"new tab: {error}")
+            tab.close()
+
+
+def _emit_timings(t: _Timings, floors: dict) -> None:
+    emit("browser_floor_new_tab_s", round(floors["new_tab"], 3))
+    emit("browser_floor_nav_s", round(floors["nav"], 3))
+    emit("home_has_chart", t.home_charts == {True})
+    for path in sorted(t.measured_from):
+        emit(f"measured_from_{path}", "navigation" if t.measured_from[path] == "load" else "click_of_primary_button")
+    for path in sorted(t.cold):
+        emit(f"cold_first_chart_s_{path}", round(t.cold[path], 3))
+    for path in sorted(t.new_tab):
+        emit(f"new_tab_first_chart_s_{path}", round(statistics.median(t.new_tab[path]), 3))
+    for path in sorted(t.sweep):
+        emit(f"sweep_chart_s_{path}", round(t.sweep[path], 3))
+    for path in sorted(t.failures):
+        print(f"failure_{path}={t.failures[path]}", flush=True)
+
+
 def main() -> int:
     args = parse_args(__doc__)
     reason = missing_reason()
     if reason is not None:
         print(f"bench_ui: cannot run: {reason}", file=sys.stderr)
         return 2
+    # Imported here: without playwright the script exits 2 ("cannot run") instead of failing to import.
     from playwright.sync_api import sync_playwright
 
     claims = Claims()
@@ -312,9 +374,7 @@ def main() -> int:
     repeats = 1 if args.quick else 3
     emit("pages", len(pages))
     emit("visits_per_page", repeats)
-    cold, nav, new_tab, sweep, measured_from = {}, {}, {}, {}, {}
-    failures = {}
-    home_charts = set()
+    t = _Timings()
     t_start = time.perf_counter()
     with sync_playwright() as pw:
         floors = browser_floors(pw, 0 if args.quick else 3)  # --quick: one visit, to stay under two minutes
@@ -322,58 +382,19 @@ def main() -> int:
                 tempfile.TemporaryDirectory(prefix="bench-ui-chromium-") as profile:
             context = open_browser(pw, Path(profile))
             try:
-                for visit in range(1 + repeats):
-                    def record(path, seconds, how, error, tab, visit=visit):
-                        if error is not None:
-                            failures.setdefault(path, error)
-                            return
-                        measured_from.setdefault(path, how)
-                        if visit == 0:
-                            cold[path] = seconds
-                            if not args.quick and path in SWEEPS and how == "load":
-                                try:
-                                    sweep[path] = time_sweep(tab, path)
-                                except Exception as err:
-                                    failures.setdefault(f"{path}_sweep", f"{type(err).__name__}: {err}".splitlines()[0])
-                        else:
-                            nav.setdefault(path, []).append(seconds)
-                        _finish(tab, failures, path)
-
-                    home_charts.add(nav_round(context, server.url, pages, record))
-                    if visit == 0:
-                        continue
-                    for path in pages:
-                        seconds, how, tab, error = visit_new_tab(context, server.url, path)
-                        if error is None:
-                            new_tab.setdefault(path, []).append(seconds)
-                            _finish(tab, failures, path)
-                        else:
-                            failures.setdefault(path, f"new tab: {error}")
-                        tab.close()
+                _visit_pages(context, server.url, pages, repeats, args.quick, t)
             finally:
                 context.close()
-    emit("browser_floor_new_tab_s", round(floors["new_tab"], 3))
-    emit("browser_floor_nav_s", round(floors["nav"], 3))
-    emit("home_has_chart", home_charts == {True})
-    for path in sorted(measured_from):
-        emit(f"measured_from_{path}", "navigation" if measured_from[path] == "load" else "click_of_primary_button")
-    for path in sorted(cold):
-        emit(f"cold_first_chart_s_{path}", round(cold[path], 3))
-    for path in sorted(new_tab):
-        emit(f"new_tab_first_chart_s_{path}", round(statistics.median(new_tab[path]), 3))
-    for path in sorted(sweep):
-        emit(f"sweep_chart_s_{path}", round(sweep[path], 3))
-    for path in sorted(failures):
-        print(f"failure_{path}={failures[path]}", flush=True)
+    _emit_timings(t, floors)
     for path in pages:
-        claims.check(f"chart_shown_{path}", path not in failures and path in nav and path in new_tab)
-    medians = {p: statistics.median(v) for p, v in nav.items()}
+        claims.check(f"chart_shown_{path}", path not in t.failures and path in t.nav and path in t.new_tab)
+    medians = {p: statistics.median(v) for p, v in t.nav.items()}
     for path in sorted(medians):
         emit(f"first_chart_s_{path}", round(medians[path], 3))
-    if cold:
-        emit("max_cold_first_chart_s", round(max(cold.values()), 3))
-    if new_tab:
-        emit("max_new_tab_first_chart_s", round(max(statistics.median(v) for v in new_tab.values()), 3))
+    if t.cold:
+        emit("max_cold_first_chart_s", round(max(t.cold.values()), 3))
+    if t.new_tab:
+        emit("max_new_tab_first_chart_s", round(max(statistics.median(v) for v in t.new_tab.values()), 3))
     emit("bench_seconds", round(time.perf_counter() - t_start, 1))
     slowest = max(medians, key=medians.get) if medians else None
     if slowest is not None:

@@ -29,13 +29,10 @@ import argparse
 import math
 import sys
 import time
-from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine.attacks.pls_subspace import (  # noqa: E402
+from engine.attacks.pls_subspace import (
     SETTINGS,
     SimulationScenario,
     attack_success_sweep,

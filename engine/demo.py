@@ -53,6 +53,7 @@ from engine.data.io import load_table
 from engine.data.split import train_test_indices
 from engine.methods.edpls import EDPLS
 from engine.privacy.noise import SEED_KNOWN_CAVEAT
+from engine.threads import one_blas_thread
 
 __all__ = [
     "DEMO_COST_EPSILONS",
@@ -250,11 +251,9 @@ def guided_story(epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0, *, no
         raise ValueError(f"epsilon must be a positive finite number, got {epsilon}")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
-    from threadpoolctl import threadpool_limits
-
     start = time.perf_counter()
     sweep_noise, picture_noise, cost_noise = _noise_sources(noise_seed)
-    with threadpool_limits(1, user_api="blas"):
+    with one_blas_thread():
         leak, protect = _attack_steps(float(epsilon), float(delta), int(seed), n_data_draws, noise_per_draw,
                                       calibration, sweep_noise, picture_noise)
         cost = _cost_step(float(epsilon), float(delta), cost_replicates, cost_epsilons, calibration, cost_noise)
@@ -424,7 +423,8 @@ def _cost_step(epsilon, delta, replicates, cost_epsilons, calibration, noise) ->
     else:
         how_bad = (f"so the private model is no better than predicting the mean: at this ε, {n_train} training "
                    "spectra are far too few for strict DP")
-    falls = ", ".join(f"{r['median']:.3g} at ε = {r['epsilon']:g}" for _, r in curve.iterrows() if r["epsilon"] != epsilon)
+    falls = ", ".join(f"{r['median']:.3g} at ε = {r['epsilon']:g}" for _, r in curve.iterrows()
+                      if r["epsilon"] != epsilon)
     if useful.empty:
         reach = (f"No ε up to {curve.epsilon.max():g} brings the median below σ_y on these {n_train} rows: the "
                  "noise is fixed by (ε, δ) and the public bounds while the signal grows with the number of rows, "

@@ -62,9 +62,11 @@ def _plain(v):
     return str(v)
 
 
-def encode_value(v, path: str = "", types: dict | None = None):
-    """``v`` as plain JSON data; the kind of every array, frame, tuple or ledger goes into ``types[path]``."""
-    types = {} if types is None else types
+_NOT_HANDLED = object()  # sentinel: None is a value an encoder can return
+
+
+def _encode_scalar_or_array(v, path: str, types: dict):
+    """None, str, bool, numbers and ndarrays; ``_NOT_HANDLED`` for anything else."""
     if v is None or isinstance(v, (str, bool)):
         return v
     if isinstance(v, np.bool_):
@@ -81,6 +83,11 @@ def encode_value(v, path: str = "", types: dict | None = None):
         types[path] = {"kind": "ndarray", "dtype": v.dtype.str if v.dtype.kind != "O" else "object",
                        "shape": list(v.shape)}
         return _plain(v.tolist())
+    return _NOT_HANDLED
+
+
+def _encode_record(v, path: str, types: dict):
+    """Ledgers, frames, series and slices; ``_NOT_HANDLED`` for anything else."""
     if isinstance(v, PrivacyLedger):
         types[path] = {"kind": "PrivacyLedger"}
         return encode_value(v.to_dict(), path + "#", {})
@@ -95,6 +102,16 @@ def encode_value(v, path: str = "", types: dict | None = None):
     if isinstance(v, slice):
         types[path] = {"kind": "slice"}
         return [v.start, v.stop, v.step]
+    return _NOT_HANDLED
+
+
+def encode_value(v, path: str = "", types: dict | None = None):
+    """``v`` as plain JSON data; the kind of every array, frame, tuple or ledger goes into ``types[path]``."""
+    types = {} if types is None else types
+    for encode in (_encode_scalar_or_array, _encode_record):
+        out = encode(v, path, types)
+        if out is not _NOT_HANDLED:
+            return out
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         types[path] = {"kind": "dataclass", "class": type(v).__name__}
         return {f.name: encode_value(getattr(v, f.name), f"{path}.{f.name}", types) for f in dataclasses.fields(v)}
@@ -104,9 +121,7 @@ def encode_value(v, path: str = "", types: dict | None = None):
         if isinstance(v, tuple):
             types[path] = {"kind": "tuple"}
         return [encode_value(x, f"{path}[{i}]", types) for i, x in enumerate(v)]
-    if isinstance(v, (np.random.Generator, np.random.RandomState)):
-        raise _Skip(type(v).__name__)
-    raise _Skip(type(v).__name__)
+    raise _Skip(type(v).__name__)  # generators, random states, callables, ...
 
 
 def _unfloat(v):

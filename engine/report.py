@@ -41,8 +41,7 @@ import pandas as pd
 
 from .export import encode_value
 from .fingerprint import data_fingerprint, data_sha256, owner_key
-from .privacy.ledger import ledger_totals
-from .privacy.ledger import PrivacyLedger
+from .privacy.ledger import PrivacyLedger, ledger_totals
 from .privacy.wording import MODE_TEXT, ledger_text
 from .workbook import OwnerWorkbook
 
@@ -305,7 +304,11 @@ class RunReport:
         parts.append("<h2>Privacy</h2>")
         parts.append(kv({"mode": MODE_LABEL.get(self.mode, str(self.mode)), "guarantee of this fit": self.status}))
         parts.append(f"<p class='guarantee'>{_md_html(self.guarantee_markdown)}</p>")
-        parts.append(f"<p>{_md_html(ledger_text(self.ledger, self.ledger_delta, summary=summary)) if self.ledger is not None else e(self.ledger_statement())}</p>")
+        if self.ledger is not None:
+            ledger_html = _md_html(ledger_text(self.ledger, self.ledger_delta, summary=summary))
+        else:
+            ledger_html = e(self.ledger_statement())
+        parts.append(f"<p>{ledger_html}</p>")
         rows = self.ledger_rows()
         if rows:
             parts.append(f"<h3>Privacy ledger ({len(rows)} release{'s' if len(rows) != 1 else ''}, "

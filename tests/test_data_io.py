@@ -19,7 +19,6 @@ from engine.data import (
     MAX_COLUMNS,
     MAX_UPLOAD_MB,
     DataError,
-    SpectraData,
     TimeSeriesData,
     TwoViewData,
     check_constant_columns,
@@ -27,13 +26,12 @@ from engine.data import (
     check_finite_array,
     check_matching_rows,
     check_min_rows,
-    load_spectra,
-    load_spectra_pair,
+    check_usable,
     load_table,
     load_timeseries,
     load_two_view_files,
-    load_two_views,
     require_numeric,
+    timeseries_from_frame,
 )
 from workbooks import workbook_bytes
 
@@ -68,12 +66,21 @@ def _table(f):
     return lambda: load_table(BAD / f)
 
 
+def _usable(f, kind, folder=BAD):
+    """What a page does with an upload: read it, then check it can serve the page's kind of analysis."""
+    return lambda: check_usable(load_table(folder / f), f, kind)
+
+
+def _numeric(f, columns, folder=BAD):
+    """What a method's frame adapter does with the columns the user chose."""
+    return lambda: require_numeric(load_table(folder / f), columns, f)
+
+
 REJECTED = [
     ("empty", _table("empty.csv"), ["empty.csv", "empty"], {}),
     ("blank_lines", _table("blank_lines.csv"), ["blank_lines.csv", "empty"], {}),
     ("header_only", _table("header_only.csv"), ["header_only.csv", "no data rows"], {}),
-    ("one_row", lambda: load_spectra(BAD / "one_row.csv", ["oil"]),
-     ["one_row.csv", "at least 3 data rows", "has 1"], {}),
+    ("one_row", _usable("one_row.csv", "spectra"), ["one_row.csv", "at least 5 data rows", "has 1"], {}),
     ("nan_cell", _table("nan_cell.csv"), ["nan_cell.csv", "column 'oil'", "data row 3", "line 4", "'NaN'"],
      {"row": 3, "column": "oil", "line": 4}),
     ("empty_cell", _table("empty_cell.csv"), ["empty_cell.csv", "column '1102'", "data row 4", "empty"],
@@ -100,16 +107,12 @@ REJECTED = [
      {"column": "b"}),
     ("decimal_comma_in_tab_file", _table("decimal_comma_tab.tsv"),
      ["decimal_comma_tab.tsv", "column 'a'", "data row 1", "'1,5'", "semicolon"], {"row": 1, "column": "a"}),
-    ("mismatched_pair", lambda: load_spectra_pair(BAD / "mismatch_x.csv", BAD / "mismatch_y.csv"),
+    ("mismatched_pair", lambda: load_two_view_files(BAD / "mismatch_x.csv", BAD / "mismatch_y.csv"),
      ["mismatch_x.csv", "5 data rows", "mismatch_y.csv", "has 4"], {}),
-    ("pair_ids_differ", lambda: load_spectra_pair(BAD / "ids_x.csv", BAD / "ids_y.csv"),
-     ["ids_x.csv", "ids_y.csv", "column 'sample'", "data row 3", "'k3'", "'k4'"], {"row": 3, "column": "sample"}),
-    ("constant_channel", lambda: load_spectra(BAD / "constant_column.csv", ["oil"]),
+    ("constant_channel", _usable("constant_column.csv", "spectra"),
      ["constant_column.csv", "'1104'", "same value in every row"], {"column": "1104"}),
-    ("duplicate_columns", lambda: load_two_views(BAD / "duplicate_columns.csv", ["x1", "x2", "x3"], ["y1", "y2"]),
+    ("duplicate_columns", _usable("duplicate_columns.csv", "two_views"),
      ["duplicate_columns.csv", "identical contents", "'x1' and 'x3'"], {"column": "x3"}),
-    ("overlapping_views", lambda: load_two_views(BAD / "duplicate_columns.csv", ["x1", "x2"], ["x2", "y1"]),
-     ["duplicate_columns.csv", "'x2'", "both X and Y"], {"column": "x2"}),
     ("long_duplicates", lambda: load_timeseries(BAD / "long_duplicates.csv"),
      ["long_duplicates.csv", "site 'B'", "2024-01-01 01:00", "data row 5", "data row 8"], {"row": 8}),
     ("long_missing_time", lambda: load_timeseries(BAD / "long_missing_time.csv"),
@@ -118,9 +121,9 @@ REJECTED = [
      ["unparseable_time.csv", "column 'time'", "data row 4", "line 5", "'2024-13-45'"], {"row": 4, "column": "time"}),
     ("duplicate_timestamp", lambda: load_timeseries(BAD / "duplicate_timestamp.csv"),
      ["duplicate_timestamp.csv", "2024-01-02", "twice", "data row 2", "data row 4"], {"row": 4, "column": "time"}),
-    ("missing_response", lambda: load_spectra(GOOD / "spectra.csv", ["Oil"]),
+    ("missing_response", _numeric("spectra.csv", ["Oil"], GOOD),
      ["spectra.csv", "'Oil' not found", "Did you mean 'oil'"], {"column": "Oil"}),
-    ("text_response", lambda: load_spectra(GOOD / "spectra.csv", ["sample"]),
+    ("text_response", _numeric("spectra.csv", ["sample"], GOOD),
      ["spectra.csv", "'sample'", "text"], {"column": "sample"}),
 ]
 
@@ -211,24 +214,15 @@ def test_spaces_around_names_and_values_are_ignored():
 # Good files
 
 def test_good_spectra_single_file():
-    d = load_spectra(GOOD / "spectra.csv", ["moisture", "oil"])
-    assert isinstance(d, SpectraData)
-    assert d.X.shape == (8, 5) and d.Y.shape == (8, 2)
-    np.testing.assert_array_equal(d.x_axis, [1100, 1102, 1104, 1106, 1108])
-    assert list(d.Y.columns) == ["moisture", "oil"]
-    assert list(d.ids["sample"]) == [f"c{i}" for i in range(1, 9)]
-    assert d.file == "spectra.csv"
+    df = load_table(GOOD / "spectra.csv")
+    assert list(df.columns) == ["sample", "1100", "1102", "1104", "1106", "1108", "moisture", "oil"]
+    assert df.shape == (8, 8)
+    assert list(df["sample"]) == [f"c{i}" for i in range(1, 9)]
     raw = pd.read_csv(GOOD / "spectra.csv")
-    np.testing.assert_array_equal(d.X.to_numpy(), raw[["1100", "1102", "1104", "1106", "1108"]].to_numpy())
-    with pytest.raises(Exception):
-        d.file = "other"  # frozen
-
-
-def test_numeric_id_column_can_be_excluded_from_channels():
-    d = load_spectra(GOOD / "two_views.csv", ["y2"], id_columns=["y1"])
-    assert list(d.X.columns) == ["x1", "x2"]
-    assert list(d.ids.columns) == ["y1", "id"]
-    np.testing.assert_array_equal(d.x_axis, [0, 1])  # names are not numbers
+    channels = ["1100", "1102", "1104", "1106", "1108"]
+    np.testing.assert_array_equal(df[channels].to_numpy(), raw[channels].to_numpy())
+    np.testing.assert_array_equal(require_numeric(df, ["moisture", "oil"], "spectra.csv").to_numpy(),
+                                  raw[["moisture", "oil"]].to_numpy())
 
 
 def test_good_wide_timeseries_is_sorted_by_time():
@@ -269,16 +263,33 @@ def test_timeseries_without_time_column_keeps_file_order(tmp_path):
     np.testing.assert_array_equal(ts.Y["A"], [1, 3, 2])
 
 
+@pytest.mark.parametrize("fname", ["timeseries_wide.csv", "timeseries_long.csv"])
+def test_timeseries_from_a_loaded_table_equals_the_file_loader(fname):
+    ts = load_timeseries(GOOD / fname)
+    again = timeseries_from_frame(load_table(GOOD / fname), fname)
+    pd.testing.assert_frame_equal(again.Y, ts.Y)
+    assert (again.sites, again.layout, again.time_column, again.file) == (ts.sites, ts.layout, ts.time_column, fname)
+
+
+def test_timeseries_from_a_loaded_table_names_rows_as_the_file_loader():
+    for fname in ("duplicate_timestamp.csv", "long_duplicates.csv", "unparseable_time.csv"):
+        with pytest.raises(DataError) as from_file:
+            load_timeseries(BAD / fname)
+        with pytest.raises(DataError) as from_frame:
+            timeseries_from_frame(load_table(BAD / fname), fname)
+        assert str(from_frame.value) == str(from_file.value)
+
+
 def test_good_two_views_one_file_and_two_files(tmp_path):
-    v = load_two_views(GOOD / "two_views.csv", ["x1", "x2"], ["y1", "y2"])
-    assert isinstance(v, TwoViewData) and v.X.shape == (10, 2) and v.Y.shape == (10, 2)
+    one = load_table(GOOD / "two_views.csv")
     raw = pd.read_csv(GOOD / "two_views.csv")
-    np.testing.assert_array_equal(v.Y.to_numpy(), raw[["y1", "y2"]].to_numpy())
+    np.testing.assert_array_equal(one[["y1", "y2"]].to_numpy(), raw[["y1", "y2"]].to_numpy())
     raw[["x1", "x2"]].to_csv(tmp_path / "x.csv", index=False)
     raw[["y1", "y2"]].to_csv(tmp_path / "y.tsv", index=False, sep="\t")
     w = load_two_view_files(tmp_path / "x.csv", tmp_path / "y.tsv")
-    pd.testing.assert_frame_equal(w.X, v.X)
-    pd.testing.assert_frame_equal(w.Y, v.Y)
+    assert isinstance(w, TwoViewData) and w.X.shape == (10, 2) and w.Y.shape == (10, 2)
+    pd.testing.assert_frame_equal(w.X, one[["x1", "x2"]])
+    pd.testing.assert_frame_equal(w.Y, one[["y1", "y2"]])
     assert w.sources == ("x.csv", "y.tsv")
     raw[["y1"]].iloc[:9].to_csv(tmp_path / "y9.csv", index=False)
     with pytest.raises(DataError, match=r"x\.csv has 10 data rows but y9\.csv has 9"):
@@ -298,16 +309,15 @@ def test_text_columns_are_kept_as_text():
 
 @pytest.mark.skipif(not CORN.is_dir(), reason="shared corn data not present")
 def test_corn_pair_loads_exactly():
-    d = load_spectra_pair(CORN / "corn_m5spec.csv", CORN / "corn_propvals.csv")
-    assert d.X.shape == (80, 700)
-    assert d.Y.shape == (80, 4)
-    assert list(d.Y.columns) == ["Moisture", "Oil", "Protein", "Starch"]
-    assert d.x_axis[0] == 1100 and d.x_axis[-1] == 2498 and np.all(np.diff(d.x_axis) == 2)
-    assert (d.file, d.y_file) == ("corn_m5spec.csv", "corn_propvals.csv")
+    X = load_table(CORN / "corn_m5spec.csv")
+    Y = load_table(CORN / "corn_propvals.csv")
+    assert X.shape == (80, 700)
+    assert Y.shape == (80, 4)
+    assert list(Y.columns) == ["Moisture", "Oil", "Protein", "Starch"]
+    axis = X.columns.astype(float)
+    assert axis[0] == 1100 and axis[-1] == 2498 and np.all(np.diff(axis) == 2)
     raw = np.loadtxt(CORN / "corn_m5spec.csv", delimiter=",", skiprows=1)
-    np.testing.assert_array_equal(d.X.to_numpy(), raw)
-    only_oil = load_spectra_pair(CORN / "corn_m5spec.csv", CORN / "corn_propvals.csv", response_columns=["Oil"])
-    assert list(only_oil.Y.columns) == ["Oil"]
+    np.testing.assert_array_equal(X.to_numpy(), raw)
 
 
 # ------------------------------------------------------------------------------------------
@@ -344,7 +354,8 @@ def test_upload_over_the_limit_is_rejected_before_reading():
     up = Upload("huge.csv", b"a\n1\n", size=(MAX_UPLOAD_MB + 3) * 1024 * 1024)
     with pytest.raises(DataError) as info:
         load_table(up)
-    assert "huge.csv" in str(info.value) and "53.0 MB" in str(info.value) and f"limit is {MAX_UPLOAD_MB} MB" in str(info.value)
+    msg = str(info.value)
+    assert "huge.csv" in msg and "53.0 MB" in msg and f"limit is {MAX_UPLOAD_MB} MB" in msg
     assert up.reads == 0
 
 
@@ -374,8 +385,6 @@ def test_xlsx_with_two_sheets_needs_a_sheet(tmp_path):
     assert list(df.columns) == ["id", "1100", "1102", "oil"]
     np.testing.assert_array_equal(df["oil"], [3, 4, 5, 6])
     assert list(load_table(p, sheet=1)["note"]) == ["hello"]
-    d = load_spectra(p, "oil", sheet="Spectra")
-    np.testing.assert_array_equal(d.x_axis, [1100, 1102])
     with pytest.raises(DataError, match="no sheet 'Data'"):
         load_table(p, sheet="Data")
 
@@ -422,10 +431,9 @@ def test_wide_but_allowed_table_loads(tmp_path):
     vals = rng.random((3, m)).round(4)
     p.write_text(",".join(str(900 + i) for i in range(m)) + ",y\n"
                  + "".join(",".join(map(str, r)) + f",{k}\n" for k, r in enumerate(vals)))
-    d = load_spectra(p, "y")
-    assert d.X.shape == (3, m)
-    np.testing.assert_array_equal(d.X.to_numpy(), vals)
-    assert d.x_axis[-1] == 900 + m - 1
+    df = load_table(p)
+    assert df.shape == (3, m + 1) and df.columns[-2] == str(900 + m - 1)
+    np.testing.assert_array_equal(df.iloc[:, :m].to_numpy(), vals)
 
 
 # ------------------------------------------------------------------------------------------
@@ -468,7 +476,7 @@ def test_check_finite_array_names_row_and_column():
 
 def test_engine_data_has_no_pickle_and_no_streamlit():
     root = Path(__file__).resolve().parents[1] / "engine" / "data"
-    for name in ("__init__.py", "io.py", "validate.py"):
+    for name in ("__init__.py", "io.py", "readers.py", "frames.py", "timeseries.py", "two_views.py", "validate.py"):
         src = (root / name).read_text()
         for banned in ("import pickle", "read_pickle", "allow_pickle", "import streamlit", "from streamlit"):
             assert banned not in src, (name, banned)

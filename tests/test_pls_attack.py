@@ -423,7 +423,8 @@ def test_a_sentence_saying_the_attack_fails_carries_the_utility():
     row = s[(s.setting == "strict")].iloc[0]
     plain_row = s[s.setting == "plain"].iloc[0]
     assert f"RMSEP on held-out rows is {row.rmsep_median:.3g}" in claim
-    assert f"{plain_row.rmsep_median:.3g} for plain PLS" in claim and f"{row.rmsep_mean_model:.3g} for predicting the mean" in claim
+    assert f"{plain_row.rmsep_median:.3g} for plain PLS" in claim
+    assert f"{row.rmsep_mean_model:.3g} for predicting the mean" in claim
     if not row.rmsep_median < row.rmsep_mean_model:
         assert "no better than predicting the mean" in claim
     # without held-out rows the sentence says the utility is unknown instead of staying silent

@@ -24,14 +24,17 @@ def _sample_cancorr(X, Y):
 
 
 # ----------------------------------------------------------------------------- module hygiene
-def test_module_is_dependency_light_and_streamlit_free():
-    tree = ast.parse((ROOT / "engine" / "data" / "samples.py").read_text())
+@pytest.mark.parametrize("module", ["samples.py", "sample_generators.py"])
+def test_module_is_dependency_light_and_streamlit_free(module):
+    tree = ast.parse((ROOT / "engine" / "data" / module).read_text())
     mods = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             mods |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             mods.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):  # relative: only the sibling generators module
+            assert node.module == "sample_generators", node.module
     assert mods <= {"__future__", "json", "sys", "pathlib", "numpy", "pandas", "scipy"}, mods
 
 

@@ -2,23 +2,20 @@
 
 ``load_table`` reads CSV / TSV / XLSX (paths or Streamlit uploads) and raises
 :class:`DataError` with a message naming the file, column and row for anything unusable.
-The shape loaders return frozen dataclasses: :class:`SpectraData` (PLS),
-:class:`TimeSeriesData` (VAR), :class:`TwoViewData` (CCA). No streamlit, no pickle.
+The shape loaders return frozen dataclasses: :class:`TimeSeriesData` (VAR) and
+:class:`TwoViewData` (CCA from two files). No streamlit, no pickle.
 """
 from .io import (
     MAX_CELLS,
     MAX_COLUMNS,
     MAX_UPLOAD_MB,
     SUPPORTED_EXTENSIONS,
-    SpectraData,
     TimeSeriesData,
     TwoViewData,
-    load_spectra,
-    load_spectra_pair,
     load_table,
     load_timeseries,
     load_two_view_files,
-    load_two_views,
+    timeseries_from_frame,
     xlsx_sheet_names,
 )
 from .usable import KIND_NEEDS, check_usable
@@ -39,12 +36,9 @@ __all__ = [
     "MAX_CELLS",
     "SUPPORTED_EXTENSIONS",
     "load_table",
-    "load_spectra",
-    "load_spectra_pair",
     "load_timeseries",
-    "load_two_views",
+    "timeseries_from_frame",
     "load_two_view_files",
-    "SpectraData",
     "TimeSeriesData",
     "TwoViewData",
     "require_numeric",

@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from engine.privacy import as_generator
+
 __all__ = [
     "Band",
     "PAPER_BANDS",
@@ -56,7 +58,8 @@ PAPER_BANDS = (
 )
 
 
-def gaussian_band(n_channels: int, centre: float, width: float, height: float, *, height_convention: str = "pdf") -> np.ndarray:
+def gaussian_band(n_channels: int, centre: float, width: float, height: float, *,
+                  height_convention: str = "pdf") -> np.ndarray:
     """A Gaussian band on the channel grid 0..n_channels-1, shape (n_channels,).
 
     height_convention: "pdf" gives ``height * normpdf(channel, centre, width)`` (the authors'
@@ -203,8 +206,6 @@ def make_attack_spectra(
     TwoPartySpectra
         X1 (n1, m), X2 (n2, m), y1 (n1,), y2 (n2,), and the ground truth.
     """
-    from engine.privacy import as_generator  # local import: engine.data must stay importable alone
-
     rng = as_generator(random_state)
     n1, n2 = (n_per_party, n_per_party) if np.isscalar(n_per_party) else tuple(n_per_party)
     n1, n2 = int(n1), int(n2)

@@ -28,6 +28,7 @@ from chemotools.baseline import AirPls, PolynomialCorrection
 from chemotools.derivative import SavitzkyGolay
 from chemotools.scatter import MultiplicativeScatterCorrection, StandardNormalVariate
 from chemotools.smooth import SavitzkyGolayFilter
+from chemotools.utils._linear_algebra import compute_DtD_banded, compute_DtD_sparse
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
@@ -46,8 +47,6 @@ def difference_penalty(n_features: int, order: int, layout: str = "banded"):
     ``solveh_banded`` solver takes (order 1 fills one super-diagonal, the top row stays 0);
     layout "sparse": CSC matrix. Order 2 returns chemotools' own matrices.
     """
-    from chemotools.utils._linear_algebra import compute_DtD_banded, compute_DtD_sparse
-
     N = int(n_features)
     if order == 2:
         return compute_DtD_banded(N) if layout == "banded" else compute_DtD_sparse(N)
@@ -121,7 +120,10 @@ CHAINS = {
     "autoscale": [("autoscale", StandardScaler)],
 }
 
-_ROWWISE = "row-wise: each spectrum is transformed on its own, so per-row bounds stay valid; set x_bound on the transformed scale"
+_ROWWISE = (
+    "row-wise: each spectrum is transformed on its own, so per-row bounds stay valid; "
+    "set x_bound on the transformed scale"
+)
 
 #: What each chain learns from the training rows and what strict mode leaks or needs with it.
 CHAIN_INFO = {

@@ -19,9 +19,11 @@ __all__ = ["KIND_NEEDS", "check_usable"]
 KIND_NEEDS = {
     None: (2, 1, "any analysis here", ""),
     "spectra": (5, 3, "PLS on spectra", " (a response and at least two channels; 5 rows allow a train/test split)"),
-    "timeseries": (3, 1, "a time-series model", " (a wide table has one numeric column per series, a long one a value column)"),
+    "timeseries": (3, 1, "a time-series model",
+                   " (a wide table has one numeric column per series, a long one a value column)"),
     "two_views": (3, 2, "a two-view analysis", " (at least one column per view)"),
-    "pls_attack": (10, 3, "the PLS attack", " (a response and at least two variables; two parties with 5 training rows each)"),
+    "pls_attack": (10, 3, "the PLS attack",
+                   " (a response and at least two variables; two parties with 5 training rows each)"),
     "process": (5, 3, "a federated PLS", " (at least two variables and one response; 5 rows allow a train/test split)"),
 }
 
