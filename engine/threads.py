@@ -27,6 +27,11 @@ __all__ = ["one_blas_thread"]
 class one_blas_thread(ContextDecorator):  # noqa: N801 - used like a function: `with one_blas_thread():`
     """Context manager and decorator: BLAS limited to one thread inside, restored on exit (also on error)."""
 
+    def _recreate_cm(self):
+        # A decorated function gets a fresh instance per call, so calls overlapping across threads
+        # (Streamlit sessions) each restore their own saved limits.
+        return type(self)()
+
     def __enter__(self):
         self._limits = threadpool_limits(limits=1, user_api="blas")
         return self
