@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import linalg
 from threadpoolctl import threadpool_limits
 
-from engine.methods.var_admm import CollaborativeVAR
+from engine.methods.var_admm import CollaborativeVAR, lagged_design
 
 __all__ = [
     "AttackResult",
@@ -116,14 +116,6 @@ def breach_table(Ts, ns, ps) -> pd.DataFrame:
 # =============================================================================================
 # 2. Structure solve (5.4)
 # =============================================================================================
-def _shift(X: np.ndarray, ell: int) -> np.ndarray:
-    """Row t holds X[t - ell] (0 where t < ell)."""
-    out = np.zeros_like(X)
-    if ell < X.shape[0]:
-        out[ell:] = X[:X.shape[0] - ell]
-    return out
-
-
 def structure_solve(offsets: np.ndarray, V: np.ndarray, lags, constant: bool = False, times=None):
     """Series y at T target times and its other referenced values from y = g + V x and "every
     lag of y lies in span(V)" (spec 5.4).
@@ -421,8 +413,6 @@ def du_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, random_state=None) -> 
     Z_A2'Y_A1 (M**) by Du's protocol; owner 2 rebuilds Z_A1 from Z_A1'[M_right, M*_right],
     owner 1 rebuilds Z_A2 from [(M^-1)_top; M**_right'] Z_A2. Exact when the stacked
     T x T matrices are invertible. y1, y2: the series (pre-sample included); T even."""
-    from engine.methods.var_admm import lagged_design
-
     rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
     Z, Ytg = lagged_design(np.column_stack([y1, y2]), p)
     T = Z.shape[0]
@@ -475,8 +465,6 @@ def karr_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, g: int | None = None
     not None, (I - W2 W2') Y_A2 from Z_A1'Y_A2 with W2 = W shifted by that many columns).
     Solves for y_2's values from the lag structure; returns the system's rank, the number of
     unknowns and the reconstruction error (exact only at full rank)."""
-    from engine.methods.var_admm import lagged_design
-
     Z, Ytg = lagged_design(np.column_stack([y1, y2]), p)
     T = Z.shape[0]
     Z1, Z2, Y2 = Z[:, :p], Z[:, p:], Ytg[:, [1]]
