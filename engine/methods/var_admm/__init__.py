@@ -82,6 +82,7 @@ from .defence import (
     RANGE_NOT_DECLARED,
     DefenceLedger,
     NoiseRelease,
+    RangeDeclaration,
     add_noise,
     calibrated_noise_scale,
     clip_to_range,
@@ -90,6 +91,7 @@ from .defence import (
     noise_defence,
     noise_guarantee,
     noise_ledger,
+    noise_range_declaration,
     noise_sd,
     range_width,
 )
@@ -123,6 +125,7 @@ from .release import (
     model_from_release,
     model_to_dict,
     owner_sheets,
+    privacy_statement,
     release_refusal,
     shareable_release,
     to_json,
@@ -202,4 +205,8 @@ __all__ = [
     "to_json",
     "PIPELINE_BUGS",
     "pipeline_audit_case",
+    "var_admm_case",
+    "RangeDeclaration",
+    "noise_range_declaration",
+    "privacy_statement",
 ]

@@ -61,15 +61,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     p = len(lags)
     rho = float(n)
     memory = anderson_memory(p) if memory is None else int(memory)
-    lam_arr = None
-    if penalty == "lasso" and lasso_w is not None and np.any(np.asarray(lasso_w) > 0):
-        lam_arr = np.asarray(lasso_w, dtype=float)[:, None, :]  # (owner, 1, target)
-        solve = _owner_solver(G, "lasso", lam_arr, rho, inner_tol)
-    elif penalty == "ridge" and ridge_w is not None and np.any(np.asarray(ridge_w) > 0):
-        solve = _owner_solver(G, "ridge", np.asarray(ridge_w, dtype=float), rho, inner_tol)
-    else:
-        solve = _owner_solver(G, "none", 0.0, rho, inner_tol)
-    ridge = None if penalty != "ridge" or ridge_w is None else np.asarray(ridge_w, dtype=float)
+    solve, lam_arr, ridge = _owner_step(G, penalty, lasso_w, ridge_w, rho, inner_tol)
     to_data = coef_to_data or (lambda Bom: Bom.copy())
 
     def objective(B, R):
@@ -134,14 +126,8 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
         if len(hist_f) > memory + 1:
             hist_f.pop(0)
             hist_g.pop(0)
-        if len(hist_f) >= 2:
-            dF = np.concatenate([(hist_f[j + 1] - hist_f[j]).reshape(n * p, n) for j in range(len(hist_f) - 1)], axis=1)
-            dG = np.concatenate([(hist_g[j + 1] - hist_g[j]).reshape(n * p, n) for j in range(len(hist_g) - 1)], axis=1)
-            gamma = np.linalg.lstsq(dF, f_pt.reshape(n * p, n), rcond=1e-12)[0]
-            point = (g_pt.reshape(n * p, n) - dG @ gamma).reshape(n, p, n)
-            mixed = True
-        else:
-            point, mixed = g_pt, False
+        point, width = _anderson_mix(hist_f, hist_g, f_pt, g_pt)
+        mixed = width > 0
         # Stop when Boyd's rule holds and the next Anderson step changes no coefficient by more than tol / 10
         # of the largest (standardised units): the accelerated iterates converge superlinearly, so that step
         # estimates the current error; the plain step alone would underestimate it by the conditioning.
@@ -151,7 +137,6 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
                 converged = True
                 break
         if mixed:
-            width = dF.shape[1]
             for i in range(n):
                 log.add(k, names[i], "central", "ΔF_Ai", (p, width),
                         "differences of its last coefficient updates (for the Anderson weights)")
@@ -166,3 +151,30 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
         rho_path=[rho] * k, rejected_steps=rejected,
     )
     return final, trace
+
+
+def _owner_step(G, penalty: str, lasso_w, ridge_w, rho: float, inner_tol: float):
+    """The owners' solve at ρ = n, and the penalty weights of the objective: (solve, LASSO weights
+    (owner, 1, target) or None, ridge weights (owner,) or None)."""
+    lam_arr = None
+    if penalty == "lasso" and lasso_w is not None and np.any(np.asarray(lasso_w) > 0):
+        lam_arr = np.asarray(lasso_w, dtype=float)[:, None, :]  # (owner, 1, target)
+        solve = _owner_solver(G, "lasso", lam_arr, rho, inner_tol)
+    elif penalty == "ridge" and ridge_w is not None and np.any(np.asarray(ridge_w) > 0):
+        solve = _owner_solver(G, "ridge", np.asarray(ridge_w, dtype=float), rho, inner_tol)
+    else:
+        solve = _owner_solver(G, "none", 0.0, rho, inner_tol)
+    ridge = None if penalty != "ridge" or ridge_w is None else np.asarray(ridge_w, dtype=float)
+    return solve, lam_arr, ridge
+
+
+def _anderson_mix(hist_f: list, hist_g: list, f_pt: np.ndarray, g_pt: np.ndarray) -> tuple[np.ndarray, int]:
+    """The next point: Anderson type II, g - ΔG Γ with Γ = argmin ||f - ΔF Γ|| pooled over the targets, and
+    the width of ΔF (0: too little history, the plain step g is returned)."""
+    if len(hist_f) < 2:
+        return g_pt, 0
+    n, p, _ = g_pt.shape
+    dF = np.concatenate([(hist_f[j + 1] - hist_f[j]).reshape(n * p, n) for j in range(len(hist_f) - 1)], axis=1)
+    dG = np.concatenate([(hist_g[j + 1] - hist_g[j]).reshape(n * p, n) for j in range(len(hist_g) - 1)], axis=1)
+    gamma = np.linalg.lstsq(dF, f_pt.reshape(n * p, n), rcond=1e-12)[0]
+    return (g_pt.reshape(n * p, n) - dG @ gamma).reshape(n, p, n), dF.shape[1]

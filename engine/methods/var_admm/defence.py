@@ -40,6 +40,8 @@ __all__ = [
     "RANGE_NOT_DECLARED",
     "PER_VALUE_UNIT",
     "PER_SERIES_UNIT",
+    "RangeDeclaration",
+    "noise_range_declaration",
     "noise_guarantee",
     "DefenceLedger",
     "defence_ledger",
@@ -148,6 +150,54 @@ RANGE_NOT_DECLARED = ("not proven: the range Δ is not declared public (declare 
 #: Units of privacy of the noise defence.
 PER_VALUE_UNIT = "one value of one owner's series (e.g. one hour)"
 PER_SERIES_UNIT = "one owner's whole series"
+
+
+@dataclass(frozen=True)
+class RangeDeclaration:
+    """What the user declared about the range the values are clipped into, and what follows from it.
+
+    public_range : (lo, hi). declared_public : the user's explicit declaration.
+    sensitivity_source : "public" (declared) or "data" (not declared: treated as read off the data).
+    status : "declared public" or "not proven". caveat : the ledger caveat (None when declared).
+    summary : one line for the page, under the range inputs.
+    """
+
+    public_range: tuple
+    declared_public: bool
+    sensitivity_source: str
+    status: str
+    caveat: str | None
+    summary: str
+
+    @property
+    def proven(self) -> bool:
+        """The range allows a proven guarantee (the noise and the seed decide the rest: see the ledger)."""
+        return self.declared_public
+
+
+def noise_range_declaration(value_range, declared_public: bool) -> RangeDeclaration:
+    """The privacy status of a clipping range, from the user's explicit declaration only.
+
+    Parameters
+    ----------
+    value_range : (lo, hi), finite with lo < hi: the range every value is clipped into.
+    declared_public : True only when the user declared the range public (a plant's rating, the bounds
+        of a normalisation: known without looking at the data). Nothing here looks at the data or at
+        how the range was prefilled; a range typed by the user or read off the file is "not proven"
+        until declared.
+
+    Returns
+    -------
+    :class:`RangeDeclaration`. Raises ValueError for a range that is not a finite (lo, hi) with lo < hi
+    and TypeError when ``declared_public`` is not a bool (a declaration, not a truthy value).
+    """
+    if not isinstance(declared_public, (bool, np.bool_)):
+        raise TypeError(f"declared_public must be True or False (the user's declaration), got {declared_public!r}")
+    lo, hi = _check_range(value_range)
+    if declared_public:
+        return RangeDeclaration((lo, hi), True, "public", "declared public", None, "**Declared public.**")
+    return RangeDeclaration((lo, hi), False, "data", "not proven", RANGE_NOT_DECLARED,
+                            "Not declared public: **not proven**.")
 
 
 def noise_guarantee(law: str, b: float, sensitivity: float, T: int, delta: float = 1e-5,
@@ -298,22 +348,22 @@ def defence_ledger(law: str, b: float, public_range, declared_public: bool, T: i
         return out
     lo, hi = out.public_range
     width = hi - lo
-    source = "public" if declared_public else "data"
+    declaration = noise_range_declaration((lo, hi), out.declared_public)
     # names without commas: a release field names its ledger source by a comma-separated list
-    noise = f"Laplace noise b = {b:.4g}" if law == "laplace" else f"Gaussian noise σ = {b:.4g}"
-    times = f" ({copies} copies)" if copies > 1 else ""
+    noise_text = f"Laplace noise b = {b:.4g}" if law == "laplace" else f"Gaussian noise σ = {b:.4g}"
+    clipped = f"clipped to [{lo:.4g} .. {hi:.4g}] + {noise_text}" + (f" ({copies} copies)" if copies > 1 else "")
     v_sens = copies * width if law == "laplace" else width * math.sqrt(copies)
     s_sens = T * copies * width if law == "laplace" else width * math.sqrt(copies * T)
     per_value.add(_defence_release(
-        law, b, v_sens, delta, f"each value of the {n_owners} series clipped to [{lo:.4g} .. {hi:.4g}] + {noise}{times}",
-        source, f"event level: {PER_VALUE_UNIT}; one value replaced anywhere, clipping keeps it in the range"))
+        law, b, v_sens, delta, f"each value of the {n_owners} series {clipped}", declaration.sensitivity_source,
+        f"event level: {PER_VALUE_UNIT}; one value replaced anywhere, clipping keeps it in the range"))
     per_series.add(_defence_release(
-        law, b, s_sens, delta, f"one owner's series of {T} values each clipped to [{lo:.4g} .. {hi:.4g}] + {noise}{times}",
-        source, f"{PER_SERIES_UNIT} replaced: the {T} per-value releases composed (sensitivity "
-                f"{'T·Δ in L1' if law == 'laplace' else 'Δ·√T in L2'}); the {n_owners} owners' series are disjoint"))
+        law, b, s_sens, delta, f"one owner's series of {T} values each {clipped}", declaration.sensitivity_source,
+        f"{PER_SERIES_UNIT} replaced: the {T} per-value releases composed (sensitivity "
+        f"{'T·Δ in L1' if law == 'laplace' else 'Δ·√T in L2'}); the {n_owners} owners' series are disjoint"))
     for led in (per_value, per_series):
-        if not declared_public:
-            led.add_caveat(RANGE_NOT_DECLARED)
+        if declaration.caveat is not None:
+            led.add_caveat(declaration.caveat)
         if seed_known:
             led.add_caveat(SEED_KNOWN_CAVEAT)
     out.eps_per_value = per_value.entries[0].epsilon

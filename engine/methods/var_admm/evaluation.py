@@ -32,7 +32,8 @@ __all__ = [
 ]
 
 
-def var_forecasts(model: CollaborativeVAR, Y_inputs: np.ndarray, target_rows: np.ndarray, horizon: int = 1) -> np.ndarray:
+def var_forecasts(model: CollaborativeVAR, Y_inputs: np.ndarray, target_rows: np.ndarray,
+                  horizon: int = 1) -> np.ndarray:
     """h-step forecasts of the rows ``target_rows`` of Y from inputs up to row t - h (rolling
     origin, fixed coefficients, recursive for h > 1). Returns (len(target_rows), n)."""
     Y_inputs = np.asarray(Y_inputs, dtype=float)
@@ -285,7 +286,8 @@ def noise_sweep(Y, lags, train_end: int, law: str, strengths, *, params=None, sc
         out.append({"b": b, "eps_per_value": eps_v, "eps_per_series": eps_s, "status": status,
                     "median_mae_gain_pct": ev.median_mae_gain, "median_rmse_gain_pct": ev.median_rmse_gain,
                     "owners_worse_mae": ev.count(below=0.0), "owners_worse_rmse": ev.count("rmse_gain_pct", below=0.0),
-                    "owners_gain_10pct_mae": ev.count(at_least=10.0), "mean_mae_var": float(ev.table["mae_var"].mean())})
+                    "owners_gain_10pct_mae": ev.count(at_least=10.0),
+                    "mean_mae_var": float(ev.table["mae_var"].mean())})
         if progress is not None:
             progress(j + 1, len(strengths))
     return pd.DataFrame(out)

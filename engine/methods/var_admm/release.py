@@ -26,6 +26,7 @@ __all__ = [
     "NOT_DP_MODEL",
     "NO_DEFENCE_REASON",
     "release_refusal",
+    "privacy_statement",
     "coef_table",
     "shareable_release",
     "to_json",
@@ -54,6 +55,25 @@ def release_refusal(release: NoiseRelease | None) -> str | None:
                 "range (read off or typed for your data) must stay private: declare it only if it is the plants' "
                 "rating")
     return None
+
+
+def privacy_statement(release: NoiseRelease | None) -> str:
+    """What the run's report says about privacy (markdown), decided from the release alone.
+
+    Shareable (a DP law on a range declared public, :func:`release_refusal` gives no reason): the
+    defence's guarantee; a DP law on an undeclared range: not proven, nothing shareable; otherwise no
+    guarantee at all.
+    """
+    if release is not None and release_refusal(release) is None:
+        return ("**The collaborative VAR is not differentially private; the noise defence is.** Every value was "
+                "clipped into the declared public range and noised once before anything else; the fit is "
+                "post-processing. " + release.defence.headline())
+    if release is not None and release.defence.status != "no privacy":
+        return ("**The collaborative VAR is not differentially private.** The noise defence ran with a range that "
+                "is not declared public, so its guarantee is **not proven**; its ledger (which would reveal the "
+                "range) is kept in the owner's workbook and nothing is shareable.")
+    return ("**The collaborative VAR is not differentially private.** No defence with calibrated noise on "
+            "clipped values ran: nothing here carries a guarantee.")
 
 
 def coef_table(model: CollaborativeVAR) -> pd.DataFrame:

@@ -99,64 +99,32 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
     p = len(lags)
     rho = float(rho)
     alpha = RELAXATION if scheme == "relaxed" else 1.0
-    balance = scheme == "balanced"
     keep = int(keep_values)
     y_free = variant == "y_free"
     d = np.asarray(scales, dtype=float)
     ratio = (d[None, :] / d[:, None])[:, None, :]  # (owner, 1, target): internal -> data coefficients
-    msg_noise = float(message_noise) / d  # per target column
     coef_noise = float(coef_noise)
-    per_owner = float(message_noise) > 0
+    noise_args = dict(rng=rng, noise_law=noise_law, msg_noise=float(message_noise) / d,  # per target column
+                      per_owner=float(message_noise) > 0)
     solve = _owner_solver(G, penalty, lam, rho, inner_tol)
-    y_rms = np.sqrt(np.mean(Y * Y, axis=0)) if Y.size else np.ones(n)
-
-    def to_data(B_int):
-        return (B_int.reshape(n, p, n) * ratio).reshape(n * p, n)
-
-    if init == "zero":
-        B = np.zeros((n, p, n))
-        U_prev = np.zeros((T, n))
-    else:
-        U_prev = rng.normal(0.0, u0_scale * y_rms, (T, n))
-        B = rng.normal(0.0, b1_scale, (n, p, n))
-
+    B, U_prev = _paper_start(init, rng, u0_scale, b1_scale, Y, n, p)
     Zs = Z.reshape(T, n, p).transpose(1, 0, 2)  # (owner, T, p) views of owner i's lag columns
-    log = MessageLog()
-    prim, dual, epsp, epsd, rhos = [], [], [], [], []
-    coef_path, shared_path, broadcasts, owner_msgs, path_its = [], [], [], [], []
-    stride = max(1, math.ceil(n * p * n * int(max_iter) / 5e6))
-    u_path = [U_prev * d] if keep > 0 else []
+    rec = _PaperRecord(MessageLog(), n, p, ratio, stride=max(1, math.ceil(n * p * n * int(max_iter) / 5e6)))
+    rec.u_path = [U_prev * d] if keep > 0 else []
     converged = False
     k = 0
-    sqrt_n = math.sqrt(n)
+    tol_or_0 = tol or 0.0
     abs_term = math.sqrt(T * n * n) * atol
-    what_up = ("Z_Ai B_Ai^k: owner i's contribution to the fitted values of all n targets"
-               if not y_free else
-               "d_i^k = (I_YAi - Z_Ai B_Ai^k)/(n + rho): own target column minus own contribution")
-    msg_name = "Z_Ai B_Ai^k" if not y_free else "d_i^k"
+    msg_name, what_up = _PAPER_UPLINK[y_free]
     a_prev = ZA_prev = c = w_prev = q_prev = None
     for k in range(1, int(max_iter) + 1):
         keep_now = k <= keep
         B_shared = B + noise(rng, noise_law, coef_noise, B.shape) / ratio if coef_noise > 0 else B
-        B_shared_om = B_shared.reshape(n * p, n)
-        ZB_sum = Z @ B_shared_om  # sum_i Z_Ai B'_Ai (T x n)
-        msgs = None
-        if keep_now:  # every owner's message, kept for the attacks
-            msgs = np.einsum("otp,opn->otn", Zs, B_shared)  # Z_Ai B'_Ai
-            if y_free:
-                msgs = -msgs
-                msgs[np.arange(n), :, np.arange(n)] += Y.T
-                msgs /= (n + rho)
-            if per_owner:
-                msgs += noise(rng, noise_law, msg_noise, msgs.shape)
-            sum_msgs = msgs.sum(axis=0)
-        else:  # only the sum reaches the central node's formulas: no (n, T, n) array
-            sum_msgs = ZB_sum if not y_free else (Y - ZB_sum) / (n + rho)
-            if per_owner:
-                for _ in range(n):  # each owner's own noise, same random stream as above
-                    sum_msgs = sum_msgs + noise(rng, noise_law, msg_noise, (T, n))
+        ZB_sum = Z @ B_shared.reshape(n * p, n)  # sum_i Z_Ai B'_Ai (T x n)
+        msgs, sum_msgs = _owner_messages(Zs, Y, B_shared, ZB_sum, keep_now=keep_now, y_free=y_free, rho=rho,
+                                         **noise_args)
         for i in range(n):
-            log.add(k, names[i], "central", msg_name, (T, n), what_up)
+            rec.log.add(k, names[i], "central", msg_name, (T, n), what_up)
         # --- owners' (relaxed) contributions: x^_i = Z_i a_i + c (c common to all owners)
         # (ZA: what the central node sums, with any message noise; ZA_res: the owners' clean sum, for
         # the observer's residuals)
@@ -166,71 +134,146 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
             a = alpha * B_shared + (1.0 - alpha) * a_prev
             ZA = ZA_res = alpha * ZB_sum + (1.0 - alpha) * ZA_prev
             c = (1.0 - alpha) * (w_prev if c is None else c + w_prev)
-        # --- central node
-        if not y_free:
-            xbar = ZA / n if c is None else ZA / n + c
-            Hbar = (Y + rho * xbar + rho * U_prev) / (n + rho)  # (47b)
-            w = Hbar - xbar  # zbar - xbar
-            U = U_prev - w  # (47c)
-            m = w - U
-        else:
-            U = (n / (n + rho)) * U_prev - sum_msgs  # (67)
-            m = sum_msgs + (rho / (n + rho)) * U_prev - U  # broadcast of (71)
-            w = U_prev - U  # the simulator's view (the central node cannot split these)
+        U, m, w = _central_step(Y, U_prev, ZA, c, sum_msgs, y_free=y_free, rho=rho)
         # --- residuals (Boyd 3.3, sharing form, x-space), computed by the simulator
         q = w if c is None else c + w  # z_i = Z_i a_i + q
-        r = sqrt_n * float(np.linalg.norm(w))
+        r = math.sqrt(n) * float(np.linalg.norm(w))
         aGa = _quad(a, G)
         zz = aGa + 2.0 * float(np.vdot(ZA_res, q)) + n * float(np.vdot(q, q))
         xx = aGa if alpha == 1.0 else _quad(B_shared, G)
-        if a_prev is None:
-            s = math.inf
-        else:
-            dq = q - q_prev
-            dz2 = _quad(a - a_prev, G) + 2.0 * float(np.vdot(ZA_res - ZA_prev, dq)) + n * float(np.vdot(dq, dq))
-            s = rho * math.sqrt(max(dz2, 0.0))
-        e_pri = abs_term + (tol or 0.0) * math.sqrt(max(xx, zz, 0.0))
-        e_dual = abs_term + (tol or 0.0) * rho * sqrt_n * float(np.linalg.norm(U))
-        prim.append(r)
-        dual.append(s)
-        epsp.append(e_pri)
-        epsd.append(e_dual)
-        rhos.append(rho)
-        if store_path and (k <= 50 or (k - 1) % stride == 0):
-            path_its.append(k)
-            coef_path.append(to_data(B))
-            shared_path.append(to_data(B_shared) if coef_noise > 0 else coef_path[-1])
+        s = _dual_residual(G, n, rho, a, a_prev, ZA_res, ZA_prev, q, q_prev)
+        e_pri = abs_term + tol_or_0 * math.sqrt(max(xx, zz, 0.0))
+        e_dual = abs_term + tol_or_0 * rho * math.sqrt(n) * float(np.linalg.norm(U))
+        rec.iteration(k, r, s, e_pri, e_dual, rho, B if store_path else None, B_shared, coef_noise > 0)
         if keep_now:
-            owner_msgs.append(msgs * d)
-            u_path.append(U * d)
+            rec.owner_msgs.append(msgs * d)
+            rec.u_path.append(U * d)
         if tol is not None and r <= e_pri and s <= e_dual:
             converged = True
             break
         a_prev, ZA_prev, w_prev, q_prev = a, ZA_res, w, q
-        if balance and math.isfinite(s) and k < int(max_iter):
-            new_rho = rho * BALANCE_TAU if r > BALANCE_MU * s else rho / BALANCE_TAU if s > BALANCE_MU * r else rho
+        if scheme == "balanced" and math.isfinite(s) and k < int(max_iter):
+            new_rho = _balanced_rho(rho, r, s)
             if new_rho != rho:
                 U = U * (rho / new_rho)  # the scaled dual u = y / rho follows rho
                 m = w - U
                 rho = new_rho
                 solve = _owner_solver(G, penalty, lam, rho, inner_tol)
-                log.add(k, "central", "all owners", "rho^(k+1)", (1,), "the new penalty parameter (residual balancing)")
+                rec.log.add(k, "central", "all owners", "rho^(k+1)", (1,),
+                            "the new penalty parameter (residual balancing)")
         # --- broadcast m^k and the owners' updates (47a)
-        log.add(k, "central", "all owners", "m^k = Hbar^k - ZBbar^k - U^k" if c is None else "m^k + c^k", (T, n),
-                "broadcast: everyone's fitted values, the consensus and the scaled dual mixed")
+        rec.log.add(k, "central", "all owners", "m^k = Hbar^k - ZBbar^k - U^k" if c is None else "m^k + c^k", (T, n),
+                    "broadcast: everyone's fitted values, the consensus and the scaled dual mixed")
         if keep_now:
-            broadcasts.append(m * d)
+            rec.broadcasts.append(m * d)
         base = a if alpha != 1.0 else (B_shared if noisy_continue else B)
         C = np.einsum("opq,oqn->opn", G, base) + (Z.T @ (m if c is None else m + c)).reshape(n, p, n)
         B = solve(C, B)
         U_prev = U
     final = B.reshape(n * p, n).copy()
     trace = AdmmTrace(
-        variant=variant, init=init, rho=float(rhos[0]) if rhos else rho, n_owners=n, lags=lags, T=T,
-        owner_names=list(names), log=log, primal_residuals=np.array(prim), dual_residuals=np.array(dual),
-        eps_primal=np.array(epsp), eps_dual=np.array(epsd), coef_path=coef_path, shared_coef_path=shared_path,
-        broadcasts=broadcasts, owner_messages=owner_msgs, u_path=u_path, converged=converged, n_iter=k,
-        keep_values=keep, coef_noise=coef_noise, message_noise=float(message_noise), noise_law=noise_law,
-        path_iterations=path_its, scheme=scheme, rho_path=rhos,
+        variant=variant, init=init, rho=float(rec.rhos[0]) if rec.rhos else rho, n_owners=n, lags=lags, T=T,
+        owner_names=list(names), log=rec.log, primal_residuals=np.array(rec.prim),
+        dual_residuals=np.array(rec.dual), eps_primal=np.array(rec.epsp), eps_dual=np.array(rec.epsd),
+        coef_path=rec.coef_path, shared_coef_path=rec.shared_path, broadcasts=rec.broadcasts,
+        owner_messages=rec.owner_msgs, u_path=rec.u_path, converged=converged, n_iter=k, keep_values=keep,
+        coef_noise=coef_noise, message_noise=float(message_noise), noise_law=noise_law,
+        path_iterations=rec.path_its, scheme=scheme, rho_path=rec.rhos,
     )
     return final, trace
+
+
+#: (message name, what it is) of the owners' uplink, by variant (False: base (47), True: Y-free (71))
+_PAPER_UPLINK = {
+    False: ("Z_Ai B_Ai^k", "Z_Ai B_Ai^k: owner i's contribution to the fitted values of all n targets"),
+    True: ("d_i^k", "d_i^k = (I_YAi - Z_Ai B_Ai^k)/(n + rho): own target column minus own contribution"),
+}
+
+
+def _paper_start(init: str, rng, u0_scale: float, b1_scale: float, Y: np.ndarray, n: int, p: int):
+    """B^1 and U^0: zero (Boyd's start) or random (U^0 first, then B^1: the paper's Prop. 3 setting)."""
+    T = Y.shape[0]
+    if init == "zero":
+        return np.zeros((n, p, n)), np.zeros((T, n))
+    y_rms = np.sqrt(np.mean(Y * Y, axis=0)) if Y.size else np.ones(n)
+    U_prev = rng.normal(0.0, u0_scale * y_rms, (T, n))
+    return rng.normal(0.0, b1_scale, (n, p, n)), U_prev
+
+
+def _owner_messages(Zs, Y, B_shared, ZB_sum, *, keep_now: bool, y_free: bool, rho: float, rng, noise_law: str,
+                    msg_noise, per_owner: bool):
+    """The owners' messages (n, T, n) when kept for the attacks (else None) and their sum at the central node."""
+    T, n = Y.shape
+    if keep_now:  # every owner's message, kept for the attacks
+        msgs = np.einsum("otp,opn->otn", Zs, B_shared)  # Z_Ai B'_Ai
+        if y_free:
+            msgs = -msgs
+            msgs[np.arange(n), :, np.arange(n)] += Y.T
+            msgs /= (n + rho)
+        if per_owner:
+            msgs += noise(rng, noise_law, msg_noise, msgs.shape)
+        return msgs, msgs.sum(axis=0)
+    # only the sum reaches the central node's formulas: no (n, T, n) array
+    sum_msgs = ZB_sum if not y_free else (Y - ZB_sum) / (n + rho)
+    if per_owner:
+        for _ in range(n):  # each owner's own noise, same random stream as above
+            sum_msgs = sum_msgs + noise(rng, noise_law, msg_noise, (T, n))
+    return None, sum_msgs
+
+
+def _central_step(Y, U_prev, ZA, c, sum_msgs, *, y_free: bool, rho: float):
+    """The central node's update: (U^k, the broadcast m^k, w = zbar - xbar as the simulator sees it)."""
+    n = Y.shape[1]
+    if not y_free:
+        xbar = ZA / n if c is None else ZA / n + c
+        Hbar = (Y + rho * xbar + rho * U_prev) / (n + rho)  # (47b)
+        w = Hbar - xbar  # zbar - xbar
+        U = U_prev - w  # (47c)
+        return U, w - U, w
+    U = (n / (n + rho)) * U_prev - sum_msgs  # (67)
+    m = sum_msgs + (rho / (n + rho)) * U_prev - U  # broadcast of (71)
+    return U, m, U_prev - U  # w: the simulator's view (the central node cannot split these)
+
+
+def _dual_residual(G, n: int, rho: float, a, a_prev, ZA_res, ZA_prev, q, q_prev) -> float:
+    """Boyd's s^k = ρ ||z^k - z^(k-1)|| from the owners' Grams (inf at the first iteration)."""
+    if a_prev is None:
+        return math.inf
+    dq = q - q_prev
+    dz2 = _quad(a - a_prev, G) + 2.0 * float(np.vdot(ZA_res - ZA_prev, dq)) + n * float(np.vdot(dq, dq))
+    return rho * math.sqrt(max(dz2, 0.0))
+
+
+def _balanced_rho(rho: float, r: float, s: float) -> float:
+    """Residual balancing (Boyd 3.4.1): ρ times τ when r > μ s, divided by τ when s > μ r."""
+    if r > BALANCE_MU * s:
+        return rho * BALANCE_TAU
+    if s > BALANCE_MU * r:
+        return rho / BALANCE_TAU
+    return rho
+
+
+class _PaperRecord:
+    """What the observer keeps of one run of the paper's scheme (for :class:`AdmmTrace`)."""
+
+    def __init__(self, log: MessageLog, n: int, p: int, ratio: np.ndarray, stride: int):
+        self.log, self.n, self.p, self.ratio, self.stride = log, n, p, ratio, stride
+        self.prim, self.dual, self.epsp, self.epsd, self.rhos = [], [], [], [], []
+        self.coef_path, self.shared_path, self.broadcasts, self.owner_msgs, self.path_its = [], [], [], [], []
+        self.u_path = []
+
+    def to_data(self, B_int: np.ndarray) -> np.ndarray:
+        n, p = self.n, self.p
+        return (B_int.reshape(n, p, n) * self.ratio).reshape(n * p, n)
+
+    def iteration(self, k, r, s, e_pri, e_dual, rho, B, B_shared, shared_differs: bool) -> None:
+        """Residuals of iteration k, and B^k (every iteration up to 50, then every stride-th) unless B is None."""
+        self.prim.append(r)
+        self.dual.append(s)
+        self.epsp.append(e_pri)
+        self.epsd.append(e_dual)
+        self.rhos.append(rho)
+        if B is not None and (k <= 50 or (k - 1) % self.stride == 0):
+            self.path_its.append(k)
+            self.coef_path.append(self.to_data(B))
+            self.shared_path.append(self.to_data(B_shared) if shared_differs else self.coef_path[-1])
