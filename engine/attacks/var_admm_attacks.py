@@ -298,7 +298,8 @@ def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = N
     if trace.variant == "base":
         recs = {int(k): truth.copy() for k in Ks}
         return AttackResult("central node", [name], Ks, np.zeros((len(Ks), 1)), recs, truth,
-                            0, 0, p, p, np.array([]), centred=centred, formula="(47): Y is an input of the central node",
+                            0, 0, p, p, np.array([]), centred=centred,
+                            formula="(47): Y is an input of the central node",
                             note="In (47) the central node receives Y itself: every series is known before the first "
                                  "iteration (Prop. 2 matters only for the Y-free variant (71)).")
     vectors, relerr, recs = [], [], {}
