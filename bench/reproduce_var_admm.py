@@ -16,7 +16,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
 
 from bench._common import Claims, Timer, emit, parse_args  # noqa: E402
 from engine.attacks.var_admm_attacks import (  # noqa: E402
@@ -47,6 +46,7 @@ from engine.methods.var_admm import (  # noqa: E402
     var22_coefs,
 )
 from engine.privacy.audit import run_case  # noqa: E402
+from engine.threads import one_blas_thread  # noqa: E402
 
 SPEC_MACRO_B1 = [[-0.2794, -0.1004, -1.9710], [0.6750, 0.2687, 4.4141], [0.0332, 0.0258, 0.2255]]
 SPEC_MACRO_B2 = [[0.0084, -0.1230, 0.3805], [0.2902, 0.2323, 0.8006], [-0.0073, 0.0235, -0.1240]]
@@ -429,7 +429,7 @@ def main(argv=None) -> int:
     seed = args.seed
     emit("mode", "quick" if args.quick else "full")
     emit("seed", seed)
-    with Timer() as total, threadpool_limits(limits=1, user_api="blas"):
+    with Timer() as total, one_blas_thread():
         item1_layout_and_macrodata(claims)
         item2_convergence(claims, 5_000 if args.quick else 20_000, seed)
         item3_iterations(claims, 5_000 if args.quick else 20_000, seed)

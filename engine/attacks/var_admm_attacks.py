@@ -32,9 +32,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 from scipy import linalg
-from threadpoolctl import threadpool_limits
 
 from engine.methods.var_admm import CollaborativeVAR, lagged_design
+from engine.threads import one_blas_thread
 
 __all__ = [
     "AttackResult",
@@ -57,18 +57,6 @@ __all__ = [
 
 #: relative error at or below which a reconstruction counts as exact (spec 9.10)
 EXACT = 1e-8
-
-
-def _one_blas_thread(func):
-    """Many small SVDs and least squares: one BLAS thread is faster and immune to oversubscription."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 # =============================================================================================
@@ -276,7 +264,7 @@ def zero_init_leak(model: CollaborativeVAR) -> AttackResult:
                         0, 0, np.array([]), note=note, formula="m^1 (n + rho)/2 = Y", centred=model.trend == "c")
 
 
-@_one_blas_thread
+@one_blas_thread()
 def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = None) -> AttackResult:
     """Prop. 2 (spec 5.2): the central node rebuilds owner ``victim``'s series.
 
@@ -327,7 +315,7 @@ def _central_formula(T, n, p):
     return breach_iterations_central(T, n, p)
 
 
-@_one_blas_thread
+@one_blas_thread()
 def owner_attack(model: CollaborativeVAR, attacker=0, K_max: int | None = None) -> AttackResult:
     """Prop. 3 (spec 5.3): owner ``attacker`` rebuilds every other owner's series from the
     broadcasts m^1..m^K, its own data and the public n and rho (any random U^0).
@@ -408,7 +396,7 @@ def du_product(A: np.ndarray, C: np.ndarray, M: np.ndarray) -> dict:
     return {"V_a": V_a, "V_c": V_c, "to_owner1": to_owner1, "to_owner2": to_owner2}
 
 
-@_one_blas_thread
+@one_blas_thread()
 def du_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, random_state=None) -> dict:
     """Prop. 1 (spec 5.6): two owners compute Z_A1'Z_A2 (matrix M), Z_A1'Y_A2 (M*) and
     Z_A2'Y_A1 (M**) by Du's protocol; owner 2 rebuilds Z_A1 from Z_A1'[M_right, M*_right],
@@ -459,7 +447,7 @@ def karr_product(A: np.ndarray, C: np.ndarray, g: int | None = None, offset: int
             "nlie_owner1": k * s + k * g, "nlie_owner2": k * s + s * (m - g)}
 
 
-@_one_blas_thread
+@one_blas_thread()
 def karr_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, g: int | None = None,
                     second_offset: int | None = None) -> dict:
     """Spec 5.7: owner 1 learns (I - WW') Z_A2 from Z_A1'Z_A2 (and, when ``second_offset`` is

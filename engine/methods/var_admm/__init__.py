@@ -68,6 +68,7 @@ Modules (one concern each; this package re-exports every public name, so
 * :mod:`.evaluation`: forecast scoring and the defences compared.
 * :mod:`.release`: the shareable release and the owner's sheets.
 * :mod:`.audit_case`: the end-to-end audit of the defence pipeline.
+* :mod:`.comparison`: :func:`compare`, the method contract's entry point (``Comparison``).
 * :func:`load_panel` lives in :mod:`engine.data.panel` (frame -> arrays).
 """
 from __future__ import annotations
@@ -75,6 +76,7 @@ from __future__ import annotations
 from engine.data.panel import load_panel
 
 from .audit_case import PIPELINE_BUGS, pipeline_audit_case, var_admm_case
+from .comparison import compare
 from .defence import (
     DP_STATEMENTS,
     PER_SERIES_UNIT,
@@ -209,4 +211,5 @@ __all__ = [
     "RangeDeclaration",
     "noise_range_declaration",
     "privacy_statement",
+    "compare",
 ]

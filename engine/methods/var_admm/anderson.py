@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .lasso import _owner_solver, _quad
-from .trace import AdmmTrace, MessageLog
+from .trace import AdmmTrace, admm_message_log
 
 __all__ = ["anderson_memory", "run_anderson"]
 
@@ -78,7 +78,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
         return solve(C, B), R, objective(B, R)
 
     y_free = variant == "y_free"
-    log = MessageLog()
+    log = admm_message_log()
     msg_name, what_up = (("d_i^k", "d_i^k = (I_YAi - Z_Ai B_Ai^k)/n: own target column minus own contribution")
                          if y_free else ("Z_Ai B_Ai^k", "Z_Ai B_Ai^k: owner i's contribution to the fitted values"))
     cast = "m^k = sum_i d_i^k" if y_free else "m^k = (Y - sum_i Z_Ai B_Ai^k)/n"
@@ -95,8 +95,9 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     k = 0
     for k in range(1, int(max_iter) + 1):
         for i in range(n):
-            log.add(k, names[i], "central", msg_name, (T, n), what_up)
-        log.add(k, "central", "all owners", cast, (T, n), "broadcast: the residual of everyone's fitted values over n")
+            log.add(names[i], "central", msg_name, (T, n), what_up, step=k)
+        log.add("central", "all owners", cast, (T, n), "broadcast: the residual of everyone's fitted values over n",
+                step=k)
         g_pt, R_pt, obj_pt = evaluate(point)
         f_pt = g_pt - point
         s = rho * math.sqrt(max(_quad(f_pt, G), 0.0))
@@ -111,8 +112,8 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
             rejected += 1
             hist_f.clear()
             hist_g.clear()
-            log.add(k, "central", "all owners", "reject", (1,),
-                    "the mixed step raised the objective: take the plain step")
+            log.add("central", "all owners", "reject", (1,), "the mixed step raised the objective: take the plain step",
+                    step=k)
             point, mixed = g_cur, False
             continue
         B_cur, g_cur, obj_cur = point, g_pt, obj_pt
@@ -138,9 +139,9 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
                 break
         if mixed:
             for i in range(n):
-                log.add(k, names[i], "central", "ΔF_Ai", (p, width),
-                        "differences of its last coefficient updates (for the Anderson weights)")
-            log.add(k, "central", "all owners", "Γ^k", (width, n), "Anderson mixing weights")
+                log.add(names[i], "central", "ΔF_Ai", (p, width),
+                        "differences of its last coefficient updates (for the Anderson weights)", step=k)
+            log.add("central", "all owners", "Γ^k", (width, n), "Anderson mixing weights", step=k)
     final = g_cur.reshape(n * p, n).copy()
     trace = AdmmTrace(
         variant=variant, init=init, rho=rho, n_owners=n, lags=lags, T=T, owner_names=list(names), log=log,

@@ -16,7 +16,8 @@ from engine.privacy.audit import AuditCase, _check_bug
 
 from .defence import _check_range, add_noise, calibrated_noise_scale, defence_ledger
 
-__all__ = ["PIPELINE_BUGS", "pipeline_audit_case", "var_admm_case"]
+__all__ = ["PIPELINE_BUGS", "LAW_MODES", "pipeline_audit_case", "var_admm_case", "laplace_case", "gaussian_case",
+           "uniform_case"]
 
 #: Planted bugs of :func:`pipeline_audit_case` (the audit must catch each).
 PIPELINE_BUGS = ("noise_halved", "sensitivity_halved", "no_clipping", "private_centring")
@@ -94,3 +95,32 @@ def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-
     """
     _check_bug(bug)
     return pipeline_audit_case(law, epsilon, delta, public_range=(0.0, float(value_range)), bug=bug)
+
+
+#: The audit mode of each law: a calibrated law is audited as "strict", uniform noise (no guarantee) as "paper".
+LAW_MODES = {"laplace": "strict", "gaussian": "strict", "uniform": "paper"}
+
+
+def _registry_case(law: str, mode: str, epsilon: float, delta: float, bug: str | None, **kwargs) -> AuditCase:
+    if mode != LAW_MODES[law]:
+        raise ValueError(f"the {law} noise defence is audited in mode {LAW_MODES[law]!r}, got {mode!r}")
+    return var_admm_case(law, epsilon, delta, bug=bug, **kwargs)
+
+
+def laplace_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
+                 **kwargs) -> AuditCase:
+    """The registry's audit target "var_admm_laplace": :func:`var_admm_case` with Laplace noise."""
+    return _registry_case("laplace", mode, epsilon, delta, bug, **kwargs)
+
+
+def gaussian_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
+                  **kwargs) -> AuditCase:
+    """The registry's audit target "var_admm_gaussian": :func:`var_admm_case` with Gaussian noise."""
+    return _registry_case("gaussian", mode, epsilon, delta, bug, **kwargs)
+
+
+def uniform_case(mode: str = "paper", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
+                 **kwargs) -> AuditCase:
+    """The registry's audit target "var_admm_uniform": uniform noise, no guarantee (reported only)."""
+    return _registry_case("uniform", mode, epsilon, delta, bug, **kwargs)
+

@@ -21,10 +21,9 @@ from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     PrivacyLedger,
     Release,
-    analytic_gaussian_sigma,
     gaussian_epsilon,
-    laplace_scale,
     noise_generator,
+    noise_scale,
 )
 
 from .layout import lagged_design
@@ -411,9 +410,8 @@ def noise_defence(Y, law: str, b: float, *, public_range=None, declared_public: 
 
 def calibrated_noise_scale(law: str, epsilon: float, delta: float, sensitivity: float) -> float:
     """Noise scale for an (epsilon, delta) guarantee per value with a public range ``sensitivity``:
-    Laplace b = Δ/ε; Gaussian σ by the analytic calibration. Uniform noise cannot be calibrated."""
-    if law == "laplace":
-        return float(laplace_scale(epsilon, sensitivity))
-    if law == "gaussian":
-        return float(analytic_gaussian_sigma(epsilon, delta, sensitivity))
-    raise ValueError(f"{law} noise is not differentially private and has no calibration")
+    Laplace b = Δ/ε; Gaussian σ by the analytic calibration (:func:`engine.privacy.calibration.noise_scale`;
+    ε = ∞ gives 0, no noise). Uniform noise cannot be calibrated."""
+    if law not in ("laplace", "gaussian"):
+        raise ValueError(f"{law} noise is not differentially private and has no calibration")
+    return float(noise_scale(law, epsilon, delta, sensitivity, calibration="analytic"))

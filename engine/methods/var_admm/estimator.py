@@ -16,10 +16,12 @@ import pandas as pd
 from scipy import linalg
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
-from threadpoolctl import threadpool_limits
 
+from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import as_generator
+from engine.threads import one_blas_thread
 
 from .checks import (
     CONSTANT_RTOL,
@@ -43,6 +45,8 @@ TRENDS = ("c", "n")
 INITS = ("zero", "random")
 VARIANTS = ("base", "y_free")
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
+#: a finite number >= 0 (the right end open: inf is refused)
+_FINITE_NONNEGATIVE = Interval(Real, 0, math.inf, closed="left")
 
 
 def _resolve_scheme(est) -> str:
@@ -86,7 +90,7 @@ class CollaborativeVAR(BaseEstimator):
         ``max_iter`` without meeting it raises sklearn's ``ConvergenceWarning``. ``tol=None`` is the
         paper's fixed-K mode: exactly ``max_iter`` iterations, no rule, no warning.
     scheme : "auto" (default), "paper", "anderson", "balanced" or "relaxed" (see
-        :mod:`engine.methods.var_admm_solver`). "auto" runs the paper's plain scheme when the run is
+        :mod:`engine.methods.var_admm.solver`). "auto" runs the paper's plain scheme when the run is
         the paper's experiment (``keep_values`` > 0 for the attacks, ``tol=None``, noise inside
         ADMM) and the Anderson-accelerated one otherwise. ``scheme_`` says which ran.
     init : "zero" (Boyd's B^1 = U^0 = 0; leaks Y in the first broadcast, spec 5.1) or "random"
@@ -124,6 +128,33 @@ class CollaborativeVAR(BaseEstimator):
     ridge penalty identifies them and is accepted).
     """
 
+    _parameter_constraints = {
+        # the shared entry plus numpy Generators: the defences pass one generator on to the ADMM's start
+        "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
+        "lags": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "solver": [StrOptions(set(SOLVERS))],
+        "penalty": [StrOptions(set(PENALTIES))],
+        "alpha": [_FINITE_NONNEGATIVE],
+        "trend": [StrOptions(set(TRENDS))],
+        "rho": [Interval(Real, 0, math.inf, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, math.inf, closed="neither"), None],
+        "init": [StrOptions(set(INITS))],
+        "variant": [StrOptions(set(VARIANTS))],
+        "atol": [_FINITE_NONNEGATIVE, None],
+        "u0_scale": [_FINITE_NONNEGATIVE],
+        "b1_scale": [_FINITE_NONNEGATIVE],
+        "coef_noise": [_FINITE_NONNEGATIVE],
+        "message_noise": [_FINITE_NONNEGATIVE],
+        "noise_law": [StrOptions(set(NOISE_LAWS))],
+        "noisy_continue": ["boolean"],
+        "keep_values": [Interval(Integral, 0, None, closed="left")],
+        "store_path": ["boolean"],
+        "inner_tol": [_FINITE_NONNEGATIVE],
+        "owner_names": ["array-like", None],
+        "scheme": [StrOptions(set(SCHEMES))],
+    }
+
     def __init__(self, lags=1, solver="central", penalty="none", alpha=0.0, trend="c", rho=2.0, max_iter=500,
                  tol=1e-6, init="random", random_state=None, *, variant="base", atol=None, u0_scale=1.0,
                  b1_scale=1.0, coef_noise=0.0, message_noise=0.0, noise_law="gaussian", noisy_continue=False,
@@ -154,26 +185,10 @@ class CollaborativeVAR(BaseEstimator):
 
     # ----------------------------------------------------------------------------- checks
     def _check_params(self):
-        for name, value, allowed in (("solver", self.solver, SOLVERS), ("penalty", self.penalty, PENALTIES),
-                                     ("trend", self.trend, TRENDS), ("init", self.init, INITS),
-                                     ("variant", self.variant, VARIANTS), ("noise_law", self.noise_law, NOISE_LAWS),
-                                     ("scheme", self.scheme, SCHEMES)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        if not isinstance(self.alpha, Real) or self.alpha < 0 or not math.isfinite(self.alpha):
-            raise ValueError(f"alpha must be a finite number >= 0, got {self.alpha!r}")
-        if not isinstance(self.rho, Real) or not self.rho > 0 or not math.isfinite(self.rho):
-            raise ValueError(f"rho must be a finite number > 0, got {self.rho!r}")
-        if not isinstance(self.max_iter, Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive int, got {self.max_iter!r}")
-        if self.tol is not None and not (isinstance(self.tol, Real) and self.tol > 0 and math.isfinite(self.tol)):
-            raise ValueError(f"tol must be > 0 or None (fixed number of iterations), got {self.tol!r}")
-        if self.atol is not None and not (isinstance(self.atol, Real) and self.atol >= 0 and math.isfinite(self.atol)):
-            raise ValueError(f"atol must be a finite number >= 0 or None, got {self.atol!r}")
-        for name in ("coef_noise", "message_noise", "u0_scale", "b1_scale"):
-            v = getattr(self, name)
-            if not isinstance(v, Real) or v < 0 or not math.isfinite(v):
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        """Every parameter by its declared constraint; lags by :func:`normalise_lags` (an int or a lag set)."""
+        if self.scheme not in SCHEMES:  # before the declarative check: the message the page and tests rely on
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        self._validate_params()
         return normalise_lags(self.lags)
 
     # ----------------------------------------------------------------------------- fit
@@ -229,7 +244,7 @@ class CollaborativeVAR(BaseEstimator):
     def _fit_design(self, Z, target, lags, frame_names, names):
         # Dense products of modest size: one BLAS thread is faster here, and on a busy machine
         # multi-threaded OpenBLAS makes the many small ADMM products 10-50x slower.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             return self._fit_design_inner(Z, target, lags, frame_names, names)
 
     def _fit_design_inner(self, Z, target, lags, frame_names, names):
@@ -302,8 +317,9 @@ class CollaborativeVAR(BaseEstimator):
         B = to_data(B_std)
         if self.trace_ is not None and self.trend == "c":
             for i in range(n):
-                self.trace_.log.add(self.trace_.n_iter, self.owner_names_[i], "central", "zbar_Ai B_Ai", (1, n),
-                                    "owner i's lag means times its coefficients, for the intercepts", phase="final")
+                self.trace_.log.add(self.owner_names_[i], "central", "zbar_Ai B_Ai", (1, n),
+                                    "owner i's lag means times its coefficients, for the intercepts", phase="final",
+                                    step=self.trace_.n_iter)
         self.scheme_ = scheme
         self.series_scale_ = d
         self.coef_owner_major_ = B

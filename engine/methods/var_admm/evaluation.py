@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from engine.privacy import noise_generator
+from engine.threads import one_blas_thread
 
-from ._blas import _one_blas_thread
 from .defence import NoiseRelease, naive_noisy_design, noise_defence
 from .estimator import CollaborativeVAR
 from .layout import coefs_from_owner_major, normalise_lags
@@ -56,7 +56,7 @@ def var_forecasts(model: CollaborativeVAR, Y_inputs: np.ndarray, target_rows: np
     return buf[:, -1, :]
 
 
-@_one_blas_thread
+@one_blas_thread()
 def local_ar_forecasts(Y_train: np.ndarray, Y_inputs: np.ndarray, target_rows, lags, trend="c",
                        horizon: int = 1, row_mask=None) -> tuple[np.ndarray, list]:
     """Each owner's own AR on its own lags (LS on clean training data): forecasts and models."""
@@ -104,7 +104,7 @@ def _scores(actual, pred, score_mask):
     return np.mean(np.abs(err), axis=0), np.sqrt(np.mean(err**2, axis=0))
 
 
-@_one_blas_thread
+@one_blas_thread()
 def evaluate_forecasts(Y, lags, train_end: int, *, model: CollaborativeVAR | None = None, Y_fit=None,
                        Y_inputs=None, test_rows=None, score_mask=None, fit_mask=None, horizon: int = 1,
                        ar_trend=None, ar=None, owner_names=None) -> ForecastEvaluation:
@@ -166,7 +166,7 @@ def _admm_model(lags, params, **extra):
     return CollaborativeVAR(lags, store_path=False, **kw)
 
 
-@_one_blas_thread
+@one_blas_thread()
 def defence_comparison(Y, lags, train_end: int, defence: str, strength: float, *, params=None, score_mask=None,
                        test_rows=None, fit_mask=None, eval_inputs: str = "noisy", random_state=None, ar=None,
                        owner_names=None, public_range=None, declared_public: bool = False,
@@ -249,7 +249,7 @@ def _rescore(ev: ForecastEvaluation, score_mask) -> ForecastEvaluation:
     return ev
 
 
-@_one_blas_thread
+@one_blas_thread()
 def noise_sweep(Y, lags, train_end: int, law: str, strengths, *, params=None, score_mask=None, test_rows=None,
                 fit_mask=None, eval_inputs="noisy", public_range=None, declared_public: bool = False, delta=1e-5,
                 random_state=None, progress=None, owner_names=None) -> pd.DataFrame:

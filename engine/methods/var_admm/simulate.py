@@ -11,8 +11,7 @@ import pandas as pd
 from scipy import linalg
 
 from engine.privacy import as_generator
-
-from ._blas import _one_blas_thread
+from engine.threads import one_blas_thread
 
 __all__ = [
     "var22_coefs",
@@ -54,7 +53,7 @@ def var10_3_coefs() -> np.ndarray:
     return np.stack([B[q].T for q in range(3)])
 
 
-@_one_blas_thread
+@one_blas_thread()
 def random_stationary_var(p: int, d: int, random_state=None, ar_scale: float = 1.0) -> np.ndarray:
     """A random stationary VAR_d(p) by Ansley & Kohn (1986), as gmvarkit's ``random_coefmats2``
     (spec 6.1). Returns statsmodels-layout coefficients (p, d, d) (column convention A_k)."""
@@ -120,7 +119,7 @@ def simulate_var(coefs: np.ndarray, T: int, intercept=None, noise_cov=None, burn
 
 def macrodata_growth(demean: bool = True) -> pd.DataFrame:
     """statsmodels macrodata: 100 diff log(realgdp, realcons, realinv), 202 quarters (spec 8.2)."""
-    from statsmodels.datasets import macrodata
+    from statsmodels.datasets import macrodata  # local: statsmodels is a test and bench dependency, not a runtime one
 
     d = macrodata.load_pandas().data
     y = 100.0 * np.diff(np.log(d[["realgdp", "realcons", "realinv"]].to_numpy()), axis=0)

@@ -36,7 +36,7 @@ import numpy as np
 
 from .anderson import anderson_memory, run_anderson
 from .lasso import _owner_solver, _quad, lasso_coordinate_descent
-from .trace import NOISE_LAWS, AdmmTrace, MessageLog, noise
+from .trace import NOISE_LAWS, AdmmTrace, MessageLog, admm_message_log, noise
 
 __all__ = [
     "SCHEMES",
@@ -109,7 +109,7 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
     solve = _owner_solver(G, penalty, lam, rho, inner_tol)
     B, U_prev = _paper_start(init, rng, u0_scale, b1_scale, Y, n, p)
     Zs = Z.reshape(T, n, p).transpose(1, 0, 2)  # (owner, T, p) views of owner i's lag columns
-    rec = _PaperRecord(MessageLog(), n, p, ratio, stride=max(1, math.ceil(n * p * n * int(max_iter) / 5e6)))
+    rec = _PaperRecord(admm_message_log(), n, p, ratio, stride=max(1, math.ceil(n * p * n * int(max_iter) / 5e6)))
     rec.u_path = [U_prev * d] if keep > 0 else []
     converged = False
     k = 0
@@ -124,7 +124,7 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
         msgs, sum_msgs = _owner_messages(Zs, Y, B_shared, ZB_sum, keep_now=keep_now, y_free=y_free, rho=rho,
                                          **noise_args)
         for i in range(n):
-            rec.log.add(k, names[i], "central", msg_name, (T, n), what_up)
+            rec.log.add(names[i], "central", msg_name, (T, n), what_up, step=k)
         # --- owners' (relaxed) contributions: x^_i = Z_i a_i + c (c common to all owners)
         # (ZA: what the central node sums, with any message noise; ZA_res: the owners' clean sum, for
         # the observer's residuals)
@@ -159,11 +159,11 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
                 m = w - U
                 rho = new_rho
                 solve = _owner_solver(G, penalty, lam, rho, inner_tol)
-                rec.log.add(k, "central", "all owners", "rho^(k+1)", (1,),
-                            "the new penalty parameter (residual balancing)")
+                rec.log.add("central", "all owners", "rho^(k+1)", (1,),
+                            "the new penalty parameter (residual balancing)", step=k)
         # --- broadcast m^k and the owners' updates (47a)
-        rec.log.add(k, "central", "all owners", "m^k = Hbar^k - ZBbar^k - U^k" if c is None else "m^k + c^k", (T, n),
-                    "broadcast: everyone's fitted values, the consensus and the scaled dual mixed")
+        rec.log.add("central", "all owners", "m^k = Hbar^k - ZBbar^k - U^k" if c is None else "m^k + c^k", (T, n),
+                    "broadcast: everyone's fitted values, the consensus and the scaled dual mixed", step=k)
         if keep_now:
             rec.broadcasts.append(m * d)
         base = a if alpha != 1.0 else (B_shared if noisy_continue else B)

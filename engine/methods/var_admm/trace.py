@@ -1,54 +1,28 @@
 """What one ADMM run of the collaborative VAR leaves behind: its message log, its trace, and the noise laws.
 
-Hand-written record of the paper's protocol (spec 4.2): every message with its sender, receiver and
-shape; residuals, coefficient path and (for the attacks) the values of the first messages.
+Hand-written record of the paper's protocol (spec 4.2): residuals, coefficient path and (for the
+attacks) the values of the first messages. Every message with its sender, receiver and shape goes to
+the project's one :class:`engine.federation.messages.MessageLog` (step column "iteration"; values are
+not kept there: the trace keeps them for the first ``keep_values`` iterations).
 No streamlit here.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MessageLog", "AdmmTrace", "noise", "NOISE_LAWS"]
+from engine.federation.messages import MessageLog
+
+__all__ = ["MessageLog", "AdmmTrace", "noise", "NOISE_LAWS", "admm_message_log"]
 
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
 
 
-@dataclass
-class MessageLog:
-    """Every message of the protocol: iteration, sender, receiver, message, shape, what it is.
-
-    Stored as plain tuples (a few bytes each); the values of the messages are kept in
-    :class:`AdmmTrace` only for the first ``keep_values`` iterations.
-    """
-
-    records: list = field(default_factory=list)
-
-    COLUMNS = ("iteration", "phase", "sender", "receiver", "message", "shape", "what it is", "values")
-
-    def add(self, iteration, sender, receiver, message, shape, what, phase="iteration"):
-        size = int(math.prod(shape)) if shape else 1  # math.prod: np.prod costs ~50 µs per call here
-        self.records.append((int(iteration), phase, sender, receiver, message, "x".join(map(str, shape)), what, size))
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def to_frame(self, max_iteration: int | None = None) -> pd.DataFrame:
-        df = pd.DataFrame(self.records, columns=list(self.COLUMNS))
-        if max_iteration is not None:
-            df = df[(df["iteration"] <= max_iteration) | (df["phase"] != "iteration")]
-        return df.reset_index(drop=True)
-
-    def volume(self) -> pd.DataFrame:
-        """Number of messages and values sent by each party (all iterations)."""
-        df = self.to_frame()
-        if df.empty:
-            return pd.DataFrame(columns=["sender", "messages", "values sent"])
-        out = df.groupby("sender", sort=False).agg(messages=("message", "size"), values_sent=("values", "sum"))
-        return out.reset_index().rename(columns={"values_sent": "values sent"})
+def admm_message_log() -> MessageLog:
+    """An empty log whose step column is named "iteration" (the ADMM's steps)."""
+    return MessageLog(step_label="iteration")
 
 
 @dataclass

@@ -13,8 +13,8 @@ import numpy as np
 from scipy import linalg
 
 from engine.privacy import as_generator
+from engine.threads import one_blas_thread
 
-from ._blas import _one_blas_thread
 from .estimator import CollaborativeVAR
 from .layout import normalise_lags
 
@@ -26,7 +26,7 @@ def _random_orthogonal(rng, size: int) -> np.ndarray:
     return Q * np.sign(np.diag(R))
 
 
-@_one_blas_thread
+@one_blas_thread()
 def orthogonal_rows_demo(Z, target, lags, *, rows_kept: int | None = None, penalty="none", alpha=0.0,
                          block: int = 256, random_state=None) -> dict:
     """Records-split transformation (5)/(6): fit on (M Z, M Y) instead of (Z, Y).
@@ -64,7 +64,7 @@ def orthogonal_rows_demo(Z, target, lags, *, rows_kept: int | None = None, penal
             "max_abs_difference": float(np.max(np.abs(plain.coef_owner_major_ - masked.coef_owner_major_)))}
 
 
-@_one_blas_thread
+@one_blas_thread()
 def post_multiplication_demo(Z, target, lags, *, penalty="none", alpha=0.0, random_state=None) -> dict:
     """Features-split transformation (7)/(8): owner i shares Z_Ai N_i (N_i p x p invertible) and
     c_i y_i; regressing Y N_y on Z N_z gives B' = N_z^-1 B N_y (N_z = blockdiag(N_i),
