@@ -34,11 +34,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
 
 from bench._common import Claims, Timer, emit, parse_args  # noqa: E402
 from engine.data.samples import make_solar  # noqa: E402
 from engine.methods.var_admm import CollaborativeVAR, owner_major_from_coefs  # noqa: E402
+from engine.threads import one_blas_thread  # noqa: E402
 
 LAGS = 2
 TARGET = 1e-6  # relative coefficient gap to statsmodels
@@ -50,7 +50,7 @@ def solar(n_sites: int, end: str, seed: int) -> np.ndarray:
 
 def best_of(fn, repeats: int = 3):
     """(fastest wall time, last result) over ``repeats`` calls after one warm-up, one BLAS thread."""
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         out = fn()
         best = float("inf")
         for _ in range(repeats):
@@ -108,7 +108,7 @@ def schemes(claims: Claims, sizes, end: str, seed: int, cap: int) -> None:
         best = {}
         for name, settings in runs.items():
             for scheme, rho in settings:
-                with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+                with one_blas_thread(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     with Timer() as t:
                         m = CollaborativeVAR(LAGS, solver="admm", scheme=scheme, rho=rho, tol=1e-9, max_iter=cap,
@@ -141,7 +141,7 @@ def units(claims: Claims, end: str, seed: int) -> None:
     ref = VAR(Y).fit(LAGS)  # the coefficients of c Y are those of Y: the exact oracle at any scale
     worst = 0.0
     for c in (1e-6, 1e6):
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             m = CollaborativeVAR(LAGS, solver="admm", random_state=seed).fit(Y * c)
         gap = rel_gap(m.coefs_, ref.coefs)
         # statsmodels on the scaled data, for context: its constant column is not rescaled, so it loses digits
@@ -187,7 +187,7 @@ def per_iteration(claims: Claims, grid, end: str, seed: int) -> None:
     per_iter = []
     for n in grid:
         Y = solar(n, end, seed)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             CollaborativeVAR(LAGS, solver="admm", tol=None, max_iter=2, store_path=False).fit(Y)  # warm-up
             with Timer() as t:
                 m = CollaborativeVAR(LAGS, solver="admm", tol=None, max_iter=30, store_path=False).fit(Y)

@@ -16,7 +16,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
 
 from bench._common import Claims, Timer, emit, parse_args  # noqa: E402
 from engine.attacks.var_admm_attacks import (  # noqa: E402
@@ -32,19 +31,22 @@ from engine.attacks.var_admm_attacks import (  # noqa: E402
 from engine.methods.var_admm import (  # noqa: E402
     CollaborativeVAR,
     add_noise,
+    companion_radius,
     evaluate_forecasts,
     lag_major_to_owner_major,
     lagged_design,
     macrodata_growth,
     noise_guarantee,
     owner_major_to_lag_major,
+    pipeline_audit_case,
     prepare_solar,
     random_stationary_var,
     simulate_var,
     var10_3_coefs,
     var22_coefs,
-    companion_radius,
 )
+from engine.privacy.audit import run_case  # noqa: E402
+from engine.threads import one_blas_thread  # noqa: E402
 
 SPEC_MACRO_B1 = [[-0.2794, -0.1004, -1.9710], [0.6750, 0.2687, 4.4141], [0.0332, 0.0258, 0.2255]]
 SPEC_MACRO_B2 = [[0.0084, -0.1230, 0.3805], [0.2902, 0.2323, 0.8006], [-0.0073, 0.0235, -0.1240]]
@@ -105,7 +107,8 @@ def item2_convergence(claims: Claims, T: int, seed: int) -> None:
     emit("admm_47_vs_71_max_coef_gap", same_b)
     emit("residual_primal_first_last", f"{r[0]:.3g}->{r[-1]:.3g}")
     emit("residual_dual_second_last", f"{s[1]:.3g}->{s[-1]:.3g}")
-    claims.check("02_admm_equals_central_and_47_equals_71", worst < 1e-8 and same < 1e-12 and same_b < 1e-12 and trend_down,
+    claims.check("02_admm_equals_central_and_47_equals_71",
+                 worst < 1e-8 and same < 1e-12 and same_b < 1e-12 and trend_down,
                  f"T={T}; worst coef gap {worst:.2e}")
 
 
@@ -359,7 +362,8 @@ def items13_to_15_smc_and_counting(claims: Claims, seed: int) -> None:
     emit("du_owner1_rebuilds_Z2_error", du["Z2_error"])
     emit("du_cond_owner2_system", du["cond_owner2"])
     emit("du_values_shared_per_product", du["values_shared_per_product"])
-    claims.check("13_du_protocol_and_prop_1", du["product_error"] < 1e-9 and du["Z1_error"] < 1e-8 and du["Z2_error"] < 1e-8)
+    claims.check("13_du_protocol_and_prop_1",
+                 du["product_error"] < 1e-9 and du["Z1_error"] < 1e-8 and du["Z2_error"] < 1e-8)
     ranks = {}
     for label, off in (("Z_only", None), ("same_W", 0), ("offset_50", 50), ("disjoint_98", 98)):
         r = karr_var_attack(Y[:, 0], Y[:, 1], 2, second_offset=off)
@@ -369,7 +373,8 @@ def items13_to_15_smc_and_counting(claims: Claims, seed: int) -> None:
     emit("spec_karr_ranks", "105/201, 108/202, 158/202, 202/202")
     ok14 = (ranks["Z_only"]["product_error"] < 1e-9 and ranks["Z_only"]["rank"] < ranks["Z_only"]["unknowns"]
             and ranks["same_W"]["rank"] < ranks["same_W"]["unknowns"]
-            and ranks["disjoint_98"]["rank"] == ranks["disjoint_98"]["unknowns"] and ranks["disjoint_98"]["max_error"] < 1e-8)
+            and ranks["disjoint_98"]["rank"] == ranks["disjoint_98"]["unknowns"]
+            and ranks["disjoint_98"]["max_error"] < 1e-8)
     claims.check("14_karr_recoverability_depends_on_W", ok14)
     table = {(100, 2): "1/3 2/3 2/4 4/5 7/9 16/18", (100, 10): "1/4 1/5 1/7 1/16 2/- 4/-",
              (1000, 10): "1/3 1/4 1/5 1/8 2/15 3/30", (20000, 2): "1/3 2/3 2/4 4/5 7/8 13/14",
@@ -404,9 +409,6 @@ def dp_pipeline_audit(claims: Claims, seed: int, quick: bool) -> None:
     """Issue #15: the page's noise defence end to end (clip into the declared range, fresh noise, centring after)
     through the black-box auditor, with kW values against a range declared in [0, 1]. Not a paper claim: the
     paper neither clips nor audits (its Δf = 12 is the observed range); reported as a finding."""
-    from engine.methods.var_admm import pipeline_audit_case
-    from engine.privacy.audit import run_case
-
     trials = 60_000 if quick else 400_000
     ok = True
     for law in ("laplace", "gaussian"):
@@ -427,7 +429,7 @@ def main(argv=None) -> int:
     seed = args.seed
     emit("mode", "quick" if args.quick else "full")
     emit("seed", seed)
-    with Timer() as total, threadpool_limits(limits=1, user_api="blas"):
+    with Timer() as total, one_blas_thread():
         item1_layout_and_macrodata(claims)
         item2_convergence(claims, 5_000 if args.quick else 20_000, seed)
         item3_iterations(claims, 5_000 if args.quick else 20_000, seed)

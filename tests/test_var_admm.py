@@ -202,11 +202,11 @@ def test_every_message_is_recorded_with_its_shape(var22):
     per_iter = log[log["phase"] == "iteration"]
     assert len(per_iter) == 5 * (2 + 1)
     ups = per_iter[per_iter["receiver"] == "central"]
-    assert set(ups["sender"]) == {"north", "south"} and set(ups["shape"]) == {f"{T}x2"}
+    assert set(ups["sender"]) == {"north", "south"} and set(ups["shape"]) == {f"{T} x 2"}
     casts = per_iter[per_iter["sender"] == "central"]
     assert list(casts["receiver"].unique()) == ["all owners"] and len(casts) == 5
     assert len(log[log["phase"] == "final"]) == 2  # intercept pieces (trend "c")
-    vol = m.trace_.log.volume().set_index("sender")
+    vol = m.trace_.log.volume(by=("sender",)).set_index("sender")
     assert vol.loc["north", "values sent"] == 5 * T * 2 + 2
     assert m.trace_.owner_messages == [] and m.trace_.broadcasts == []  # shapes only by default
 

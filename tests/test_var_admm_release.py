@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from downloads import file_of, recorded_downloads
 from streamlit.testing.v1 import AppTest
 
-from downloads import file_of, recorded_downloads
 from engine.methods.var_admm import (
     NO_DEFENCE_REASON,
     RANGE_NOT_DECLARED,

@@ -32,9 +32,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 from scipy import linalg
-from threadpoolctl import threadpool_limits
 
-from engine.methods.var_admm import CollaborativeVAR
+from engine.methods.var_admm import CollaborativeVAR, lagged_design
+from engine.threads import one_blas_thread
 
 __all__ = [
     "AttackResult",
@@ -57,18 +57,6 @@ __all__ = [
 
 #: relative error at or below which a reconstruction counts as exact (spec 9.10)
 EXACT = 1e-8
-
-
-def _one_blas_thread(func):
-    """Many small SVDs and least squares: one BLAS thread is faster and immune to oversubscription."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1, user_api="blas"):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 # =============================================================================================
@@ -116,14 +104,6 @@ def breach_table(Ts, ns, ps) -> pd.DataFrame:
 # =============================================================================================
 # 2. Structure solve (5.4)
 # =============================================================================================
-def _shift(X: np.ndarray, ell: int) -> np.ndarray:
-    """Row t holds X[t - ell] (0 where t < ell)."""
-    out = np.zeros_like(X)
-    if ell < X.shape[0]:
-        out[ell:] = X[:X.shape[0] - ell]
-    return out
-
-
 def structure_solve(offsets: np.ndarray, V: np.ndarray, lags, constant: bool = False, times=None):
     """Series y at T target times and its other referenced values from y = g + V x and "every
     lag of y lies in span(V)" (spec 5.4).
@@ -284,7 +264,7 @@ def zero_init_leak(model: CollaborativeVAR) -> AttackResult:
                         0, 0, np.array([]), note=note, formula="m^1 (n + rho)/2 = Y", centred=model.trend == "c")
 
 
-@_one_blas_thread
+@one_blas_thread()
 def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = None) -> AttackResult:
     """Prop. 2 (spec 5.2): the central node rebuilds owner ``victim``'s series.
 
@@ -306,7 +286,8 @@ def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = N
     if trace.variant == "base":
         recs = {int(k): truth.copy() for k in Ks}
         return AttackResult("central node", [name], Ks, np.zeros((len(Ks), 1)), recs, truth,
-                            0, 0, p, p, np.array([]), centred=centred, formula="(47): Y is an input of the central node",
+                            0, 0, p, p, np.array([]), centred=centred,
+                            formula="(47): Y is an input of the central node",
                             note="In (47) the central node receives Y itself: every series is known before the first "
                                  "iteration (Prop. 2 matters only for the Y-free variant (71)).")
     vectors, relerr, recs = [], [], {}
@@ -334,7 +315,7 @@ def _central_formula(T, n, p):
     return breach_iterations_central(T, n, p)
 
 
-@_one_blas_thread
+@one_blas_thread()
 def owner_attack(model: CollaborativeVAR, attacker=0, K_max: int | None = None) -> AttackResult:
     """Prop. 3 (spec 5.3): owner ``attacker`` rebuilds every other owner's series from the
     broadcasts m^1..m^K, its own data and the public n and rho (any random U^0).
@@ -415,14 +396,12 @@ def du_product(A: np.ndarray, C: np.ndarray, M: np.ndarray) -> dict:
     return {"V_a": V_a, "V_c": V_c, "to_owner1": to_owner1, "to_owner2": to_owner2}
 
 
-@_one_blas_thread
+@one_blas_thread()
 def du_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, random_state=None) -> dict:
     """Prop. 1 (spec 5.6): two owners compute Z_A1'Z_A2 (matrix M), Z_A1'Y_A2 (M*) and
     Z_A2'Y_A1 (M**) by Du's protocol; owner 2 rebuilds Z_A1 from Z_A1'[M_right, M*_right],
     owner 1 rebuilds Z_A2 from [(M^-1)_top; M**_right'] Z_A2. Exact when the stacked
     T x T matrices are invertible. y1, y2: the series (pre-sample included); T even."""
-    from engine.methods.var_admm import lagged_design
-
     rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
     Z, Ytg = lagged_design(np.column_stack([y1, y2]), p)
     T = Z.shape[0]
@@ -468,15 +447,13 @@ def karr_product(A: np.ndarray, C: np.ndarray, g: int | None = None, offset: int
             "nlie_owner1": k * s + k * g, "nlie_owner2": k * s + s * (m - g)}
 
 
-@_one_blas_thread
+@one_blas_thread()
 def karr_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, g: int | None = None,
                     second_offset: int | None = None) -> dict:
     """Spec 5.7: owner 1 learns (I - WW') Z_A2 from Z_A1'Z_A2 (and, when ``second_offset`` is
     not None, (I - W2 W2') Y_A2 from Z_A1'Y_A2 with W2 = W shifted by that many columns).
     Solves for y_2's values from the lag structure; returns the system's rank, the number of
     unknowns and the reconstruction error (exact only at full rank)."""
-    from engine.methods.var_admm import lagged_design
-
     Z, Ytg = lagged_design(np.column_stack([y1, y2]), p)
     T = Z.shape[0]
     Z1, Z2, Y2 = Z[:, :p], Z[:, p:], Ytg[:, [1]]
