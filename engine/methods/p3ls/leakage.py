@@ -53,7 +53,8 @@ def leakage_report(model: P3LS) -> pd.DataFrame:
         return np.max(np.abs(sa[:r] - sb[:r]))
 
     add("CSP", "singular values of the pooled X (all parties' standardised columns)", "X' = A X H",
-        sv_diff(csp._get("X'"), Z), "orthogonal masks keep every singular value: the spectrum of X is public to the CSP")
+        sv_diff(csp._get("X'"), Z),
+        "orthogonal masks keep every singular value: the spectrum of X is public to the CSP")
     add("CSP", "singular values of Y", "Y' = A Y G", sv_diff(csp._get("Y'"), Zy),
         "for one response (l = 1) G = ±1, so Y' = ±A y")
     add("CSP", "Gram matrix of the scores T^T T", "T'^T T'", np.max(np.abs(Tm.T @ Tm - T.T @ T)),
@@ -85,7 +86,8 @@ def leakage_report(model: P3LS) -> pd.DataFrame:
         CH = csp._get(f"[H_{h.index}]")
         sub = csp._get("X'") @ CH.T  # = A X_i C_i^T: party i's block, still behind A and C_i
         true = model.authority_._get("A").left(h._Z @ h._get(f"C_{h.index}").T)
-        add("CSP", f"{h.name}'s block behind A and C_{h.index} (A X_{h.index} C_{h.index}^T, rank {np.linalg.matrix_rank(sub)})",
+        rank = np.linalg.matrix_rank(sub)
+        add("CSP", f"{h.name}'s block behind A and C_{h.index} (A X_{h.index} C_{h.index}^T, rank {rank})",
             f"X' [H_{h.index}]^T", np.max(np.abs(sub - true)),
             "recovery hands the CSP party i's row space of H; rank and singular structure of the block up to C_i")
     # Caveat 1: Q is not exclusive to the LC

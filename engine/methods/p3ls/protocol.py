@@ -194,12 +194,29 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         """
         blocks = _check_blocks(blocks, full=True)
         Y2, self._y_was_1d = _check_response(Y)
-        m = blocks[0].shape[0]
+        names = self._check_fit_inputs(blocks, Y2)
+        self._make_roles(blocks, Y2, names)
+        self._masked_training(blocks[0].shape[0], Y2.shape[1])
+        self._recovery(Y2.shape[1])
+        k = int(self.n_components)
+        self.validation_scores_ = None
+        if validation is not None:
+            k = self._choose_k(validation)
+        for h in self.holders_:
+            self._send(self.server_, h, f"[B_{h.index}]", self.server_.masked_coefficients(h.index),
+                       f"C_{h.index} B_{h.index} N", "recovery", "Alg. 3 step 4")
+            h.unmask_coefficients()
+        self.n_components_ = k
+        self._assemble_views()
+        return self
+
+    def _check_fit_inputs(self, blocks: list[np.ndarray], Y2: np.ndarray) -> list[str]:
+        """The rules that need the data (rows, k <= min(m, n), the LC among the parties); the party names."""
+        m, g = blocks[0].shape[0], len(blocks)
         if Y2.shape[0] != m:
             raise ValueError(f"Y has {Y2.shape[0]} rows but the blocks have {m}")
-        g = len(blocks)
         self.block_sizes_ = [b.shape[1] for b in blocks]
-        n, l = sum(self.block_sizes_), Y2.shape[1]
+        n = sum(self.block_sizes_)
         k = int(self.n_components)
         if not 1 <= k <= min(m, n):
             raise ValueError(f"n_components must be in 1..min(rows, columns) = 1..{min(m, n)}, got {self.n_components}")
@@ -212,7 +229,11 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             raise ValueError(f"{len(names)} party names for {g} blocks")
         bounds = np.cumsum([0, *self.block_sizes_])
         self.column_slices_ = [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(g)]
+        return names
 
+    def _make_roles(self, blocks: list[np.ndarray], Y2: np.ndarray, names: list[str]) -> None:
+        """The trusted authority, the server and one data holder per block, each with its own generator."""
+        g, lc = len(blocks), self._lc_index
         # Masks and keys: a mask drawn from a seed anyone knows hides nothing, so by default every role
         # draws from its own fresh OS-entropy generator; a fixed random_state (tests, benchmarks) is recorded.
         self.mask_seed_known_ = self.random_state is not None and not isinstance(self.random_state, FreshGenerator)
@@ -230,9 +251,12 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
                        random_state=role_rngs[i + 1])
             for i in range(g)
         ]
-        ta, csp, holders, LC = self.authority_, self.server_, self.holders_, self.holders_[lc]
 
-        # Algorithm 2, step 1: keys
+    def _masked_training(self, m: int, l: int) -> None:
+        """Algorithm 2: keys, masked data to the CSP (summed there), Algorithm 1 on the masked data."""
+        ta, csp, holders, LC = self.authority_, self.server_, self.holders_, self.label_contributor_
+        n = sum(self.block_sizes_)
+        # Step 1: keys
         A, H_blocks, G = ta.training_keys(m, self.block_sizes_, l)
         for h in holders:
             self._send(ta, h, "A", A, "row mask (random orthogonal)", "keys", "Alg. 2 step 1")
@@ -240,13 +264,16 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
                        f"its rows of the column mask H ({h.n_columns} x {n})", "keys", "Alg. 2 step 1")
         self._send(ta, LC, "G", G, "Y-column mask (random orthogonal)", "keys", "Alg. 2 step 1")
         # Steps 2-4: masked data to the CSP, summed there
-        self._secure_sum([(h, f"X_{h.index}'", h.masked_block(), f"A X_{h.index} H_{h.index}: masked block, full width n")
-                          for h in holders], "training", "Alg. 2 steps 2, 4", "X'")
+        self._secure_sum([(h, f"X_{h.index}'", h.masked_block(),
+                           f"A X_{h.index} H_{h.index}: masked block, full width n") for h in holders],
+                         "training", "Alg. 2 steps 2, 4", "X'")
         self._send(LC, csp, "Y'", LC.masked_labels(), "A Y G: masked responses", "training", "Alg. 2 step 3")
         # Step 5: Algorithm 1 on masked data
-        csp.fit_masked(k)
+        csp.fit_masked(int(self.n_components))
 
-        # Algorithm 3: recovery of T, W_i, P_i, Q (B_i after the choice of k)
+    def _recovery(self, l: int) -> None:
+        """Algorithm 3: recovery of T, W_i, P_i, Q (B_i after the choice of k)."""
+        ta, csp, holders, LC = self.authority_, self.server_, self.holders_, self.label_contributor_
         N = ta.recovery_key(l)
         for h in holders:
             self._send(ta, h, "N", N, "random invertible l x l key for B_i", "recovery", "Alg. 3 step 1")
@@ -267,27 +294,19 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             h.unmask_block_components()
         LC.unmask_label_components()
 
-        # Choice of k by the LC on validation rows (nested models), then release of B_i for that k only
-        self.validation_scores_ = None
-        if validation is not None:
-            val_blocks, Y_val = validation
-            self._scores_protocol(val_blocks, phase="selection")
-            k_best, self.validation_scores_ = LC.choose_n_components(Y_val)
-            for role in [csp, *[h for h in holders if h is not LC]]:
-                self._send(LC, role, "k*", np.int64(k_best), "number of components chosen on validation rows",
-                           "selection", "LC chooses k")
-            k = k_best
-            csp.truncate(k)
-            for h in holders:
-                h.truncate(k)
+    def _choose_k(self, validation) -> int:
+        """The LC's choice of k on validation rows (nested models); every role then keeps k components."""
+        csp, holders, LC = self.server_, self.holders_, self.label_contributor_
+        val_blocks, Y_val = validation
+        self._scores_protocol(val_blocks, phase="selection")
+        k_best, self.validation_scores_ = LC.choose_n_components(Y_val)
+        for role in [csp, *[h for h in holders if h is not LC]]:
+            self._send(LC, role, "k*", np.int64(k_best), "number of components chosen on validation rows",
+                       "selection", "LC chooses k")
+        csp.truncate(k_best)
         for h in holders:
-            self._send(csp, h, f"[B_{h.index}]", csp.masked_coefficients(h.index),
-                       f"C_{h.index} B_{h.index} N", "recovery", "Alg. 3 step 4")
-            h.unmask_coefficients()
-
-        self.n_components_ = k
-        self._assemble_views()
-        return self
+            h.truncate(k_best)
+        return k_best
 
     def _assemble_views(self) -> None:
         hs, LC = self.holders_, self.label_contributor_
@@ -324,7 +343,8 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             masked_y, masked_x = h.inference_messages(X_new, with_prediction)
             x_parts.append((h, f"X_{h.index},new'", masked_x, f"M_new X_{h.index},new H_{h.index}"))
             if with_prediction:
-                y_parts.append((h, f"M Ŷ_{h.index}", masked_y, f"M_new X_{h.index},new B_{h.index}: masked partial prediction"))
+                y_parts.append((h, f"M Ŷ_{h.index}", masked_y,
+                                f"M_new X_{h.index},new B_{h.index}: masked partial prediction"))
         csp, LC = self.server_, self.label_contributor_
         self._secure_sum(x_parts, phase, "Alg. 5 steps 2-3", "X_new'")
         T_masked = csp.new_scores()
