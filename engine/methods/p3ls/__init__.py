@@ -46,6 +46,7 @@ the federation), :mod:`.columns` and :mod:`.regressor` (:class:`P3LSRegressor`),
 from __future__ import annotations
 
 from engine.data.blocks import blocks_from_frame, group_columns_by_prefix
+from engine.federation.messages import Message, MessageLog  # the one log of both federated methods
 from engine.methods.p3ls.columns import resolve_column_split
 from engine.methods.p3ls.evaluation import (
     ModelComparison,
@@ -69,15 +70,7 @@ from engine.methods.p3ls.pls import (
 )
 from engine.methods.p3ls.protocol import P3LS, Relevance
 from engine.methods.p3ls.regressor import P3LSRegressor
-from engine.methods.p3ls.roles import (
-    DataHolder,
-    Message,
-    MessageLog,
-    ProtocolError,
-    Role,
-    Server,
-    TrustedAuthority,
-)
+from engine.methods.p3ls.roles import DataHolder, ProtocolError, Role, Server, TrustedAuthority
 
 #: Old name of :func:`engine.data.blocks.group_columns_by_prefix` (DP-CCA's ``columns_by_prefix`` is another
 #: function: it picks the columns that start with a prefix).

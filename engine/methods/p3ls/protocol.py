@@ -10,12 +10,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    MultiOutputMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, series_name
+from engine.federation.messages import MessageLog
+from engine.methods.column_checks import (
+    check_columns,
+    frame_names,
+    raise_if_non_numeric,
+    series_name,
+)
 from engine.methods.p3ls.pls import PLSComponents
-from engine.methods.p3ls.roles import DataHolder, MessageLog, Server, TrustedAuthority
+from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
 from engine.privacy import as_generator
 from engine.privacy.noise import FreshGenerator, fresh_generator, spawn_fresh
 

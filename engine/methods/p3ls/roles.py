@@ -1,14 +1,12 @@
-"""The P3LS roles (trusted authority, data holders, server) and the messages they exchange (Algorithms 2-5).
+"""The P3LS roles (trusted authority, data holders, server) of Algorithms 2-5.
 
 Each role keeps what it received or computed under a name and nothing else, so a test can ask what a party
-holds. Written by hand because the protocol *is* the paper; the linear algebra is scipy's.
+holds. Messages between roles go through :class:`engine.federation.messages.MessageLog` (``send``). Written
+by hand because the protocol *is* the paper; the linear algebra is scipy's.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
-import pandas as pd
 from scipy import linalg
 from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_array
@@ -17,58 +15,11 @@ from engine.methods.p3ls.masks import OrthogonalMask, haar_orthogonal, random_in
 from engine.methods.p3ls.pls import _as_2d_response, component_signs, rotations, standardise_columns, svd_pls
 from engine.privacy import as_generator
 
-__all__ = ["DataHolder", "Message", "MessageLog", "ProtocolError", "Role", "Server", "TrustedAuthority"]
+__all__ = ["DataHolder", "ProtocolError", "Role", "Server", "TrustedAuthority"]
 
 
 class ProtocolError(RuntimeError):
     """A role was asked to use something it does not hold (a bug in the protocol, not in the data)."""
-
-
-@dataclass(frozen=True)
-class Message:
-    """One value sent from one role to another. ``payload`` is the value itself."""
-
-    phase: str
-    step: str
-    sender: str
-    receiver: str
-    name: str
-    shape: tuple
-    what: str
-    payload: object = field(repr=False, compare=False, default=None)
-    n_values: int = 1  # numbers actually sent (a block-diagonal mask sends only its blocks)
-
-
-class MessageLog:
-    """Carries every value between roles and records (phase, step, sender, receiver, name, shape, what)."""
-
-    def __init__(self):
-        self.messages: list[Message] = []
-
-    def send(self, sender: "Role", receiver: "Role", name: str, value, what: str, *, phase: str, step: str):
-        shape = tuple(getattr(value, "shape", ()))
-        n_values = getattr(value, "n_stored", None) or (int(np.prod(shape)) if shape else 1)
-        self.messages.append(Message(phase, step, sender.name, receiver.name, name, shape, what, value, int(n_values)))
-        receiver._receive(name, value)
-        return value
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def to_frame(self, phase: str | None = None) -> pd.DataFrame:
-        rows = [
-            {"phase": m.phase, "step": m.step, "sender": m.sender, "receiver": m.receiver, "message": m.name,
-             "shape": " x ".join(str(s) for s in m.shape) if m.shape else "scalar", "what it is": m.what,
-             "values sent": m.n_values}
-            for m in self.messages if phase is None or m.phase == phase
-        ]
-        return pd.DataFrame(rows, columns=["phase", "step", "sender", "receiver", "message", "shape",
-                                           "what it is", "values sent"])
-
-    def volume(self) -> pd.DataFrame:
-        """Numbers sent per (phase, sender): the communication cost of the protocol."""
-        df = self.to_frame()
-        return df.groupby(["phase", "sender"], sort=False)["values sent"].sum().reset_index()
 
 
 class Role:
