@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils.validation import check_is_fitted
 
+from engine.data.split import split_indices
 from engine.methods.p3ls.pls import SVDPLS, _as_2d_response, mean_squared_distance
 from engine.methods.p3ls.protocol import P3LS, _check_blocks
 from engine.privacy import as_generator
@@ -18,15 +19,15 @@ __all__ = ["ModelComparison", "coefficient_frame", "compare_models", "select_n_c
 
 
 def split_rows(m: int, fractions=(0.6, 0.2, 0.2), random_state=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random train/validation/test row indices (the same rows for every party)."""
-    if not math.isclose(sum(fractions), 1.0) or min(fractions) <= 0:
+    """Random train/validation/test row indices (the same rows for every party): ``split_indices`` with the
+    permutation of ``as_generator(random_state)``, as before, and at least 3/2/2 rows."""
+    fractions = tuple(fractions)
+    if len(fractions) != 3 or not math.isclose(sum(fractions), 1.0) or min(fractions) <= 0:
         raise ValueError(f"fractions must be positive and sum to 1, got {fractions}")
-    perm = as_generator(random_state).permutation(m)
-    n_train = int(round(fractions[0] * m))
-    n_val = int(round(fractions[1] * m))
-    if n_train < 3 or n_val < 2 or m - n_train - n_val < 2:
+    tr, va, te = split_indices(m, fractions, random_state=as_generator(random_state))
+    if len(tr) < 3 or len(va) < 2 or len(te) < 2:
         raise ValueError(f"{m} rows are too few for a train/validation/test split of {fractions}")
-    return np.sort(perm[:n_train]), np.sort(perm[n_train:n_train + n_val]), np.sort(perm[n_train + n_val:])
+    return tr, va, te
 
 
 def select_n_components(X_train, Y_train, X_val, Y_val, k_max: int) -> tuple[int, np.ndarray]:

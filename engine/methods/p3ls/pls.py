@@ -7,6 +7,7 @@ scikit-learn's ``PLSRegression``. :class:`SVDPLS` is the centralised model (the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from scipy import linalg
@@ -17,6 +18,7 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from engine.methods.column_checks import pow2_exponent
@@ -184,11 +186,14 @@ class SVDPLS(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, 
     ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
     """
 
+    _parameter_constraints = {"n_components": [Interval(Integral, 1, None, closed="left")]}
+
     def __init__(self, n_components: int = 2):
         self.n_components = n_components
 
     def fit(self, X, Y):
         """Fit on X (m, n) and Y (m, l) or (m,). Returns self."""
+        self._validate_params()  # k <= min(rows, columns) needs the data: svd_pls checks it
         X, Y = validate_data(self, X, Y, dtype=np.float64, multi_output=True, y_numeric=True, ensure_min_samples=2)
         Y2, self._y_was_1d = _as_2d_response(Y)
         Z, self.x_mean_, self.x_scale_ = standardise_columns(X)

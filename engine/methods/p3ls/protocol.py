@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from engine.federation.messages import MessageLog
@@ -25,12 +27,24 @@ from engine.methods.column_checks import (
     raise_if_non_numeric,
     series_name,
 )
+from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.p3ls.pls import PLSComponents
 from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
 from engine.privacy import as_generator
 from engine.privacy.noise import FreshGenerator, fresh_generator, spawn_fresh
 
-__all__ = ["P3LS", "Relevance"]
+__all__ = ["P3LS", "P3LS_PARAMETER_CONSTRAINTS", "Relevance"]
+
+#: P3LS's own parameters (it has no epsilon or delta: masks add no noise). random_state also takes a numpy
+#: Generator (a fresh one by default, see :class:`P3LS`), which scikit-learn's "random_state" does not.
+P3LS_PARAMETER_CONSTRAINTS = {
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "label_holder": [Integral],
+    "row_mask_block_size": [Interval(Integral, 1, None, closed="left"), None],
+    "secure_aggregation": ["boolean"],
+    "party_names": ["array-like", None],
+    "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
+}
 
 
 @dataclass(frozen=True)
@@ -158,6 +172,8 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         self.party_names = party_names
         self.random_state = random_state
 
+    _parameter_constraints = P3LS_PARAMETER_CONSTRAINTS
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False  # a list of blocks, not one 2-D array: see P3LSRegressor
@@ -203,6 +219,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         k in 1..n_components on it from the validation scores (Alg. 5) and its own Q, and only the
         chosen model's B_i are released (spec Sec. 3.4 caveat 1, mitigation).
         """
+        self._validate_params()
         blocks = _check_blocks(blocks, full=True)
         Y2, self._y_was_1d = _check_response(Y)
         names = self._check_fit_inputs(blocks, Y2)
@@ -222,7 +239,8 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         return self
 
     def _check_fit_inputs(self, blocks: list[np.ndarray], Y2: np.ndarray) -> list[str]:
-        """The rules that need the data (rows, k <= min(m, n), the LC among the parties); the party names."""
+        """The rules that tie parameters to the data (rows, k <= min(m, n), the LC and the names among the
+        parties; the types are ``_parameter_constraints``); returns the party names."""
         m, g = blocks[0].shape[0], len(blocks)
         if Y2.shape[0] != m:
             raise ValueError(f"Y has {Y2.shape[0]} rows but the blocks have {m}")

@@ -1,6 +1,8 @@
 """P3LSRegressor: the P3LS protocol behind scikit-learn's ``fit(X, y)`` with a column split of X."""
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
@@ -9,11 +11,12 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric
 from engine.methods.p3ls.columns import resolve_column_split
-from engine.methods.p3ls.protocol import P3LS, _check_response
+from engine.methods.p3ls.protocol import P3LS, P3LS_PARAMETER_CONSTRAINTS, _check_response
 
 __all__ = ["P3LSRegressor"]
 
@@ -47,6 +50,12 @@ class P3LSRegressor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Regressor
     feature_names_in_ for a DataFrame X).
     """
 
+    _parameter_constraints = {
+        **P3LS_PARAMETER_CONSTRAINTS,
+        # which columns, and whether every column has one owner, needs X: resolve_column_split checks it
+        "column_split": [Interval(Integral, 1, None, closed="left"), "array-like"],
+    }
+
     def __init__(self, n_components: int = 2, column_split=2, *, label_holder: int = -1,
                  row_mask_block_size: int | None = None, secure_aggregation: bool = False, party_names=None,
                  random_state=None):
@@ -67,6 +76,7 @@ class P3LSRegressor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Regressor
         validation : optional (X_val, y_val); the label contributor then picks k in 1..n_components on it
         (as :meth:`P3LS.fit`).
         """
+        self._validate_params()
         if y is None:
             raise ValueError("P3LSRegressor requires y to be passed, but the target y is None")
         X = self._checked_x(X, reset=True, full=True)
