@@ -40,7 +40,8 @@ the CSP receives (simulated in floating point, not in a finite field).
 Modules by concern: :mod:`.pls` (Algorithm 1, :class:`SVDPLS`), :mod:`.masks` (orthogonal masks and
 invertible keys), :mod:`.roles` (trusted authority, data holders, server), :mod:`.protocol` (:class:`P3LS`,
 the federation), :mod:`.columns` and :mod:`.regressor` (:class:`P3LSRegressor`), :mod:`.leakage`,
-:mod:`.evaluation` (local vs federated vs centralised) and :mod:`.export`. Frame-to-blocks adapters live in
+:mod:`.evaluation` (local vs federated vs centralised), :mod:`.compare` (the method contract's
+``compare``) and :mod:`.export`. Frame-to-blocks adapters live in
 :mod:`engine.data.blocks`.
 """
 from __future__ import annotations
@@ -48,6 +49,7 @@ from __future__ import annotations
 from engine.data.blocks import blocks_from_frame, group_columns_by_prefix
 from engine.federation.messages import Message, MessageLog  # the one log of both federated methods
 from engine.methods.p3ls.columns import resolve_column_split
+from engine.methods.p3ls.compare import compare
 from engine.methods.p3ls.evaluation import (
     ModelComparison,
     coefficient_frame,
@@ -93,6 +95,7 @@ __all__ = [
     "TrustedAuthority",
     "blocks_from_frame",
     "coefficient_frame",
+    "compare",
     "columns_by_prefix",
     "compare_models",
     "component_signs",
