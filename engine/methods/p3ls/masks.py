@@ -1,8 +1,8 @@
 """The P3LS keys: random orthogonal masks (dense Haar or FedSVD's block-diagonal) and random invertible keys.
 
-Hand-written: scipy's ``stats.ortho_group`` draws a Haar matrix too, but not from a caller's generator in the
-order the protocol's reproducibility tests fix, nor block-diagonally; the condition-number bound is ours
-(:func:`key_condition_limit`).
+Hand-written in a few lines: scipy's ``stats.ortho_group`` also draws Haar matrices, but by another
+construction (so other draws than the fixed-seed results of the reproduction) and never block-diagonally;
+the condition-number bound of the invertible keys is ours (:func:`key_condition_limit`).
 """
 from __future__ import annotations
 
