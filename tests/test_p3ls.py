@@ -18,9 +18,9 @@ from engine.methods.p3ls import (
     NOT_DP_STATEMENT,
     P3LS,
     SVDPLS,
-    P3LSRegressor,
     DataHolder,
     OrthogonalMask,
+    P3LSRegressor,
     ProtocolError,
     Server,
     TrustedAuthority,
@@ -369,10 +369,17 @@ def test_leakage_report_shows_invariants_and_caveats():
 # ----------------------------------------------------------------------------- tables and selection
 def test_columns_by_prefix_and_blocks_from_frame_messages():
     from engine.data import DataError
+    from engine.data import blocks as data_blocks
 
     cols = ["batch", "s1_x01", "s1_x02", "s2_x01", "s3_x01", "kpi_1"]
     assert columns_by_prefix(cols) == {"s1": ["s1_x01", "s1_x02"], "s2": ["s2_x01"], "s3": ["s3_x01"],
                                        "kpi": ["kpi_1"]}
+    # the adapters live in engine.data.blocks; the old P3LS names stay
+    assert columns_by_prefix is data_blocks.group_columns_by_prefix
+    assert blocks_from_frame is data_blocks.blocks_from_frame
+    assert data_blocks.group_columns_by_prefix(["a-1", "a-2", "b_3", "-c"], "-") == {"a": ["a-1", "a-2"]}
+    with pytest.raises(DataError, match="party 'b' has no columns|party b has no columns"):
+        blocks_from_frame(pd.DataFrame({"x": [1.0], "y": [2.0]}), {"a": ["x"], "b": []}, ["y"])
     rng = np.random.default_rng(0)
     df = pd.DataFrame(rng.standard_normal((20, 5)), columns=cols[1:])
     blocks, Y, names, colnames = blocks_from_frame(df, {"a": ["s1_x01", "s1_x02"], "b": ["s2_x01"]}, ["kpi_1"])
@@ -487,6 +494,52 @@ def test_svdpls_and_the_wrapper_raise_not_fitted_before_fit():
 
 
 # ----------------------------------------------------------------------------- value chain
+@pytest.mark.parametrize("estimator", [P3LS(), P3LSRegressor(), SVDPLS()], ids=lambda e: type(e).__name__)
+def test_parameters_are_validated_declaratively(estimator):
+    from sklearn.utils._param_validation import InvalidParameterError
+    from sklearn.utils.estimator_checks import check_param_validation
+
+    check_param_validation(type(estimator).__name__, estimator)  # every parameter has a constraint, and it bites
+    X, Y = low_rank_problem(m=30, n=6)
+    fit_input = [X[:, :3], X[:, 3:]] if isinstance(estimator, P3LS) else X
+    with pytest.raises(InvalidParameterError, match="n_components"):
+        estimator.set_params(n_components=0).fit(fit_input, Y)
+    # a numpy Generator is a valid mask source (benches draw masks from one)
+    if not isinstance(estimator, SVDPLS):
+        estimator.set_params(n_components=2, random_state=np.random.default_rng(0)).fit(fit_input, Y)
+
+
+def test_compare_is_the_method_contract_federation_beside_pooled_sklearn_pls():
+    from engine.methods.contract import Comparison
+    from engine.methods.p3ls import compare
+    from engine.methods.registry import method
+
+    assert method("p3ls").compare is compare
+    X, Y = low_rank_problem(m=90, seed=21)
+    train, test = (X[:60], Y[:60]), (X[60:], Y[60:])
+    cmp = compare(train, test, n_components=4, column_split=[8, 16], random_state=0)
+    assert isinstance(cmp, Comparison) and isinstance(cmp.private, P3LSRegressor)
+    assert isinstance(cmp.reference, PLSRegression) and cmp.reference.n_components == 4
+    assert cmp.ledger is None and cmp.status == "no privacy"
+    assert cmp.guarantee == NOT_DP_STATEMENT and "not differential privacy" in cmp.guarantee
+    assert len(cmp.private.p3ls_.log_) > 0 and any("known seed" in n for n in cmp.notes)
+    h = cmp.headline
+    oracle = PLSRegression(4, scale=True, **TIGHT).fit(*train).predict(test[0])
+    assert h["RMSEP (centralised)"] == pytest.approx(np.sqrt(np.mean((test[1] - oracle) ** 2)), rel=1e-12)
+    assert h["RMSEP (federated)"] == pytest.approx(h["RMSEP (centralised)"], rel=1e-9)
+    assert h["R² (federated)"] == pytest.approx(h["R² (centralised)"], rel=1e-9)
+    assert h["|ΔRMSEP|"] < 1e-9 and h["|ΔR²|"] < 1e-9
+    assert h["max |Δ prediction|"] < 1e-9 * max(1.0, float(np.max(np.abs(oracle))))
+    # one response, a DataFrame with names in the column split; no DP request can be honoured
+    cols = [f"c{j}" for j in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=cols)
+    one = compare((df[:60], Y[:60, 0]), (df[60:], Y[60:, 0]), n_components=2, column_split=[cols[:5], cols[5:]])
+    assert one.headline["max |Δ prediction|"] < 1e-9 and not one.notes[1:]
+    with pytest.raises(ValueError, match="no noise"):
+        compare(train, test, epsilon=1.0)
+    assert compare(train, test, epsilon=float("inf"), delta=1e-5, random_state=1).ledger is None
+
+
 def test_value_chain_local_vs_p3ls_vs_central():
     from engine.data.samples import make_value_chain
 
@@ -532,11 +585,11 @@ def test_page_runs_the_federation_on_sample_data():
 
 def test_page_exports_no_shareable_model_and_an_owners_workbook():
     from streamlit.testing.v1 import AppTest
+    from test_exports import file_of, recorded_downloads, standalone, text_of
 
     from engine.methods.p3ls import NO_RELEASE_REASON
     from engine.release import release_problems
     from engine.workbook import PRIVATE_NOTICE
-    from test_exports import file_of, recorded_downloads, standalone, text_of
 
     if not (ROOT / "sample_data" / "value_chain.csv").exists():
         pytest.skip("sample_data/value_chain.csv not generated yet")
