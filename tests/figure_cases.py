@@ -1,4 +1,4 @@
-"""Small inputs for every public figure builder in ui/figures.py (used by tests/test_figures_layout.py).
+"""Small inputs for every public figure builder in ui/figures/ (used by tests/test_figures_layout.py).
 
 ``CASES``: name of the builder -> zero-argument callable returning the figure, with the trace names and
 labels the pages pass (their length is what wraps a legend onto several rows).

@@ -1,4 +1,4 @@
-"""Every figure of ui/figures.py drawn by plotly.js in chromium (no Streamlit server): the legend must not
+"""Every figure of ui/figures/ drawn by plotly.js in chromium (no Streamlit server): the legend must not
 overlap the plot area, the axis titles or tick labels, the annotations or the title; the title must not
 overlap the axes and must fit the figure. Widths: a half-width column of the wide layout and the full width.
 Saves test-artifacts/figure_layout_<width>.png (all figures, for a look)."""
