@@ -459,9 +459,8 @@ def export_section(views: Views, result: dict, budget, source: str, params: dict
 def main() -> None:
     intro()
     budget = budget_picker("dp_cca")
-    # POLICY: the page maps the sidebar's calibration to the fit's rule ("classic" -> "auto": classic only for
-    # ε <= 1); to be replaced by the engine's resolve_calibration
-    calibration = "auto" if budget.calibration == "classic" else "analytic"
+    # the page maps the sidebar's calibration to the fit's rule ("classic" -> "auto": classic only for ε <= 1)
+    calibration = "auto" if budget.calibration == "classic" else "analytic"  # POLICY: engine resolve_calibration
     mode_notice(budget)
     source = st.radio("Two views from", list(SOURCES), format_func=SOURCES.get, key="dp_cca_source")
     views = VIEW_SOURCES[source]()
