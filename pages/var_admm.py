@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import math
 import secrets
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.attacks.var_admm_attacks import (
-    breach_table,
-    central_node_attack,
-    owner_attack,
-    zero_init_leak,
-)
 from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS
 from engine.methods.var_admm import (
@@ -24,40 +17,38 @@ from engine.methods.var_admm import (
     DP_STATEMENTS,
     NOT_DP_MODEL,
     SCHEME_LABELS,
-    CollaborativeVAR,
     calibrated_noise_scale,
-    coef_table,
-    defence_comparison,
-    evaluate_forecasts,
-    load_panel,
     neighbourhood,
-    noise_sweep,
     owner_sheets,
     parse_lags,
-    prepare_series,
     release_refusal,
-    shareable_release,
-    to_json,
 )
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
 from ui.figures import (
-    var_attack_error_figure,
-    var_attack_series_figure,
-    var_breach_figure,
     var_convergence_figure,
     var_forecast_figure,
     var_message_flow_figure,
     var_privacy_curve_figure,
-    var_singular_values_figure,
     var_skill_figure,
 )
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
+from ui.var_admm_attack import attack_tab
+from ui.var_admm_runs import (
+    MIN_STEPS,
+    SCHEME_CHOICES,
+    Defence,
+    Setup,
+    fit_and_forecast,
+    read_panel,
+    run_defence,
+    sweep_point,
+    usable_panel,
+)
 
-CENTRAL_ATTACKER = "central node (Y-free variant (71))"
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
 DP_NOISE = ("laplace", "gaussian", "uniform", "naive_laplace")  # noise on the values: a release of the data
 #: Sample sets whose value range is a documented public rating (lo, hi, where it is documented).
@@ -67,164 +58,7 @@ SAMPLE_RATINGS = {SAMPLE_SETS["solar"].title: (0.0, 1.2, "the sample set's docum
 PUBLIC_RANGE_LABEL = "This range is public: it comes from the plant's rating, not from the data"
 
 
-# --------------------------------------------------------------------------- cached engine calls
-@st.cache_data(show_spinner="Reading the series ...", max_entries=8)
-def read_panel(df: pd.DataFrame, name: str) -> pd.DataFrame:
-    return load_panel(df, name).Y
-
-
-MIN_STEPS = 50  # fewest time steps the page fits on (the span input starts there)
-
-
-def usable_panel(df: pd.DataFrame, name: str) -> None:
-    """The data picker's check for this page: a panel of at least two series and MIN_STEPS steps."""
-    try:
-        Y = read_panel(df, name)
-    except ValueError as err:  # DataError (a ValueError) keeps its file, row and column
-        raise err if isinstance(err, DataError) else DataError(f"{name}: {err}", file=name) from None
-    if Y.shape[1] < 2:
-        raise DataError(f"{name}: a collaboration needs at least two series (owners); the table has "
-                        f"{Y.shape[1]}.", file=name)
-    if len(Y) < MIN_STEPS:
-        raise DataError(f"{name}: the collaborative VAR here needs at least {MIN_STEPS} time steps; the table has "
-                        f"{len(Y)}.", file=name)
-
-
-def _panel(Y: pd.DataFrame, solar: bool, lags: tuple):
-    return prepare_series(Y, solar=solar, lags=lags)
-
-
-def _model_kw(settings: dict) -> dict:
-    return {k: settings[k] for k in ("penalty", "alpha", "rho", "init", "variant")}
-
-
-SCHEME_CHOICES = {
-    "auto": "Automatic: accelerated for the fit, the paper's scheme for the attacks",
-    "anderson": "Accelerated: ρ = n with Anderson mixing",
-    "paper": "The paper's plain scheme (47)/(71)",
-    "balanced": "Paper's scheme + residual balancing of ρ",
-    "relaxed": "Paper's scheme + over-relaxation (α = 1.6)",
-}
-
-
-@st.cache_data(show_spinner="Fitting the collaborative VAR by ADMM ...", max_entries=16)
-def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) -> dict:
-    """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3).
-    Nothing here is a release: the ADMM's random start uses the fixed initialisation seed."""
-    panel = _panel(Y, solar, lags)
-    train = panel.Y[:panel.train_end]
-    mask = panel.fit_mask[:panel.train_end]
-    central = CollaborativeVAR(lags, penalty=settings["penalty"], alpha=settings["alpha"]).fit(train, row_mask=mask)
-    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"], scheme=settings["scheme"],
-                   random_state=settings["init_seed"], owner_names=panel.sites, **_model_kw(settings))
-    ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(lags, **admm_kw),
-                            test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
-                            owner_names=panel.sites)  # a fit that stops early warns and says why (below)
-    admm = ev.model
-    trace = admm.trace_
-    log = trace.log.to_frame(max_iteration=3)
-    return {
-        "table": ev.table, "actual": ev.actual, "var_pred": ev.var_pred, "ar_pred": ev.ar_pred,
-        "times": panel.index[ev.target_rows], "score_mask": panel.score_mask,
-        "residuals": trace.residual_frame(), "coef_error": trace.coef_error_path(central.coef_owner_major_),
-        "coef_iterations": trace.path_iterations,
-        "gap": float(abs(admm.coefs_ - central.coefs_).max()), "n_iter": admm.n_iter_, "converged": admm.converged_,
-        "scheme": admm.scheme_, "rho_used": trace.rho, "rejected": trace.rejected_steps,
-        "convergence_warning": admm.convergence_message_,
-        "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
-        "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
-        "coef_table": coef_table(admm),
-    }
-
-
-def _raw_scale(panel):
-    """The values the defence releases: the series as prepared (solar: night = 0) before any centring
-    (centring on a private mean before the noise would leak it; the model's intercept does it afterwards)."""
-    return panel.Y + panel.means
-
-
-@st.cache_data(show_spinner="Running the defence on the same forecasts ...", max_entries=32)
-def run_defence(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, defence: str, strength: float,
-                eval_inputs: str, public_range: tuple, declared: bool, delta: float, noise_seed, draw: str,
-                calibration: str) -> dict:
-    """One defence run. Noise on the values: clip into ``public_range``, fresh noise (``noise_seed`` None;
-    ``draw`` only tells this session's draw apart in the cache, it seeds nothing), then the VAR fit."""
-    panel = _panel(Y, solar, lags)
-    ev = defence_comparison(_raw_scale(panel), lags, panel.train_end, defence, strength, params=settings,
-                            score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
-                            eval_inputs=eval_inputs, random_state=noise_seed, owner_names=panel.sites,
-                            public_range=public_range, declared_public=declared, delta=delta)
-    rel = ev.release
-    reason = release_refusal(rel)
-    release_json = None
-    if reason is None:
-        # The coefficients are post-processing of the noisy series only when the fitted rows are public: every
-        # row for ordinary series; for solar series the daylight rows are read from the private data.
-        model = None if solar else ev.model
-        release_json = to_json(shareable_release(rel, owner_names=panel.sites, lags=lags, model=model,
-                                                 calibration=calibration))
-    return {"table": ev.table, "var_pred": ev.var_pred - panel.means, "release": rel,
-            "release_json": release_json, "no_release_reason": reason}
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: str, b: float, public_range: tuple,
-                declared: bool, delta: float, noise_seed, draw: str) -> pd.DataFrame:
-    panel = _panel(Y, solar, lags)
-    return noise_sweep(_raw_scale(panel), lags, panel.train_end, law, [b], params=settings,
-                       score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
-                       public_range=public_range, declared_public=declared, delta=delta, random_state=noise_seed)
-
-
-@st.cache_data(show_spinner="Running the protocol and the attack ...", max_entries=16)
-def run_attack(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, attacker: str, victim: str, K_max: int,
-               coef_noise: float, message_noise: float, init: str) -> dict:
-    panel = _panel(Y, solar, lags)
-    train = panel.Y[:panel.train_end]
-    mask = panel.fit_mask[:panel.train_end]
-    kw = _model_kw(settings)
-    kw.update(init=init, variant="y_free" if attacker == CENTRAL_ATTACKER else settings["variant"])
-    model = CollaborativeVAR(lags, solver="admm", tol=None, max_iter=K_max, keep_values=K_max,
-                             coef_noise=coef_noise, message_noise=message_noise, random_state=settings["init_seed"],
-                             owner_names=panel.sites, **kw).fit(train, row_mask=mask)
-    if attacker == CENTRAL_ATTACKER:
-        res = central_node_attack(model, victim)
-    else:
-        res = owner_attack(model, attacker)
-    leak = zero_init_leak(model)
-    return {"result": res, "times": panel.index[model.fit_rows_], "T": model.n_obs_,
-            "zero_leak_err": float(leak.relerr.max()), "zero_leak_note": leak.note}
-
-
 # --------------------------------------------------------------------------- page sections
-@dataclass
-class Setup:
-    """The data and model choices: the owners' series, the lags and the ADMM settings."""
-
-    dataset: object
-    full: pd.DataFrame
-    data_tag: str
-    hourly: bool
-    Y: pd.DataFrame = None
-    n_rows: int = 0
-    solar: bool = False
-    lags: tuple = ()
-    settings: dict = field(default_factory=dict)
-
-
-@dataclass
-class Defence:
-    """The defence chosen in its expander and what it produced (``defended`` None: no defence ran)."""
-
-    name: str
-    eval_inputs: str
-    public_range: tuple
-    declared: bool
-    strength: float
-    defended: dict | None
-    release: object
-
-
 def intro() -> None:
     st.title("VAR-ADMM")
     st.markdown(
@@ -621,72 +455,6 @@ def messages_tab(fit: dict) -> None:
     st.caption("Every message of the first three iterations (all iterations are recorded; shapes always, values "
                "only when an attack needs them). Values sent over the whole run:")
     st.dataframe(fit["volume"], hide_index=True)
-
-
-def attack_inputs(setup: Setup, fit: dict, defence: Defence) -> tuple:
-    a1, a2, a3 = st.columns(3)
-    attacker = a1.selectbox("Attacker", [CENTRAL_ATTACKER] + fit["sites"], index=1, key="var_admm_attacker")
-    victims = fit["sites"] if attacker == CENTRAL_ATTACKER else [s for s in fit["sites"] if s != attacker]
-    victim = a2.selectbox("Victim", victims, key="var_admm_victim")
-    n, p = len(fit["sites"]), len(setup.lags)
-    K_max = int(a3.slider("Iterations observed (K)", 2, 40, min(40, max(8, (n - 1) * (p + 2) // n + 4)),
-                          key="var_admm_kmax"))
-    b1, b2, b3 = st.columns(3)
-    attack_init = b1.selectbox("Initialisation of this run", ("random", "zero"), key="var_admm_attack_init")
-    coef_noise = float(b2.number_input("Noise on shared coefficients (73), sd", 0.0, 10.0,
-                                       defence.strength if defence.name == "coef_noise" else 0.0,
-                                       key="var_admm_attack_coef_noise"))
-    message_noise = float(b3.number_input("Noise on messages (74), sd", 0.0, 10.0,
-                                          defence.strength if defence.name == "message_noise" else 0.0,
-                                          format="%.5f", key="var_admm_attack_msg_noise"))
-    return attacker, victim, K_max, coef_noise, message_noise, attack_init
-
-
-def show_attack(setup: Setup, fit: dict, att: dict, victim: str) -> None:
-    res, hourly = att["result"], setup.hourly
-    n, p = len(fit["sites"]), len(setup.lags)
-    v = res.victims.index(victim)
-    K_show = res.k_exact or int(res.K[-1])
-    k1, k2, k3, k4 = st.columns(4)
-    k1.metric("Exact from K =", "never" if res.k_exact is None else str(res.k_exact))
-    k2.metric("Paper's formula", "—" if res.predicted_k is None else str(res.predicted_k), help=res.formula)
-    k3.metric(f"Error at K = {int(res.K[-1])}", f"{res.relerr[-1, v]:.1e}")
-    k4.metric("Subspace rank found / needed", f"{res.rank_found} / {res.rank_needed}")
-    st.markdown(res.note)
-    if res.partial:
-        st.info("The stacked observations did not reach the subspace's dimension (e.g. LASSO keeps a lag at zero): "
-                "at most a partial leak at this K.")
-    show_chart(st, var_attack_series_figure(att["times"][:24 * 7 if hourly else 300],
-                                            res.truth[:24 * 7 if hourly else 300, v],
-                                            res.reconstructions[K_show][:24 * 7 if hourly else 300, v],
-                                            victim=victim, K=K_show, attacker=res.attacker),
-               f"attack_reconstruction_{victim}", page="var_admm")
-    show_chart(st, var_attack_error_figure(res.K, res.relerr, victims=res.victims, predicted_k=res.predicted_k,
-                                           k_exact=res.k_exact, k_needed=res.k_needed, formula=res.formula),
-               "attack_error", page="var_admm")
-    if res.singular_values.size:
-        show_chart(st, var_singular_values_figure(res.singular_values, res.rank_needed), "singular_values",
-                   page="var_admm")
-    st.markdown(f"**Zero-initialisation check** (same run): m¹ (n + ρ)/2 against Y, relative error "
-                f"{att['zero_leak_err']:.1e}. {att['zero_leak_note']}.")
-    Ts = sorted({100, 200, 500, 1000, 2000, 5000, 10000, 20000, att["T"]})
-    ns = sorted({2, 10, 44, n})
-    live = [(att["T"], res.k_exact, "this attack: exact")] if res.k_exact else None
-    show_chart(st, var_breach_figure(breach_table(Ts, ns, [p]), p=p, live=live), "breach", page="var_admm")
-    st.caption("Paper Fig. 10: the iteration counts of (58) and (61). Counting is necessary, not sufficient; the "
-               "attacks above are constructive and reach the owners' bound generically.")
-
-
-def attack_tab(setup: Setup, fit: dict, defence: Defence) -> None:
-    attacker, victim, K_max, coef_noise, message_noise, attack_init = attack_inputs(setup, fit, defence)
-    try:
-        att = run_attack(setup.Y, setup.solar, setup.lags, setup.settings, attacker, victim, K_max, coef_noise,
-                         message_noise, attack_init)
-    except (ValueError, ArithmeticError) as err:
-        st.error(f"The attack cannot run on this choice: {err}")
-        att = None
-    if att is not None:
-        show_attack(setup, fit, att, victim)
 
 
 def noise_grid(grid_text: str) -> list:
