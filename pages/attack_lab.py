@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,15 +35,18 @@ from engine.attacks.pls_subspace import (
 )
 from engine.data import check_usable
 from engine.data.attack_sim import PAPER_BANDS, make_attack_spectra
-from ui.budget import budget_picker
-from ui.data_picker import data_picker
-from ui.figures import attack_party_spectra_figure, attack_reconstruction_figure, attack_success_figure
-from engine.methods.edpls import EDPLS, to_json
+from engine.methods.edpls import EDPLS, shareable_ledger, to_json
 from engine.methods.edpls import no_release_reason as edpls_no_release_reason
-from engine.methods.edpls import shareable_ledger
 from engine.privacy.noise import SEED_KNOWN_CAVEAT
 from engine.report import DataInfo, RunReport
+from ui.budget import budget_picker
+from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
+from ui.figures import (
+    attack_party_spectra_figure,
+    attack_reconstruction_figure,
+    attack_success_figure,
+)
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 
@@ -132,26 +137,33 @@ def shareable_model(outcome):
     return (lambda: text), None
 
 
-# --------------------------------------------------------------------------- page
-st.title("Attack lab (PLS)")
-st.markdown(
-    "Two data holders send their rows to a server that fits **one PLS model** and sends the model "
-    "components (weights W, loadings P) back to both. The edPLS paper shows that each party can then "
-    "recover the **source of variability only the other party has**: it fits a local PLS on its own rows "
-    "and projects the shared components off its own span (paper Eq. 5); latent variable k of what is left "
-    "is the other party's secret. Below: the attack on plain PLS and on edPLS, and how its success falls "
-    "with ε."
-)
-budget = budget_picker("attack_lab")
+# --------------------------------------------------------------------------- page sections
+@dataclass
+class Attack:
+    """The attacked problem a scenario section built, with what the figures and the report say about it."""
 
-scenario_name = st.radio("Scenario", ("Paper's simulation", "Own data"), horizontal=True, key="attack_scenario")
-left, right = st.columns(2)
-n_components = left.number_input("Latent variables of the shared model (k)", 1, 10, 3, key="attack_k")
-lv = right.number_input("Latent variable the attacker reads", 1, int(n_components), int(n_components),
-                        key="attack_lv", help="The paper reads LV 3 of a 3-LV model.")
-n_components, lv = int(n_components), int(lv)
+    problem: object
+    problem_key: tuple
+    scenario: object  # what the sweep runs on: the problem, or a simulation that draws fresh data
+    data_seed: int
+    axis_title: str
+    secret_label: str
+    data_info: Callable  # the run report's DataInfo, built only when the report is
 
-if scenario_name == "Paper's simulation":
+
+def intro() -> None:
+    st.title("Attack lab (PLS)")
+    st.markdown(
+        "Two data holders send their rows to a server that fits **one PLS model** and sends the model "
+        "components (weights W, loadings P) back to both. The edPLS paper shows that each party can then "
+        "recover the **source of variability only the other party has**: it fits a local PLS on its own rows "
+        "and projects the shared components off its own span (paper Eq. 5); latent variable k of what is left "
+        "is the other party's secret. Below: the attack on plain PLS and on edPLS, and how its success falls "
+        "with ε."
+    )
+
+
+def simulation_scenario() -> Attack:
     with st.expander("Simulation settings (defaults = the paper's numbers)", expanded=False):
         c1, c2, c3, c4 = st.columns(4)
         n_per_party = c1.number_input("Rows per party", 10, 1000, 100, key="attack_n")
@@ -173,49 +185,48 @@ if scenario_name == "Paper's simulation":
                         format_func=lambda p: f"party {p} (tries to recover party {3 - p}'s unique band)")
     gen = (("n_per_party", int(n_per_party)), ("height", height), ("noise", float(noise)))
     data_seed = int(seed)
-    problem_key = ("sim", gen, int(attacker), data_seed)
     problem = simulated_problem(gen, int(attacker), data_seed)
     redraw = st.checkbox("Sweep: draw fresh data for every run (as in the reproduction; slower)", value=False,
                          key="attack_redraw",
-                         help="Off: every run of the sweep uses the data set shown and only the privacy noise changes.")
+                         help="Off: every run of the sweep uses the data set shown and only the privacy noise "
+                              "changes.")
     scenario = SimulationScenario(generator=dict(gen), attacker=int(attacker)) if redraw else problem
-    problem_key = problem_key + (bool(redraw),)
-    axis_title = "channel"
-    secret_label = f"{problem.other_label}'s unique band (the secret)"
-else:
-    ds = data_picker(key="attack_lab_data", check=lambda frame, file: check_usable(frame, file, "pls_attack"))
-    if ds is None:
-        st.info("Pick a sample set or upload a table to attack.")
-        st.stop()
+    problem_key = ("sim", gen, int(attacker), data_seed, bool(redraw))
+    return Attack(problem, problem_key, scenario, data_seed, "channel",
+                  f"{problem.other_label}'s unique band (the secret)",
+                  lambda: DataInfo.from_parts("paper's simulation (make_attack_spectra)", "generated",
+                                              [problem.X, problem.y],
+                                              note=f"{dict(gen)}, data seed {data_seed}; attacker party "
+                                                   f"{int(attacker)}"))
+
+
+def default_response(ds) -> str:
     numeric = ds.numeric_columns
-    if len(numeric) < 3:
-        st.error(f"'{ds.name}' has {len(numeric)} numeric columns; the attack needs a response and at least 2 variables.")
-        st.stop()
     named = [c for c in numeric if str(c).lower() in ("y", "response", "target")]
     continuous = [c for c in numeric if ds.df[c].nunique() > 20]  # a label column is no response
-    default_response = next((c for c in list(ds.response_columns) + named + continuous[-1:] if c in numeric),
-                            numeric[-1])
-    response = st.selectbox("Response y", numeric, index=numeric.index(default_response), key="attack_response")
+    return next((c for c in list(ds.response_columns) + named + continuous[-1:] if c in numeric), numeric[-1])
+
+
+def party_split(ds, response: str) -> tuple[tuple, str | None]:
+    """How the rows are split between the attacker and the other party: by a column's values or a row range."""
     candidates = [c for c in ds.df.columns if c != response and 1 < ds.df[c].nunique() <= 20]
     split_options = ("By a column", "By row range") if candidates else ("By row range",)
     split_by = st.radio("Split into parties", split_options, horizontal=True, key="attack_split")
     if not candidates:
         st.caption("No column has between 2 and 20 distinct values to define parties, so the split is by rows.")
-    party_column = None
     if split_by == "By a column":
         party_column = st.selectbox("Party column", candidates, key="attack_party_col")
         values = sorted(ds.df[party_column].dropna().unique().tolist(), key=str)
-        mine = st.multiselect("The attacker's rows have value(s)", values, default=values[:1], key="attack_party_vals")
-        split = ("column", party_column, tuple(mine))
-    else:
-        n_rows = len(ds.df)
-        start, stop = st.slider("The attacker's rows (the rest belong to the other party)", 0, n_rows,
-                                (0, n_rows // 2), key="attack_rows")
-        split = ("rows", int(start), int(stop))
-    excluded = set(ds.response_columns) | {response} | ({party_column} if party_column else set())
-    features = [c for c in numeric if c not in excluded]
-    drop = st.multiselect("Leave out these variables", features, key="attack_drop")
-    features = [c for c in features if c not in drop]
+        mine = st.multiselect("The attacker's rows have value(s)", values, default=values[:1],
+                              key="attack_party_vals")
+        return ("column", party_column, tuple(mine)), party_column
+    n_rows = len(ds.df)
+    start, stop = st.slider("The attacker's rows (the rest belong to the other party)", 0, n_rows,
+                            (0, n_rows // 2), key="attack_rows")
+    return ("rows", int(start), int(stop)), None
+
+
+def strict_bounds() -> tuple:
     with st.expander("Strict-mode bounds (public clipping bounds)", expanded=False):
         st.caption(
             "Strict mode clips every row to ‖x‖ ≤ C_x and |y| ≤ C_y. For a real guarantee these bounds "
@@ -225,17 +236,31 @@ else:
         b1, b2 = st.columns(2)
         cx = b1.number_input("C_x (row norm bound)", 0.0, 1e9, 0.0, key="attack_cx")
         cy = b2.number_input("C_y (|y| bound)", 0.0, 1e9, 0.0, key="attack_cy")
-    bounds = (cx or None, cy or None)
+    return (cx or None, cy or None)
+
+
+def own_data_scenario(n_components: int) -> Attack:
+    ds = data_picker(key="attack_lab_data", check=lambda frame, file: check_usable(frame, file, "pls_attack"))
+    if ds is None:
+        st.info("Pick a sample set or upload a table to attack.")
+        st.stop()
+    numeric = ds.numeric_columns
+    if len(numeric) < 3:
+        st.error(f"'{ds.name}' has {len(numeric)} numeric columns; the attack needs a response and at least 2 "
+                 "variables.")
+        st.stop()
+    response = st.selectbox("Response y", numeric, index=numeric.index(default_response(ds)), key="attack_response")
+    split, party_column = party_split(ds, response)
+    excluded = set(ds.response_columns) | {response} | ({party_column} if party_column else set())
+    features = [c for c in numeric if c not in excluded]
+    drop = st.multiselect("Leave out these variables", features, key="attack_drop")
+    features = [c for c in features if c not in drop]
+    bounds = strict_bounds()
     try:
         problem = own_problem(ds.df, tuple(features), response, split, bounds, n_components)
     except AttackSetupError as err:
         st.error(f"Cannot run the attack on '{ds.name}': {err}.")
         st.stop()
-    problem_key = ("own", problem.fingerprint())  # in-process cache key only: never exported
-    data_seed = 0  # the data are the owner's: only the held-out split is seeded (split_parties)
-    scenario = problem
-    axis_title = "variable"
-    secret_label = "leak from plain PLS (reference)"
     st.caption(
         f"Attacker: {problem.attacker_label} ({len(problem.y_own)} training rows); other party: "
         f"{problem.other_label} ({len(problem.y_other)} training rows); "
@@ -243,98 +268,114 @@ else:
         "The other party's secret is unknown on your data, so success is measured against what the attacker "
         "recovers from plain PLS: how much of that leak survives the noise."
     )
+    # problem_key: in-process cache key only, never exported; data_seed 0: the data are the owner's, only the
+    # held-out split is seeded (split_parties)
+    return Attack(problem, ("own", problem.fingerprint()), problem, 0, "variable", "leak from plain PLS (reference)",
+                  lambda: DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
+                                              note=f"attacker: {problem.attacker_label}; other party: "
+                                                   f"{problem.other_label}"))
 
-# Which edPLS the page shows at the chosen epsilon (the budget's mode; paper mode has two noise variants).
-if budget.mode == "paper":
-    noise_std = st.radio(
-        "Paper mode noise", ("paper_sigma_squared", "paper_sigma"), horizontal=True, key="attack_noise_std",
-        format_func=lambda s: {"paper_sigma_squared": "std σ² (authors' code, reproduces the paper's figures)",
-                               "paper_sigma": "std σ (correct Gaussian mechanism)"}[s],
-    )
-    chosen = noise_std
-else:
-    chosen = "strict"
+
+def shown_model(budget, problem) -> str:
+    """Which edPLS the page shows at the chosen epsilon (the budget's mode; paper mode has two noise variants)."""
+    if budget.mode == "paper":
+        return st.radio(
+            "Paper mode noise", ("paper_sigma_squared", "paper_sigma"), horizontal=True, key="attack_noise_std",
+            format_func=lambda s: {"paper_sigma_squared": "std σ² (authors' code, reproduces the paper's figures)",
+                                   "paper_sigma": "std σ (correct Gaussian mechanism)"}[s],
+        )
     if not problem.bounds_public:
         st.warning("Strict mode here uses bounds taken from the data (set public bounds above): "
                    "the (ε, δ) guarantee shown is then not proven for these data.")
-eps, delta, calibration = budget.epsilon, budget.delta, budget.calibration
+    return "strict"
 
-noise_seed = budget.noise_seed  # None: fresh noise for every release (the default)
 
-# ---- 1. the reconstruction at the chosen epsilon
-st.subheader(f"What the attacker recovers at ε = {eps:g}")
-try:
-    plain = plain_attack(problem, problem_key, delta, n_components, lv, calibration)
-    private = private_attack(problem, problem_key, chosen, eps, delta, n_components, lv, calibration, noise_seed)
-except (AttackSetupError, ValueError) as err:
-    st.error(f"The attack could not run: {err}")
-    st.stop()
-show_chart(
-    st, attack_reconstruction_figure(problem.axis, plain.secret_display, plain.display, private.display,
-                                     private_label=f"recovered from {SETTINGS[chosen]}, ε = {eps:g}",
-                                     secret_label=secret_label, secret_centre=problem.secret_centre,
-                                     axis_title=axis_title),
-    "reconstruction", page="attack_lab", key="attack_recon_chart",
-)
-cols = st.columns(4)
-for i, comp in enumerate(COMPONENTS):
-    cols[2 * i].metric(f"Plain PLS, {COMPONENTS[comp]}: |corr|", f"{plain.measures[comp]['correlation']:.2f}")
-    cols[2 * i + 1].metric(f"edPLS ε = {eps:g}, {COMPONENTS[comp]}: |corr|",
-                           f"{private.measures[comp]['correlation']:.2f}",
-                           delta=f"{private.measures[comp]['correlation'] - plain.measures[comp]['correlation']:+.2f}",
-                           delta_color="inverse")
-if problem.secret is None:
-    ratio = leak_exclusivity(plain.recovered["P"], problem.X_own, problem.X_other)
-    st.metric("How specific the plain-PLS leak is to the other party", f"{ratio:.3g}×",
-              help="Variance of the other party's rows along the leaked direction (from the loadings) over the "
-                   "variance of your own rows along it. Far above 1: the leak is variation only they have.")
-st.caption(
-    f"RMSEP on held-out rows: plain PLS {plain.rmsep:.3g}, {SETTINGS[chosen]} {private.rmsep:.3g}, predicting the "
-    f"training mean {private.rmsep_mean_model:.3g}. One random draw of the noise"
-    + (" (fresh: a new session draws another)" if noise_seed is None else " (reproducible: the noise seed is known)")
-    + "; the sweep below averages many."
-)
-ledger = private.ledger
-if ledger is not None:
-    st.markdown(f"**Guarantee of this edPLS model** ({SETTINGS[chosen]}): **{private.status}**")
-    show_ledger(ledger, delta=delta)
-with st.expander("The two parties' data", expanded=False):
-    show_chart(st, attack_party_spectra_figure(problem.axis, problem.X_own, problem.X_other,
-                                               problem.attacker_label, problem.other_label,
-                                               secret_centre=problem.secret_centre, axis_title=axis_title),
-               "party_data", page="attack_lab", key="attack_parties_chart")
+def reconstruction_section(attack: Attack, budget, chosen: str, n_components: int, lv: int) -> tuple:
+    """1. The reconstruction at the chosen epsilon; returns the plain and the private outcome."""
+    problem, eps, delta, calibration = attack.problem, budget.epsilon, budget.delta, budget.calibration
+    noise_seed = budget.noise_seed  # None: fresh noise for every release (the default)
+    st.subheader(f"What the attacker recovers at ε = {eps:g}")
+    try:
+        plain = plain_attack(problem, attack.problem_key, delta, n_components, lv, calibration)
+        private = private_attack(problem, attack.problem_key, chosen, eps, delta, n_components, lv, calibration,
+                                 noise_seed)
+    except (AttackSetupError, ValueError) as err:
+        st.error(f"The attack could not run: {err}")
+        st.stop()
+    show_chart(
+        st, attack_reconstruction_figure(problem.axis, plain.secret_display, plain.display, private.display,
+                                         private_label=f"recovered from {SETTINGS[chosen]}, ε = {eps:g}",
+                                         secret_label=attack.secret_label, secret_centre=problem.secret_centre,
+                                         axis_title=attack.axis_title),
+        "reconstruction", page="attack_lab", key="attack_recon_chart",
+    )
+    cols = st.columns(4)
+    for i, comp in enumerate(COMPONENTS):
+        plain_corr, private_corr = plain.measures[comp]["correlation"], private.measures[comp]["correlation"]
+        cols[2 * i].metric(f"Plain PLS, {COMPONENTS[comp]}: |corr|", f"{plain_corr:.2f}")
+        cols[2 * i + 1].metric(f"edPLS ε = {eps:g}, {COMPONENTS[comp]}: |corr|", f"{private_corr:.2f}",
+                               delta=f"{private_corr - plain_corr:+.2f}", delta_color="inverse")
+    if problem.secret is None:
+        ratio = leak_exclusivity(plain.recovered["P"], problem.X_own, problem.X_other)
+        st.metric("How specific the plain-PLS leak is to the other party", f"{ratio:.3g}×",
+                  help="Variance of the other party's rows along the leaked direction (from the loadings) over the "
+                       "variance of your own rows along it. Far above 1: the leak is variation only they have.")
+    st.caption(
+        f"RMSEP on held-out rows: plain PLS {plain.rmsep:.3g}, {SETTINGS[chosen]} {private.rmsep:.3g}, predicting "
+        f"the training mean {private.rmsep_mean_model:.3g}. One random draw of the noise"
+        + (" (fresh: a new session draws another)" if noise_seed is None else
+           " (reproducible: the noise seed is known)")
+        + "; the sweep below averages many."
+    )
+    if private.ledger is not None:
+        st.markdown(f"**Guarantee of this edPLS model** ({SETTINGS[chosen]}): **{private.status}**")
+        show_ledger(private.ledger, delta=delta)
+    with st.expander("The two parties' data", expanded=False):
+        show_chart(st, attack_party_spectra_figure(problem.axis, problem.X_own, problem.X_other,
+                                                   problem.attacker_label, problem.other_label,
+                                                   secret_centre=problem.secret_centre,
+                                                   axis_title=attack.axis_title),
+                   "party_data", page="attack_lab", key="attack_parties_chart")
+    return plain, private
 
-# ---- 2. success against epsilon
-st.subheader("Attack success against ε")
-s1, s2, s3 = st.columns([3, 1, 2])
-grid = s1.multiselect("ε grid", GRID_CHOICES, default=list(DEFAULT_GRID), key="attack_grid")
-n_reps = s2.number_input("Runs per ε", 2, 200, 20, key="attack_reps")
-compared = s3.multiselect("Models", list(SETTINGS), default=list(SETTINGS), format_func=SETTINGS.get,
-                          key="attack_settings")
-grid = tuple(sorted(set(float(e) for e in grid) | {float(eps)}))
-if "plain" not in compared:
-    compared = ["plain"] + compared
-if budget.mode == "strict" and "strict" not in compared:
-    compared.append("strict")
-attack_sweep = Sweep("attack_sweep", "attack sweep", auto=True)  # Cancel pauses it until restarted
-summary = None
-# A paused sweep's last result is shown only for the very settings it was run with (data included).
-sweep_settings = (problem_key, tuple(grid), tuple(compared), int(n_reps), delta, n_components, lv, calibration,
-                  noise_seed)
-if attack_sweep.should_run():
-    chunks = []
-    with attack_sweep.running("Running the attack sweep…") as progress:
-        for i, setting in enumerate(compared):
-            progress.progress(i / len(compared), text=f"Attack sweep: {SETTINGS[setting]}")
-            try:
-                chunks.append(sweep_chunk(scenario, problem_key, setting, grid, int(n_reps), delta, n_components, lv,
-                                          calibration, noise_seed, data_seed))
-            except (AttackSetupError, ValueError) as err:
-                st.error(f"{SETTINGS[setting]}: {err}")
-    if chunks:
-        summary = summarise_sweep(pd.concat(chunks, ignore_index=True))
-        st.session_state["attack_sweep_last"] = (sweep_settings, summary)
-else:
+
+def sweep_inputs(budget) -> tuple:
+    s1, s2, s3 = st.columns([3, 1, 2])
+    grid = s1.multiselect("ε grid", GRID_CHOICES, default=list(DEFAULT_GRID), key="attack_grid")
+    n_reps = s2.number_input("Runs per ε", 2, 200, 20, key="attack_reps")
+    compared = s3.multiselect("Models", list(SETTINGS), default=list(SETTINGS), format_func=SETTINGS.get,
+                              key="attack_settings")
+    grid = tuple(sorted(set(float(e) for e in grid) | {float(budget.epsilon)}))
+    if "plain" not in compared:
+        compared = ["plain"] + compared
+    if budget.mode == "strict" and "strict" not in compared:
+        compared.append("strict")
+    return grid, int(n_reps), compared
+
+
+def run_sweep(attack: Attack, budget, sweep: tuple, n_components: int, lv: int):
+    """The sweep (auto: it runs by itself; Cancel pauses it); None when there is no result to show."""
+    grid, n_reps, compared = sweep
+    delta, calibration, noise_seed = budget.delta, budget.calibration, budget.noise_seed
+    attack_sweep = Sweep("attack_sweep", "attack sweep", auto=True)  # Cancel pauses it until restarted
+    summary = None
+    # A paused sweep's last result is shown only for the very settings it was run with (data included).
+    sweep_settings = (attack.problem_key, tuple(grid), tuple(compared), n_reps, delta, n_components, lv,
+                      calibration, noise_seed)
+    if attack_sweep.should_run():
+        chunks = []
+        with attack_sweep.running("Running the attack sweep…") as progress:
+            for i, setting in enumerate(compared):
+                progress.progress(i / len(compared), text=f"Attack sweep: {SETTINGS[setting]}")
+                try:
+                    chunks.append(sweep_chunk(attack.scenario, attack.problem_key, setting, grid, n_reps, delta,
+                                              n_components, lv, calibration, noise_seed, attack.data_seed))
+                except (AttackSetupError, ValueError) as err:
+                    st.error(f"{SETTINGS[setting]}: {err}")
+        if chunks:
+            summary = summarise_sweep(pd.concat(chunks, ignore_index=True))
+            st.session_state["attack_sweep_last"] = (sweep_settings, summary)
+        return summary
     last_settings, summary = st.session_state.get("attack_sweep_last") or (None, None)
     if summary is not None and last_settings != sweep_settings:
         summary = None
@@ -342,71 +383,78 @@ else:
                 "**Run the attack sweep again** to see results for these.")
     elif summary is not None:
         st.caption("Below: the last complete attack sweep, run with the settings above.")
-if summary is None:
-    st.stop()
-m1, m2 = st.columns(2)
-component = m1.radio("Attack on", list(COMPONENTS), format_func=COMPONENTS.get, index=1, horizontal=True,
-                     key="attack_component")
-metric = m2.radio("Success measure", ("correlation", "hit", "cosine"), horizontal=True, key="attack_metric",
-                  format_func=lambda m: {"correlation": "|correlation|", "hit": "peak found (±2)",
-                                         "cosine": "|cos| (reachable part)"}[m])
-show_chart(st, attack_success_figure(summary, component=component, metric=metric, labels=SETTINGS,
-                                     component_label=COMPONENTS[component]),
-           f"success_{component}_{metric}", page="attack_lab", key="attack_success_chart")
-verdict_text = verdict(summary, chosen, eps, secret_is_truth=problem.secret is not None)
-if "no longer works" in verdict_text and "no better than predicting the mean" not in verdict_text \
-        and "unknown" not in verdict_text:
-    st.success(verdict_text)
-else:  # the attack still works, or it fails only because the private model predicts nothing
-    st.warning(verdict_text)
-st.caption(
-    "Paper mode gives every one of the 4k noisy releases the full (ε, δ) and computes its sensitivities from the "
-    "data, so its ε is not a proven total guarantee; strict mode's ε is the total for the whole release "
-    "(see the ledger above). The status column says, for each row, what the ledgers of its fits say: "
-    "\"no privacy\" (plain PLS, ε = ∞), \"proven\" or \"not proven\". Hit = the largest entry of the reconstruction "
-    "lies within ±2 variables of the secret's peak (chance ≈ 5/m)."
-)
-with st.expander("Table of the sweep", expanded=False):
-    st.dataframe(summary, width="stretch", hide_index=True)
-    st.caption("The sweep's results are evaluations on your rows: download them with the owner's workbook below.")
-
-bounds_public = bool(problem.bounds_public)
-if scenario_name == "Paper's simulation":
-    data_info = DataInfo.from_parts("paper's simulation (make_attack_spectra)", "generated", [problem.X, problem.y],
-                                    note=f"{dict(gen)}, data seed {data_seed}; attacker party {int(attacker)}")
-else:
-    data_info = DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
-                                    note=f"attacker: {problem.attacker_label}; other party: {problem.other_label}")
-public_parameters = {"epsilon": eps, "delta": delta, "mode": budget.mode, "calibration": calibration,
-                     "latent variables k": n_components, "model": SETTINGS[chosen]}
-if bounds_public:
-    public_parameters["public bounds (‖x‖, |y|)"] = [problem.x_bound, problem.y_bound]
-report = RunReport(
-    page="attack_lab", method=f"Attack lab (PLS): {SETTINGS[chosen]} against plain PLS",
-    data=data_info, preprocessing="none (the attack uses the rows as given)",
-    parameters={"scenario": scenario_name, "latent variables k": n_components, "latent variable read": lv,
-                "epsilon": eps, "delta": delta, "calibration": calibration, "model shown": chosen,
-                "privacy noise": "fresh (OS entropy)" if noise_seed is None else "fixed (teaching switch: not proven)",
-                **({"data seed (simulation)": data_seed} if scenario_name == "Paper's simulation" else {}),
-                "ε grid": list(grid), "runs per ε": int(n_reps), "models compared": list(compared),
-                "bounds (‖x‖, |y|)": [problem.x_bound, problem.y_bound], "bounds public": bounds_public},
-    public_parameters=public_parameters,
-    # the shareable report shows the ledger as it may be published (data-derived sensitivities per unit);
-    # its status and caveats are the fit's own; the exact ledger goes to the owner's workbook
-    mode=budget.mode, ledger=shareable_ledger(private.model) if isinstance(private.model, EDPLS) else ledger,
-    ledger_delta=delta,
-    headline={"RMSEP plain PLS": plain.rmsep, f"RMSEP {SETTINGS[chosen]}": private.rmsep,
-              "RMSEP predicting the training mean": private.rmsep_mean_model,
-              **{f"|corr| plain PLS, {COMPONENTS[c]}": plain.measures[c]["correlation"] for c in COMPONENTS},
-              **{f"|corr| {SETTINGS[chosen]}, {COMPONENTS[c]}": private.measures[c]["correlation"] for c in COMPONENTS},
-              "verdict": verdict_text})
+    return summary
 
 
-def owner_sheets() -> dict:
+def success_section(attack: Attack, summary, chosen: str, eps: float) -> str:
+    """2. Success against epsilon; returns the verdict."""
+    m1, m2 = st.columns(2)
+    component = m1.radio("Attack on", list(COMPONENTS), format_func=COMPONENTS.get, index=1, horizontal=True,
+                         key="attack_component")
+    metric = m2.radio("Success measure", ("correlation", "hit", "cosine"), horizontal=True, key="attack_metric",
+                      format_func=lambda m: {"correlation": "|correlation|", "hit": "peak found (±2)",
+                                             "cosine": "|cos| (reachable part)"}[m])
+    show_chart(st, attack_success_figure(summary, component=component, metric=metric, labels=SETTINGS,
+                                         component_label=COMPONENTS[component]),
+               f"success_{component}_{metric}", page="attack_lab", key="attack_success_chart")
+    verdict_text = verdict(summary, chosen, eps, secret_is_truth=attack.problem.secret is not None)
+    if "no longer works" in verdict_text and "no better than predicting the mean" not in verdict_text \
+            and "unknown" not in verdict_text:
+        st.success(verdict_text)
+    else:  # the attack still works, or it fails only because the private model predicts nothing
+        st.warning(verdict_text)
+    st.caption(
+        "Paper mode gives every one of the 4k noisy releases the full (ε, δ) and computes its sensitivities from "
+        "the data, so its ε is not a proven total guarantee; strict mode's ε is the total for the whole release "
+        "(see the ledger above). The status column says, for each row, what the ledgers of its fits say: "
+        "\"no privacy\" (plain PLS, ε = ∞), \"proven\" or \"not proven\". Hit = the largest entry of the "
+        "reconstruction lies within ±2 variables of the secret's peak (chance ≈ 5/m)."
+    )
+    with st.expander("Table of the sweep", expanded=False):
+        st.dataframe(summary, width="stretch", hide_index=True)
+        st.caption("The sweep's results are evaluations on your rows: download them with the owner's workbook "
+                   "below.")
+    return verdict_text
+
+
+def run_report(attack: Attack, budget, outcomes: tuple, *, scenario_name: str, chosen: str, n_components: int,
+               lv: int, sweep: tuple, verdict_text: str) -> RunReport:
+    problem, (plain, private), (grid, n_reps, compared) = attack.problem, outcomes, sweep
+    eps, delta, calibration, noise_seed = budget.epsilon, budget.delta, budget.calibration, budget.noise_seed
+    bounds_public = bool(problem.bounds_public)
+    public_parameters = {"epsilon": eps, "delta": delta, "mode": budget.mode, "calibration": calibration,
+                         "latent variables k": n_components, "model": SETTINGS[chosen]}
+    if bounds_public:
+        public_parameters["public bounds (‖x‖, |y|)"] = [problem.x_bound, problem.y_bound]
+    return RunReport(
+        page="attack_lab", method=f"Attack lab (PLS): {SETTINGS[chosen]} against plain PLS",
+        data=attack.data_info(), preprocessing="none (the attack uses the rows as given)",
+        parameters={"scenario": scenario_name, "latent variables k": n_components, "latent variable read": lv,
+                    "epsilon": eps, "delta": delta, "calibration": calibration, "model shown": chosen,
+                    "privacy noise": "fresh (OS entropy)" if noise_seed is None else
+                    "fixed (teaching switch: not proven)",
+                    **({"data seed (simulation)": attack.data_seed} if scenario_name == "Paper's simulation" else {}),
+                    "ε grid": list(grid), "runs per ε": n_reps, "models compared": list(compared),
+                    "bounds (‖x‖, |y|)": [problem.x_bound, problem.y_bound], "bounds public": bounds_public},
+        public_parameters=public_parameters,
+        # the shareable report shows the ledger as it may be published (data-derived sensitivities per unit);
+        # its status and caveats are the fit's own; the exact ledger goes to the owner's workbook
+        mode=budget.mode,
+        ledger=shareable_ledger(private.model) if isinstance(private.model, EDPLS) else private.ledger,
+        ledger_delta=delta,
+        headline={"RMSEP plain PLS": plain.rmsep, f"RMSEP {SETTINGS[chosen]}": private.rmsep,
+                  "RMSEP predicting the training mean": private.rmsep_mean_model,
+                  **{f"|corr| plain PLS, {COMPONENTS[c]}": plain.measures[c]["correlation"] for c in COMPONENTS},
+                  **{f"|corr| {SETTINGS[chosen]}, {COMPONENTS[c]}": private.measures[c]["correlation"]
+                     for c in COMPONENTS},
+                  "verdict": verdict_text})
+
+
+def owner_sheets(problem, plain, private, summary, chosen: str, eps: float) -> dict:
     """Everything computed on the rows without noise: attack results, reconstructions, the plain model, the sweep."""
     rows = [{"model": SETTINGS[o.setting], "ε": o.epsilon, "guarantee of this fit": o.status, "component": c,
-             **{k: o.measures[c][k] for k in ("correlation", "cosine", "hit", "peak")}, "RMSEP (held-out rows)": o.rmsep,
-             "RMSEP predicting the mean": o.rmsep_mean_model}
+             **{k: o.measures[c][k] for k in ("correlation", "cosine", "hit", "peak")},
+             "RMSEP (held-out rows)": o.rmsep, "RMSEP predicting the mean": o.rmsep_mean_model}
             for o in (plain, private) for c in COMPONENTS]
     recon = pd.DataFrame({"axis": np.asarray(problem.axis)})
     for c in COMPONENTS:
@@ -421,9 +469,10 @@ def owner_sheets() -> dict:
         plain_model[f"P{j + 1}"] = pm.x_loadings_[:, j]
     sheets = {"attack at ε (your rows)": pd.DataFrame(rows), "reconstructions": recon,
               "plain PLS model (no privacy)": plain_model, "sweep summary (your rows)": summary}
+    ledger = private.ledger
     if ledger is not None and len(ledger):
         sheets["ledger (exact)"] = ledger.to_frame()
-    if not bounds_public:
+    if not bool(problem.bounds_public):
         sheets["bounds read off the rows"] = {"max ‖x‖ (training rows)": problem.x_bound,
                                                "max |y| (training rows)": problem.y_bound,
                                                "note": "exact private statistics: the strict fit is not proven"}
@@ -433,5 +482,32 @@ def owner_sheets() -> dict:
     return sheets
 
 
-release_json, no_release_reason = shareable_model(private)
-export_bar(report, release_json=release_json, no_release_reason=no_release_reason, owner_sheets=owner_sheets)
+def main() -> None:
+    intro()
+    budget = budget_picker("attack_lab")
+    scenario_name = st.radio("Scenario", ("Paper's simulation", "Own data"), horizontal=True, key="attack_scenario")
+    left, right = st.columns(2)
+    n_components = left.number_input("Latent variables of the shared model (k)", 1, 10, 3, key="attack_k")
+    lv = right.number_input("Latent variable the attacker reads", 1, int(n_components), int(n_components),
+                            key="attack_lv", help="The paper reads LV 3 of a 3-LV model.")
+    n_components, lv = int(n_components), int(lv)
+    if scenario_name == "Paper's simulation":
+        attack = simulation_scenario()
+    else:
+        attack = own_data_scenario(n_components)
+    chosen = shown_model(budget, attack.problem)
+    plain, private = reconstruction_section(attack, budget, chosen, n_components, lv)
+    st.subheader("Attack success against ε")
+    sweep = sweep_inputs(budget)
+    summary = run_sweep(attack, budget, sweep, n_components, lv)
+    if summary is None:
+        st.stop()
+    verdict_text = success_section(attack, summary, chosen, budget.epsilon)
+    report = run_report(attack, budget, (plain, private), scenario_name=scenario_name, chosen=chosen,
+                        n_components=n_components, lv=lv, sweep=sweep, verdict_text=verdict_text)
+    release_json, no_release_reason = shareable_model(private)
+    export_bar(report, release_json=release_json, no_release_reason=no_release_reason,
+               owner_sheets=lambda: owner_sheets(attack.problem, plain, private, summary, chosen, budget.epsilon))
+
+
+main()

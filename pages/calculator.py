@@ -9,62 +9,86 @@ from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
 from ui.figures import sigma_curve_figure
 
-st.title("Noise & budget calculator")
-st.caption(
-    "How much noise a budget buys, and what many releases cost together. Gaussian noise is "
-    "calibrated with the analytic Gaussian mechanism (Balle & Wang 2018); totals come from basic "
-    "composition, zCDP, the PLD accountant of Google's dp-accounting, and exact Gaussian composition."
-)
-budget = budget_picker("calc", modes=("strict",), show_calibration=False)
-col1, col2 = st.columns(2)
-sens = col1.number_input("L2 sensitivity Δ of one release", min_value=1e-9, value=1.0, format="%.4g")
-k = int(col2.number_input("Number of releases k", min_value=1, max_value=10_000, value=4, step=1))
 
-st.subheader("One release")
-curve = sigma_curve(np.geomspace(0.05, 50, 60), budget.delta, sens)
-one = sigma_curve([budget.epsilon], budget.delta, sens).iloc[0]
-c1, c2, c3 = st.columns(3)
-c1.metric("Analytic Gaussian σ", f"{one['analytic_sigma']:.5g}")
-c2.metric("Classic Gaussian σ", "not proven for ε > 1" if np.isnan(one["classic_sigma"]) else f"{one['classic_sigma']:.5g}")
-c3.metric("Laplace scale b (Δ read as L1)", f"{one['laplace_scale']:.5g}")
-show_chart(st, sigma_curve_figure(curve, sens, budget.delta), "sigma_vs_epsilon", page="calculator")
+def intro() -> None:
+    st.title("Noise & budget calculator")
+    st.caption(
+        "How much noise a budget buys, and what many releases cost together. Gaussian noise is "
+        "calibrated with the analytic Gaussian mechanism (Balle & Wang 2018); totals come from basic "
+        "composition, zCDP, the PLD accountant of Google's dp-accounting, and exact Gaussian composition."
+    )
 
-st.subheader(f"{k} releases")
-st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {k} releases:** σ each release needs.")
-split_table = per_release_sigma_table(budget.epsilon, budget.delta, sens, k)
-st.dataframe(split_table, hide_index=True)
-st.markdown(
-    f"**Or give each release the full (ε, δ)** (what some papers do): the total actually spent is"
-)
-tot = compose_identical_gaussian(one["analytic_sigma"], sens, k, budget.delta, min(0.5, k * budget.delta))
-st.dataframe(
-    [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()], hide_index=True,
-)
 
-st.subheader("Downloads")
-# Everything on this page is computed from the numbers typed above (ε, δ, Δ, k): no private data is read, so the
-# results are public and go into the shareable report with the inputs.
-sigma_rows = {f"σ per release over {k} releases, {r['accounting']}": r["sigma_per_release"]
-              for r in split_table.to_dict("records")}
-totals = {f"total ε of {k} full-budget releases, {m} (at δ = {d:.2g})": e for m, (e, d) in tot.items()}
-report = RunReport(
-    page="calculator", method="Noise & budget calculator",
-    parameters={"epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k},
-    public_parameters={
-        "epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k,
-        "analytic Gaussian σ, one release (computed)": one["analytic_sigma"],
-        "classic Gaussian σ, one release (computed)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
-        else one["classic_sigma"],
-        "Laplace scale b, one release (computed)": one["laplace_scale"],
-        **{f"{name} (computed)": v for name, v in {**sigma_rows, **totals}.items()}},
-    mode=None,
-    mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
-               "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
-               "one is proven only for ε ≤ 1). Inputs and results are public."),
-    notes=["The calculator releases nothing from private data: it computes the noise a budget needs, so there is "
-           "no privacy ledger and no fitted model."])
-export_bar(report, no_release_reason="the calculator fits no model; it computes noise scales from the budget "
-                                     "(inputs and results are public: they are in the shareable report).",
-           owner_sheets=lambda: {"σ per release": split_table, "σ against ε": curve,
-                                 "total of full-budget releases": pd.DataFrame(
-                                     [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()])})
+def one_release(budget, sens: float):
+    """σ for one release at the budget, and σ against ε; returns the curve and the budget's row."""
+    st.subheader("One release")
+    curve = sigma_curve(np.geomspace(0.05, 50, 60), budget.delta, sens)
+    one = sigma_curve([budget.epsilon], budget.delta, sens).iloc[0]
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Analytic Gaussian σ", f"{one['analytic_sigma']:.5g}")
+    c2.metric("Classic Gaussian σ",
+              "not proven for ε > 1" if np.isnan(one["classic_sigma"]) else f"{one['classic_sigma']:.5g}")
+    c3.metric("Laplace scale b (Δ read as L1)", f"{one['laplace_scale']:.5g}")
+    show_chart(st, sigma_curve_figure(curve, sens, budget.delta), "sigma_vs_epsilon", page="calculator")
+    return curve, one
+
+
+def many_releases(budget, sens: float, k: int, one) -> tuple:
+    """The whole budget split over k releases, and the total of k full-budget releases."""
+    st.subheader(f"{k} releases")
+    st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {k} releases:** "
+                "σ each release needs.")
+    split_table = per_release_sigma_table(budget.epsilon, budget.delta, sens, k)
+    st.dataframe(split_table, hide_index=True)
+    st.markdown(
+        "**Or give each release the full (ε, δ)** (what some papers do): the total actually spent is"
+    )
+    tot = compose_identical_gaussian(one["analytic_sigma"], sens, k, budget.delta, min(0.5, k * budget.delta))
+    st.dataframe(
+        [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()], hide_index=True,
+    )
+    return split_table, tot
+
+
+def downloads(budget, sens: float, k: int, curve, one, split_table, tot) -> None:
+    st.subheader("Downloads")
+    # Everything on this page is computed from the numbers typed above (ε, δ, Δ, k): no private data is read, so
+    # the results are public and go into the shareable report with the inputs.
+    sigma_rows = {f"σ per release over {k} releases, {r['accounting']}": r["sigma_per_release"]
+                  for r in split_table.to_dict("records")}
+    totals = {f"total ε of {k} full-budget releases, {m} (at δ = {d:.2g})": e for m, (e, d) in tot.items()}
+    report = RunReport(
+        page="calculator", method="Noise & budget calculator",
+        parameters={"epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k},
+        public_parameters={
+            "epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k,
+            "analytic Gaussian σ, one release (computed)": one["analytic_sigma"],
+            "classic Gaussian σ, one release (computed)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
+            else one["classic_sigma"],
+            "Laplace scale b, one release (computed)": one["laplace_scale"],
+            **{f"{name} (computed)": v for name, v in {**sigma_rows, **totals}.items()}},
+        mode=None,
+        mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
+                   "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
+                   "one is proven only for ε ≤ 1). Inputs and results are public."),
+        notes=["The calculator releases nothing from private data: it computes the noise a budget needs, so there "
+               "is no privacy ledger and no fitted model."])
+    export_bar(report, no_release_reason="the calculator fits no model; it computes noise scales from the budget "
+                                         "(inputs and results are public: they are in the shareable report).",
+               owner_sheets=lambda: {"σ per release": split_table, "σ against ε": curve,
+                                     "total of full-budget releases": pd.DataFrame(
+                                         [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()])})
+
+
+def main() -> None:
+    intro()
+    budget = budget_picker("calc", modes=("strict",), show_calibration=False)
+    col1, col2 = st.columns(2)
+    sens = col1.number_input("L2 sensitivity Δ of one release", min_value=1e-9, value=1.0, format="%.4g")
+    k = int(col2.number_input("Number of releases k", min_value=1, max_value=10_000, value=4, step=1))
+    curve, one = one_release(budget, sens)
+    split_table, tot = many_releases(budget, sens, k, one)
+    downloads(budget, sens, k, curve, one, split_table, tot)
+
+
+main()

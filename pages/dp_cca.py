@@ -3,6 +3,7 @@ Thin page: widgets -> engine.methods.dp_cca -> figures."""
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -30,16 +31,16 @@ from engine.methods.dp_cca import (
     to_json,
     views_from_frame,
 )
+from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.exports import export_bar, show_chart
 from ui.figures import (
     dp_cca_correlation_bars,
     dp_cca_loadings_figure,
     dp_cca_scores_figure,
     dp_cca_sweep_figure,
 )
-from engine.report import DataInfo, RunReport
-from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 
@@ -113,45 +114,57 @@ def run_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_see
     return summarise_sweep(pd.concat(parts, ignore_index=True))
 
 
-# --------------------------------------------------------------------------- page
-st.title("DP-CCA")
-st.markdown(
-    "**Canonical correlation analysis** finds directions U in one block of variables and V in another so "
-    "that the projected blocks are as correlated as possible: how strongly do two instruments, two sites, or "
-    "spectra and properties measured on the **same samples** agree? The second-moment matrix behind it "
-    "leaks the samples. **DP-CCA** (Imtiaz & Sarwate, after Analyze-Gauss) adds symmetric Gaussian noise once "
-    "to the joint second-moment matrix C = ZᵀZ / N of rows scaled into the unit ball, and computes CCA from "
-    "the noisy blocks; everything after the noise is post-processing, so U, V and the correlations are "
-    "(ε, δ)-DP."
-)
-budget = budget_picker("dp_cca")
-calibration = "auto" if budget.calibration == "classic" else "analytic"
-if budget.mode == "strict":
-    st.info("**Strict mode**: rows are clipped to the public bounds below and the release is provably "
-            f"(ε = {budget.epsilon:g}, δ = {budget.delta:.1e})-DP (replace-one neighbours, public N).",
-            icon=":material/verified_user:")
-else:
-    st.warning("**Paper-faithful mode**: each view is centred at its sample mean and scaled by its largest row "
-               "norm, as the poster assumes. Those numbers come from the private data, so the (ε, δ) shown is "
-               "claimed, not proven.", icon=":material/science:")
+# --------------------------------------------------------------------------- page sections
+@dataclass
+class Views:
+    """The two views the data section built, with their display names."""
 
-source = st.radio("Two views from", list(SOURCES), format_func=SOURCES.get, key="dp_cca_source")
-X_df = Y_df = None
-truth = None
-view_name = ""
-x_title, y_title = "X variable", "Y variable"
+    X: pd.DataFrame
+    Y: pd.DataFrame
+    name: str
+    truth: tuple | None = None
+    x_title: str = "X variable"
+    y_title: str = "Y variable"
+    origin: str | None = None  # the data picker's origin (block split only)
 
-if source == "synthetic":
+
+def intro() -> None:
+    st.title("DP-CCA")
+    st.markdown(
+        "**Canonical correlation analysis** finds directions U in one block of variables and V in another so "
+        "that the projected blocks are as correlated as possible: how strongly do two instruments, two sites, or "
+        "spectra and properties measured on the **same samples** agree? The second-moment matrix behind it "
+        "leaks the samples. **DP-CCA** (Imtiaz & Sarwate, after Analyze-Gauss) adds symmetric Gaussian noise "
+        "once to the joint second-moment matrix C = ZᵀZ / N of rows scaled into the unit ball, and computes CCA "
+        "from the noisy blocks; everything after the noise is post-processing, so U, V and the correlations are "
+        "(ε, δ)-DP."
+    )
+
+
+def mode_notice(budget) -> None:
+    if budget.mode == "strict":
+        st.info("**Strict mode**: rows are clipped to the public bounds below and the release is provably "
+                f"(ε = {budget.epsilon:g}, δ = {budget.delta:.1e})-DP (replace-one neighbours, public N).",
+                icon=":material/verified_user:")
+    else:
+        st.warning("**Paper-faithful mode**: each view is centred at its sample mean and scaled by its largest "
+                   "row norm, as the poster assumes. Those numbers come from the private data, so the (ε, δ) "
+                   "shown is claimed, not proven.", icon=":material/science:")
+
+
+def synthetic_source() -> Views:
     c1, c2 = st.columns(2)
     n_rows = int(c1.number_input("Rows N (training + held-out)", 200, 60000, PAGE_DEFAULTS["n_rows"], step=500,
                                  key="dp_cca_syn_n", help="DP needs many rows: the noise on C shrinks like 1/N."))
     syn_seed = int(c2.number_input("Data seed", 0, 10_000, PAGE_DEFAULTS["data_seed"], key="dp_cca_syn_seed",
                                    help="Seeds the simulated data only (not the noise)."))
     X_df, Y_df, truth = synthetic_views(n_rows, syn_seed)
-    view_name = f"synthetic two views (make_two_views, N = {n_rows}, draw #{syn_seed})"
     st.caption(f"{X_df.shape[1]} X and {Y_df.shape[1]} Y variables, mixed by random invertible matrices; planted "
                f"canonical correlations {', '.join(f'{v:g}' for v in truth if v > 0)}, the rest 0.")
-elif source == "instruments":
+    return Views(X_df, Y_df, f"synthetic two views (make_two_views, N = {n_rows}, draw #{syn_seed})", truth)
+
+
+def instruments_source() -> Views:
     try:
         nir = nir_sample()
     except (DataError, OSError) as err:
@@ -180,9 +193,11 @@ elif source == "instruments":
     except (ValueError, KeyError) as err:
         st.error(f"The NIR views cannot be built: {err}")
         st.stop()
-    view_name = f"NIR sample, {n_bands} bands"
-    x_title, y_title = "band (nm)", "band (nm)" if y_kind == "channels" else "constituent"
-elif source == "split":
+    return Views(X_df, Y_df, f"NIR sample, {n_bands} bands", None, "band (nm)",
+                 "band (nm)" if y_kind == "channels" else "constituent")
+
+
+def split_source() -> Views:
     dataset = data_picker(kind="two_views", key="dp_cca_data")
     if dataset is None:
         st.info("Pick the sample two-view table or upload a table with the columns of both views.")
@@ -206,9 +221,11 @@ elif source == "split":
     except DataError as err:
         st.error(f"These two views cannot be used: {err}")
         st.stop()
-    view_name = dataset.name
     st.caption(f"X: {X_df.shape[1]} columns · Y: {Y_df.shape[1]} columns · {len(X_df)} rows.")
-else:
+    return Views(X_df, Y_df, dataset.name, origin=dataset.origin)
+
+
+def files_source() -> Views:
     c1, c2 = st.columns(2)
     up_x = c1.file_uploader("File with the X view", type=None, key="dp_cca_file_x")
     up_y = c2.file_uploader("File with the Y view", type=None, key="dp_cca_file_y")
@@ -229,40 +246,53 @@ else:
     view_name, X_df, Y_df = kept
     if up_x is None or up_y is None:
         st.caption(f"Using the last valid pair: {view_name}.")
+    return Views(X_df, Y_df, view_name)
 
-d_x, d_y, n_all = X_df.shape[1], Y_df.shape[1], len(X_df)
 
-# --------------------------------------------------------------------------- settings
-with st.expander("Model settings", expanded=False):
-    c1, c2, c3, c4 = st.columns(4)
-    k_max = min(d_x, d_y)
-    n_components = int(c1.number_input("Canonical pairs K", 1, k_max, min(PAGE_DEFAULTS["n_components"], k_max),
-                                       key="dp_cca_k"))
-    test_fraction = float(c2.slider("Held-out share", 0.1, 0.5, PAGE_DEFAULTS["test_fraction"], 0.05, key="dp_cca_test",
-                                    help="Rows kept out of the fit to measure the captured correlation."))
-    seed = int(c3.number_input("Split seed", 0, 2**31 - 1, PAGE_DEFAULTS["split_seed"], key="dp_cca_seed",
-                               help="Which rows are held out (and the row subsets of the N sweep). The noise never "
-                                    "comes from this seed: it is fresh unless 'Reproducible noise' is on."))
-    reg_mode = c4.radio("Regularisation λ", ("auto", "fixed"), key="dp_cca_reg_mode",
-                        help="auto: λ = 2√D·τ, the typical size of the noise; added to the noisy diagonal "
-                             "blocks, which also replaces eigenvalues the noise pushed below λ.")
-    regularization = "auto"
-    if reg_mode == "fixed":
-        regularization = float(st.number_input("λ (units of C, rows of norm ≤ 1)", 0.0, 1.0, 0.01, format="%.4g",
-                                               key="dp_cca_reg"))
-params = {"n_components": n_components, "epsilon": budget.epsilon, "delta": budget.delta, "mode": budget.mode,
-          "calibration": calibration, "regularization": regularization}
-if budget.mode == "strict":
+VIEW_SOURCES = {"synthetic": synthetic_source, "instruments": instruments_source, "split": split_source,
+                "files": files_source}
+
+
+def model_settings(views: Views, budget, calibration: str) -> tuple[dict, float, int]:
+    """The fit's parameters, the held-out share and the split seed."""
+    d_x, d_y = views.X.shape[1], views.Y.shape[1]
+    with st.expander("Model settings", expanded=False):
+        c1, c2, c3, c4 = st.columns(4)
+        k_max = min(d_x, d_y)
+        n_components = int(c1.number_input("Canonical pairs K", 1, k_max,
+                                           min(PAGE_DEFAULTS["n_components"], k_max), key="dp_cca_k"))
+        test_fraction = float(c2.slider("Held-out share", 0.1, 0.5, PAGE_DEFAULTS["test_fraction"], 0.05,
+                                        key="dp_cca_test",
+                                        help="Rows kept out of the fit to measure the captured correlation."))
+        seed = int(c3.number_input("Split seed", 0, 2**31 - 1, PAGE_DEFAULTS["split_seed"], key="dp_cca_seed",
+                                   help="Which rows are held out (and the row subsets of the N sweep). The noise "
+                                        "never comes from this seed: it is fresh unless 'Reproducible noise' is on."))
+        reg_mode = c4.radio("Regularisation λ", ("auto", "fixed"), key="dp_cca_reg_mode",
+                            help="auto: λ = 2√D·τ, the typical size of the noise; added to the noisy diagonal "
+                                 "blocks, which also replaces eigenvalues the noise pushed below λ.")
+        regularization = "auto"
+        if reg_mode == "fixed":
+            regularization = float(st.number_input("λ (units of C, rows of norm ≤ 1)", 0.0, 1.0, 0.01,
+                                                   format="%.4g", key="dp_cca_reg"))
+    params = {"n_components": n_components, "epsilon": budget.epsilon, "delta": budget.delta, "mode": budget.mode,
+              "calibration": calibration, "regularization": regularization}
+    return params, test_fraction, seed
+
+
+def public_bounds(views: Views, params: dict) -> None:
+    """Strict mode: the bounds and centre the user declares public (added to ``params``)."""
+    d_x, d_y = views.X.shape[1], views.Y.shape[1]
     with st.expander("Public bounds (strict mode)", expanded=True):
         st.caption("These are **your declarations of public values**: set them from what is known **before** "
                    "looking at the data (instrument ranges, units), never from these rows. The defaults "
-                   "(3·√columns) depend only on the number of columns. Rows beyond a bound are scaled back onto it; the number "
-                   "clipped is shown to you, the data owner, below. The bounds go into the shareable release.")
+                   "(3·√columns) depend only on the number of columns. Rows beyond a bound are scaled back onto "
+                   "it; the number clipped is shown to you, the data owner, below. The bounds go into the "
+                   "shareable release.")
         c1, c2, c3 = st.columns(3)
         x_bound = float(c1.number_input("Largest ‖x‖ (X row norm)", 1e-6, 1e9, default_bound(d_x),
-                                        key=f"dp_cca_xb_{view_name}_{d_x}"))
+                                        key=f"dp_cca_xb_{views.name}_{d_x}"))
         y_bound = float(c2.number_input("Largest ‖y‖ (Y row norm)", 1e-6, 1e9, default_bound(d_y),
-                                        key=f"dp_cca_yb_{view_name}_{d_y}"))
+                                        key=f"dp_cca_yb_{views.name}_{d_y}"))
         centring = c3.radio("Centre", ("private", "zero"), key="dp_cca_centre",
                             format_func={"private": "private, from the same release",
                                          "zero": "public: 0 (known before seeing the data)"}.get,
@@ -274,40 +304,45 @@ if budget.mode == "strict":
     if centring == "zero":
         params.update(x_center=0.0, y_center=0.0)
 
-try:
-    result = fit_views(X_df, Y_df, test_fraction, seed, tuple(sorted(params.items())), budget.noise_seed,
-                       budget.session_noise_key)
-except (DataError, ValueError) as err:
-    st.error(f"DP-CCA cannot run on this choice: {err}")
-    st.stop()
 
-private, nonprivate = result["private"], result["nonprivate"]
-sim = result["similarity"]
-c1, c2, c3, c4 = st.columns(4)
-c1.metric("Captured correlation (held-out)", f"{result['captured']:.3f}",
-          help="Σ_k corr(X_test u_k, Y_test v_k) of the private U, V divided by the same for non-private CCA.")
-c2.metric("Subspace similarity", f"{sim['angle_cos']:.3f}",
-          help=f"Mean cosine of the principal angles to the non-private U (X: {sim['angle_cos_x']:.3f}) and V "
-               f"(Y: {sim['angle_cos_y']:.3f}).")
-c3.metric("Noise τ on C", f"{private.tau_:.3g}",
-          help=f"{private.calibration_} Gaussian calibration; worst-case change {private.sensitivity_:.4g}/N of the "
-               f"released numbers of C = ZᵀZ/N; λ = {private.regularization_:.3g}.")
-if budget.mode == "strict":
-    c4.metric("Rows clipped", f"{private.n_clipped_} of {result['n_train']}",
-              help=" · ".join(private.clip_report_["notes"]))
-else:
-    c4.metric("Training / held-out rows", f"{result['n_train']} / {result['n_test']}")
-if budget.mode == "strict" and private.n_clipped_ > 0.1 * result["n_train"]:
-    st.warning(f"{private.n_clipped_} of {result['n_train']} training rows were clipped: the bounds are tight for "
-               "these data and distort the correlations. (This count is for you, the data owner; it is not "
-               "released privately.)")
-st.caption(f"Data: {view_name} · {n_all} rows, {d_x} X and {d_y} Y variables · {result['n_train']} rows fit the "
-           f"model, {result['n_test']} are held out. Preprocessing: {private.preprocessing_}.")
+def fit_section(views: Views, test_fraction: float, seed: int, params: dict, budget) -> dict:
+    try:
+        return fit_views(views.X, views.Y, test_fraction, seed, tuple(sorted(params.items())), budget.noise_seed,
+                         budget.session_noise_key)
+    except (DataError, ValueError) as err:
+        st.error(f"DP-CCA cannot run on this choice: {err}")
+        st.stop()
 
-tabs = st.tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"])
-with tabs[0]:
+
+def results_section(views: Views, result: dict, budget) -> None:
+    private, sim = result["private"], result["similarity"]
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Captured correlation (held-out)", f"{result['captured']:.3f}",
+              help="Σ_k corr(X_test u_k, Y_test v_k) of the private U, V divided by the same for non-private CCA.")
+    c2.metric("Subspace similarity", f"{sim['angle_cos']:.3f}",
+              help=f"Mean cosine of the principal angles to the non-private U (X: {sim['angle_cos_x']:.3f}) and V "
+                   f"(Y: {sim['angle_cos_y']:.3f}).")
+    c3.metric("Noise τ on C", f"{private.tau_:.3g}",
+              help=f"{private.calibration_} Gaussian calibration; worst-case change {private.sensitivity_:.4g}/N of "
+                   f"the released numbers of C = ZᵀZ/N; λ = {private.regularization_:.3g}.")
+    if budget.mode == "strict":
+        c4.metric("Rows clipped", f"{private.n_clipped_} of {result['n_train']}",
+                  help=" · ".join(private.clip_report_["notes"]))
+    else:
+        c4.metric("Training / held-out rows", f"{result['n_train']} / {result['n_test']}")
+    if budget.mode == "strict" and private.n_clipped_ > 0.1 * result["n_train"]:
+        st.warning(f"{private.n_clipped_} of {result['n_train']} training rows were clipped: the bounds are tight "
+                   "for these data and distort the correlations. (This count is for you, the data owner; it is not "
+                   "released privately.)")
+    st.caption(f"Data: {views.name} · {len(views.X)} rows, {views.X.shape[1]} X and {views.Y.shape[1]} Y "
+               f"variables · {result['n_train']} rows fit the model, {result['n_test']} are held out. "
+               f"Preprocessing: {private.preprocessing_}.")
+
+
+def correlations_tab(views: Views, result: dict, n_components: int) -> None:
+    private, nonprivate = result["private"], result["nonprivate"]
     show_chart(st, dp_cca_correlation_bars(private.canonical_correlations_, nonprivate.canonical_correlations_,
-                                           truth), "canonical_correlations", page="dp_cca")
+                                           views.truth), "canonical_correlations", page="dp_cca")
     table = pd.DataFrame({
         "pair": range(1, n_components + 1),
         "private (training)": private.canonical_correlations_,
@@ -315,20 +350,23 @@ with tabs[0]:
         "private U,V on held-out rows": result["held_out_private"],
         "non-private U,V on held-out rows": result["held_out_nonprivate"],
     })
-    if truth is not None:
-        table["true (planted)"] = list(truth)[:n_components]
+    if views.truth is not None:
+        table["true (planted)"] = list(views.truth)[:n_components]
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption("The private correlations are singular values of the whitened noisy cross block (released, DP); "
                "with much noise they drift towards noise-driven values, which is why the held-out columns "
                "matter.")
-with tabs[1]:
+
+
+def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: float, seed: int) -> None:
+    X_df, Y_df = views.X, views.Y
     c1, c2 = st.columns([1, 3])
     n_rep = int(c1.number_input("Replicates per point", 2, 200, 10, key="dp_cca_reps"))
     c2.caption(f"Grids as on the poster: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
                f"N up to the {result['n_train']} training rows (ε, δ fixed), δ ∈ {{1e-6 … 1e-2}} (ε, N fixed); "
                "the fixed values are the budget and data above.")
-    config = (view_name, n_all, d_x, d_y, test_fraction, seed, tuple(sorted(params.items())), n_rep,
-              budget.noise_seed)
+    config = (views.name, len(X_df), X_df.shape[1], Y_df.shape[1], test_fraction, seed,
+              tuple(sorted(params.items())), n_rep, budget.noise_seed)
     three_sweeps = Sweep("dp_cca_sweeps", "sweeps")
     if st.button("Run the three sweeps", key="dp_cca_run_sweeps", type="primary"):
         try:
@@ -353,49 +391,96 @@ with tabs[1]:
         st.caption("The settings changed since the last sweep: run it again to see the curves.")
     else:
         st.caption("Press the button to compute the poster's three curves on these data.")
-with tabs[2]:
+
+
+def loadings_tab(views: Views, result: dict) -> None:
     w = result["weights"]
-    show_chart(st, dp_cca_loadings_figure(list(X_df.columns), w["u_private"], w["u_nonprivate"],
-                                          list(Y_df.columns), w["v_private"], w["v_nonprivate"],
-                                          x_title=x_title, y_title=y_title), "loadings", page="dp_cca")
+    show_chart(st, dp_cca_loadings_figure(list(views.X.columns), w["u_private"], w["u_nonprivate"],
+                                          list(views.Y.columns), w["v_private"], w["v_nonprivate"],
+                                          x_title=views.x_title, y_title=views.y_title), "loadings", page="dp_cca")
     st.caption("Weights u₁ and v₁ in the units of the columns, each scaled to max |·| = 1; the private pair's sign "
                "is aligned to the non-private one for display.")
-with tabs[3]:
+
+
+def scores_tab(result: dict) -> None:
     st.warning(NOT_DP_PROJECTIONS, icon=":material/lock_open:")
     if st.checkbox("Show the canonical scores of the training rows (for the data owner only)", False,
                    key="dp_cca_show_scores"):
         x_scores, y_scores = result["train_scores"]
         show_chart(st, dp_cca_scores_figure(x_scores[:, 0], y_scores[:, 0]), "scores", page="dp_cca")
-with tabs[4]:
+
+
+def ledger_tab(result: dict, budget) -> None:
+    private = result["private"]
     show_ledger(private.privacy_ledger_, budget.delta, expanded=True)
     exact_eps = private.privacy_ledger_.total("gdp", budget.delta)[0]
     st.caption("One Analyze-Gauss release of the joint second-moment matrix; U, V and the correlations are "
                "post-processing of it. Replace-one neighbours (N public), as on the poster; the record holds the "
-               f"worst-case change of the released numbers for this construction ({private.sensitivity_:.4g}: √2 for "
-               "a joint bound, √(32/27) for per-view bounds with private centring). Exact ε of this single Gaussian "
-               "release at δ = "
+               f"worst-case change of the released numbers for this construction ({private.sensitivity_:.4g}: √2 "
+               "for a joint bound, √(32/27) for per-view bounds with private centring). Exact ε of this single "
+               "Gaussian release at δ = "
                f"{budget.delta:.1e} (Balle & Wang): {exact_eps:.4g}"
                + (" (the classic calibration is conservative)" if private.calibration_ == "classic" else "")
                + ("; paper mode: this holds only if the data-dependent centre and scale were public." if
                   budget.mode == "paper" else "."))
 
-st.subheader("Downloads")
-declared = {"two views from": source, "held-out share": test_fraction}
-report = RunReport(
-    page="dp_cca", method=f"DP-CCA ({budget.mode}, ε = {budget.epsilon:g})",
-    data=DataInfo.from_parts(view_name, {"synthetic": "generated (make_two_views)", "instruments": "sample",
-                                         "files": "upload"}.get(source) or dataset.origin,
-                             [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(n_all, d_x + d_y),
-                             note=f"X view: {d_x} columns, Y view: {d_y} columns; the fingerprint covers both views."),
-    preprocessing=private.preprocessing_,
-    parameters={**params, **declared, "split seed": seed, "n_train": result["n_train"], "n_test": result["n_test"]},
-    public_parameters=public_parameters(private, **declared),
-    mode=budget.mode, ledger=private.privacy_ledger_, ledger_delta=budget.delta,
-    headline={"captured correlation (held-out)": result["captured"], "subspace similarity": sim["angle_cos"],
-              "noise τ on C": private.tau_, "regularisation λ": private.regularization_,
-              "rows clipped": private.n_clipped_,
-              **{f"canonical correlation {i + 1}, private": v for i, v in enumerate(private.canonical_correlations_)}})
-why_none = no_release_reason(private)
-export_bar(report, release_json=None if why_none else (lambda: to_json(private, indent=1)), no_release_reason=why_none,
-           owner_sheets=lambda: owner_sheets(private, nonprivate, comparison=result, n_test=result["n_test"],
-                                             x_names=list(X_df.columns), y_names=list(Y_df.columns)))
+
+def export_section(views: Views, result: dict, budget, source: str, params: dict, test_fraction: float,
+                   seed: int) -> None:
+    st.subheader("Downloads")
+    X_df, Y_df = views.X, views.Y
+    d_x, d_y = X_df.shape[1], Y_df.shape[1]
+    private, nonprivate, sim = result["private"], result["nonprivate"], result["similarity"]
+    declared = {"two views from": source, "held-out share": test_fraction}
+    report = RunReport(
+        page="dp_cca", method=f"DP-CCA ({budget.mode}, ε = {budget.epsilon:g})",
+        data=DataInfo.from_parts(views.name, {"synthetic": "generated (make_two_views)", "instruments": "sample",
+                                              "files": "upload"}.get(source) or views.origin,
+                                 [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(len(X_df), d_x + d_y),
+                                 note=f"X view: {d_x} columns, Y view: {d_y} columns; the fingerprint covers both "
+                                      "views."),
+        preprocessing=private.preprocessing_,
+        parameters={**params, **declared, "split seed": seed, "n_train": result["n_train"],
+                    "n_test": result["n_test"]},
+        public_parameters=public_parameters(private, **declared),
+        mode=budget.mode, ledger=private.privacy_ledger_, ledger_delta=budget.delta,
+        headline={"captured correlation (held-out)": result["captured"], "subspace similarity": sim["angle_cos"],
+                  "noise τ on C": private.tau_, "regularisation λ": private.regularization_,
+                  "rows clipped": private.n_clipped_,
+                  **{f"canonical correlation {i + 1}, private": v
+                     for i, v in enumerate(private.canonical_correlations_)}})
+    why_none = no_release_reason(private)
+    export_bar(report, release_json=None if why_none else (lambda: to_json(private, indent=1)),
+               no_release_reason=why_none,
+               owner_sheets=lambda: owner_sheets(private, nonprivate, comparison=result, n_test=result["n_test"],
+                                                 x_names=list(X_df.columns), y_names=list(Y_df.columns)))
+
+
+def main() -> None:
+    intro()
+    budget = budget_picker("dp_cca")
+    # the page maps the sidebar's calibration to the fit's rule ("classic" -> "auto": classic only for ε <= 1)
+    calibration = "auto" if budget.calibration == "classic" else "analytic"  # POLICY: engine resolve_calibration
+    mode_notice(budget)
+    source = st.radio("Two views from", list(SOURCES), format_func=SOURCES.get, key="dp_cca_source")
+    views = VIEW_SOURCES[source]()
+    params, test_fraction, seed = model_settings(views, budget, calibration)
+    if budget.mode == "strict":
+        public_bounds(views, params)
+    result = fit_section(views, test_fraction, seed, params, budget)
+    results_section(views, result, budget)
+    tabs = st.tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"])
+    with tabs[0]:
+        correlations_tab(views, result, params["n_components"])
+    with tabs[1]:
+        sweeps_tab(views, result, budget, params, test_fraction, seed)
+    with tabs[2]:
+        loadings_tab(views, result)
+    with tabs[3]:
+        scores_tab(result)
+    with tabs[4]:
+        ledger_tab(result, budget)
+    export_section(views, result, budget, source, params, test_fraction, seed)
+
+
+main()

@@ -6,6 +6,8 @@ split keeps its own fixed split seed (a split is not a release). The fit is kept
 same data and settings (``budget.session_noise_key``), so a rerun of the page shows the same release
 instead of drawing a new one, and two sessions never share a noise draw.
 """
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
@@ -22,18 +24,24 @@ from engine.methods.edpls import (
     shareable_ledger,
     to_json,
 )
-from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, preprocess as _preprocess
-from engine.methods.edpls_pipeline import sample_y_bound, strict_params
+from engine.methods.edpls_pipeline import (
+    PAGE_DEFAULTS,
+    default_x_bound,
+    page_problem,
+    sample_y_bound,
+    strict_params,
+)
+from engine.methods.edpls_pipeline import preprocess as _preprocess
+from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.exports import export_bar, show_chart
 from ui.figures import (
     edpls_coef_figure,
     edpls_pred_figure,
     edpls_rmsep_curve_figure,
     edpls_samples_needed_figure,
 )
-from engine.report import DataInfo, RunReport
-from ui.exports import export_bar, show_chart
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
@@ -60,101 +68,9 @@ STRICT_LEAKY_CHAIN = (
     "({note}), so the clipped release is no longer (ε, δ)-DP as a whole; the ledger records it as not proven."
 )
 
-st.title("edPLS: differentially private PLS1 regression")
-budget = budget_picker("edpls")
-with st.sidebar:
-    if budget.mode == "paper":
-        noise_std = st.radio(
-            "Noise std applied", ("sigma", "sigma_squared"), key="edpls_noise_std",
-            format_func=lambda v: {"sigma": "σ (correct Gaussian mechanism)",
-                                   "sigma_squared": "σ² (the authors' code, to reproduce the figures)"}[v],
-        )
-    else:
-        noise_std = "sigma"
-
-ds = data_picker("spectra", key="edpls_data")
-if ds is None:
-    st.info("Pick a sample set or upload a spectra table to start.")
-    st.stop()
-
-numeric = ds.numeric_columns
-if len(numeric) < 3:
-    st.error(f"{ds.name}: edPLS needs a numeric response and at least two numeric channel columns; "
-             f"the file has {len(numeric)} numeric column(s).")
-    st.stop()
-default_resp = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
-c1, c2, c3 = st.columns(3)
-response = c1.selectbox("Response (y)", numeric, index=numeric.index(default_resp[0]), key="edpls_response")
-excluded = set(ds.response_columns) | {response}
-channels = [c for c in numeric if c not in excluded]
-split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",
-                     format_func=lambda v: {"random": "random 30 %", "last": "last 30 % of rows"}[v])
-n_max = max(1, min(20, len(channels), len(ds.df) - 3))
-n_components = int(c3.number_input("Latent variables", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
-                                   key="edpls_k"))
-if len(channels) < 2:
-    st.error(f"{ds.name}: after taking '{response}' as the response, fewer than two channel columns remain.")
-    st.stop()
-
-try:
-    problem = page_problem(ds.df, response, ds.response_columns, split=split_how,
-                           test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED)
-except ValueError as err:
-    st.error(f"{ds.name}: {err}")
-    st.stop()
-channels, X_all, y_all, tr, te = problem.channels, problem.X, problem.y, problem.train, problem.test
-try:
-    axis = np.array([float(c) for c in channels])
-    axis_label = "channel (column name)"
-except ValueError:
-    axis, axis_label = np.arange(len(channels)), "channel index"
-
-chain = st.selectbox("Preprocessing for the fit", chain_names(), index=chain_names().index(PAGE_DEFAULTS["chain"]),
-                     key="edpls_chain", help="chemotools transformers, fitted on the training rows only")
-info = CHAIN_INFO.get(chain, {})
-if budget.mode == "strict" and info.get("learns_from_data"):
-    st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def preprocess(X, chain_name, train_idx):
     return _preprocess(X, chain_name, train_idx)
-
-
-try:
-    Xp = preprocess(X_all, chain, tr)
-except ValueError as err:
-    st.error(f"Preprocessing '{chain}' failed on {ds.name}: {err}")
-    st.stop()
-
-bounds_note = None
-if budget.mode == "strict":
-    st.markdown(STRICT_TEXT)
-    b1, b2 = st.columns(2)
-    x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
-                              value=default_x_bound(len(channels)), format="%.4g",
-                              key=f"edpls_x_bound_{len(channels)}",
-                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
-                                   "an assumption about the instrument, not read from the data.")
-    # A sample set is public, so a default read off it leaks nothing; an upload gets no default (never a bound
-    # read off private rows).
-    y_default = sample_y_bound(y_all) if ds.origin == "sample" else None
-    y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
-                              key=f"edpls_y_bound_{ds.origin}_{ds.name}_{response}",  # a bound never carries over to new data
-                              help="From the response's physical range, e.g. 100 for a percentage.")
-    if y_bound is None:
-        st.info("Enter a public bound on |y| (from the response's physical range, not from your data) to fit in strict mode.")
-        st.stop()
-    if ds.origin == "sample":
-        bounds_note = "default y bound: the power of ten above the public sample set's |y|"
-    params = strict_params(n_components=n_components, epsilon=budget.epsilon, delta=budget.delta,
-                           calibration=budget.calibration, x_bound=x_bound, y_bound=y_bound, chain=chain)
-else:
-    st.markdown(PAPER_FLAWS)
-    params = dict(n_components=n_components, epsilon=budget.epsilon, delta=budget.delta, mode="paper",
-                  calibration=budget.calibration, noise_std=noise_std)
-    if chain_caveat(chain):
-        params["caveats"] = (chain_caveat(chain),)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -164,122 +80,263 @@ def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key):
     return compare_private_plain(X, y, train_idx, test_idx, params, random_state=noise_seed)
 
 
-try:
-    res = fit_pair(Xp, y_all, tr, te, params, budget.noise_seed, budget.session_noise_key)
-except ValueError as err:
-    st.error(f"The fit on {ds.name} was refused: {err}")
-    st.stop()
-
-private, plain, y_te = res["private"], res["plain"], res["y_test"]
-pred_p, pred_0 = res["pred_private"], res["pred_plain"]
-rmsep_p, rmsep_0 = res["rmsep_private"], res["rmsep_plain"]
-label = f"edPLS ({'strict' if budget.mode == 'strict' else 'paper'}, ε = {budget.epsilon:g})"
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("RMSEP, private", f"{rmsep_p:.4g}")
-m2.metric("RMSEP, non-private", f"{rmsep_0:.4g}")
-m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
-m4.metric("Rows clipped" if budget.mode == "strict" else "cond(P'W)",
-          f"{private.n_clipped_} of {len(tr)}" if budget.mode == "strict" else f"{private.condition_number_:.3g}")
-st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
-           "they are in the owner's workbook, never in the shareable files.")
-if budget.mode == "strict":
-    st.caption(
-        "Bounds must come from domain knowledge, not from the data: a bound read off the private rows is "
-        f"itself a leak. For the data owner only: the largest training row norm here is "
-        f"{res['max_row_norm_train']:.4g} and the largest |y| is {res['max_abs_y_train']:.4g}."
-    )
-if budget.mode == "strict" and private.n_clipped_ > len(tr) / 2:
-    st.warning(f"{private.n_clipped_} of {len(tr)} training rows exceed the public bounds and were clipped: the "
-               "bounds are far below the data's scale, so the model is fitted to squashed rows.")
-show_ledger(private.privacy_ledger_)
-
-f1, f2 = st.columns(2)
-show_chart(f1, edpls_coef_figure(axis, private.coef_, plain.coef_, axis_label=axis_label, private_label=label),
-           "coefficients", page="edpls")
-show_chart(f2, edpls_pred_figure(y_te, pred_p, pred_0, response=response, private_label=label), "predictions",
-           page="edpls")
-
-split_text = {"random": "random 30 %", "last": "last 30 % of rows"}[split_how]
-report = RunReport(
-    page="edpls", method=label, data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *channels]),
-    preprocessing=f"{chain} (fitted on the training rows only)",
-    parameters={**params, "test rows": split_text, "split seed": SPLIT_SEED,
-                "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
-                if budget.noise_seed is not None else "fresh (operating-system entropy)",
-                "n_train": len(tr), "n_test": len(te), **({"bounds": bounds_note} if bounds_note else {})},
-    public_parameters=public_parameters(private, preprocessing=chain, response=response, test_split=split_text),
-    mode=budget.mode, ledger=shareable_ledger(private), ledger_delta=budget.delta,
-    mode_text=(STRICT_LEAKY_CHAIN.format(chain=chain, note=info.get("strict_note", ""))
-               if budget.mode == "strict" and info.get("learns_from_data") else None),
-    headline={"RMSEP, private": rmsep_p, "RMSEP, non-private": rmsep_0, "σ_y (test)": res["sigma_y_test"],
-              **({"rows clipped": f"{private.n_clipped_} of {len(tr)}"} if budget.mode == "strict"
-                 else {"cond(P'W)": private.condition_number_})})
-later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
-why_not = no_release_reason(private)
-export_bar(report, release_json=None if why_not else (lambda: to_json(private, indent=1)), no_release_reason=why_not,
-           owner_sheets=lambda: owner_sheets(res, feature_names=channels, test_rows=te, sweeps=later_sheets))
-
-st.subheader("Privacy vs accuracy")
-s1, s2, s3 = st.columns(3)
-chains = s1.multiselect("Preprocessing chains to compare", chain_names(), default=[chain], key="edpls_chains")
-reps = int(s2.number_input("Replicates per ε", 5, 500, 30, key="edpls_reps"))
-eps_text = s3.text_input("ε grid", "0.5, 1, 2, 5, 10, 50, 100", key="edpls_eps_grid")
-try:
-    eps_grid = sorted({float(v) for v in eps_text.replace(";", ",").split(",") if v.strip()})
-    if not eps_grid or min(eps_grid) <= 0:
-        raise ValueError
-except ValueError:
-    st.error(f"The ε grid '{eps_text}' must be positive numbers separated by commas.")
-    eps_grid = []
-
-
 def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None):
     return rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
                                   y[test_idx], eps, k, reps, random_state=noise_seed, progress=progress, **params)
 
 
-# each chain's own caveat is added by the sweep (the page's chain is not the only one compared)
-sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon", "caveats")}
-rmsep_sweep = Sweep("edpls_sweep", "RMSEP sweep")
-if st.button("Run RMSEP sweep", type="primary", key="edpls_run_sweep", disabled=not (chains and eps_grid)):
-    try:
-        with rmsep_sweep.running("starting") as bar:
-            # kept per session and settings (session_noise_key: sessions never share a noise draw), not with
-            # st.cache_data: its replay of the progress bar fails on a hit
-            st.session_state["edpls_curves"] = cached_sweep(
-                "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components, reps,
-                                             sweep_params, budget.noise_seed,
-                                             progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
-                X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
-                                            sorted(sweep_params.items()), budget.noise_seed,
-                                            budget.session_noise_key)))
-    except ValueError as err:
-        st.error(f"The sweep was refused: {err}")
-curves = st.session_state.get("edpls_curves")
-if curves is not None:
-    show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"]), "rmsep_curves", page="edpls")
-    st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
-               "table's epsilon_total_basic column. The status column is each fit's own ledger: \"proven\", "
-               "\"not proven\" (data-derived sensitivities, a chain fitted on the private rows, a known noise seed) "
-               "or \"no privacy\" (ε = ∞). RMSEPs are measured on your private test rows: the table is in the "
-               "owner's workbook, not in the shareable files.")
-    st.dataframe(curves, hide_index=True)
-    later_sheets["RMSEP sweep"] = curves
+@dataclass
+class Choice:
+    """What the data section picked: the data set, the response and the problem (rows, split, channels)."""
 
-if budget.mode == "strict":
+    ds: object
+    response: str
+    split_how: str
+    n_components: int
+    problem: object
+    axis: np.ndarray
+    axis_label: str
+
+
+def noise_std_setting(budget) -> str:
+    with st.sidebar:
+        if budget.mode == "paper":
+            return st.radio(
+                "Noise std applied", ("sigma", "sigma_squared"), key="edpls_noise_std",
+                format_func=lambda v: {"sigma": "σ (correct Gaussian mechanism)",
+                                       "sigma_squared": "σ² (the authors' code, to reproduce the figures)"}[v],
+            )
+    return "sigma"
+
+
+def data_section() -> Choice:
+    ds = data_picker("spectra", key="edpls_data")
+    if ds is None:
+        st.info("Pick a sample set or upload a spectra table to start.")
+        st.stop()
+    numeric = ds.numeric_columns
+    if len(numeric) < 3:
+        st.error(f"{ds.name}: edPLS needs a numeric response and at least two numeric channel columns; "
+                 f"the file has {len(numeric)} numeric column(s).")
+        st.stop()
+    default_resp = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
+    c1, c2, c3 = st.columns(3)
+    response = c1.selectbox("Response (y)", numeric, index=numeric.index(default_resp[0]), key="edpls_response")
+    excluded = set(ds.response_columns) | {response}
+    channels = [c for c in numeric if c not in excluded]
+    split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",
+                         format_func=lambda v: {"random": "random 30 %", "last": "last 30 % of rows"}[v])
+    n_max = max(1, min(20, len(channels), len(ds.df) - 3))
+    n_components = int(c3.number_input("Latent variables", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
+                                       key="edpls_k"))
+    if len(channels) < 2:
+        st.error(f"{ds.name}: after taking '{response}' as the response, fewer than two channel columns remain.")
+        st.stop()
+    try:
+        problem = page_problem(ds.df, response, ds.response_columns, split=split_how,
+                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED)
+    except ValueError as err:
+        st.error(f"{ds.name}: {err}")
+        st.stop()
+    try:
+        axis = np.array([float(c) for c in problem.channels])
+        axis_label = "channel (column name)"
+    except ValueError:
+        axis, axis_label = np.arange(len(problem.channels)), "channel index"
+    return Choice(ds, response, split_how, n_components, problem, axis, axis_label)
+
+
+def preprocessing_section(choice: Choice, budget) -> tuple:
+    """The chain picked for the fit, its CHAIN_INFO and the preprocessed rows."""
+    chain = st.selectbox("Preprocessing for the fit", chain_names(),
+                         index=chain_names().index(PAGE_DEFAULTS["chain"]),
+                         key="edpls_chain", help="chemotools transformers, fitted on the training rows only")
+    info = CHAIN_INFO.get(chain, {})
+    if budget.mode == "strict" and info.get("learns_from_data"):
+        st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
+    try:
+        Xp = preprocess(choice.problem.X, chain, choice.problem.train)
+    except ValueError as err:
+        st.error(f"Preprocessing '{chain}' failed on {choice.ds.name}: {err}")
+        st.stop()
+    return chain, info, Xp
+
+
+def strict_settings(choice: Choice, budget, chain: str) -> tuple[dict, str | None]:
+    """Strict mode: the public bounds the user declares (never read off private rows)."""
+    ds, response = choice.ds, choice.response
+    st.markdown(STRICT_TEXT)
+    b1, b2 = st.columns(2)
+    n_channels = len(choice.problem.channels)
+    x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
+                              value=default_x_bound(n_channels), format="%.4g",
+                              key=f"edpls_x_bound_{n_channels}",
+                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
+                                   "an assumption about the instrument, not read from the data.")
+    # A sample set is public, so a default read off it leaks nothing; an upload gets no default (never a bound
+    # read off private rows).
+    y_default = sample_y_bound(choice.problem.y) if ds.origin == "sample" else None
+    y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
+                              # a bound never carries over to new data
+                              key=f"edpls_y_bound_{ds.origin}_{ds.name}_{response}",
+                              help="From the response's physical range, e.g. 100 for a percentage.")
+    if y_bound is None:
+        st.info("Enter a public bound on |y| (from the response's physical range, not from your data) "
+                "to fit in strict mode.")
+        st.stop()
+    bounds_note = None
+    if ds.origin == "sample":
+        bounds_note = "default y bound: the power of ten above the public sample set's |y|"
+    params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
+                           calibration=budget.calibration, x_bound=x_bound, y_bound=y_bound, chain=chain)
+    return params, bounds_note
+
+
+def paper_settings(choice: Choice, budget, chain: str, noise_std: str) -> dict:
+    st.markdown(PAPER_FLAWS)
+    params = dict(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta, mode="paper",
+                  calibration=budget.calibration, noise_std=noise_std)
+    if chain_caveat(chain):
+        params["caveats"] = (chain_caveat(chain),)
+    return params
+
+
+def fit_section(choice: Choice, Xp, params: dict, budget) -> dict:
+    problem = choice.problem
+    try:
+        return fit_pair(Xp, problem.y, problem.train, problem.test, params, budget.noise_seed,
+                        budget.session_noise_key)
+    except ValueError as err:
+        st.error(f"The fit on {choice.ds.name} was refused: {err}")
+        st.stop()
+
+
+def results_section(choice: Choice, res: dict, budget, label: str) -> None:
+    private, plain, tr = res["private"], res["plain"], choice.problem.train
+    strict = budget.mode == "strict"
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}")
+    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}")
+    m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
+    m4.metric("Rows clipped" if strict else "cond(P'W)",
+              f"{private.n_clipped_} of {len(tr)}" if strict else f"{private.condition_number_:.3g}")
+    st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
+               "they are in the owner's workbook, never in the shareable files.")
+    if strict:
+        st.caption(
+            "Bounds must come from domain knowledge, not from the data: a bound read off the private rows is "
+            f"itself a leak. For the data owner only: the largest training row norm here is "
+            f"{res['max_row_norm_train']:.4g} and the largest |y| is {res['max_abs_y_train']:.4g}."
+        )
+    if strict and private.n_clipped_ > len(tr) / 2:
+        st.warning(f"{private.n_clipped_} of {len(tr)} training rows exceed the public bounds and were clipped: "
+                   "the bounds are far below the data's scale, so the model is fitted to squashed rows.")
+    show_ledger(private.privacy_ledger_)
+
+    f1, f2 = st.columns(2)
+    show_chart(f1, edpls_coef_figure(choice.axis, private.coef_, plain.coef_, axis_label=choice.axis_label,
+                                     private_label=label), "coefficients", page="edpls")
+    show_chart(f2, edpls_pred_figure(res["y_test"], res["pred_private"], res["pred_plain"], response=choice.response,
+                                     private_label=label), "predictions", page="edpls")
+
+
+def export_section(choice: Choice, res: dict, budget, *, label: str, chain: str, info: dict, params: dict,
+                   bounds_note: str | None, later_sheets: dict) -> None:
+    """The shareable release and the owner's workbook; ``later_sheets`` is filled by the sections below
+    (the workbook is built on click, after this run)."""
+    ds, problem, private = choice.ds, choice.problem, res["private"]
+    tr, te, strict = problem.train, problem.test, budget.mode == "strict"
+    split_text = {"random": "random 30 %", "last": "last 30 % of rows"}[choice.split_how]
+    report = RunReport(
+        page="edpls", method=label,
+        data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels]),
+        preprocessing=f"{chain} (fitted on the training rows only)",
+        parameters={**params, "test rows": split_text, "split seed": SPLIT_SEED,
+                    "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
+                    if budget.noise_seed is not None else "fresh (operating-system entropy)",
+                    "n_train": len(tr), "n_test": len(te), **({"bounds": bounds_note} if bounds_note else {})},
+        public_parameters=public_parameters(private, preprocessing=chain, response=choice.response,
+                                            test_split=split_text),
+        mode=budget.mode, ledger=shareable_ledger(private), ledger_delta=budget.delta,
+        mode_text=(STRICT_LEAKY_CHAIN.format(chain=chain, note=info.get("strict_note", ""))
+                   if strict and info.get("learns_from_data") else None),
+        headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
+                  "σ_y (test)": res["sigma_y_test"],
+                  **({"rows clipped": f"{private.n_clipped_} of {len(tr)}"} if strict
+                     else {"cond(P'W)": private.condition_number_})})
+    why_not = no_release_reason(private)
+    export_bar(report, release_json=None if why_not else (lambda: to_json(private, indent=1)),
+               no_release_reason=why_not,
+               owner_sheets=lambda: owner_sheets(res, feature_names=problem.channels, test_rows=te,
+                                                 sweeps=later_sheets))
+
+
+def eps_grid_from(eps_text: str) -> list:
+    try:
+        eps_grid = sorted({float(v) for v in eps_text.replace(";", ",").split(",") if v.strip()})
+        if not eps_grid or min(eps_grid) <= 0:
+            raise ValueError
+    except ValueError:
+        st.error(f"The ε grid '{eps_text}' must be positive numbers separated by commas.")
+        eps_grid = []
+    return eps_grid
+
+
+def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, later_sheets: dict) -> None:
+    st.subheader("Privacy vs accuracy")
+    problem, n_components = choice.problem, choice.n_components
+    s1, s2, s3 = st.columns(3)
+    chains = s1.multiselect("Preprocessing chains to compare", chain_names(), default=[chain], key="edpls_chains")
+    reps = int(s2.number_input("Replicates per ε", 5, 500, 30, key="edpls_reps"))
+    eps_text = s3.text_input("ε grid", "0.5, 1, 2, 5, 10, 50, 100", key="edpls_eps_grid")
+    eps_grid = eps_grid_from(eps_text)
+    # each chain's own caveat is added by the sweep (the page's chain is not the only one compared)
+    sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon", "caveats")}
+    rmsep_sweep = Sweep("edpls_sweep", "RMSEP sweep")
+    X_all, y_all, tr, te = problem.X, problem.y, problem.train, problem.test
+    if st.button("Run RMSEP sweep", type="primary", key="edpls_run_sweep", disabled=not (chains and eps_grid)):
+        try:
+            with rmsep_sweep.running("starting") as bar:
+                # kept per session and settings (session_noise_key: sessions never share a noise draw), not with
+                # st.cache_data: its replay of the progress bar fails on a hit
+                st.session_state["edpls_curves"] = cached_sweep(
+                    "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components,
+                                                 reps, sweep_params, budget.noise_seed,
+                                                 progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
+                    X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
+                                                sorted(sweep_params.items()), budget.noise_seed,
+                                                budget.session_noise_key)))
+        except ValueError as err:
+            st.error(f"The sweep was refused: {err}")
+    curves = st.session_state.get("edpls_curves")
+    if curves is not None:
+        show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"]), "rmsep_curves", page="edpls")
+        st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
+                   "table's epsilon_total_basic column. The status column is each fit's own ledger: \"proven\", "
+                   "\"not proven\" (data-derived sensitivities, a chain fitted on the private rows, a known noise "
+                   "seed) or \"no privacy\" (ε = ∞). RMSEPs are measured on your private test rows: the table is in "
+                   "the owner's workbook, not in the shareable files.")
+        st.dataframe(curves, hide_index=True)
+        later_sheets["RMSEP sweep"] = curves
+
+
+def samples_needed_section(choice: Choice, res: dict, budget, Xp, params: dict, later_sheets: dict) -> None:
+    """Strict mode: how many training rows the chosen budget would need for a target RMSEP."""
     st.subheader("How many samples would strict mode need?")
-    target = st.number_input("Target RMSEP", min_value=1e-9, value=float(max(2 * rmsep_0, 1e-6)), format="%.4g",
-                             key="edpls_target")
+    problem = choice.problem
+    tr, te = problem.train, problem.test
+    target = st.number_input("Target RMSEP", min_value=1e-9, value=float(max(2 * res["rmsep_plain"], 1e-6)),
+                             format="%.4g", key="edpls_target")
     simulation = Sweep("edpls_simulate", "simulation")
     if st.button("Simulate", key="edpls_samples"):
         n0 = len(tr)
         sizes = sorted({n0, *(int(n0 * f) for f in (2, 5, 10, 30, 100, 300, 1000))})
         try:
             with simulation.running("starting") as bar:
-                curve = samples_needed_curve(Xp[tr], y_all[tr], Xp[te], y_te, sizes, budget.epsilon, n_components, 20,
-                                             random_state=budget.noise_seed,
-                                             progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
-                                             **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
+                curve = samples_needed_curve(
+                    Xp[tr], problem.y[tr], Xp[te], res["y_test"], sizes, budget.epsilon, choice.n_components, 20,
+                    random_state=budget.noise_seed, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+                    **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
         except ValueError as err:
             st.error(f"The simulation was refused: {err}")
         else:
@@ -297,3 +354,27 @@ if budget.mode == "strict":
         st.caption("Simulated by resampling your training rows (optimistic: new samples are assumed to look like "
                    "the ones you have); the noise part is exact. The table is in the owner's workbook.")
         later_sheets["samples needed"] = curve
+
+
+def main() -> None:
+    st.title("edPLS: differentially private PLS1 regression")
+    budget = budget_picker("edpls")
+    noise_std = noise_std_setting(budget)
+    choice = data_section()
+    chain, info, Xp = preprocessing_section(choice, budget)
+    if budget.mode == "strict":
+        params, bounds_note = strict_settings(choice, budget, chain)
+    else:
+        params, bounds_note = paper_settings(choice, budget, chain, noise_std), None
+    res = fit_section(choice, Xp, params, budget)
+    label = f"edPLS ({'strict' if budget.mode == 'strict' else 'paper'}, ε = {budget.epsilon:g})"
+    results_section(choice, res, budget, label)
+    later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
+    export_section(choice, res, budget, label=label, chain=chain, info=info, params=params,
+                   bounds_note=bounds_note, later_sheets=later_sheets)
+    sweep_section(choice, res, budget, chain, params, later_sheets)
+    if budget.mode == "strict":
+        samples_needed_section(choice, res, budget, Xp, params, later_sheets)
+
+
+main()

@@ -13,68 +13,73 @@ from ui.progress import Sweep
 
 QUANTILES = [0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0]
 
-st.title("Privacy audit")
-st.caption(
-    "We tried to break each release: it is run many times on two neighbouring data sets (one row "
-    "added, removed or replaced, chosen as the worst case for the method), every output is reduced "
-    "to one number, and the best threshold test between the two sets gives a lower bound on ε that "
-    "holds with 95% confidence (Clopper-Pearson). A bound above the claim proves the claim wrong; a "
-    "bound below it only says this attack did not break it."
-)
 
-budget = budget_picker("audit", modes=("strict", "paper"), show_calibration=False)
-
-labels = {key: label for key, (label, _) in AUDIT_TARGETS.items()}
-target = st.selectbox("What to audit", list(labels), format_func=labels.get, key="audit_target")
-modes = AUDIT_TARGETS[target][1]
-mode = budget.mode if budget.mode in modes else modes[0]
-if mode != budget.mode:
-    st.info(f"{labels[target]} has only {mode} mode here; auditing that (the sidebar says {budget.mode}).")
-st.markdown(f"**Mode: {mode}.** " + (
-    "Strict mode claims a proven (ε, δ): the audit must stay below it." if mode == "strict" else
-    "Paper mode reproduces the published method: its ε is stated, not proven, and data-dependent "
-    "bounds can let the audit exceed it."))
-
-col1, col2 = st.columns(2)
-bug_labels = {"none": "none (the real release)", "noise_halved": "noise scaled down by 2",
+BUG_LABELS = {"none": "none (the real release)", "noise_halved": "noise scaled down by 2",
               "sensitivity_halved": "sensitivity halved"}
-bug = col1.selectbox("Planted bug (strict mode; shows the auditor has teeth)", list(bug_labels),
-                     format_func=bug_labels.get, key="audit_bug", disabled=mode != "strict")
-trials = col2.select_slider("Trials per data set", options=[10_000, 20_000, 50_000, 100_000, 200_000, 500_000],
-                            value=50_000, key="audit_trials")
-seed = st.number_input("Simulation seed (the audit's trials)", min_value=0, value=0, step=1, key="audit_seed",
-                       help="Fixes the random draws of this simulation (the release run many times on generated "
-                            "data) so that an audit can be repeated. It is not the noise of anything you release: "
-                            "the method pages always draw their noise fresh.")
 
-audit_run = Sweep("audit", "audit")
-if st.button("Run audit", type="primary", key="audit_run"):
-    try:
-        case = make_case(target, mode, budget.epsilon, budget.delta, None if bug == "none" or mode != "strict" else bug)
-    except ValueError as err:
-        st.error(f"Cannot audit this choice: {err}")
-    else:
-        with audit_run.running("running the release on D and D′ ...") as bar:
-            res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
-                                      chunk=max(1, int(trials) // 10),
-                                      progress=lambda f: bar.progress(min(1.0, f), text=f"{100 * f:.0f}% of the trials"))
-        st.session_state["audit_result"] = {"case": case, "result": res, "seed": int(seed)}
 
-stored = st.session_state.get("audit_result")
-if stored is None:
-    st.caption("Pick a target and press **Run audit**.")
-else:
-    case, res = stored["case"], stored["result"]
-    st.subheader(f"Audit: {case.name} ({case.mode} mode)")
-    c1, c2, c3 = st.columns(3)
-    claim_text = "no guarantee (∞)" if math.isinf(case.claimed_eps) else f"{case.claimed_eps:.3g}"
-    c1.metric(f"Claimed ε (δ = {case.delta:.1e})", claim_text)
-    c2.metric("Audited ε lower bound (95%)", f"{res.epsilon_lb:.3f}")
-    c3.metric("Trials per data set", f"{res.n_trials:,}")
+def intro() -> None:
+    st.title("Privacy audit")
+    st.caption(
+        "We tried to break each release: it is run many times on two neighbouring data sets (one row "
+        "added, removed or replaced, chosen as the worst case for the method), every output is reduced "
+        "to one number, and the best threshold test between the two sets gives a lower bound on ε that "
+        "holds with 95% confidence (Clopper-Pearson). A bound above the claim proves the claim wrong; a "
+        "bound below it only says this attack did not break it."
+    )
+
+
+def target_section(budget) -> tuple[str, str]:
+    """What to audit, and in which mode (the target's own mode when it lacks the sidebar's)."""
+    labels = {key: label for key, (label, _) in AUDIT_TARGETS.items()}
+    target = st.selectbox("What to audit", list(labels), format_func=labels.get, key="audit_target")
+    modes = AUDIT_TARGETS[target][1]
+    mode = budget.mode if budget.mode in modes else modes[0]
+    if mode != budget.mode:
+        st.info(f"{labels[target]} has only {mode} mode here; auditing that (the sidebar says {budget.mode}).")
+    st.markdown(f"**Mode: {mode}.** " + (
+        "Strict mode claims a proven (ε, δ): the audit must stay below it." if mode == "strict" else
+        "Paper mode reproduces the published method: its ε is stated, not proven, and data-dependent "
+        "bounds can let the audit exceed it."))
+    return target, mode
+
+
+def trial_settings(mode: str) -> tuple[str, int, int]:
+    col1, col2 = st.columns(2)
+    bug = col1.selectbox("Planted bug (strict mode; shows the auditor has teeth)", list(BUG_LABELS),
+                         format_func=BUG_LABELS.get, key="audit_bug", disabled=mode != "strict")
+    trials = col2.select_slider("Trials per data set", options=[10_000, 20_000, 50_000, 100_000, 200_000, 500_000],
+                                value=50_000, key="audit_trials")
+    seed = st.number_input("Simulation seed (the audit's trials)", min_value=0, value=0, step=1, key="audit_seed",
+                           help="Fixes the random draws of this simulation (the release run many times on generated "
+                                "data) so that an audit can be repeated. It is not the noise of anything you "
+                                "release: the method pages always draw their noise fresh.")
+    return bug, trials, seed
+
+
+def run_section(budget, target: str, mode: str, bug: str, trials: int, seed: int) -> None:
+    audit_run = Sweep("audit", "audit")
+    if st.button("Run audit", type="primary", key="audit_run"):
+        try:
+            case = make_case(target, mode, budget.epsilon, budget.delta,
+                             None if bug == "none" or mode != "strict" else bug)
+        except ValueError as err:
+            st.error(f"Cannot audit this choice: {err}")
+        else:
+            with audit_run.running("running the release on D and D′ ...") as bar:
+                res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
+                                          chunk=max(1, int(trials) // 10),
+                                          progress=lambda f: bar.progress(min(1.0, f),
+                                                                          text=f"{100 * f:.0f}% of the trials"))
+            st.session_state["audit_result"] = {"case": case, "result": res, "seed": int(seed)}
+
+
+def verdict_section(case, res) -> bool:
+    """The audit's verdict against the claim; returns whether the bound exceeds it."""
     exceeded = res.epsilon_lb > case.claimed_eps
     if exceeded and case.mode == "strict":
         st.error("The audit **exceeds the claimed ε**: this release is not as private as it says"
-                 + (f" (planted bug: {bug_labels[case.bug]})." if case.bug else "."))
+                 + (f" (planted bug: {BUG_LABELS[case.bug]})." if case.bug else "."))
     elif exceeded:
         st.warning("The audit **exceeds the stated ε**: paper mode's data-dependent noise does not give the "
                    "guarantee it states.")
@@ -82,6 +87,17 @@ else:
         st.warning("The planted bug was not caught at this number of trials: try more trials.")
     else:
         st.success("The audit stays below the claim (no violation found; this is evidence, not a proof).")
+    return exceeded
+
+
+def results_section(case, res) -> bool:
+    st.subheader(f"Audit: {case.name} ({case.mode} mode)")
+    c1, c2, c3 = st.columns(3)
+    claim_text = "no guarantee (∞)" if math.isinf(case.claimed_eps) else f"{case.claimed_eps:.3g}"
+    c1.metric(f"Claimed ε (δ = {case.delta:.1e})", claim_text)
+    c2.metric("Audited ε lower bound (95%)", f"{res.epsilon_lb:.3f}")
+    c3.metric("Trials per data set", f"{res.n_trials:,}")
+    exceeded = verdict_section(case, res)
     st.caption(f"Neighbours: {case.neighbours}. Release: {case.note}. Test: statistic '{res.statistic}', "
                f"threshold {res.threshold:.4g}, rejection rates {res.rate_num:.3g} vs {res.rate_den:.3g} "
                f"(point estimate of the bound {res.eps_point:.3g}).")
@@ -90,6 +106,10 @@ else:
     if math.isfinite(case.claimed_eps):
         show_chart(st, audit_bound_figure([case.name], [case.claimed_eps], [res.epsilon_lb]), f"bound_{case.method}",
                    page="privacy_audit")
+    return exceeded
+
+
+def export_section(case, res, exceeded: bool, seed: int, stored: dict) -> None:
     # The audit runs on generated worst-case neighbours D and D′, not on anyone's data: its settings and results
     # are public and go into the shareable report; the simulation seed and the trial statistics go to the workbook.
     row = {"release": case.name, "method": case.method, "mode": case.mode, "planted bug": case.bug or "none",
@@ -112,7 +132,26 @@ else:
                    "release's claim (a bound above the claim disproves it), not a guarantee."),
         notes=[f"Release: {case.note}."])
     export_bar(report, no_release_reason="an audit fits no model; it runs the release many times on two generated "
-                                         "neighbouring data sets (its settings and results are in the shareable report).",
+                                         "neighbouring data sets (its settings and results are in the shareable "
+                                         "report).",
                owner_sheets=lambda: {"trial statistics (quantiles)": pd.DataFrame(
                    {"quantile": QUANTILES, "statistic on D": pd.Series(res.stat_D).quantile(QUANTILES).to_numpy(),
                     "statistic on D′": pd.Series(res.stat_D_prime).quantile(QUANTILES).to_numpy()})})
+
+
+def main() -> None:
+    intro()
+    budget = budget_picker("audit", modes=("strict", "paper"), show_calibration=False)
+    target, mode = target_section(budget)
+    bug, trials, seed = trial_settings(mode)
+    run_section(budget, target, mode, bug, trials, seed)
+    stored = st.session_state.get("audit_result")
+    if stored is None:
+        st.caption("Pick a target and press **Run audit**.")
+        return
+    case, res = stored["case"], stored["result"]
+    exceeded = results_section(case, res)
+    export_section(case, res, exceeded, seed, stored)
+
+
+main()

@@ -10,12 +10,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.attacks.var_admm_attacks import (
-    breach_table,
-    central_node_attack,
-    owner_attack,
-    zero_init_leak,
-)
 from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS
 from engine.methods.var_admm import (
@@ -23,40 +17,38 @@ from engine.methods.var_admm import (
     DP_STATEMENTS,
     NOT_DP_MODEL,
     SCHEME_LABELS,
-    CollaborativeVAR,
     calibrated_noise_scale,
-    coef_table,
-    defence_comparison,
-    evaluate_forecasts,
-    load_panel,
     neighbourhood,
-    noise_sweep,
     owner_sheets,
     parse_lags,
-    prepare_series,
     release_refusal,
-    shareable_release,
-    to_json,
 )
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
 from ui.figures import (
-    var_attack_error_figure,
-    var_attack_series_figure,
-    var_breach_figure,
     var_convergence_figure,
     var_forecast_figure,
     var_message_flow_figure,
     var_privacy_curve_figure,
-    var_singular_values_figure,
     var_skill_figure,
 )
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
+from ui.var_admm_attack import attack_tab
+from ui.var_admm_runs import (
+    MIN_STEPS,
+    SCHEME_CHOICES,
+    Defence,
+    Setup,
+    fit_and_forecast,
+    read_panel,
+    run_defence,
+    sweep_point,
+    usable_panel,
+)
 
-CENTRAL_ATTACKER = "central node (Y-free variant (71))"
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
 DP_NOISE = ("laplace", "gaussian", "uniform", "naive_laplace")  # noise on the values: a release of the data
 #: Sample sets whose value range is a documented public rating (lo, hi, where it is documented).
@@ -66,267 +58,172 @@ SAMPLE_RATINGS = {SAMPLE_SETS["solar"].title: (0.0, 1.2, "the sample set's docum
 PUBLIC_RANGE_LABEL = "This range is public: it comes from the plant's rating, not from the data"
 
 
-# --------------------------------------------------------------------------- cached engine calls
-@st.cache_data(show_spinner="Reading the series ...", max_entries=8)
-def read_panel(df: pd.DataFrame, name: str) -> pd.DataFrame:
-    return load_panel(df, name).Y
+# --------------------------------------------------------------------------- page sections
+def intro() -> None:
+    st.title("VAR-ADMM")
+    st.markdown(
+        "Owners of neighbouring solar plants (or any geographically spread series) forecast better together: "
+        "a vector autoregression (VAR) uses **every owner's recent values** to forecast each owner's next value. "
+        "Pooling the data is what they want to avoid, so the paper's collaborative fit splits the VAR by owner and "
+        "solves it by **ADMM** (Gonçalves, Bessa & Pinson): each owner keeps its series and exchanges only "
+        "intermediate matrices with a central node. This page fits that model on your series, measures the skill "
+        "over each owner's local model, and then shows what the exchanged matrices **leak**: the paper's "
+        "Propositions 2-4, run live."
+    )
+    st.warning(
+        "**No ADMM variant here is private.** An owner rebuilds every other owner's series exactly after a handful "
+        "of iterations (Prop. 3), the central node too (Prop. 2); random masks and noise on the coefficients do "
+        "not stop it (Prop. 4). **Only additive noise on values clipped into a range you declare public is (local) "
+        "differentially private, per value**; over an owner's whole series the ε adds up over its values. "
+        "Multiplicative and linear transformations and noise inside ADMM are **not DP**.",
+        icon=":material/lock_open:",
+    )
 
 
-MIN_STEPS = 50  # fewest time steps the page fits on (the span input starts there)
-
-
-def usable_panel(df: pd.DataFrame, name: str) -> None:
-    """The data picker's check for this page: a panel of at least two series and MIN_STEPS steps."""
+def data_section() -> Setup:
+    dataset = data_picker(kind="timeseries", key="var_admm_data", check=usable_panel)
+    if dataset is None:
+        st.info("Pick the sample solar series or upload a wide (time + one column per site) or long (time, site, "
+                "value) table.")
+        st.stop()
     try:
-        Y = read_panel(df, name)
-    except ValueError as err:  # DataError (a ValueError) keeps its file, row and column
-        raise err if isinstance(err, DataError) else DataError(f"{name}: {err}", file=name) from None
-    if Y.shape[1] < 2:
-        raise DataError(f"{name}: a collaboration needs at least two series (owners); the table has {Y.shape[1]}.",
-                        file=name)
-    if len(Y) < MIN_STEPS:
-        raise DataError(f"{name}: the collaborative VAR here needs at least {MIN_STEPS} time steps; the table has "
-                        f"{len(Y)}.", file=name)
+        full = read_panel(dataset.df, dataset.name)
+    except (DataError, ValueError) as err:
+        st.error(f"{dataset.name} cannot be used as a set of time series: {err}")
+        st.stop()
+    if full.shape[1] < 2:
+        st.error(f"{dataset.name}: a collaboration needs at least two series (owners); the table has "
+                 f"{full.shape[1]}.")
+        st.stop()
+    # Widgets whose defaults are read off the data set are keyed on it: a choice made for one data set (the solar
+    # switch, the range and its declaration, the span) must never silently carry over to another one.
+    hourly = (isinstance(full.index, pd.DatetimeIndex) and len(full) > 48
+              and (full.index[1] - full.index[0]) == pd.Timedelta("1h"))
+    return Setup(dataset, full, f"{dataset.origin}:{dataset.name}", hourly)
 
 
-def _panel(Y: pd.DataFrame, solar: bool, lags: tuple):
-    return prepare_series(Y, solar=solar, lags=lags)
-
-
-def _model_kw(settings: dict) -> dict:
-    return {k: settings[k] for k in ("penalty", "alpha", "rho", "init", "variant")}
-
-
-SCHEME_CHOICES = {
-    "auto": "Automatic: accelerated for the fit, the paper's scheme for the attacks",
-    "anderson": "Accelerated: ρ = n with Anderson mixing",
-    "paper": "The paper's plain scheme (47)/(71)",
-    "balanced": "Paper's scheme + residual balancing of ρ",
-    "relaxed": "Paper's scheme + over-relaxation (α = 1.6)",
-}
-
-
-@st.cache_data(show_spinner="Fitting the collaborative VAR by ADMM ...", max_entries=16)
-def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) -> dict:
-    """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3).
-    Nothing here is a release: the ADMM's random start uses the fixed initialisation seed."""
-    panel = _panel(Y, solar, lags)
-    train = panel.Y[:panel.train_end]
-    mask = panel.fit_mask[:panel.train_end]
-    central = CollaborativeVAR(lags, penalty=settings["penalty"], alpha=settings["alpha"]).fit(train, row_mask=mask)
-    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"], scheme=settings["scheme"],
-                   random_state=settings["init_seed"], owner_names=panel.sites, **_model_kw(settings))
-    ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(lags, **admm_kw),
-                            test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
-                            owner_names=panel.sites)  # a fit that stops early warns and says why (below)
-    admm = ev.model
-    trace = admm.trace_
-    log = trace.log.to_frame(max_iteration=3)
-    return {
-        "table": ev.table, "actual": ev.actual, "var_pred": ev.var_pred, "ar_pred": ev.ar_pred,
-        "times": panel.index[ev.target_rows], "score_mask": panel.score_mask,
-        "residuals": trace.residual_frame(), "coef_error": trace.coef_error_path(central.coef_owner_major_), "coef_iterations": trace.path_iterations,
-        "gap": float(abs(admm.coefs_ - central.coefs_).max()), "n_iter": admm.n_iter_, "converged": admm.converged_,
-        "scheme": admm.scheme_, "rho_used": trace.rho, "rejected": trace.rejected_steps,
-        "convergence_warning": admm.convergence_message_,
-        "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
-        "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
-        "coef_table": coef_table(admm),
-    }
-
-
-def _raw_scale(panel):
-    """The values the defence releases: the series as prepared (solar: night = 0) before any centring
-    (centring on a private mean before the noise would leak it; the model's intercept does it afterwards)."""
-    return panel.Y + panel.means
-
-
-@st.cache_data(show_spinner="Running the defence on the same forecasts ...", max_entries=32)
-def run_defence(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, defence: str, strength: float,
-                eval_inputs: str, public_range: tuple, declared: bool, delta: float, noise_seed, draw: str,
-                calibration: str) -> dict:
-    """One defence run. Noise on the values: clip into ``public_range``, fresh noise (``noise_seed`` None;
-    ``draw`` only tells this session's draw apart in the cache, it seeds nothing), then the VAR fit."""
-    panel = _panel(Y, solar, lags)
-    ev = defence_comparison(_raw_scale(panel), lags, panel.train_end, defence, strength, params=settings,
-                            score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
-                            eval_inputs=eval_inputs, random_state=noise_seed, owner_names=panel.sites,
-                            public_range=public_range, declared_public=declared, delta=delta)
-    rel = ev.release
-    reason = release_refusal(rel)
-    release_json = None
-    if reason is None:
-        # The coefficients are post-processing of the noisy series only when the fitted rows are public: every
-        # row for ordinary series; for solar series the daylight rows are read from the private data.
-        model = None if solar else ev.model
-        release_json = to_json(shareable_release(rel, owner_names=panel.sites, lags=lags, model=model,
-                                                 calibration=calibration))
-    return {"table": ev.table, "var_pred": ev.var_pred - panel.means, "release": rel,
-            "release_json": release_json, "no_release_reason": reason}
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: str, b: float, public_range: tuple,
-                declared: bool, delta: float, noise_seed, draw: str) -> pd.DataFrame:
-    panel = _panel(Y, solar, lags)
-    return noise_sweep(_raw_scale(panel), lags, panel.train_end, law, [b], params=settings,
-                       score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
-                       public_range=public_range, declared_public=declared, delta=delta, random_state=noise_seed)
-
-
-@st.cache_data(show_spinner="Running the protocol and the attack ...", max_entries=16)
-def run_attack(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, attacker: str, victim: str, K_max: int,
-               coef_noise: float, message_noise: float, init: str) -> dict:
-    panel = _panel(Y, solar, lags)
-    train = panel.Y[:panel.train_end]
-    mask = panel.fit_mask[:panel.train_end]
-    kw = _model_kw(settings)
-    kw.update(init=init, variant="y_free" if attacker == CENTRAL_ATTACKER else settings["variant"])
-    model = CollaborativeVAR(lags, solver="admm", tol=None, max_iter=K_max, keep_values=K_max,
-                             coef_noise=coef_noise, message_noise=message_noise, random_state=settings["init_seed"],
-                             owner_names=panel.sites, **kw).fit(train, row_mask=mask)
-    if attacker == CENTRAL_ATTACKER:
-        res = central_node_attack(model, victim)
-    else:
-        res = owner_attack(model, attacker)
-    leak = zero_init_leak(model)
-    return {"result": res, "times": panel.index[model.fit_rows_], "T": model.n_obs_,
-            "zero_leak_err": float(leak.relerr.max()), "zero_leak_note": leak.note}
-
-
-# --------------------------------------------------------------------------- page
-st.title("VAR-ADMM")
-st.markdown(
-    "Owners of neighbouring solar plants (or any geographically spread series) forecast better together: "
-    "a vector autoregression (VAR) uses **every owner's recent values** to forecast each owner's next value. "
-    "Pooling the data is what they want to avoid, so the paper's collaborative fit splits the VAR by owner and "
-    "solves it by **ADMM** (Gonçalves, Bessa & Pinson): each owner keeps its series and exchanges only "
-    "intermediate matrices with a central node. This page fits that model on your series, measures the skill "
-    "over each owner's local model, and then shows what the exchanged matrices **leak**: the paper's "
-    "Propositions 2-4, run live."
-)
-st.warning(
-    "**No ADMM variant here is private.** An owner rebuilds every other owner's series exactly after a handful "
-    "of iterations (Prop. 3), the central node too (Prop. 2); random masks and noise on the coefficients do not "
-    "stop it (Prop. 4). **Only additive noise on values clipped into a range you declare public is (local) "
-    "differentially private, per value**; over an owner's whole series the ε adds up over its values. Multiplicative "
-    "and linear transformations and noise inside ADMM are **not DP**.",
-    icon=":material/lock_open:",
-)
-budget = budget_picker("var_admm")
-dataset = data_picker(kind="timeseries", key="var_admm_data", check=usable_panel)
-if dataset is None:
-    st.info("Pick the sample solar series or upload a wide (time + one column per site) or long (time, site, value) table.")
-    st.stop()
-
-try:
-    full = read_panel(dataset.df, dataset.name)
-except (DataError, ValueError) as err:
-    st.error(f"{dataset.name} cannot be used as a set of time series: {err}")
-    st.stop()
-if full.shape[1] < 2:
-    st.error(f"{dataset.name}: a collaboration needs at least two series (owners); the table has {full.shape[1]}.")
-    st.stop()
-
-# --- owners and span (defaults small so the first charts appear fast)
-# Widgets whose defaults are read off the data set are keyed on it: a choice made for one data set (the solar
-# switch, the range and its declaration, the span) must never silently carry over to another one.
-data_tag = f"{dataset.origin}:{dataset.name}"
-is_solar_like = bool((full.to_numpy() == 0).mean() > 0.2)
-hourly = isinstance(full.index, pd.DatetimeIndex) and len(full) > 48 and (full.index[1] - full.index[0]) == pd.Timedelta("1h")
-with st.expander("Owners, span and model", expanded=True):
+def owners_and_span(setup: Setup) -> list:
+    """The span and the owners (defaults small so the first charts appear fast); returns the chosen sites."""
+    full, data_tag, hourly = setup.full, setup.data_tag, setup.hourly
     c1, c2, c3 = st.columns(3)
     sites_all = list(full.columns)
     rows_default = min(len(full), 24 * 120 if hourly else len(full))
-    n_rows = int(c1.number_input("Rows (time steps) from the start", min(MIN_STEPS, len(full)), len(full), rows_default, step=24 if hourly else 10,
-                                 key=f"var_admm_rows_{data_tag}", help="A shorter span fits faster; enlarge it for the full study."))
+    setup.n_rows = int(c1.number_input("Rows (time steps) from the start", min(MIN_STEPS, len(full)), len(full),
+                                       rows_default, step=24 if hourly else 10, key=f"var_admm_rows_{data_tag}",
+                                       help="A shorter span fits faster; enlarge it for the full study."))
     pick = c2.radio("Owners", ("Neighbourhood of a site", "First sites of the file", "Choose"), key="var_admm_pick",
-                    help="Neighbourhood: the sites whose series correlate most with the chosen one (for solar plants, "
-                         "its neighbours, where the lead-lag links are).")
+                    help="Neighbourhood: the sites whose series correlate most with the chosen one (for solar "
+                         "plants, its neighbours, where the lead-lag links are).")
     if pick == "Choose":
-        chosen = c3.multiselect("Sites (owners)", sites_all, default=sites_all[:min(8, len(sites_all))],
-                                key=f"var_admm_sites_{data_tag}")
-    else:
-        n_sites = int(c3.slider("Number of owners", 2, len(sites_all), min(8, len(sites_all)), key=f"var_admm_n_sites_{data_tag}"))
-        if pick == "First sites of the file":
-            chosen = sites_all[:n_sites]
-        else:
-            centre = c3.selectbox("Centre site", sites_all, key=f"var_admm_centre_{data_tag}")
-            chosen = neighbourhood(full, centre, n_sites, n_rows)
-    solar = st.checkbox("Solar series (night = 0: fit and score daylight hours)", is_solar_like, key=f"var_admm_solar_{data_tag}",
-                        help="Spec 6.3: night values are 0, each site is centred on its daytime mean, and only hours in "
-                             "daylight at all sites are fitted and scored.")
+        return c3.multiselect("Sites (owners)", sites_all, default=sites_all[:min(8, len(sites_all))],
+                              key=f"var_admm_sites_{data_tag}")
+    n_sites = int(c3.slider("Number of owners", 2, len(sites_all), min(8, len(sites_all)),
+                            key=f"var_admm_n_sites_{data_tag}"))
+    if pick == "First sites of the file":
+        return sites_all[:n_sites]
+    centre = c3.selectbox("Centre site", sites_all, key=f"var_admm_centre_{data_tag}")
+    return neighbourhood(full, centre, n_sites, setup.n_rows)
+
+
+def model_options(setup: Setup) -> tuple[str, dict]:
+    """The solar switch, the lags and the ADMM settings; returns the lags as typed and the settings."""
+    data_tag, hourly = setup.data_tag, setup.hourly
+    is_solar_like = bool((setup.full.to_numpy() == 0).mean() > 0.2)
+    setup.solar = st.checkbox("Solar series (night = 0: fit and score daylight hours)", is_solar_like,
+                              key=f"var_admm_solar_{data_tag}",
+                              help="Spec 6.3: night values are 0, each site is centred on its daytime mean, and only "
+                                   "hours in daylight at all sites are fitted and scored.")
     c4, c5, c6, c7 = st.columns(4)
     lags_text = c4.text_input("Lags", "1, 2, 24" if hourly else "1, 2", key=f"var_admm_lags_{data_tag}",
-                              help="A number p (lags 1..p) or a list such as 1, 2, 24 (hour before, two hours before, same hour yesterday).")
+                              help="A number p (lags 1..p) or a list such as 1, 2, 24 (hour before, two hours "
+                                   "before, same hour yesterday).")
     penalty = c5.selectbox("Penalty", ("none", "lasso", "ridge"), key="var_admm_penalty")
-    alpha = float(c6.number_input("α (per row; λ = α T)", 0.0, 10.0, 0.0 if penalty == "none" else 0.001, format="%.4f",
-                                  key="var_admm_alpha", disabled=penalty == "none"))
+    alpha = float(c6.number_input("α (per row; λ = α T)", 0.0, 10.0, 0.0 if penalty == "none" else 0.001,
+                                  format="%.4f", key="var_admm_alpha", disabled=penalty == "none"))
     rho = float(c7.slider("ρ (ADMM)", 0.1, 50.0, 2.0, step=0.1, key="var_admm_rho",
                           help="Spec default 2. Strongly correlated series converge faster with a smaller ρ."))
     c8, c9, c10, c11 = st.columns(4)
     stop_mode = c8.radio("Iterations", ("Boyd's stopping rule", "Fixed K (paper mode)"), key="var_admm_stop",
-                         help="Boyd's rule (relative tolerance 1e-6, relative to the data's own scale), or exactly K "
-                              "iterations with no check of convergence (the paper's fixed-K experiments).")
+                         help="Boyd's rule (relative tolerance 1e-6, relative to the data's own scale), or exactly "
+                              "K iterations with no check of convergence (the paper's fixed-K experiments).")
     max_iter = int(c9.number_input("Max iterations" if stop_mode.startswith("Boyd") else "K", 1, 20000,
                                    3000 if stop_mode.startswith("Boyd") else 50, key="var_admm_iter"))
     init = c10.selectbox("Initialisation", ("random", "zero"), key="var_admm_init",
-                         help="zero: Boyd's default, the first broadcast is 2Y/(n + ρ) (every series leaks). random: the paper's Prop. 3 setting.")
+                         help="zero: Boyd's default, the first broadcast is 2Y/(n + ρ) (every series leaks). "
+                              "random: the paper's Prop. 3 setting.")
     variant = c11.selectbox("Protocol", ("base (47): central node holds Y", "Y-free (71)"), key="var_admm_variant")
-    scheme = st.selectbox("ADMM scheme", list(SCHEME_CHOICES), format_func=SCHEME_CHOICES.get, key="var_admm_scheme",
-                          help="Automatic runs the accelerated scheme for the fit (ρ = n, where the broadcast no longer "
-                               "depends on the dual, plus Anderson mixing of the owners' last updates: a few iterations "
-                               "instead of hundreds) and the paper's plain scheme wherever the paper's messages matter "
-                               "(fixed K, the attacks, noise inside ADMM). ρ applies to the paper's schemes only. "
-                               "The Attack tab always runs the paper's scheme: the attacks read its messages.")
+    scheme = st.selectbox("ADMM scheme", list(SCHEME_CHOICES), format_func=SCHEME_CHOICES.get,
+                          key="var_admm_scheme",
+                          help="Automatic runs the accelerated scheme for the fit (ρ = n, where the broadcast no "
+                               "longer depends on the dual, plus Anderson mixing of the owners' last updates: a few "
+                               "iterations instead of hundreds) and the paper's plain scheme wherever the paper's "
+                               "messages matter (fixed K, the attacks, noise inside ADMM). ρ applies to the paper's "
+                               "schemes only. The Attack tab always runs the paper's scheme: the attacks read its "
+                               "messages.")
+    settings = {"penalty": penalty, "alpha": alpha if penalty != "none" else 0.0, "rho": rho, "init": init,
+                "variant": "y_free" if variant.startswith("Y-free") else "base", "max_iter": max_iter,
+                "tol": 1e-6 if stop_mode.startswith("Boyd") else None, "scheme": scheme,
+                "init_seed": 0}  # ADMM's random start and the attack simulations only: never the defence's noise
+    return lags_text, settings
 
-try:
-    lags = parse_lags(lags_text)
-except ValueError as err:
-    st.error(f"Lags: {err}")
-    st.stop()
-if len(chosen) < 2:
-    st.error("Choose at least two sites: a collaboration needs two owners.")
-    st.stop()
-Y = full.iloc[:n_rows][list(chosen)]
-settings = {"penalty": penalty, "alpha": alpha if penalty != "none" else 0.0, "rho": rho, "init": init,
-            "variant": "y_free" if variant.startswith("Y-free") else "base", "max_iter": max_iter,
-            "tol": 1e-6 if stop_mode.startswith("Boyd") else None, "scheme": scheme,
-            "init_seed": 0}  # ADMM's random start and the attack simulations only: never the defence's noise
-try:
-    fit = fit_and_forecast(Y, solar, lags, settings)
-except (DataError, ValueError, ArithmeticError) as err:
-    st.error(f"The model cannot be fitted on this choice: {err}")
-    st.stop()
 
-table = fit["table"]
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("ADMM iterations", f"{fit['n_iter']}" + ("" if fit["converged"] or settings["tol"] is None else " (no convergence)"),
-          help="Boyd's rule: primal and dual residuals below their thresholds (relative tolerance 1e-6, relative "
-               "to the data's own scale), or the fixed K.")
-m2.metric("max |B_ADMM − B_central|", f"{fit['gap']:.1e}",
-          help="Largest coefficient difference between the distributed fit and the pooled fit of the same settings.")
-m3.metric("Median MAE gain over local AR", f"{table['mae_gain_pct'].median():.1f} %",
-          help="100 (1 − MAE_VAR / MAE_AR) per owner; AR = each owner's own lags only (spec 6.3).")
-m4.metric("Owners gaining ≥ 10 % (MAE)", f"{int((table['mae_gain_pct'] >= 10).sum())} of {len(table)}")
-scheme_text = (f"**ADMM scheme that ran: {fit['scheme']}**, {SCHEME_LABELS[fit['scheme']]}"
-               + (f" (ρ = n = {fit['rho_used']:g}; ρ above is not used" if fit["scheme"] == "anderson" else
-                  f" (ρ = {fit['rho_used']:g}")
-               + (f"; {fit['rejected']} mixed steps refused by the safeguard)" if fit["rejected"] else ")") + ". "
-               + ("Stopping: Boyd's rule, relative tolerance 1e-6." if settings["tol"] is not None else
-                  f"Fixed K = {settings['max_iter']} iterations (paper mode): no stopping rule, convergence is not checked."))
-st.markdown(scheme_text)
-if fit["convergence_warning"]:
-    st.warning(f"**Not converged.** {fit['convergence_warning']}. The coefficients and forecasts below are those of the "
-               "last iteration.", icon=":material/warning:")
-st.caption(f"{len(Y.columns)} owners, {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows scored "
-           f"(one step ahead, rolling, coefficients fixed). Lags {', '.join(map(str, lags))}. These evaluations use "
-           "your private rows: they are for you (owner's workbook), not for sharing.")
+def settings_section(setup: Setup) -> None:
+    with st.expander("Owners, span and model", expanded=True):
+        chosen = owners_and_span(setup)
+        lags_text, setup.settings = model_options(setup)
+    try:
+        setup.lags = parse_lags(lags_text)
+    except ValueError as err:
+        st.error(f"Lags: {err}")
+        st.stop()
+    if len(chosen) < 2:
+        st.error("Choose at least two sites: a collaboration needs two owners.")
+        st.stop()
+    setup.Y = setup.full.iloc[:setup.n_rows][list(chosen)]
 
-# Fresh noise: every session draws its own noise (the cache tells draws apart by this tag; it seeds nothing).
-if "var_admm_noise_draw" not in st.session_state:
-    st.session_state["var_admm_noise_draw"] = secrets.token_hex(8)
-noise_draw = st.session_state["var_admm_noise_draw"]
+
+def fit_section(setup: Setup) -> dict:
+    try:
+        return fit_and_forecast(setup.Y, setup.solar, setup.lags, setup.settings)
+    except (DataError, ValueError, ArithmeticError) as err:
+        st.error(f"The model cannot be fitted on this choice: {err}")
+        st.stop()
+
+
+def fit_summary(setup: Setup, fit: dict) -> None:
+    table, settings = fit["table"], setup.settings
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("ADMM iterations",
+              f"{fit['n_iter']}" + ("" if fit["converged"] or settings["tol"] is None else " (no convergence)"),
+              help="Boyd's rule: primal and dual residuals below their thresholds (relative tolerance 1e-6, relative "
+                   "to the data's own scale), or the fixed K.")
+    m2.metric("max |B_ADMM − B_central|", f"{fit['gap']:.1e}",
+              help="Largest coefficient difference between the distributed fit and the pooled fit of the same "
+                   "settings.")
+    m3.metric("Median MAE gain over local AR", f"{table['mae_gain_pct'].median():.1f} %",
+              help="100 (1 − MAE_VAR / MAE_AR) per owner; AR = each owner's own lags only (spec 6.3).")
+    m4.metric("Owners gaining ≥ 10 % (MAE)", f"{int((table['mae_gain_pct'] >= 10).sum())} of {len(table)}")
+    scheme_text = (f"**ADMM scheme that ran: {fit['scheme']}**, {SCHEME_LABELS[fit['scheme']]}"
+                   + (f" (ρ = n = {fit['rho_used']:g}; ρ above is not used" if fit["scheme"] == "anderson" else
+                      f" (ρ = {fit['rho_used']:g}")
+                   + (f"; {fit['rejected']} mixed steps refused by the safeguard)" if fit["rejected"] else ")") + ". "
+                   + ("Stopping: Boyd's rule, relative tolerance 1e-6." if settings["tol"] is not None else
+                      f"Fixed K = {settings['max_iter']} iterations (paper mode): no stopping rule, convergence is "
+                      "not checked."))
+    st.markdown(scheme_text)
+    if fit["convergence_warning"]:
+        st.warning(f"**Not converged.** {fit['convergence_warning']}. The coefficients and forecasts below are those "
+                   "of the last iteration.", icon=":material/warning:")
+    st.caption(f"{len(setup.Y.columns)} owners, {fit['n_obs']} training rows fitted, {fit['n_test_scored']} test rows "
+               f"scored (one step ahead, rolling, coefficients fixed). Lags {', '.join(map(str, setup.lags))}. These "
+               "evaluations use your private rows: they are for you (owner's workbook), not for sharing.")
+
+
+def session_noise_draw() -> str:
+    """Fresh noise: every session draws its own noise (the cache tells draws apart by this tag; it seeds nothing)."""
+    if "var_admm_noise_draw" not in st.session_state:
+        st.session_state["var_admm_noise_draw"] = secrets.token_hex(8)
+    return st.session_state["var_admm_noise_draw"]
 
 
 def _outward(x: float, up: bool) -> float:
@@ -337,19 +234,15 @@ def _outward(x: float, up: bool) -> float:
     return float((math.ceil(x / step) if up else math.floor(x / step)) * step)
 
 
-# --- defence (computed once, used by several tabs)
-with st.expander("Defence and its strength", expanded=True):
-    d1, d2, d3 = st.columns([2, 1, 1])
-    defence = d1.selectbox("Defence", list(DEFENCES), format_func=DEFENCES.get, index=1, key="var_admm_defence")
-    eval_inputs = d3.radio("Forecast inputs", ("noisy", "clean"), key="var_admm_eval_inputs",
-                           help="noisy: forecast from the noisy covariates, scored against clean targets (default).")
-    # The range every value is clipped into before the noise. Public only by the user's declaration.
+def range_inputs(setup: Setup) -> tuple[tuple, float, bool]:
+    """The range every value is clipped into before the noise. Public only by the user's declaration."""
+    dataset, data_tag = setup.dataset, setup.data_tag
     rating = SAMPLE_RATINGS.get(dataset.name) if dataset.origin == "sample" else None
     if rating is not None:
         lo_default, width_default, range_note = rating[0], rating[1] - rating[0], f"Prefilled with {rating[2]}."
     else:
-        values = full.to_numpy(dtype=float)
-        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))
+        values = setup.full.to_numpy(dtype=float)
+        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))  # POLICY: prefill read off the data
         lo_default = _outward(obs_lo, up=False)
         width_default = max(_outward(obs_hi, up=True) - lo_default, 0.001)
         range_note = (f"Prefilled from your file: Δ is the observed range of the data (about [{obs_lo:.4g}, "
@@ -367,126 +260,173 @@ with st.expander("Defence and its strength", expanded=True):
                            help="Tick only when the range is known without looking at the data (a plant's rated "
                                 "power, a normalisation's bounds). Without this declaration the guarantee is not "
                                 "proven and nothing is shareable.")
-    public_range = (range_lo, range_lo + range_width)
     st.caption(range_note + (" **Declared public.**" if declared else " Not declared public: **not proven**."))
-    strength = 0.0
-    calibrated = False
-    if defence in ("laplace", "gaussian") and budget.mode == "strict":
+    return (range_lo, range_lo + range_width), range_width, declared
+
+
+def defence_strength(defence: str, budget, range_width: float, where) -> tuple[float, bool]:
+    """The noise scale b: calibrated from ε in strict mode for the DP noise laws, else the user's slider."""
+    if defence in ("laplace", "gaussian") and budget.mode == "strict":  # POLICY: when b is calibrated from ε
         strength = calibrated_noise_scale(defence, budget.epsilon, budget.delta, range_width)
-        calibrated = True
-        d2.metric("Noise scale b (from ε)", f"{strength:.4g}")
-    elif defence in ("orthogonal_rows", "compressed_rows", "post_multiplication", "none"):
-        d2.caption("No strength to set.")
-    else:
-        strength = float(d2.slider("Strength b", 0.0, 1.0, 0.15 if defence not in ("coef_noise", "message_noise") else 0.05,
-                                   step=0.01, key="var_admm_strength"))
-    calibration = "calibrated from ε and the declared range" if calibrated else "chosen by the user"
-    try:
-        defended = run_defence(Y, solar, lags, settings, defence, strength, eval_inputs, public_range, declared,
-                               budget.delta, budget.noise_seed, noise_draw, calibration) if defence != "none" else None
-    except (ValueError, ArithmeticError) as err:
-        st.error(f"The defence cannot run on this choice: {err}")
-        defended = None
-    release = None if defended is None else defended["release"]
-    if defence in DP_NOISE:
-        law = "laplace" if defence == "naive_laplace" else defence
+        where.metric("Noise scale b (from ε)", f"{strength:.4g}")
+        return strength, True
+    if defence in ("orthogonal_rows", "compressed_rows", "post_multiplication", "none"):
+        where.caption("No strength to set.")
+        return 0.0, False
+    return float(where.slider("Strength b", 0.0, 1.0,
+                              0.15 if defence not in ("coef_noise", "message_noise") else 0.05,
+                              step=0.01, key="var_admm_strength")), False
+
+
+def defence_statement(defence: Defence, budget, calibrated: bool) -> None:
+    """What the chosen defence guarantees, and the ledger of the noise defence."""
+    name, release = defence.name, defence.release
+    if name in DP_NOISE:
+        law = "laplace" if name == "naive_laplace" else name
         mode_text = ("Strict mode: b calibrated to the range Δ and ε per value." if calibrated else
                      "You set b; ε follows from the range Δ.")
-        st.markdown(f"**{mode_text}** {DP_STATEMENTS[defence if defence == 'naive_laplace' else law]}")
+        st.markdown(f"**{mode_text}** {DP_STATEMENTS[name if name == 'naive_laplace' else law]}")
         if release is not None:
             led = release.defence
             st.markdown(led.headline())
             st.dataframe(led.to_frame(), hide_index=True)
             if release.n_outside:
-                st.info(f"{release.n_outside} of {release.noisy.size} values lay outside [{public_range[0]:.4g}, "
-                        f"{public_range[1]:.4g}] and were clipped before the noise (exact count: private, shown to "
-                        "you only).")
+                st.info(f"{release.n_outside} of {release.noisy.size} values lay outside "
+                        f"[{defence.public_range[0]:.4g}, {defence.public_range[1]:.4g}] and were clipped before the "
+                        "noise (exact count: private, shown to you only).")
             if len(led.ledger):
                 st.markdown(f"**Ledger for one owner's whole series** ({led.T} values composed):")
                 show_ledger(led.ledger, budget.delta)
                 with st.expander("Ledger per value (event level)"):
                     show_ledger(led.per_value, budget.delta)
-    elif defence in ("orthogonal_rows", "compressed_rows", "post_multiplication"):
+    elif name in ("orthogonal_rows", "compressed_rows", "post_multiplication"):
         st.markdown(f"**Not DP.** {DP_STATEMENTS['transform']} Least squares is unchanged by an orthogonal M and by "
                     "post-multiplication once the N's are inverted, i.e. once every owner's secret is shared.")
-    elif defence in ("coef_noise", "message_noise"):
+    elif name in ("coef_noise", "message_noise"):
         st.markdown(f"**Not DP.** {DP_STATEMENTS['admm_noise']}")
 
-# --- report and exports: the shareable release only when a DP defence ran on a declared range
-shared = defended is not None and defended["release_json"] is not None
-report_ledger = release.defence.ledger if shared else None
-public_parameters = {"lags": list(lags), "penalty": penalty, "alpha": settings["alpha"], "defence": defence,
-                     "forecast inputs": eval_inputs}
-if shared:
-    led = release.defence
-    public_parameters.update({"noise law": led.law, "noise scale b": led.b, "declared public range": list(public_range),
-                              "epsilon per value (event level)": led.eps_per_value,
-                              "epsilon for one owner's whole series": led.eps_per_series,
-                              "delta": 0.0 if led.law == "laplace" else led.delta})
-if shared:
-    mode_text = ("**The collaborative VAR is not differentially private; the noise defence is.** Every value was "
-                 "clipped into the declared public range and noised once before anything else; the fit is "
-                 "post-processing. " + release.defence.headline())
-elif release is not None and release.defence.status != "no privacy":
-    mode_text = ("**The collaborative VAR is not differentially private.** The noise defence ran with a range that "
-                 "is not declared public, so its guarantee is **not proven**; its ledger (which would reveal the "
-                 "range) is kept in the owner's workbook and nothing is shareable.")
-else:
-    mode_text = ("**The collaborative VAR is not differentially private.** No defence with calibrated noise on "
-                 "clipped values ran: nothing here carries a guarantee.")
-report = RunReport(
-    page="var_admm", method="VAR-ADMM (collaborative VAR fitted by ADMM)",
-    data=DataInfo.from_frame(Y, dataset.name, dataset.origin, list(Y.columns),
-                             note=f"first {n_rows} time steps of {len(full)}; one owner per column used"),
-    preprocessing=("solar: night = 0, daylight hours fitted and scored; the intercept (centring) is fitted after "
-                   "the noise" if solar else "the intercept (centring) is fitted after the noise"),
-    parameters={"lags": list(lags), **settings, "ADMM initialisation seed (not the noise)": settings["init_seed"],
-                "defence": defence, "defence strength b": strength, "forecast inputs": eval_inputs,
-                "range the values are clipped into": list(public_range), "range declared public": declared,
-                "noise": "fresh" if budget.noise_seed is None else "reproducible (teaching): known noise seed"},
-    public_parameters=public_parameters,
-    # The model itself is never DP; only the defence's noise on clipped values can be (its ledger says whether proven).
-    mode=None, ledger=report_ledger, ledger_delta=budget.delta, mode_text=mode_text,
-    headline={"ADMM scheme": fit["scheme"], "ADMM iterations": fit["n_iter"], "converged": fit["converged"],
-              "max |B_ADMM − B_central|": fit["gap"], "median MAE gain over local AR (%)": table["mae_gain_pct"].median(),
-              **({"median MAE gain with the defence (%)": defended["table"]["mae_gain_pct"].median()}
-                 if defended is not None else {})},
-    notes=[f"Defence: {DEFENCES[defence]}.", NOT_DP_MODEL])
+
+def defence_section(setup: Setup, budget, noise_draw: str) -> Defence:
+    """The defence (computed once, used by several tabs)."""
+    with st.expander("Defence and its strength", expanded=True):
+        d1, d2, d3 = st.columns([2, 1, 1])
+        name = d1.selectbox("Defence", list(DEFENCES), format_func=DEFENCES.get, index=1, key="var_admm_defence")
+        eval_inputs = d3.radio("Forecast inputs", ("noisy", "clean"), key="var_admm_eval_inputs",
+                               help="noisy: forecast from the noisy covariates, scored against clean targets "
+                                    "(default).")
+        public_range, range_width, declared = range_inputs(setup)
+        strength, calibrated = defence_strength(name, budget, range_width, d2)
+        calibration = "calibrated from ε and the declared range" if calibrated else "chosen by the user"
+        try:
+            defended = run_defence(setup.Y, setup.solar, setup.lags, setup.settings, name, strength, eval_inputs,
+                                   public_range, declared, budget.delta, budget.noise_seed, noise_draw,
+                                   calibration) if name != "none" else None
+        except (ValueError, ArithmeticError) as err:
+            st.error(f"The defence cannot run on this choice: {err}")
+            defended = None
+        release = None if defended is None else defended["release"]
+        defence = Defence(name, eval_inputs, public_range, declared, strength, defended, release)
+        defence_statement(defence, budget, calibrated)
+    return defence
 
 
-def _owner_sheets() -> dict:
-    forecasts = pd.DataFrame({"time": fit["times"]})
-    for i, site in enumerate(fit["sites"]):
-        forecasts[f"{site} actual"] = fit["actual"][:, i]
-        forecasts[f"{site} VAR"] = fit["var_pred"][:, i]
-        forecasts[f"{site} AR"] = fit["ar_pred"][:, i]
-        if defended is not None:
-            forecasts[f"{site} VAR defended"] = defended["var_pred"][:, i]
-    return owner_sheets(reference_model=fit["coef_table"], skill=table,
-                        defended_skill=None if defended is None else defended["table"], release=release,
-                        Y=Y.to_numpy(dtype=float), owner_names=list(Y.columns), forecasts=forecasts)
+def guarantee_text(shared: bool, release) -> str:
+    if shared:
+        return ("**The collaborative VAR is not differentially private; the noise defence is.** Every value was "
+                "clipped into the declared public range and noised once before anything else; the fit is "
+                "post-processing. " + release.defence.headline())
+    if release is not None and release.defence.status != "no privacy":
+        return ("**The collaborative VAR is not differentially private.** The noise defence ran with a range that "
+                "is not declared public, so its guarantee is **not proven**; its ledger (which would reveal the "
+                "range) is kept in the owner's workbook and nothing is shareable.")
+    return ("**The collaborative VAR is not differentially private.** No defence with calibrated noise on "
+            "clipped values ran: nothing here carries a guarantee.")
 
 
-export_bar(report, release_json=defended["release_json"] if shared else None,
-           no_release_reason=(defended["no_release_reason"] if defended is not None else
-                              release_refusal(None)), owner_sheets=_owner_sheets)
+def run_report(setup: Setup, fit: dict, defence: Defence, budget, shared: bool) -> RunReport:
+    settings, lags, Y, defended, release = setup.settings, setup.lags, setup.Y, defence.defended, defence.release
+    report_ledger = release.defence.ledger if shared else None
+    public_parameters = {"lags": list(lags), "penalty": settings["penalty"], "alpha": settings["alpha"],
+                         "defence": defence.name, "forecast inputs": defence.eval_inputs}
+    if shared:
+        led = release.defence
+        public_parameters.update({"noise law": led.law, "noise scale b": led.b,
+                                  "declared public range": list(defence.public_range),
+                                  "epsilon per value (event level)": led.eps_per_value,
+                                  "epsilon for one owner's whole series": led.eps_per_series,
+                                  "delta": 0.0 if led.law == "laplace" else led.delta})
+    return RunReport(
+        page="var_admm", method="VAR-ADMM (collaborative VAR fitted by ADMM)",
+        data=DataInfo.from_frame(Y, setup.dataset.name, setup.dataset.origin, list(Y.columns),
+                                 note=f"first {setup.n_rows} time steps of {len(setup.full)}; one owner per column "
+                                      "used"),
+        preprocessing=("solar: night = 0, daylight hours fitted and scored; the intercept (centring) is fitted after "
+                       "the noise" if setup.solar else "the intercept (centring) is fitted after the noise"),
+        parameters={"lags": list(lags), **settings, "ADMM initialisation seed (not the noise)": settings["init_seed"],
+                    "defence": defence.name, "defence strength b": defence.strength,
+                    "forecast inputs": defence.eval_inputs,
+                    "range the values are clipped into": list(defence.public_range),
+                    "range declared public": defence.declared,
+                    "noise": "fresh" if budget.noise_seed is None else "reproducible (teaching): known noise seed"},
+        public_parameters=public_parameters,
+        # The model itself is never DP; only the defence's noise on clipped values can be (its ledger says whether
+        # proven).
+        mode=None, ledger=report_ledger, ledger_delta=budget.delta, mode_text=guarantee_text(shared, release),
+        headline={"ADMM scheme": fit["scheme"], "ADMM iterations": fit["n_iter"], "converged": fit["converged"],
+                  "max |B_ADMM − B_central|": fit["gap"],
+                  "median MAE gain over local AR (%)": fit["table"]["mae_gain_pct"].median(),
+                  **({"median MAE gain with the defence (%)": defended["table"]["mae_gain_pct"].median()}
+                     if defended is not None else {})},
+        notes=[f"Defence: {DEFENCES[defence.name]}.", NOT_DP_MODEL])
 
-tabs = st.tabs(["Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"])
-with tabs[0]:
+
+def export_section(setup: Setup, fit: dict, defence: Defence, budget) -> None:
+    """Report and exports: the shareable release only when a DP defence ran on a declared range."""
+    defended, Y = defence.defended, setup.Y
+    shared = defended is not None and defended["release_json"] is not None  # POLICY: what is shareable
+    report = run_report(setup, fit, defence, budget, shared)
+
+    def _owner_sheets() -> dict:
+        forecasts = pd.DataFrame({"time": fit["times"]})
+        for i, site in enumerate(fit["sites"]):
+            forecasts[f"{site} actual"] = fit["actual"][:, i]
+            forecasts[f"{site} VAR"] = fit["var_pred"][:, i]
+            forecasts[f"{site} AR"] = fit["ar_pred"][:, i]
+            if defended is not None:
+                forecasts[f"{site} VAR defended"] = defended["var_pred"][:, i]
+        return owner_sheets(reference_model=fit["coef_table"], skill=fit["table"],
+                            defended_skill=None if defended is None else defended["table"], release=defence.release,
+                            Y=Y.to_numpy(dtype=float), owner_names=list(Y.columns), forecasts=forecasts)
+
+    export_bar(report, release_json=defended["release_json"] if shared else None,
+               no_release_reason=(defended["no_release_reason"] if defended is not None else
+                                  release_refusal(None)), owner_sheets=_owner_sheets)
+
+
+def defended_label(defence: Defence) -> str:
+    return DEFENCES[defence.name].split(',')[0].lower()
+
+
+def forecasts_tab(setup: Setup, fit: dict, defence: Defence) -> None:
+    defended = defence.defended
     site = st.selectbox("Site", fit["sites"], key="var_admm_site")
     j = fit["sites"].index(site)
-    n_show = min(len(fit["times"]), 24 * 7 if hourly else 200)
+    n_show = min(len(fit["times"]), 24 * 7 if setup.hourly else 200)
     show_chart(st, var_forecast_figure(
         fit["times"][:n_show], fit["actual"][:n_show, j], fit["var_pred"][:n_show, j], fit["ar_pred"][:n_show, j],
         site=site, defended=None if defended is None else defended["var_pred"][:n_show, j],
-        defended_label=f"with {DEFENCES[defence].split(',')[0].lower()}"), f"forecast_{site}", page="var_admm")
+        defended_label=f"with {defended_label(defence)}"), f"forecast_{site}", page="var_admm")
     st.caption("First week (or 200 steps) of the test period. Values as fitted: each site centred on its training "
                "(daytime) mean.")
-with tabs[1]:
-    metric = st.radio("Error measure", ("mae", "rmse"), format_func=str.upper, horizontal=True, key="var_admm_metric")
+
+
+def skill_tab(fit: dict, defence: Defence) -> None:
+    table, defended = fit["table"], defence.defended
+    metric = st.radio("Error measure", ("mae", "rmse"), format_func=str.upper, horizontal=True,
+                      key="var_admm_metric")
     tables = {"collaborative VAR (ADMM)": table}
     if defended is not None:
-        tables[f"VAR with {DEFENCES[defence].split(',')[0].lower()}"] = defended["table"]
+        tables[f"VAR with {defended_label(defence)}"] = defended["table"]
     show_chart(st, var_skill_figure(tables, metric), f"skill_{metric}", page="var_admm")
     show = table[["owner", "mae_var", "mae_ar", "mae_gain_pct", "rmse_var", "rmse_ar", "rmse_gain_pct"]].copy()
     if defended is not None:
@@ -495,7 +435,9 @@ with tabs[1]:
                    f"{defended['table']['mae_gain_pct'].median():.1f} %; owners worse than their AR: "
                    f"{int((defended['table']['mae_gain_pct'] < 0).sum())} of {len(table)}.")
     st.dataframe(show.round(3), hide_index=True, width="stretch")
-with tabs[2]:
+
+
+def convergence_tab(fit: dict) -> None:
     show_chart(st, var_convergence_figure(fit["residuals"], fit["coef_error"], coef_iterations=fit["coef_iterations"]),
                "convergence", page="var_admm")
     st.caption("Primal residual r^k = √n ‖ZB̄^k − H̄^k‖ and dual residual s^k (Boyd et al. 2011, 3.3), in units of "
@@ -504,69 +446,18 @@ with tabs[2]:
                   "(not drawn on the log axis) and s^k is n times the change of the owners' contributions. "
                   if fit["scheme"] == "anderson" else "")
                + "Bottom: distance of the ADMM coefficients to the pooled fit of the same settings.")
-with tabs[3]:
+
+
+def messages_tab(fit: dict) -> None:
     show_chart(st, var_message_flow_figure(fit["messages"], fit["sites"], max_rows=min(40, len(fit["messages"]))),
                "messages", page="var_admm")
     st.dataframe(fit["messages"].drop(columns=["values"]), hide_index=True, width="stretch")
-    st.caption("Every message of the first three iterations (all iterations are recorded; shapes always, values only "
-               "when an attack needs them). Values sent over the whole run:")
+    st.caption("Every message of the first three iterations (all iterations are recorded; shapes always, values "
+               "only when an attack needs them). Values sent over the whole run:")
     st.dataframe(fit["volume"], hide_index=True)
-with tabs[4]:
-    a1, a2, a3 = st.columns(3)
-    attacker = a1.selectbox("Attacker", [CENTRAL_ATTACKER] + fit["sites"], index=1, key="var_admm_attacker")
-    victims = fit["sites"] if attacker == CENTRAL_ATTACKER else [s for s in fit["sites"] if s != attacker]
-    victim = a2.selectbox("Victim", victims, key="var_admm_victim")
-    n, p = len(fit["sites"]), len(lags)
-    K_max = int(a3.slider("Iterations observed (K)", 2, 40, min(40, max(8, (n - 1) * (p + 2) // n + 4)),
-                          key="var_admm_kmax"))
-    b1, b2, b3 = st.columns(3)
-    attack_init = b1.selectbox("Initialisation of this run", ("random", "zero"), key="var_admm_attack_init")
-    coef_noise = float(b2.number_input("Noise on shared coefficients (73), sd", 0.0, 10.0,
-                                       strength if defence == "coef_noise" else 0.0, key="var_admm_attack_coef_noise"))
-    message_noise = float(b3.number_input("Noise on messages (74), sd", 0.0, 10.0,
-                                          strength if defence == "message_noise" else 0.0, format="%.5f",
-                                          key="var_admm_attack_msg_noise"))
-    try:
-        att = run_attack(Y, solar, lags, settings, attacker, victim, K_max, coef_noise, message_noise, attack_init)
-    except (ValueError, ArithmeticError) as err:
-        st.error(f"The attack cannot run on this choice: {err}")
-        att = None
-    if att is not None:
-        res = att["result"]
-        v = res.victims.index(victim)
-        K_show = res.k_exact or int(res.K[-1])
-        k1, k2, k3, k4 = st.columns(4)
-        k1.metric("Exact from K =", "never" if res.k_exact is None else str(res.k_exact))
-        k2.metric("Paper's formula", "—" if res.predicted_k is None else str(res.predicted_k), help=res.formula)
-        k3.metric(f"Error at K = {int(res.K[-1])}", f"{res.relerr[-1, v]:.1e}")
-        k4.metric("Subspace rank found / needed", f"{res.rank_found} / {res.rank_needed}")
-        st.markdown(res.note)
-        if res.partial:
-            st.info("The stacked observations did not reach the subspace's dimension (e.g. LASSO keeps a lag at zero): "
-                    "at most a partial leak at this K.")
-        show_chart(st, var_attack_series_figure(att["times"][:24 * 7 if hourly else 300],
-                                                res.truth[:24 * 7 if hourly else 300, v],
-                                                res.reconstructions[K_show][:24 * 7 if hourly else 300, v],
-                                                victim=victim, K=K_show, attacker=res.attacker),
-                   f"attack_reconstruction_{victim}", page="var_admm")
-        show_chart(st, var_attack_error_figure(res.K, res.relerr, victims=res.victims, predicted_k=res.predicted_k,
-                                               k_exact=res.k_exact, k_needed=res.k_needed, formula=res.formula),
-                   "attack_error", page="var_admm")
-        if res.singular_values.size:
-            show_chart(st, var_singular_values_figure(res.singular_values, res.rank_needed), "singular_values",
-                       page="var_admm")
-        st.markdown(f"**Zero-initialisation check** (same run): m¹ (n + ρ)/2 against Y, relative error "
-                    f"{att['zero_leak_err']:.1e}. {att['zero_leak_note']}.")
-        Ts = sorted({100, 200, 500, 1000, 2000, 5000, 10000, 20000, att["T"]})
-        ns = sorted({2, 10, 44, n})
-        live = [(att["T"], res.k_exact, "this attack: exact")] if res.k_exact else None
-        show_chart(st, var_breach_figure(breach_table(Ts, ns, [p]), p=p, live=live), "breach", page="var_admm")
-        st.caption("Paper Fig. 10: the iteration counts of (58) and (61). Counting is necessary, not sufficient; the "
-                   "attacks above are constructive and reach the owners' bound generically.")
-with tabs[5]:
-    s1, s2 = st.columns(2)
-    sweep_law = s1.selectbox("Noise law", NOISE_LAWS, key="var_admm_sweep_law")
-    grid_text = s2.text_input("Noise scales b", "0, 0.1, 0.2, 0.3, 0.5", key="var_admm_sweep_grid")
+
+
+def noise_grid(grid_text: str) -> list:
     try:
         grid = sorted({float(t) for t in grid_text.replace(";", ",").split(",") if t.strip()})
         if not grid or min(grid) < 0:
@@ -574,6 +465,15 @@ with tabs[5]:
     except ValueError:
         st.error("Noise scales: give non-negative numbers separated by commas.")
         grid = []
+    return grid
+
+
+def privacy_sweep_tab(setup: Setup, defence: Defence, budget, noise_draw: str) -> None:
+    s1, s2 = st.columns(2)
+    sweep_law = s1.selectbox("Noise law", NOISE_LAWS, key="var_admm_sweep_law")
+    grid_text = s2.text_input("Noise scales b", "0, 0.1, 0.2, 0.3, 0.5", key="var_admm_sweep_grid")
+    grid = noise_grid(grid_text)
+    public_range, declared = defence.public_range, defence.declared
     noise_sweep_run = Sweep("var_admm_sweep", "noise sweep", auto=True)  # Cancel pauses it until restarted
     sweep = None
     if grid:
@@ -581,8 +481,8 @@ with tabs[5]:
             parts = []
             with noise_sweep_run.running("Fitting one model per noise scale ...") as progress:
                 for i, b in enumerate(grid):
-                    parts.append(sweep_point(Y, solar, lags, settings, sweep_law, b, public_range, declared,
-                                             budget.delta, budget.noise_seed, noise_draw))
+                    parts.append(sweep_point(setup.Y, setup.solar, setup.lags, setup.settings, sweep_law, b,
+                                             public_range, declared, budget.delta, budget.noise_seed, noise_draw))
                     progress.progress((i + 1) / len(grid), text=f"b = {b:g} done")
             sweep = pd.concat(parts, ignore_index=True)
             st.session_state["var_admm_sweep_last"] = (sweep, sweep_law, public_range, declared)
@@ -601,3 +501,31 @@ with tabs[5]:
             f"Status from each fit's own ledger: "
             f"{'range declared public' if swept_declared else 'range not declared public, so not proven'}. "
             f"{DP_STATEMENTS[sweep_law]}")
+
+
+def main() -> None:
+    intro()
+    budget = budget_picker("var_admm")
+    setup = data_section()
+    settings_section(setup)
+    fit = fit_section(setup)
+    fit_summary(setup, fit)
+    noise_draw = session_noise_draw()
+    defence = defence_section(setup, budget, noise_draw)
+    export_section(setup, fit, defence, budget)
+    tabs = st.tabs(["Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"])
+    with tabs[0]:
+        forecasts_tab(setup, fit, defence)
+    with tabs[1]:
+        skill_tab(fit, defence)
+    with tabs[2]:
+        convergence_tab(fit)
+    with tabs[3]:
+        messages_tab(fit)
+    with tabs[4]:
+        attack_tab(setup, fit, defence)
+    with tabs[5]:
+        privacy_sweep_tab(setup, defence, budget, noise_draw)
+
+
+main()

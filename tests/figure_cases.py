@@ -1,4 +1,4 @@
-"""Small inputs for every public figure builder in ui/figures.py (used by tests/test_figures_layout.py).
+"""Small inputs for every public figure builder in ui/figures/ (used by tests/test_figures_layout.py).
 
 ``CASES``: name of the builder -> zero-argument callable returning the figure, with the trace names and
 labels the pages pass (their length is what wraps a legend onto several rows).
@@ -131,7 +131,8 @@ CASES = {
         AXIS, RNG.normal(size=(5, 200)), RNG.normal(size=(5, 200)), "party 1 (NIR, 150 rows)",
         "party 2 (NIR, 150 rows)", secret_centre=1700.0, axis_title="wavelength (nm)"),
     "attack_reconstruction_figure": lambda: F.attack_reconstruction_figure(
-        AXIS, _curves(AXIS), _curves(AXIS), _curves(AXIS), private_label="recovered from edPLS (paper-faithful σ, ε = 1)",
+        AXIS, _curves(AXIS), _curves(AXIS), _curves(AXIS),
+        private_label="recovered from edPLS (paper-faithful σ, ε = 1)",
         secret_centre=1700.0, axis_title="wavelength (nm)"),
     "attack_success_figure": lambda: F.attack_success_figure(_attack_summary(), labels=ATTACK_LABELS,
                                                              component_label="loadings P"),

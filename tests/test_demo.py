@@ -126,7 +126,8 @@ def test_two_default_stories_draw_different_noise(story):
     assert again.step("leak").value("leak_corr") == story.step("leak").value("leak_corr")  # no noise there
     assert again.step("protect").value("strict_corr") != story.step("protect").value("strict_corr")
     assert again.step("cost").value("rmsep_private") != story.step("cost").value("rmsep_private")
-    assert not np.array_equal(again.step("protect").figure["private"]["P"], story.step("protect").figure["private"]["P"])
+    assert not np.array_equal(again.step("protect").figure["private"]["P"],
+                              story.step("protect").figure["private"]["P"])
 
 
 def test_story_is_reproducible_for_a_fixed_noise_seed(seeded_story):

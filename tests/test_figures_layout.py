@@ -1,4 +1,4 @@
-"""Layout rules of every figure in ui/figures.py, on small inputs (tests/figure_cases.py).
+"""Layout rules of every figure in ui/figures/, on small inputs (tests/figure_cases.py).
 
 The legend must not be able to overlap the axes: a horizontal legend at a fixed paper y below the plot
 (``legend={"orientation": "h", "y": -0.2}``) sits on the x-axis title and tick labels as soon as the plot is
@@ -14,12 +14,15 @@ import math
 import re
 
 import pytest
-
-import ui.figures as F
 from figure_cases import CASES
 
+import ui.figures as F
+import ui.figures.layout as layout
+
+# every public function of a page's module (ui/figures/<page>.py), re-exported by the package
 BUILDERS = sorted(name for name, obj in vars(F).items()
-                  if inspect.isfunction(obj) and obj.__module__ == F.__name__ and not name.startswith("_"))
+                  if inspect.isfunction(obj) and obj.__module__.startswith(F.__name__ + ".")
+                  and obj.__module__ != layout.__name__ and not name.startswith("_"))
 
 
 def axes(fig):
@@ -59,7 +62,7 @@ def test_legend_is_placed_where_it_cannot_overlap_the_axes(name):
         problem = legend_cannot_overlap(fig.layout.legend)
         assert problem is None, f"{name}: {problem}"
         # the figure grew by the legend's rows: the plot area keeps the height the builder asked for
-        assert fig.layout.height >= fig.layout.meta["privalab_base_height"] + F._LEGEND_ROW_PX
+        assert fig.layout.height >= fig.layout.meta["privalab_base_height"] + layout._LEGEND_ROW_PX
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -90,16 +93,16 @@ def test_log_axes_have_readable_ticks(name):
 
 
 def test_log_ticks_are_1_2_5_over_few_decades_and_powers_of_ten_over_many():
-    vals, text = F._log_ticks(0.04, 1.7)  # the edPLS RMSEP axis: non-private 0.04, private up to 1.7
+    vals, text = layout._log_ticks(0.04, 1.7)  # the edPLS RMSEP axis: non-private 0.04, private up to 1.7
     assert text == ["0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5"]
-    vals, text = F._log_ticks(1e-17, 1.0)  # VAR attack error
+    vals, text = layout._log_ticks(1e-17, 1.0)  # VAR attack error
     assert len(vals) <= 9 and all(re.fullmatch(r"1(e-\d+)?|0\.0*1", t) for t in text)
 
 
 def test_finishing_twice_does_not_grow_the_figure_twice():
     fig = CASES["edpls_rmsep_curve_figure"]()
     height = fig.layout.height
-    assert F._finish(fig).layout.height == height
+    assert layout.finish(fig).layout.height == height
 
 
 def test_legacy_layout_is_rejected():

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.privacy.wording import MODE_TEXT  # the wording lives in the engine: the run report says the same
+# the wording lives in the engine: the run report says the same
+from engine.privacy.wording import MODE_TEXT
 
 from .state import init_state, persisted
-
 
 #: The fixed noise seed of the teaching switch (public by construction: that is the point of the caveat).
 TEACHING_NOISE_SEED = 0
@@ -67,7 +67,7 @@ def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibr
             on_change=persisted(f"{key}_cal", "pl_calibration"),
             help="Analytic (Balle & Wang 2018) is exact for every ε. Classic is proven only for ε ≤ 1.",
         )
-        if calibration == "classic" and eps > 1:
+        if calibration == "classic" and eps > 1:  # POLICY: engine resolve_calibration (classic only for ε <= 1)
             sb.warning("The classic Gaussian formula is proven only for ε ≤ 1: the analytic calibration will be used.")
             calibration = "analytic"
     sb.caption(MODE_TEXT[mode])

@@ -6,6 +6,7 @@ only replaced by data that loaded cleanly.
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -36,8 +37,6 @@ class Dataset:
 def _try_load(data: bytes, name: str, sheet: str | None = None):
     """(DataFrame, None) or (None, the engine's message), cached per content: a refused file
     (e.g. a million columns) is parsed once, not on every rerun or page."""
-    import io
-
     buf = io.BytesIO(data)
     buf.name, buf.size = name, len(data)
     try:
@@ -104,89 +103,119 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
     chosen on another page that does not suit this one is set aside with a message.
     """
     init_state()
+    current = _current_for_page(kind, check, key, slot)
+    source = st.radio("Data source", ("Sample data", "Upload a file"), horizontal=True, key=f"{key}_source")
+    if source == "Sample data":
+        current = _sample_choice(kind, current, key, slot)
+    else:
+        current = _upload_choice(kind, check, current, key, slot)
+    if current is not None:
+        _preview(current)
+    return current
+
+
+def _current_for_page(kind: str | None, check: Callable | None, key: str, slot: str) -> Dataset | None:
+    """The data chosen earlier (on any page), or None when they do not suit this page."""
     current: Dataset | None = st.session_state.get(slot)
     if current is not None and kind is not None and current.kind not in (kind, None):
-        current = None  # a data set of another kind does not fit this page
+        return None  # a data set of another kind does not fit this page
     if current is not None and current.origin == "upload":
         reason = _usable_here(current, kind, check, key)
         if reason is not None:
             st.warning(f"{current.name}, chosen earlier, cannot be used on this page: {reason}",
                        icon=":material/warning:")
-            current = None
+            return None
+    return current
+
+
+def _sample_choice(kind: str | None, current: Dataset | None, key: str, slot: str) -> Dataset | None:
     choices = sample_sets(kind) or sample_sets()
-    source = st.radio("Data source", ("Sample data", "Upload a file"), horizontal=True, key=f"{key}_source")
-    if source == "Sample data":
-        titles = [s.title for s in choices]
-        default = 0
-        if current is not None and current.origin == "sample" and current.name in titles:
-            default = titles.index(current.name)
-        title = st.selectbox("Sample set", titles, index=default, key=f"{key}_sample")
-        chosen = choices[titles.index(title)]
-        if current is None or current.name != chosen.title:
-            try:
-                df = _load_sample(chosen.key)
-            except (DataError, OSError) as err:
-                st.error(
-                    f"Sample set '{chosen.title}' could not be read ({err}). "
-                    "Regenerate the samples with `python -m engine.data.samples`."
-                )
-            else:
-                current = Dataset(chosen.title, df, "sample", chosen.kind, chosen.response_columns)
-                _store(current, slot)
-        if current is not None and chosen.description:
-            st.caption(chosen.description)
+    titles = [s.title for s in choices]
+    default = 0
+    if current is not None and current.origin == "sample" and current.name in titles:
+        default = titles.index(current.name)
+    title = st.selectbox("Sample set", titles, index=default, key=f"{key}_sample")
+    chosen = choices[titles.index(title)]
+    if current is None or current.name != chosen.title:
+        try:
+            df = _load_sample(chosen.key)
+        except (DataError, OSError) as err:
+            st.error(
+                f"Sample set '{chosen.title}' could not be read ({err}). "
+                "Regenerate the samples with `python -m engine.data.samples`."
+            )
+        else:
+            current = Dataset(chosen.title, df, "sample", chosen.kind, chosen.response_columns)
+            _store(current, slot)
+    if current is not None and chosen.description:
+        st.caption(chosen.description)
+    return current
+
+
+def _too_large(up, current: Dataset | None) -> bool:
+    """A file over the size limit is refused on its size before reading (the engine's message)."""
+    if up.size <= MAX_UPLOAD_BYTES:
+        return False
+    try:
+        load_table(up)
+    except DataError as err:
+        st.error(f"Upload rejected: {err}")
+        _still_using(current)
+        return True
+    return False
+
+
+def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: str | None,
+                 check: Callable | None, sheets: list, verdict: tuple, key: str) -> pd.DataFrame:
+    """The upload's table, or DataError / _ChooseSheet. A refused file stays in the uploader: its verdict is
+    remembered instead of checking it on every rerun."""
+    if len(sheets) > 1 and sheet is None:
+        raise _ChooseSheet(f"{name}: the workbook has {len(sheets)} sheets "
+                           f"({', '.join(repr(s) for s in sheets)}); choose the sheet with the data.")
+    refused = st.session_state.get(f"{key}_refused")
+    if refused is not None and refused[0] == verdict:
+        raise DataError(refused[1], file=name)
+    try:
+        df, problem = _try_load(data, name, sheet)
+        if problem is not None:
+            message, row, column, line = problem
+            raise DataError(message, file=name, row=row, column=column, line=line)
+        _check(df, display, kind, check)
+    except DataError as err:
+        st.session_state[f"{key}_refused"] = (verdict, str(err))
+        raise
+    return df
+
+
+def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | None, key: str,
+                   slot: str) -> Dataset | None:
+    up = st.file_uploader(
+        "CSV, TSV or XLSX: one row per sample (or per time step), one column per variable",
+        type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
+    )
+    if up is None or _too_large(up, current):
+        return current
+    data = up.getvalue()
+    sheet = None
+    sheets = _sheets(data) if up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES else []
+    if len(sheets) > 1:
+        sheet = st.selectbox(f"Sheet of {up.name}", sheets, index=None, placeholder="Choose the data sheet",
+                             key=f"{key}_sheet_{up.name}")
+    display = up.name if sheet is None else f"{up.name} [{sheet}]"
+    verdict = (up.file_id, up.name, len(data), sheet)
+    try:
+        df = _load_upload(data, up.name, sheet, display, kind, check, sheets, verdict, key)
+    except _ChooseSheet as note:
+        st.warning(str(note), icon=":material/table_view:")
+        _still_using(current)
+    except DataError as err:
+        st.error(f"Upload rejected: {err}")
+        _still_using(current)
     else:
-        up = st.file_uploader(
-            "CSV, TSV or XLSX: one row per sample (or per time step), one column per variable",
-            type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
-        )
-        if up is not None:
-            if up.size > MAX_UPLOAD_BYTES:  # refused on its size before reading (the engine's message)
-                try:
-                    load_table(up)
-                except DataError as err:
-                    st.error(f"Upload rejected: {err}")
-                    _still_using(current)
-                    up = None
-        if up is not None:
-            data = up.getvalue()
-            sheet = None
-            sheets = _sheets(data) if up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES else []
-            if len(sheets) > 1:
-                sheet = st.selectbox(f"Sheet of {up.name}", sheets, index=None, placeholder="Choose the data sheet",
-                                     key=f"{key}_sheet_{up.name}")
-            display = up.name if sheet is None else f"{up.name} [{sheet}]"
-            # a refused file stays in the uploader: remember the verdict instead of checking it on every rerun
-            verdict = (up.file_id, up.name, len(data), sheet)
-            refused = st.session_state.get(f"{key}_refused")
-            try:
-                if len(sheets) > 1 and sheet is None:
-                    raise _ChooseSheet(f"{up.name}: the workbook has {len(sheets)} sheets "
-                                       f"({', '.join(repr(s) for s in sheets)}); choose the sheet with the data.")
-                if refused is not None and refused[0] == verdict:
-                    raise DataError(refused[1], file=up.name)
-                try:
-                    df, problem = _try_load(data, up.name, sheet)
-                    if problem is not None:
-                        message, row, column, line = problem
-                        raise DataError(message, file=up.name, row=row, column=column, line=line)
-                    _check(df, display, kind, check)
-                except DataError as err:
-                    st.session_state[f"{key}_refused"] = (verdict, str(err))
-                    raise
-            except _ChooseSheet as note:
-                st.warning(str(note), icon=":material/table_view:")
-                _still_using(current)
-            except DataError as err:
-                st.error(f"Upload rejected: {err}")
-                _still_using(current)
-            else:
-                if current is None or current.name != display or not current.df.equals(df):
-                    current = Dataset(display, df, "upload", kind)
-                    current.checks[key] = None
-                    _store(current, slot)
-    if current is not None:
-        _preview(current)
+        if current is None or current.name != display or not current.df.equals(df):
+            current = Dataset(display, df, "upload", kind)
+            current.checks[key] = None
+            _store(current, slot)
     return current
 
 

@@ -1,7 +1,13 @@
-"""The page registry: one place that names every page, its file and its one-line purpose."""
+"""The page registry: every page, its file and its one-line purpose.
+
+Method pages come from the method registry (``engine.methods.registry.METHODS``: one spec per method, so
+navigation and the home page list exactly the registered methods); tool pages are listed here.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from engine.methods.registry import METHODS
 
 
 @dataclass(frozen=True)
@@ -12,18 +18,7 @@ class PageInfo:
     summary: str
 
 
-METHOD_PAGES = (
-    PageInfo("pages/edpls.py", "edPLS", ":material/stacked_line_chart:",
-             "(ε, δ)-differentially private PLS1 regression on spectra, with RMSEP-vs-ε curves."),
-    PageInfo("pages/pca_gauss.py", "PCA-Gauss", ":material/scatter_plot:",
-             "Differentially private synthetic data from a private projection and Gaussian model."),
-    PageInfo("pages/dp_cca.py", "DP-CCA", ":material/join_inner:",
-             "Private canonical correlation between two views (Analyze-Gauss)."),
-    PageInfo("pages/p3ls.py", "P3LS simulation", ":material/hub:",
-             "Vertically federated PLS across companies with removable masks, party by party."),
-    PageInfo("pages/var_admm.py", "VAR-ADMM", ":material/timeline:",
-             "Collaborative VAR forecasting across data owners, and what ADMM leaks."),
-)
+METHOD_PAGES = tuple(PageInfo(spec.page, spec.title, spec.icon, spec.summary) for spec in METHODS)
 
 TOOL_PAGES = (
     PageInfo("pages/attack_lab.py", "Attack lab (PLS)", ":material/bug_report:",

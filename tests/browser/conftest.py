@@ -7,8 +7,13 @@ without having driven a real browser.
 from __future__ import annotations
 
 import pytest
-
-from browser_harness import REQUIRE_ENV, StreamlitServer, browser_required, missing_reason, open_browser
+from browser_harness import (
+    REQUIRE_ENV,
+    StreamlitServer,
+    browser_required,
+    missing_reason,
+    open_browser,
+)
 
 
 @pytest.fixture(scope="session")

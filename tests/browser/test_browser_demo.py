@@ -7,7 +7,14 @@ attack (|corr| < 0.3), and the private RMSEP is not below the non-private one. S
 """
 from __future__ import annotations
 
-from browser_harness import PLOTLY_CHART, assert_no_exception, first_chart, goto_page, screenshot, wait_idle
+from browser_harness import (
+    PLOTLY_CHART,
+    assert_no_exception,
+    first_chart,
+    goto_page,
+    screenshot,
+    wait_idle,
+)
 from test_browser_app import assert_texts, metric_value
 
 LOAD_MS = 120_000

@@ -1,4 +1,4 @@
-"""Every figure of ui/figures.py drawn by plotly.js in chromium (no Streamlit server): the legend must not
+"""Every figure of ui/figures/ drawn by plotly.js in chromium (no Streamlit server): the legend must not
 overlap the plot area, the axis titles or tick labels, the annotations or the title; the title must not
 overlap the axes and must fit the figure. Widths: a half-width column of the wide layout and the full width.
 Saves test-artifacts/figure_layout_<width>.png (all figures, for a look)."""
@@ -21,7 +21,10 @@ WIDTHS = (560, 1100)
 
 OVERLAPS_JS = r"""(id) => {
   const root = document.getElementById(id);
-  const box = el => { const r = el.getBoundingClientRect(); return {l: r.left, t: r.top, r: r.right, b: r.bottom, w: r.width, h: r.height}; };
+  const box = el => {
+    const r = el.getBoundingClientRect();
+    return {l: r.left, t: r.top, r: r.right, b: r.bottom, w: r.width, h: r.height};
+  };
   const all = sel => Array.from(root.querySelectorAll(sel)).map(box).filter(r => r.w > 0 && r.h > 0);
   const legend = all('g.legend g.traces');
   const parts = {
@@ -45,8 +48,10 @@ OVERLAPS_JS = r"""(id) => {
       if (parts[name].some(o => hit(t, o))) out.push('title on ' + name);
     if (t.l < fig.l - 1 || t.r > fig.r + 1 || t.t < fig.t - 1) out.push('title cut off');
   }
-  for (const x of parts['x-axis title']) if (parts['x tick label'].some(o => hit(x, o))) out.push('x-axis title on tick labels');
-  for (const y of parts['y-axis title']) if (parts['y tick label'].some(o => hit(y, o))) out.push('y-axis title on tick labels');
+  for (const x of parts['x-axis title'])
+    if (parts['x tick label'].some(o => hit(x, o))) out.push('x-axis title on tick labels');
+  for (const y of parts['y-axis title'])
+    if (parts['y tick label'].some(o => hit(y, o))) out.push('y-axis title on tick labels');
   return [...new Set(out)];
 }"""
 

@@ -11,9 +11,22 @@ from __future__ import annotations
 import re
 
 import numpy as np
-
-from browser_harness import PLOTLY_CHART, assert_no_exception, first_chart, goto_page, screenshot, wait_idle
-from test_browser_app import assert_texts, choose_upload, metric_value, set_number, upload, visible_charts
+from browser_harness import (
+    PLOTLY_CHART,
+    assert_no_exception,
+    first_chart,
+    goto_page,
+    screenshot,
+    wait_idle,
+)
+from test_browser_app import (
+    assert_texts,
+    choose_upload,
+    metric_value,
+    set_number,
+    upload,
+    visible_charts,
+)
 
 LOAD_MS = 120_000
 SWEEP_MS = 240_000

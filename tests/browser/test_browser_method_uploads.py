@@ -14,9 +14,21 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
-from browser_harness import assert_no_exception, first_chart, goto_page, screenshot, wait_idle
-from test_browser_app import LOAD_MS, assert_texts, choose_upload, metric_value, upload, visible_charts
+from browser_harness import (
+    assert_no_exception,
+    first_chart,
+    goto_page,
+    screenshot,
+    wait_idle,
+)
+from test_browser_app import (
+    LOAD_MS,
+    assert_texts,
+    choose_upload,
+    metric_value,
+    upload,
+    visible_charts,
+)
 
 
 def _number(text: str) -> float:

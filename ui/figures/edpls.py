@@ -1,0 +1,74 @@
+"""Figures of the edPLS page (pages/edpls.py), issue #4."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, finish
+
+
+def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str) -> go.Figure:
+    """Regression coefficients over the channel axis, private over non-private."""
+    fig = go.Figure()
+    fig.add_scatter(x=axis, y=coef_plain, name="non-private PLS", mode="lines", line={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": PRIVATE_COLOUR},
+                    opacity=0.8)
+    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label,
+                      yaxis_title="coefficient b (y per unit of x)")
+    return finish(fig)
+
+
+def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_label: str) -> go.Figure:
+    """Predicted against measured on the test rows, with the identity line."""
+    lo = float(min(min(y_true), min(y_plain)))
+    hi = float(max(max(y_true), max(y_plain)))
+    fig = go.Figure()
+    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
+    fig.add_scatter(x=y_true, y=y_plain, mode="markers", name="non-private PLS", marker={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
+    fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
+                      yaxis_title=f"predicted {response}")
+    return finish(fig)
+
+
+def _add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonprivate_name: str,
+                     nonprivate_colour: str | None = None) -> None:
+    """Median line, interquartile band (q25..q75) and the non-private line of a sweep table."""
+    fig.add_scatter(x=list(df[x]) + list(df[x])[::-1], y=list(df["q75"]) + list(df["q25"])[::-1],
+                    fill="toself", line={"width": 0}, fillcolor=colour, opacity=0.2, showlegend=False,
+                    hoverinfo="skip")
+    fig.add_scatter(x=df[x], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
+                    line={"color": colour})
+    fig.add_scatter(x=df[x], y=df["nonprivate"], mode="lines", name=nonprivate_name,
+                    line={"color": nonprivate_colour or colour, "dash": "dot"})
+
+
+def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | None = None) -> go.Figure:
+    """RMSEP against epsilon (log-log): median line, interquartile band, one colour per group,
+    and each group's non-private RMSEP as a dotted line."""
+    groups = list(curves.groupby(group, sort=False))
+    fig = go.Figure()
+    for i, (name, df) in enumerate(groups):
+        # one group: the private/non-private colours of every page; several: one colour per group (no red,
+        # which means non-private), the group's non-private line dotted in its colour
+        col = PRIVATE_COLOUR if len(groups) == 1 else GROUP_PALETTE[i % len(GROUP_PALETTE)]
+        _add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=col, name=str(name),
+                         nonprivate_name=f"{name} non-private",
+                         nonprivate_colour=NONPRIVATE_COLOUR if len(groups) == 1 else None)
+    if sigma_y:
+        fig.add_hline(y=sigma_y, line={"dash": "dash", "color": "#999"}, annotation_text="σ_y (predict the mean)")
+    fig.update_layout(title="RMSEP vs ε", xaxis={"title": "ε per the chosen accounting", "type": "log"},
+                      yaxis={"title": "RMSEP on the test rows (units of y)", "type": "log"})
+    return finish(fig)
+
+
+def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Figure:
+    """Strict mode: simulated RMSEP against the number of training rows."""
+    fig = go.Figure()
+    _add_median_band(fig, curve, "n", colour=PRIVATE_COLOUR, name="strict edPLS", nonprivate_name="non-private",
+                     nonprivate_colour=NONPRIVATE_COLOUR)
+    if target:
+        fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")
+    fig.update_layout(title="How many samples would strict mode need?",
+                      xaxis={"title": "training rows n", "type": "log"},
+                      yaxis={"title": "RMSEP on the test rows (units of y)", "type": "log"})
+    return finish(fig)

@@ -1,0 +1,189 @@
+"""The VAR-ADMM page's cached engine calls and the choices they take (pages/var_admm.py).
+
+Every call is cached per arguments (``st.cache_data``): a rerun of the page reuses the fit, the defence, the
+sweep points and the attack. Noise is fresh unless the teaching switch fixes its seed; the ``draw`` tag only tells
+one session's draw apart in the cache (it seeds nothing).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+import streamlit as st
+
+from engine.attacks.var_admm_attacks import (
+    central_node_attack,
+    owner_attack,
+    zero_init_leak,
+)
+from engine.data import DataError
+from engine.methods.var_admm import (
+    CollaborativeVAR,
+    coef_table,
+    defence_comparison,
+    evaluate_forecasts,
+    load_panel,
+    noise_sweep,
+    prepare_series,
+    release_refusal,
+    shareable_release,
+    to_json,
+)
+
+CENTRAL_ATTACKER = "central node (Y-free variant (71))"
+
+
+@st.cache_data(show_spinner="Reading the series ...", max_entries=8)
+def read_panel(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    return load_panel(df, name).Y
+
+
+MIN_STEPS = 50  # fewest time steps the page fits on (the span input starts there)
+
+
+def usable_panel(df: pd.DataFrame, name: str) -> None:
+    """The data picker's check for this page: a panel of at least two series and MIN_STEPS steps."""
+    try:
+        Y = read_panel(df, name)
+    except ValueError as err:  # DataError (a ValueError) keeps its file, row and column
+        raise err if isinstance(err, DataError) else DataError(f"{name}: {err}", file=name) from None
+    if Y.shape[1] < 2:
+        raise DataError(f"{name}: a collaboration needs at least two series (owners); the table has "
+                        f"{Y.shape[1]}.", file=name)
+    if len(Y) < MIN_STEPS:
+        raise DataError(f"{name}: the collaborative VAR here needs at least {MIN_STEPS} time steps; the table has "
+                        f"{len(Y)}.", file=name)
+
+
+def panel_of(Y: pd.DataFrame, solar: bool, lags: tuple):
+    return prepare_series(Y, solar=solar, lags=lags)
+
+
+def model_kw(settings: dict) -> dict:
+    return {k: settings[k] for k in ("penalty", "alpha", "rho", "init", "variant")}
+
+
+SCHEME_CHOICES = {
+    "auto": "Automatic: accelerated for the fit, the paper's scheme for the attacks",
+    "anderson": "Accelerated: ρ = n with Anderson mixing",
+    "paper": "The paper's plain scheme (47)/(71)",
+    "balanced": "Paper's scheme + residual balancing of ρ",
+    "relaxed": "Paper's scheme + over-relaxation (α = 1.6)",
+}
+
+
+@st.cache_data(show_spinner="Fitting the collaborative VAR by ADMM ...", max_entries=16)
+def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) -> dict:
+    """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3).
+    Nothing here is a release: the ADMM's random start uses the fixed initialisation seed."""
+    panel = panel_of(Y, solar, lags)
+    train = panel.Y[:panel.train_end]
+    mask = panel.fit_mask[:panel.train_end]
+    central = CollaborativeVAR(lags, penalty=settings["penalty"], alpha=settings["alpha"]).fit(train, row_mask=mask)
+    admm_kw = dict(solver="admm", max_iter=settings["max_iter"], tol=settings["tol"], scheme=settings["scheme"],
+                   random_state=settings["init_seed"], owner_names=panel.sites, **model_kw(settings))
+    ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(lags, **admm_kw),
+                            test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
+                            owner_names=panel.sites)  # a fit that stops early warns and says why (below)
+    admm = ev.model
+    trace = admm.trace_
+    log = trace.log.to_frame(max_iteration=3)
+    return {
+        "table": ev.table, "actual": ev.actual, "var_pred": ev.var_pred, "ar_pred": ev.ar_pred,
+        "times": panel.index[ev.target_rows], "score_mask": panel.score_mask,
+        "residuals": trace.residual_frame(), "coef_error": trace.coef_error_path(central.coef_owner_major_),
+        "coef_iterations": trace.path_iterations,
+        "gap": float(abs(admm.coefs_ - central.coefs_).max()), "n_iter": admm.n_iter_, "converged": admm.converged_,
+        "scheme": admm.scheme_, "rho_used": trace.rho, "rejected": trace.rejected_steps,
+        "convergence_warning": admm.convergence_message_,
+        "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
+        "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
+        "coef_table": coef_table(admm),
+    }
+
+
+def raw_scale(panel):
+    """The values the defence releases: the series as prepared (solar: night = 0) before any centring
+    (centring on a private mean before the noise would leak it; the model's intercept does it afterwards)."""
+    return panel.Y + panel.means
+
+
+@st.cache_data(show_spinner="Running the defence on the same forecasts ...", max_entries=32)
+def run_defence(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, defence: str, strength: float,
+                eval_inputs: str, public_range: tuple, declared: bool, delta: float, noise_seed, draw: str,
+                calibration: str) -> dict:
+    """One defence run. Noise on the values: clip into ``public_range``, fresh noise (``noise_seed`` None;
+    ``draw`` only tells this session's draw apart in the cache, it seeds nothing), then the VAR fit."""
+    panel = panel_of(Y, solar, lags)
+    ev = defence_comparison(raw_scale(panel), lags, panel.train_end, defence, strength, params=settings,
+                            score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
+                            eval_inputs=eval_inputs, random_state=noise_seed, owner_names=panel.sites,
+                            public_range=public_range, declared_public=declared, delta=delta)
+    rel = ev.release
+    reason = release_refusal(rel)
+    release_json = None
+    if reason is None:
+        # The coefficients are post-processing of the noisy series only when the fitted rows are public: every
+        # row for ordinary series; for solar series the daylight rows are read from the private data.
+        model = None if solar else ev.model
+        release_json = to_json(shareable_release(rel, owner_names=panel.sites, lags=lags, model=model,
+                                                 calibration=calibration))
+    return {"table": ev.table, "var_pred": ev.var_pred - panel.means, "release": rel,
+            "release_json": release_json, "no_release_reason": reason}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: str, b: float, public_range: tuple,
+                declared: bool, delta: float, noise_seed, draw: str) -> pd.DataFrame:
+    panel = panel_of(Y, solar, lags)
+    return noise_sweep(raw_scale(panel), lags, panel.train_end, law, [b], params=settings,
+                       score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
+                       public_range=public_range, declared_public=declared, delta=delta, random_state=noise_seed)
+
+
+@st.cache_data(show_spinner="Running the protocol and the attack ...", max_entries=16)
+def run_attack(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, attacker: str, victim: str, K_max: int,
+               coef_noise: float, message_noise: float, init: str) -> dict:
+    panel = panel_of(Y, solar, lags)
+    train = panel.Y[:panel.train_end]
+    mask = panel.fit_mask[:panel.train_end]
+    kw = model_kw(settings)
+    kw.update(init=init, variant="y_free" if attacker == CENTRAL_ATTACKER else settings["variant"])
+    model = CollaborativeVAR(lags, solver="admm", tol=None, max_iter=K_max, keep_values=K_max,
+                             coef_noise=coef_noise, message_noise=message_noise, random_state=settings["init_seed"],
+                             owner_names=panel.sites, **kw).fit(train, row_mask=mask)
+    if attacker == CENTRAL_ATTACKER:
+        res = central_node_attack(model, victim)
+    else:
+        res = owner_attack(model, attacker)
+    leak = zero_init_leak(model)
+    return {"result": res, "times": panel.index[model.fit_rows_], "T": model.n_obs_,
+            "zero_leak_err": float(leak.relerr.max()), "zero_leak_note": leak.note}
+
+
+@dataclass
+class Setup:
+    """The data and model choices: the owners' series, the lags and the ADMM settings."""
+
+    dataset: object
+    full: pd.DataFrame
+    data_tag: str
+    hourly: bool
+    Y: pd.DataFrame = None
+    n_rows: int = 0
+    solar: bool = False
+    lags: tuple = ()
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass
+class Defence:
+    """The defence chosen in its expander and what it produced (``defended`` None: no defence ran)."""
+
+    name: str
+    eval_inputs: str
+    public_range: tuple
+    declared: bool
+    strength: float
+    defended: dict | None
+    release: object
