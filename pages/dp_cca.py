@@ -459,8 +459,9 @@ def export_section(views: Views, result: dict, budget, source: str, params: dict
 def main() -> None:
     intro()
     budget = budget_picker("dp_cca")
-    # the page maps the sidebar's calibration to the fit's rule ("classic" -> "auto": classic only for ε <= 1)
-    calibration = "auto" if budget.calibration == "classic" else "analytic"  # POLICY: engine resolve_calibration
+    # The sidebar already resolved the rule (engine.privacy.calibration.resolve_calibration); "auto" names
+    # it for DPCCA's parameters and ledger ("classic" only where proven, eps <= 1).
+    calibration = "auto" if budget.calibration == "classic" else "analytic"
     mode_notice(budget)
     source = st.radio("Two views from", list(SOURCES), format_func=SOURCES.get, key="dp_cca_source")
     views = VIEW_SOURCES[source]()

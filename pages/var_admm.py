@@ -18,9 +18,12 @@ from engine.methods.var_admm import (
     NOT_DP_MODEL,
     SCHEME_LABELS,
     calibrated_noise_scale,
+    calibrates_from_epsilon,
     neighbourhood,
+    noise_range_declaration,
     owner_sheets,
     parse_lags,
+    privacy_statement,
     release_refusal,
 )
 from engine.report import DataInfo, RunReport
@@ -242,7 +245,7 @@ def range_inputs(setup: Setup) -> tuple[tuple, float, bool]:
         lo_default, width_default, range_note = rating[0], rating[1] - rating[0], f"Prefilled with {rating[2]}."
     else:
         values = setup.full.to_numpy(dtype=float)
-        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))  # POLICY: prefill read off the data
+        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))  # a suggestion only: the guarantee needs the user's declaration
         lo_default = _outward(obs_lo, up=False)
         width_default = max(_outward(obs_hi, up=True) - lo_default, 0.001)
         range_note = (f"Prefilled from your file: Δ is the observed range of the data (about [{obs_lo:.4g}, "
@@ -260,13 +263,13 @@ def range_inputs(setup: Setup) -> tuple[tuple, float, bool]:
                            help="Tick only when the range is known without looking at the data (a plant's rated "
                                 "power, a normalisation's bounds). Without this declaration the guarantee is not "
                                 "proven and nothing is shareable.")
-    st.caption(range_note + (" **Declared public.**" if declared else " Not declared public: **not proven**."))
+    st.caption(range_note + " " + noise_range_declaration((range_lo, range_lo + range_width), declared).summary)
     return (range_lo, range_lo + range_width), range_width, declared
 
 
 def defence_strength(defence: str, budget, range_width: float, where) -> tuple[float, bool]:
     """The noise scale b: calibrated from ε in strict mode for the DP noise laws, else the user's slider."""
-    if defence in ("laplace", "gaussian") and budget.mode == "strict":  # POLICY: when b is calibrated from ε
+    if calibrates_from_epsilon(defence, budget.mode):
         strength = calibrated_noise_scale(defence, budget.epsilon, budget.delta, range_width)
         where.metric("Noise scale b (from ε)", f"{strength:.4g}")
         return strength, True
@@ -331,16 +334,8 @@ def defence_section(setup: Setup, budget, noise_draw: str) -> Defence:
 
 
 def guarantee_text(shared: bool, release) -> str:
-    if shared:
-        return ("**The collaborative VAR is not differentially private; the noise defence is.** Every value was "
-                "clipped into the declared public range and noised once before anything else; the fit is "
-                "post-processing. " + release.defence.headline())
-    if release is not None and release.defence.status != "no privacy":
-        return ("**The collaborative VAR is not differentially private.** The noise defence ran with a range that "
-                "is not declared public, so its guarantee is **not proven**; its ledger (which would reveal the "
-                "range) is kept in the owner's workbook and nothing is shareable.")
-    return ("**The collaborative VAR is not differentially private.** No defence with calibrated noise on "
-            "clipped values ran: nothing here carries a guarantee.")
+    """The page's one sentence on what is private: the engine decides it (``privacy_statement``)."""
+    return privacy_statement(release)
 
 
 def run_report(setup: Setup, fit: dict, defence: Defence, budget, shared: bool) -> RunReport:
@@ -383,7 +378,7 @@ def run_report(setup: Setup, fit: dict, defence: Defence, budget, shared: bool) 
 def export_section(setup: Setup, fit: dict, defence: Defence, budget) -> None:
     """Report and exports: the shareable release only when a DP defence ran on a declared range."""
     defended, Y = defence.defended, setup.Y
-    shared = defended is not None and defended["release_json"] is not None  # POLICY: what is shareable
+    shared = defended is not None and defended["release_json"] is not None  # the engine builds release_json only when shareable
     report = run_report(setup, fit, defence, budget, shared)
 
     def _owner_sheets() -> dict:
@@ -451,7 +446,7 @@ def convergence_tab(fit: dict) -> None:
 def messages_tab(fit: dict) -> None:
     show_chart(st, var_message_flow_figure(fit["messages"], fit["sites"], max_rows=min(40, len(fit["messages"]))),
                "messages", page="var_admm")
-    st.dataframe(fit["messages"].drop(columns=["values"]), hide_index=True, width="stretch")
+    st.dataframe(fit["messages"].drop(columns=["values sent"]), hide_index=True, width="stretch")
     st.caption("Every message of the first three iterations (all iterations are recorded; shapes always, values "
                "only when an attack needs them). Values sent over the whole run:")
     st.dataframe(fit["volume"], hide_index=True)

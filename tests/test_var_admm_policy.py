@@ -9,6 +9,7 @@ import pytest
 
 from engine.methods.var_admm import (
     RANGE_NOT_DECLARED,
+    calibrates_from_epsilon,
     defence_ledger,
     noise_defence,
     noise_range_declaration,
@@ -72,3 +73,9 @@ def test_privacy_statement_three_cases():
     assert "**not proven**" in privacy_statement(undeclared)
     assert "nothing here carries a guarantee" in privacy_statement(uniform)
     assert "nothing here carries a guarantee" in privacy_statement(None)
+
+
+@pytest.mark.parametrize("law, mode, expected", [("laplace", "strict", True), ("gaussian", "strict", True),
+                                                 ("laplace", "paper", False), ("uniform", "strict", False)])
+def test_only_dp_laws_in_strict_mode_calibrate_from_epsilon(law, mode, expected):
+    assert calibrates_from_epsilon(law, mode) is expected

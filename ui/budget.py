@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 # the wording lives in the engine: the run report says the same
+from engine.privacy.calibration import resolve_calibration
 from engine.privacy.wording import MODE_TEXT
 
 from .state import init_state, persisted
@@ -67,9 +68,11 @@ def budget_picker(key: str = "budget", *, modes=("strict", "paper"), show_calibr
             on_change=persisted(f"{key}_cal", "pl_calibration"),
             help="Analytic (Balle & Wang 2018) is exact for every ε. Classic is proven only for ε ≤ 1.",
         )
-        if calibration == "classic" and eps > 1:  # POLICY: engine resolve_calibration (classic only for ε <= 1)
+        # "classic" in the sidebar means classic where its proof holds: the engine's "auto" rule.
+        resolved = resolve_calibration("auto" if calibration == "classic" else "analytic", eps)
+        if resolved != calibration:
             sb.warning("The classic Gaussian formula is proven only for ε ≤ 1: the analytic calibration will be used.")
-            calibration = "analytic"
+        calibration = resolved
     sb.caption(MODE_TEXT[mode])
     reproducible = sb.checkbox(
         "Reproducible noise (teaching)", value=bool(st.session_state["pl_reproducible"]), key=f"{key}_repro",

@@ -87,7 +87,7 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
                             owner_names=panel.sites)  # a fit that stops early warns and says why (below)
     admm = ev.model
     trace = admm.trace_
-    log = trace.log.to_frame(max_iteration=3)
+    log = trace.log.to_frame(max_step=3)
     return {
         "table": ev.table, "actual": ev.actual, "var_pred": ev.var_pred, "ar_pred": ev.ar_pred,
         "times": panel.index[ev.target_rows], "score_mask": panel.score_mask,
@@ -96,7 +96,7 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
         "gap": float(abs(admm.coefs_ - central.coefs_).max()), "n_iter": admm.n_iter_, "converged": admm.converged_,
         "scheme": admm.scheme_, "rho_used": trace.rho, "rejected": trace.rejected_steps,
         "convergence_warning": admm.convergence_message_,
-        "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(), "sites": panel.sites,
+        "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(by=("sender",)), "sites": panel.sites,
         "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
         "coef_table": coef_table(admm),
     }

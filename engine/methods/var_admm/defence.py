@@ -48,6 +48,7 @@ __all__ = [
     "NoiseRelease",
     "noise_defence",
     "calibrated_noise_scale",
+    "calibrates_from_epsilon",
 ]
 
 
@@ -406,6 +407,12 @@ def noise_defence(Y, law: str, b: float, *, public_range=None, declared_public: 
     led = defence_ledger(law, b, public_range, declared_public, Y.shape[0], Y.shape[1], seed_known, delta=delta,
                          copies=copies)
     return NoiseRelease(noisy, led, n_outside)
+
+
+def calibrates_from_epsilon(law: str, mode: str) -> bool:
+    """Whether the noise scale b follows from (epsilon, delta) and the public range: only the DP laws
+    (Laplace, Gaussian) in strict mode; paper mode and the uniform law take the user's strength as given."""
+    return law in ("laplace", "gaussian") and mode == "strict"
 
 
 def calibrated_noise_scale(law: str, epsilon: float, delta: float, sensitivity: float) -> float:
