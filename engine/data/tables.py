@@ -132,6 +132,13 @@ def arrays_from_frame(df: pd.DataFrame, task: str, target: str | None = None, fe
         raise DataError(f"{name}: no column {target!r}")
     if task in ("regression", "classification") and target is None:
         raise DataError(f"{name}: the {task} task needs a target column")
+    X, features = _feature_matrix(df, target, features, name)
+    y = None if target is None else _target_array(df[target], task, target, name)
+    return X, y, features
+
+
+def _feature_matrix(df: pd.DataFrame, target, features, name: str):
+    """(X (n, M) float, feature names) of :func:`arrays_from_frame`: numeric, finite, >= 2 columns, >= 20 rows."""
     if features is None:
         features = [c for c in df.columns if c != target and pd.api.types.is_numeric_dtype(df[c])]
     features = list(features)
@@ -151,27 +158,30 @@ def arrays_from_frame(df: pd.DataFrame, task: str, target: str | None = None, fe
                         f"(first: row {first + 1}, column {col!r})")
     if X.shape[0] < 20:
         raise DataError(f"{name}: {X.shape[0]} rows; the harness needs at least 20 (train, public and test slices)")
-    y = None
-    if target is not None:
-        col = df[target]
-        if col.isna().any():
-            raise DataError(f"{name}: target {target!r} has {int(col.isna().sum())} missing value(s)")
-        if task == "regression":
-            if not pd.api.types.is_numeric_dtype(col):
-                raise DataError(f"{name}: regression needs a numeric target; {target!r} is text")
-            y = col.to_numpy(dtype=float)
-            if np.ptp(y) == 0:
-                raise DataError(f"{name}: target {target!r} is constant")
-        else:
-            y = col.to_numpy()
-            classes, counts = np.unique(y.astype(str), return_counts=True)
-            if task == "classification":
-                if classes.size < 2:
-                    raise DataError(f"{name}: target {target!r} has a single class")
-                if classes.size > 50:
-                    raise DataError(f"{name}: target {target!r} has {classes.size} distinct values; that looks like "
-                                    "a continuous response (choose the regression task)")
-                if counts.min() < 4:
-                    raise DataError(f"{name}: class {classes[counts.argmin()]!r} of {target!r} has only "
-                                    f"{counts.min()} row(s); every class needs at least 4")
-    return X, y, features
+    return X, features
+
+
+def _target_array(col: pd.Series, task: str, target, name: str) -> np.ndarray:
+    """y of :func:`arrays_from_frame`: no missing values; numeric and not constant (regression); 2 to 50
+    classes of at least 4 rows each (classification); as it is for clustering (optional labels)."""
+    if col.isna().any():
+        raise DataError(f"{name}: target {target!r} has {int(col.isna().sum())} missing value(s)")
+    if task == "regression":
+        if not pd.api.types.is_numeric_dtype(col):
+            raise DataError(f"{name}: regression needs a numeric target; {target!r} is text")
+        y = col.to_numpy(dtype=float)
+        if np.ptp(y) == 0:
+            raise DataError(f"{name}: target {target!r} is constant")
+        return y
+    y = col.to_numpy()
+    if task == "classification":
+        classes, counts = np.unique(y.astype(str), return_counts=True)
+        if classes.size < 2:
+            raise DataError(f"{name}: target {target!r} has a single class")
+        if classes.size > 50:
+            raise DataError(f"{name}: target {target!r} has {classes.size} distinct values; that looks like "
+                            "a continuous response (choose the regression task)")
+        if counts.min() < 4:
+            raise DataError(f"{name}: class {classes[counts.argmin()]!r} of {target!r} has only "
+                            f"{counts.min()} row(s); every class needs at least 4")
+    return y

@@ -81,8 +81,9 @@ def read_public(X_public, M: int, what: str = "X_public") -> np.ndarray:
 # Shared estimator behaviour
 # --------------------------------------------------------------------------------------------
 class _ReleaseTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
-    """Mixin (put before BaseEstimator): what PCA-Gauss and its baselines share as scikit-learn transformers: y is required for the supervised
-    tasks, and ``transform`` returns P projected columns named ``<class>0 .. <class>P-1``."""
+    """Mixin (put before BaseEstimator): what PCA-Gauss and its baselines share as scikit-learn transformers:
+    y is required for the supervised tasks, and ``transform`` returns P projected columns named
+    ``<class>0 .. <class>P-1``."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
