@@ -20,8 +20,11 @@ __all__ = ["pca_gauss_case", "pipeline_audit_case"]
 
 
 def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None = None, M: int = 2,
-                   N: int = 50) -> AuditCase:
+                   N: int = 50, *, delta: float | None = None) -> AuditCase:
     """PCA-Gauss's Lap-PCA covariance release S = X'X/N + Laplace (replace-one, entries in [-1, 1]).
+
+    ``delta`` is accepted for the registry's uniform call ``(mode, epsilon, delta)`` and ignored: the Laplace
+    release is pure epsilon-DP (the case's delta is 0).
 
     Worst case (Prop. 3): D's last row is all ones, D' replaces it by alternating signs, which
     changes half of the M^2 entries by 2/N (L1 change M^2/N). strict: scale M^2/(N eps) (rule
