@@ -1,24 +1,30 @@
 """The PCA-Gauss estimator: parameters, ``fit``, sampling and mapping (spec ``pca_gauss.md``).
 
 The releases themselves live in :mod:`.releases` (W sources and the Gaussian stage), the box in
-:mod:`.inputs`, the bounds in :mod:`.bounds`; see the package docstring for the paper's algorithms and modes.
+:mod:`.inputs`, the bounds in :mod:`.sensitivity`; see the package docstring for the paper's algorithms and modes.
 """
 from __future__ import annotations
 
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from engine.methods.constraints import (
+    CALIBRATION_CONSTRAINT,
+    PRIVACY_PARAMETER_CONSTRAINTS,
+)
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     PrivacyLedger,
     as_generator,
     clip_abs,
     noise_generator,
+    resolve_calibration,
 )
 
 from .inputs import _BoxScaling, _ReleaseTransformer, read_public, read_records
@@ -27,6 +33,9 @@ from .sampling import _draw, _largest_remainder
 from .sensitivity import CAVEATS, MODES, PCA_SOURCES, TASKS
 
 __all__ = ["PCAGauss"]
+
+#: psd, lap_pca_scale and sens when left None, per mode.
+_MODE_DEFAULTS = {"paper": ("numpy", "M", "paper"), "strict": ("clip", "M2", "strict")}
 
 
 class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
@@ -71,8 +80,9 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         released and the ledger says "not proven".
     ag_neighbouring : "replace" (L2 sensitivity sqrt(2), default) or "add_remove" (1; paper mode only:
         strict mode's ledger uses replace-one throughout).
-    calibration : Gaussian calibration of AG-PCA: "auto" (classic for eps_PCA <= 1, else analytic, as the
-        spec says), "analytic" or "classic".
+    calibration : Gaussian calibration of AG-PCA, resolved by ``engine.privacy.resolve_calibration``: "auto"
+        (paper mode: classic for eps_PCA <= 1, else analytic, as the spec says; strict mode: analytic),
+        "analytic" or "classic" (refused for eps_PCA > 1).
     n_synthetic : default number of rows ``sample()`` draws; None means N (the paper's choice).
     components : (M, P) orthonormal W for ``pca_source="given"`` (in the scaled [-1, 1] feature space).
 
@@ -119,56 +129,67 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         self.components = components
 
     # ---------------------------------------------------------------- parameters
-    def _resolved(self) -> dict:
-        """Validated parameters with the mode's defaults filled in."""
-        def choice(name, value, options):
-            if value not in options:
-                raise ValueError(f"{name} must be one of {options}, got {value!r}")
-            return value
+    # One value at a time, declaratively (scikit-learn's ``_validate_params``); the rules that tie several
+    # parameters together stay in ``_resolved``. ``random_state`` also takes a numpy Generator or SeedSequence
+    # (``engine.privacy.noise_generator`` reads both; the harness passes SeedSequences), and ``delta`` may be
+    # None (paper mode: 1/N).
+    _parameter_constraints: dict = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator,
+                         np.random.SeedSequence],
+        "delta": [*PRIVACY_PARAMETER_CONSTRAINTS["delta"], None],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "task": [StrOptions(set(TASKS))],
+        "pca_source": [StrOptions(set(PCA_SOURCES)), None],
+        "mode": [StrOptions(set(MODES))],
+        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "mean_share": [Interval(Real, 0, 1, closed="neither")],
+        "count_share": [Interval(Real, 0, 1, closed="neither")],
+        "psd": [StrOptions({"numpy", "clip"}), None],
+        "lap_pca_scale": [StrOptions({"M", "M2"}), None],
+        "sens": [StrOptions({"paper", "tight", "strict"}), None],
+        "bounds": "no_validation",  # (lower, upper), "public" or "data": checked in _resolve_bounds
+        "y_bounds": "no_validation",
+        "labels": ["array-like", None],
+        "public_declared": ["boolean"],
+        "ag_neighbouring": [StrOptions({"replace", "add_remove"})],
+        "calibration": CALIBRATION_CONSTRAINT,
+        "n_synthetic": [Interval(Integral, 0, None, closed="left"), None],
+        "components": ["array-like", None],
+    }
 
-        task = choice("task", self.task, TASKS)
-        mode = choice("mode", self.mode, MODES)
+    def _resolved(self) -> dict:
+        """The cross-parameter rules, and the parameters with the mode's defaults filled in."""
+        task, mode, eps = self.task, self.mode, float(self.epsilon)
         source = self.pca_source if self.pca_source is not None else (
             "nonprivate" if task == "unsupervised" else "public")
-        choice("pca_source", source, PCA_SOURCES)
         if source == "nonprivate" and task != "unsupervised":
             raise ValueError("pca_source='nonprivate' is Algorithm 1 only (task='unsupervised'); supervised "
                              "tasks need a W independent of the data: 'public', 'laplace' or 'analyze_gauss'")
-        eps = float(self.epsilon)
-        if not (eps > 0):
-            raise ValueError(f"epsilon must be > 0 (or inf for no noise), got {self.epsilon}")
-        if not (isinstance(self.n_components, Integral) and self.n_components >= 1):
-            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
-        alpha = float(self.alpha)
-        if source in ("laplace", "analyze_gauss") and not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1) (alpha = 1 leaves nothing for the Gaussian), got {alpha}")
-        for name in ("mean_share", "count_share"):
-            v = float(getattr(self, name))
-            if not 0 < v < 1:
-                raise ValueError(f"{name} must be in (0, 1), got {v}")
         if mode == "strict" and float(self.mean_share) + float(self.count_share) >= 1:
             raise ValueError("mean_share + count_share must be < 1 (the rest goes to the covariance)")
-        defaults = {"paper": ("numpy", "M", "paper"), "strict": ("clip", "M2", "strict")}[mode]
-        psd = choice("psd", self.psd or defaults[0], ("numpy", "clip"))
-        lap = choice("lap_pca_scale", self.lap_pca_scale or defaults[1], ("M", "M2"))
-        sens = self.sens or defaults[2]
-        if mode == "paper":
-            choice("sens", sens, ("paper", "tight"))
-        elif sens not in ("strict",):
+        psd, lap, sens = self.psd or _MODE_DEFAULTS[mode][0], self.lap_pca_scale or _MODE_DEFAULTS[mode][1], \
+            self.sens or _MODE_DEFAULTS[mode][2]
+        if mode == "paper" and sens not in ("paper", "tight"):
+            raise ValueError(f"sens must be 'paper' or 'tight' in paper mode, got {sens!r}")
+        if mode == "strict" and sens != "strict":
             raise ValueError("sens applies to paper mode only; strict mode uses its own proven bounds")
         if mode == "strict" and lap == "M":
             raise ValueError("lap_pca_scale='M' (as printed) is under-noised by a factor M and is not eps-DP; "
                              "strict mode needs 'M2'")
         if mode == "strict" and source == "analyze_gauss" and self.delta is None and math.isfinite(eps):
             raise ValueError("strict mode with AG-PCA needs an explicit delta (well below 1/N)")
-        choice("ag_neighbouring", self.ag_neighbouring, ("replace", "add_remove"))
         if mode == "strict" and self.ag_neighbouring != "replace":
             raise ValueError("strict mode uses replace-one neighbours (N public) for every release: "
                              "ag_neighbouring must be 'replace'")
-        choice("calibration", self.calibration, ("auto", "analytic", "classic"))
-        return {"task": task, "mode": mode, "source": source, "eps": eps, "alpha": alpha, "psd": psd,
+        return {"task": task, "mode": mode, "source": source, "eps": eps, "alpha": float(self.alpha), "psd": psd,
                 "lap": lap, "sens": sens}
 
+    def _ag_calibration(self, mode: str, eps_pca: float) -> str:
+        """AG-PCA's Gaussian calibration: the one rule (``resolve_calibration``) applied to the request, where
+        strict mode's default ("auto") is "analytic" (tight at every epsilon, like its other mode defaults)."""
+        requested = "analytic" if mode == "strict" and self.calibration == "auto" else self.calibration
+        return resolve_calibration(requested, eps_pca)
 
     # ---------------------------------------------------------------- fit
     def fit(self, X, y=None, X_public=None, y_public=None):
@@ -185,6 +206,7 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         -------
         self
         """
+        self._validate_params()
         p = self._resolved()
         task, mode, source, eps = p["task"], p["mode"], p["source"], p["eps"]
         X, y = read_records(self, X, y, task)
@@ -207,17 +229,10 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
             eps_pca, eps_gauss = p["alpha"] * eps, (1.0 - p["alpha"]) * eps
         else:
             eps_pca, eps_gauss = 0.0, eps
-        if self.delta is not None:
-            delta_pca = float(self.delta)
-            if not 0 < delta_pca < 1:
-                raise ValueError(f"delta must be in (0, 1), got {self.delta}")
-        else:
-            delta_pca = 1.0 / N  # the paper's choice for AG-PCA (weak: spec 9.8)
-        cal = self.calibration
-        if cal == "auto":
-            cal = "classic" if (mode == "paper" and eps_pca <= 1) else "analytic"
-        if cal == "classic" and math.isfinite(eps_pca) and eps_pca > 1:
-            cal = "analytic"  # the classic formula is proven only for eps <= 1
+        # the paper's choice for AG-PCA when delta is None (weak: spec 9.8)
+        delta_pca = float(self.delta) if self.delta is not None else 1.0 / N
+        # Resolved only where a Gaussian is drawn (AG-PCA with noise): elsewhere the calibration is unused.
+        cal = self._ag_calibration(mode, eps_pca) if source == "analyze_gauss" and math.isfinite(eps_pca) else None
 
         # --- scaling and clipping to the box (a = 1)
         self.scaling_ = self._fit_scaling(X, y, X_public, y_public, mode, task)

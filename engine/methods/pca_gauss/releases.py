@@ -11,7 +11,12 @@ import math
 
 import numpy as np
 
-from engine.privacy import AnalyzeGauss, LaplaceMechanism
+from engine.privacy import LaplaceMechanism
+from engine.privacy.moments import (
+    MomentsRelease,
+    add_remove_sensitivity,
+    replace_one_sensitivity,
+)
 
 from .sampling import _sampling_covariance
 from .sensitivity import CAVEATS, alg3_class_moments, sensitivities, top_eigenvectors
@@ -86,30 +91,44 @@ class _ReleaseSteps:
                 noisy = self._lap_release("Lap-PCA covariance", S, eps_pca, true_sens, rng,
                                           "Lap-PCA (M x M covariance, all entries); scale M² a²/(N ε) (Prop. 3)")
             return top_eigenvectors(noisy, P)[1]
-        # Analyze-Gauss: rows scaled into the unit ball (||x|| <= a sqrt(M) = sqrt(M)).
-        U = Xs / math.sqrt(M)
+        return self._ag_pca(Xs, P, eps_pca, delta_pca, rng, cal)
+
+    def _ag_pca(self, Xs, P, eps_pca, delta_pca, rng, cal) -> np.ndarray:
+        """AG-PCA: W from the strict second-moment release (``engine.privacy.moments``) of the box rows.
+
+        Rows in the box have ||x|| <= sqrt(M), so U = X / sqrt(M) lies in the unit ball without L2 clipping
+        (``scale_rows`` is not needed, and dividing keeps the fit's numbers as they were). One Gaussian release
+        of U'U with the single-block sensitivity: sqrt(2) under replace-one, 1 under add/remove.
+        """
+        U = Xs / math.sqrt(Xs.shape[1])
         if not math.isfinite(eps_pca):
             self._noise_rows.append({"release": "AG-PCA second moment", "mechanism": "none (ε = ∞)",
                                      "sensitivity": 0.0, "scale": 0.0, "epsilon": math.inf, "delta": 0.0})
             return top_eigenvectors(U.T @ U, P)[1]
-        ag = AnalyzeGauss(eps_pca, delta_pca, row_bound=1.0, neighbouring=self.ag_neighbouring, calibration=cal)
-        A = ag.randomise(U, rng, check_bound=False)
-        rel = ag.release("AG-PCA second moment X'X/M")
-        self.privacy_ledger_.add(dataclasses.replace(rel, sensitivity_source=self._sens_source))
+        replace = self.ag_neighbouring == "replace"
+        sens = replace_one_sensitivity([1.0]) if replace else add_remove_sensitivity([1.0])
+        moments = MomentsRelease(eps_pca, delta_pca, sens, calibration=cal,
+                                 neighbouring="replace_one" if replace else "add_remove")
+        A = moments.randomise(moments.gram(U), 1, rng)[0]
+        self.privacy_ledger_.add(moments.record(
+            "AG-PCA second moment X'X/M", sensitivity_source=self._sens_source,
+            note=f"Analyze-Gauss, {self.ag_neighbouring} neighbours, rows clipped to norm 1"))
         self._noise_rows.append({"release": "AG-PCA second moment", "mechanism": "gaussian",
-                                 "sensitivity": ag.sensitivity, "scale": ag.sigma, "epsilon": eps_pca,
+                                 "sensitivity": moments.sensitivity, "scale": moments.sigma, "epsilon": eps_pca,
                                  "delta": delta_pca})
         return top_eigenvectors(A, P)[1]
-
 
     def _fit_single(self, Z, ys, eps_g, mode, p, identity_dim, source, rng):
         N, P = Z.shape
         task = p["task"]
         V = Z if ys is None else np.column_stack([Z, ys])
         d = V.shape[1]
+        # The second moment V'V/N of the rows in the box (about the public centre in strict mode): the Gram
+        # matrix of engine.privacy.moments. Its noise here is Laplace (the paper's L1 bounds), not that module's
+        # Gaussian release.
+        S = MomentsRelease.gram(V) / N
         if source == "nonprivate":
             # Algorithm 1: the query is the P eigenvalues of W'X'XW/(MN); off-diagonals are exactly 0.
-            S = V.T @ V / N
             rule = "paper" if mode == "paper" and p["sens"] == "paper" else "tight"
             sens = sensitivities("unsupervised", P, N, rule=rule, nonprivate_w=True)["eigenvalues"]
             self.epsilon_sigma_ = eps_g
@@ -128,7 +147,7 @@ class _ReleaseSteps:
             sens = sensitivities(task, P, N, rule=rule, identity_dim=identity_dim)["second_moment"]
             self.epsilon_sigma_ = eps_g
             name = "Alg. 2 second moment S_a" if task == "regression" else "Alg. 2 (no y) second moment S"
-            S_priv = self._lap_release(f"{name} ({d} x {d})", V.T @ V / N, eps_g, sens, rng,
+            S_priv = self._lap_release(f"{name} ({d} x {d})", S, eps_g, sens, rng,
                                        "paper: centred with the (private) training mean, zero mean assumed")
             self._set_gaussian(np.zeros(d), S_priv, p["psd"])
             return
@@ -139,7 +158,7 @@ class _ReleaseSteps:
         self.epsilon_mu_, self.epsilon_sigma_ = eps_mu, eps_s
         mu = self._lap_release(f"mean ({d})", V.mean(axis=0), eps_mu, sens["mean"], rng,
                                "strict: rows in the public box, about the public centre")
-        M2 = self._lap_release(f"second moment ({d} x {d})", V.T @ V / N, eps_s, sens["second_moment"], rng,
+        M2 = self._lap_release(f"second moment ({d} x {d})", S, eps_s, sens["second_moment"], rng,
                                "strict: uncentred, about the public centre (no data-dependent centring)")
         self._set_gaussian(mu, M2 - np.outer(mu, mu), p["psd"])
 
