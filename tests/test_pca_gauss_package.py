@@ -52,3 +52,20 @@ def test_audit_case_copy_matches_the_catalogue(mode, bug):
     a = ours.release(ours.D, np.random.default_rng(3), 5)
     b = theirs.release(theirs.D, np.random.default_rng(3), 5)
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n,k,seed", [(569, 114, 0), (455, 40, 3), (97, 12, 11)])
+def test_two_part_split_is_scikit_learns(n, k, seed):
+    """make_split's slices come from engine.data.split.split_indices, row for row (and in the same order) as
+    scikit-learn's train_test_split that the harness used before, plain and stratified."""
+    from sklearn.model_selection import train_test_split
+
+    from engine.methods.pca_gauss.evaluation import _two_parts
+
+    idx = np.arange(n)
+    labels = np.arange(n) % 3
+    for stratify in (None, labels):
+        first, second = _two_parts(n, k, seed, stratify=stratify)
+        train, test = train_test_split(idx, test_size=k, random_state=seed, stratify=stratify)
+        np.testing.assert_array_equal(first, train)
+        np.testing.assert_array_equal(second, test)

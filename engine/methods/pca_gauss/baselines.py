@@ -19,11 +19,14 @@ Written by hand (a few lines; no library has them).
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     LaplaceMechanism,
@@ -75,6 +78,21 @@ class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
     privacy_ledger_, noise_scale_, sensitivity_.
     """
 
+    # Declarative checks of one value at a time (scikit-learn's ``_validate_params``); random_state also takes a
+    # numpy Generator or SeedSequence, as ``engine.privacy.noise_generator`` does.
+    _parameter_constraints: dict = {
+        "epsilon": PRIVACY_PARAMETER_CONSTRAINTS["epsilon"],
+        "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator,
+                         np.random.SeedSequence],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "task": [StrOptions({"unsupervised", "regression", "classification"})],
+        "projection": [StrOptions({"public_pca", "bernoulli"})],
+        "mode": [StrOptions(set(MODES))],
+        "bounds": "no_validation",  # (lower, upper), "public" or "data": checked as PCAGauss checks them
+        "y_bounds": "no_validation",
+        "public_declared": ["boolean"],
+    }
+
     def __init__(self, n_components=2, epsilon=1.0, task="classification", projection="public_pca", mode="paper",
                  random_state=None, *, bounds=None, y_bounds=None, public_declared=True):
         self.n_components = n_components
@@ -89,20 +107,13 @@ class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
 
     def fit(self, X, y=None, X_public=None, y_public=None):
         """Release every training record's projection with Laplace noise. X (N, M); returns self."""
-        if self.projection not in ("public_pca", "bernoulli"):
-            raise ValueError("projection must be 'public_pca' (Jiang) or 'bernoulli' (Li)")
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}")
-        if self.task not in ("unsupervised", "regression", "classification"):
-            raise ValueError(f"task must be 'unsupervised', 'regression' or 'classification', got {self.task!r}")
+        self._validate_params()
         X, y = read_records(self, X, y, self.task)  # named ValueError for text, NaN, inf, over/underflow
         N, M = X.shape
         P = int(self.n_components)
         if not 1 <= P <= M:
             raise ValueError(f"n_components must be in [1, n_features] (n_features = {M}), got {self.n_components}")
         eps = float(self.epsilon)
-        if not eps > 0:
-            raise ValueError("epsilon must be > 0 (or inf)")
         rng, seed_known = noise_generator(self.random_state)
         # Reuse PCAGauss's scaling rules (paper: training data; strict: public bounds).
         helper = PCAGauss(P, eps, task=self.task if self.task != "unsupervised" else "unsupervised",

@@ -9,18 +9,20 @@ shows that the silhouette tracks P, not eps, hence the transfer metrics. Model f
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from numbers import Integral
 
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import adjusted_rand_score, silhouette_score
-from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from engine.data import DataError
+from engine.data.split import split_indices
 
 from .estimator import PCAGauss
 
@@ -52,46 +54,56 @@ def default_public_size(n: int) -> int:
     return 100 if n >= 1000 else 40 if n >= 300 else max(8, n // 8)
 
 
+def _two_parts(n_rows: int, n_second: int, random_state, stratify=None) -> tuple[np.ndarray, np.ndarray]:
+    """(first, second) row positions of a shuffled split with ``n_second`` rows in the second part, in
+    permutation order: :func:`engine.data.split.split_indices` (scikit-learn's ``train_test_split``
+    permutation, so the rows and their order are those the harness has always used)."""
+    if not 0 < n_second < n_rows:
+        raise ValueError(f"cannot set {n_second} of {n_rows} rows aside (each part needs at least one row)")
+    share = n_second / n_rows
+    if stratify is not None:  # scikit-learn's stratified split: (train, test) with the second part as test
+        return split_indices(n_rows, (1 - share, share), random_state=random_state, stratify=stratify, sort=False)
+    # scikit-learn's shuffled split takes the test rows first from the permutation: cut it test-first.
+    second, first = split_indices(n_rows, (share, 1 - share), random_state=random_state, sort=False)
+    return first, second
+
+
 def make_split(X, y, task: str, *, test_size: float = 0.2, n_public: int | None = None,
                random_state=0, feature_names=None, public=None) -> Split:
     """20 % test (stratified for classification), then a disjoint public slice out of the rest.
 
     public : optional (X_public, y_public or None), a separate data set the owner declares public; then no
     slice of X is set aside as "public" and every non-test row is a private training row. For clustering the
-    "test" rows are the training rows themselves (there is no held-out set).
+    "test" rows are the training rows themselves (there is no held-out set). The test set has
+    ceil(test_size n) rows (an int ``test_size`` is a count), as scikit-learn's ``train_test_split`` rounds.
     """
     X = np.asarray(X, dtype=float)
     n = len(X)
+    yy = None if y is None else np.asarray(y)
+    n_test = int(test_size) if isinstance(test_size, Integral) else math.ceil(float(test_size) * n)
+    idx = np.arange(n)
+    if task == "unsupervised":
+        rest, test = idx, None
+    else:
+        rest, test = _two_parts(n, n_test, random_state, stratify=yy if task == "classification" else None)
     if public is not None:
         Xp = np.asarray(public[0], dtype=float)
         yp = None if public[1] is None else np.asarray(public[1])
         if Xp.ndim != 2 or Xp.shape[1] != X.shape[1] or len(Xp) < 2:
             raise DataError(f"the public data set must have at least 2 rows and the same {X.shape[1]} feature "
                             f"columns as the private data (it has shape {Xp.shape})")
-        yy = None if y is None else np.asarray(y)
-        idx = np.arange(n)
-        if task == "unsupervised":
-            train, test = idx, idx
-        else:
-            train, test = train_test_split(idx, test_size=test_size, random_state=random_state,
-                                           stratify=y if task == "classification" else None)
+        train, test = rest, (rest if test is None else test)
         return Split(X[train], None if yy is None else yy[train], Xp, yp, X[test], None if yy is None else yy[test],
                      task, list(feature_names or []))
     n_public = default_public_size(n) if n_public is None else int(n_public)
-    strat = y if task == "classification" else None
-    idx = np.arange(n)
-    if task == "unsupervised":
-        rest, test = idx, None
-    else:
-        rest, test = train_test_split(idx, test_size=test_size, random_state=random_state, stratify=strat)
     if not 2 <= n_public < len(rest) - 2:
         raise DataError(f"public slice of {n_public} rows does not fit in {len(rest)} non-test rows")
-    strat_rest = y[rest] if task == "classification" else None
     try:
-        train, public = train_test_split(rest, test_size=n_public, random_state=random_state, stratify=strat_rest)
+        train, public = _two_parts(len(rest), n_public, random_state,
+                                   stratify=yy[rest] if task == "classification" else None)
     except ValueError:  # too few rows per class for a stratified public slice
-        train, public = train_test_split(rest, test_size=n_public, random_state=random_state)
-    yy = None if y is None else np.asarray(y)
+        train, public = _two_parts(len(rest), n_public, random_state)
+    train, public = rest[train], rest[public]
     if test is None:
         test = train
     return Split(X[train], None if yy is None else yy[train], X[public], None if yy is None else yy[public],

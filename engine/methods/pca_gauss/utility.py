@@ -198,6 +198,8 @@ def run_method(method: str, split: Split, **kwargs) -> dict:
     Runs single-threaded: on small data, BLAS/OpenMP thread start-up
     (K-Means above all) costs far more than it saves, and sweeps are many small fits.
     """
+    # threadpool_limits(1) limits every pool, OpenMP included: engine.threads.one_blas_thread limits BLAS only,
+    # and scikit-learn's K-Means runs on OpenMP (a digits sweep took 234 s instead of 10 s on a loaded machine).
     with threadpool_limits(1):
         return _run_method(method, split, **kwargs)
 
