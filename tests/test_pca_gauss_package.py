@@ -69,3 +69,59 @@ def test_two_part_split_is_scikit_learns(n, k, seed):
         train, test = train_test_split(idx, test_size=k, random_state=seed, stratify=stratify)
         np.testing.assert_array_equal(first, train)
         np.testing.assert_array_equal(second, test)
+
+
+# ------------------------------------------------------------------------------------------ compare (method contract)
+@pytest.fixture(scope="module")
+def cancer_split():
+    from engine.methods.pca_gauss.evaluation import make_split
+
+    X, y, _ = tables.arrays_from_frame(tables.load_bundled("breast_cancer"), "classification", "target")
+    return make_split(X, y, "classification", random_state=0), tables.documented_public_inputs("breast_cancer")
+
+
+def test_compare_classification_strict_is_proven(cancer_split):
+    from engine.methods.contract import Comparison
+    from engine.privacy.wording import ledger_text
+
+    split, doc = cancer_split
+    c = pg.compare((split.X_train, split.y_train), (split.X_test, split.y_test), epsilon=1.0, delta=None,
+                   task="classification", n_components=3, pca_source="public", bounds=doc.bounds, labels=doc.labels,
+                   X_public=split.X_public)
+    assert isinstance(c, Comparison) and isinstance(c.private, pg.PCAGauss)
+    assert c.private.mode == "strict" and c.private.n_train_ == len(split.X_train)
+    assert set(c.headline) == {f"{m} ({w})" for m in ("SVM accuracy", "logistic-regression accuracy")
+                               for w in ("synthetic", "real")}
+    assert all(0.0 <= v <= 1.0 for v in c.headline.values())
+    assert c.headline["SVM accuracy (real)"] > 0.9  # the reference: SVM on the real training rows
+    assert c.status == "proven" and c.ledger.total("basic")[0] == pytest.approx(1.0)
+    assert c.guarantee == ledger_text(c.ledger) and "proven guarantee" in c.guarantee
+
+
+def test_compare_regression_without_noise_matches_the_real_data():
+    from engine.methods.pca_gauss.evaluation import make_split
+
+    X, y, _ = tables.arrays_from_frame(tables.load_bundled("diabetes"), "regression", "target")
+    split = make_split(X, y, "regression", random_state=0)
+    kw = dict(task="regression", n_components=5, pca_source="identity", bounds=(-1.0, 1.0), y_bounds=(25.0, 346.0))
+    c = pg.compare((split.X_train, split.y_train), (split.X_test, split.y_test), epsilon=np.inf, delta=None,
+                   random_state=1, **kw)
+    assert c.status == "no privacy" and "No private release" in c.guarantee
+    # eps = inf: the synthetic rows come from the exact full-dimensional Gaussian, so a linear model trained on
+    # them predicts the real test rows as well as one trained on the real rows (RMSE in the units of y).
+    real, syn = c.headline["linear RMSE (real)"], c.headline["linear RMSE (synthetic)"]
+    assert 30.0 < real < 100.0 and syn == pytest.approx(real, rel=0.1)
+    again = pg.compare((split.X_train, split.y_train), (split.X_test, split.y_test), epsilon=1.0, delta=None,
+                       random_state=1, **kw)
+    assert again.headline == pg.compare((split.X_train, split.y_train), (split.X_test, split.y_test), epsilon=1.0,
+                                        delta=None, random_state=1, **kw).headline  # a known seed reproduces
+    assert again.status == "not proven"  # ... and is a caveat
+
+
+def test_compare_clustering_scores_on_the_training_rows(cancer_split):
+    split, doc = cancer_split
+    c = pg.compare((split.X_train, None), (split.X_train, split.y_train), epsilon=2.0, delta=None,
+                   n_components=2, pca_source="public", bounds=doc.bounds, X_public=split.X_public, K=2)
+    assert c.private.task == "unsupervised" and c.status == "proven"
+    assert {"silhouette (synthetic)", "silhouette (real)", "transfer ARI (synthetic)",
+            "label ARI (real)"} <= set(c.headline)

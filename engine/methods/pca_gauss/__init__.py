@@ -64,13 +64,15 @@ Package layout (issue #17, one concern per module; ``engine.methods.pca_gauss`` 
 ``inputs`` (checked records and the public box), ``releases`` (W sources and the Gaussian stage),
 ``estimator`` (:class:`PCAGauss`), ``baselines`` (Jiang and Li), ``evaluation`` / ``utility`` / ``frames``
 (the synthetic-utility harness and its sweeps), ``export`` (shareable release and owner's sheets),
-``audit_case`` (the audit cases). The old paths ``engine.methods.synthetic_utility`` and
-``engine.methods.pca_gauss_baselines`` are aliases of ``utility`` and ``baselines``.
+``audit_case`` (the audit cases), ``comparison`` (:func:`compare`, the method contract's entry point). The old
+paths ``engine.methods.synthetic_utility`` and ``engine.methods.pca_gauss_baselines`` are aliases of
+``utility`` and ``baselines``.
 """
 from __future__ import annotations
 
 from .audit_case import pca_gauss_case, pipeline_audit_case
 from .baselines import IdentityQueryRelease, identity_query_sensitivity
+from .comparison import compare
 from .estimator import PCAGauss
 from .export import (
     _PCA_RELEASE_PREFIXES,
@@ -117,6 +119,7 @@ __all__ = [
     "top_eigenvectors",
     "MODEL_FORMAT",
     "can_map_back",
+    "compare",
     "model_from_dict",
     "model_from_release",
     "owner_sheets",
