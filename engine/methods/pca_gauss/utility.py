@@ -175,8 +175,9 @@ def fit_release(method: str, split: Split, *, P: int, epsilon: float, alpha: flo
                        random_state=random_state, delta=delta, **options).fit(split.X_train, y, **common)
         if math.isfinite(eps_pca):
             est.privacy_ledger_.entries.insert(0, Release(
-                "OpenDP DP-PCA (mean, eigenvalues, eigenvectors)", "laplace", 1.0, 1.0 / eps_pca, eps_pca, 0.0,
-                calibration="opendp", sensitivity_source="data" if mode == "paper" else "public",
+                name="OpenDP DP-PCA (mean, eigenvalues, eigenvectors)", mechanism="laplace", sensitivity=1.0,
+                scale=1.0 / eps_pca, epsilon=eps_pca, delta=0.0, calibration="opendp",
+                sensitivity_source="data" if mode == "paper" else "public",
                 note="pure ε-DP (OpenDP, n_changes = 2 for replace-one); recorded as a Laplace-type release: the "
                      "basic total is exact, other accountants treat it as Laplace"))
         est.opendp_seconds_ = seconds
