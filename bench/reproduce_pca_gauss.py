@@ -40,29 +40,31 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn.datasets import load_digits
+from sklearn.decomposition import PCA
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.data.tables import arrays_from_frame, documented_public_inputs, load_bundled  # noqa: E402
 from engine.methods.pca_gauss import (  # noqa: E402
     PCAGauss,
     alg3_class_moments,
     pipeline_audit_case,
     sensitivities,
 )
-from engine.privacy.audit import run_case  # noqa: E402
-from engine.methods.synthetic_utility import (  # noqa: E402
-    arrays_from_frame,
-    best_over,
-    documented_public_inputs,
+from engine.methods.pca_gauss.evaluation import (  # noqa: E402
     gaussian_reference_silhouette,
-    load_bundled,
     make_split,
     reference_levels,
+)
+from engine.methods.pca_gauss.utility import (  # noqa: E402
+    best_over,
     run_method,
     summarise,
     utility_sweep,
 )
 from engine.privacy import laplace_scale  # noqa: E402
+from engine.privacy.audit import run_case  # noqa: E402
 
 # The paper's Tables II-IV at eps = 1 (spec Sec. 6), printed beside ours.
 PAPER = {
@@ -106,9 +108,15 @@ def cell(summary, method, eps, P=None, alpha=None):
 
 # --------------------------------------------------------------------------------------------- exact checks
 def exact_checks(seed, failures):
-    from sklearn.datasets import load_digits
-    from sklearn.decomposition import PCA
+    check_c1(seed, failures)
+    bc = check_c2(seed, failures)
+    check_c3(failures)
+    check_c5(seed, bc, failures)
+    check_c11(seed, bc, failures)
 
+
+def check_c1(seed, failures):
+    """C1: at eps = inf Algorithm 1's S equals diag(top-P eigenvalues)/(MN)."""
     X = load_digits().data
     Xc = X - X.mean(axis=0)
     s = np.abs(Xc).max(axis=0)
@@ -124,7 +132,10 @@ def exact_checks(seed, failures):
     if worst > 1e-10:
         failures.append("C1")
 
-    # C2: scales from the ledger against the spec's formulas, and the empirical noise std.
+
+def check_c2(seed, failures):
+    """C2: scales from the ledger against the spec's formulas, and the empirical noise std. Returns the
+    breast-cancer split (C5 and C11 use it too)."""
     rng = np.random.default_rng(seed)
     Xu = rng.uniform(-1, 1, size=(200, 30))
     exact = PCAGauss(2, np.inf, pca_source="identity").fit(Xu).covariance_raw_
@@ -163,8 +174,11 @@ def exact_checks(seed, failures):
     emit("c2_scales_match_formulas", scale_ok)
     if not scale_ok or abs(ratio - 1) > 0.03:
         failures.append("C2")
+    return bc
 
-    # C3: the spec 9.2 pair.
+
+def check_c3(failures):
+    """C3: the spec 9.2 pair."""
     ok3 = True
     for P in (1, 2, 3, 5):
         N_C = 50
@@ -181,7 +195,9 @@ def exact_checks(seed, failures):
     if not ok3:
         failures.append("C3")
 
-    # C5: strict budgets.
+
+def check_c5(seed, bc, failures):
+    """C5: strict budgets."""
     dia = load_split("diabetes", "regression", seed)
     ok5, worst_gap = True, 0.0
     for task, split in (("unsupervised", bc), ("classification", bc), ("regression", dia)):
@@ -204,7 +220,9 @@ def exact_checks(seed, failures):
     if not ok5:
         failures.append("C5")
 
-    # C11: issue #15 -- what makes a strict fit proven, and the end-to-end audit of the page's strict release.
+
+def check_c11(seed, bc, failures):
+    """C11: issue #15 -- what makes a strict fit proven, and the end-to-end audit of the page's strict release."""
     doc = documented_public_inputs("breast_cancer")
     ok11 = True
     fresh = PCAGauss(2, 1.0, task="classification", pca_source="public", mode="strict", bounds=doc.bounds,
@@ -271,7 +289,8 @@ def classification_block(key, seed, reps, eps_grid, P_grid, alphas, failures, *,
         if check and gain_liu < 0.10:
             failures.append(f"C7 ({key})")
         if check:
-            by_p = summ[(summ["method"] == "pca_gauss_public") & np.isclose(summ["epsilon"], 10.0)].set_index("P")["mean"]
+            pub_eps10 = (summ["method"] == "pca_gauss_public") & np.isclose(summ["epsilon"], 10.0)
+            by_p = summ[pub_eps10].set_index("P")["mean"]
             trend = by_p.loc[1] - by_p.loc[M]
             emit(f"{key}.c6_eps10_pub_accuracy_by_P", " ".join(f"P={p}:{100 * v:.1f}" for p, v in by_p.items()))
             emit(f"{key}.c6_eps10_acc_P1_minus_acc_PM", trend)
@@ -294,7 +313,8 @@ def regression_block(seed, reps, eps_grid, P_grid, alphas):
     for eps in eps_grid:
         for _, r in best[np.isclose(best["epsilon"], eps)].iterrows():
             tag = "" if r["method"] in ("real", "public_only") else f" (P={int(r['P'])})"
-            emit(f"diabetes.eps={eps:g}.{r['method']}", f"{r['mean']:.3f}±{r['ci95']:.3f} median {r['median']:.3f}{tag}")
+            emit(f"diabetes.eps={eps:g}.{r['method']}",
+                 f"{r['mean']:.3f}±{r['ci95']:.3f} median {r['median']:.3f}{tag}")
     b = best.set_index(["method", "epsilon"])["mean"]
     if 1.0 in eps_grid:
         gain = min(b[("liu", 1.0)], b[("jiang", 1.0)], b[("li", 1.0)]) - b[("pca_gauss_public", 1.0)]
@@ -304,8 +324,6 @@ def regression_block(seed, reps, eps_grid, P_grid, alphas):
 
 
 def clustering_block(seed, reps, eps_grid, P_grid, failures):
-    from sklearn.datasets import load_digits
-
     d = load_digits()
     split = make_split(d.data, d.target, "unsupervised", random_state=seed)
     rows = utility_sweep(split, ("real", "pca_gauss_alg1", "pca_gauss_public", "liu", "jiang", "li"), eps_grid,
