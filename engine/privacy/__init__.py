@@ -13,6 +13,8 @@ from .calibration import (
     gaussian_delta,
     gaussian_epsilon,
     laplace_scale,
+    noise_scale,
+    resolve_calibration,
     zcdp_rho,
     zcdp_to_epsilon,
 )
@@ -50,6 +52,8 @@ __all__ = [
     "gaussian_epsilon",
     "gaussian_sigmas_for_budget",
     "laplace_scale",
+    "noise_scale",
+    "resolve_calibration",
     "sample_gaussian_vector",
     "sample_symmetric_gaussian",
     "zcdp_rho",

@@ -13,10 +13,18 @@ inverse in epsilon):
 - ``gaussian_epsilon``: the inverse, the smallest eps at a given delta.
 - ``laplace_scale``: b = Delta_1 / eps.
 
+Policy, in one place (every mechanism, method and page calls these two):
+
+- ``resolve_calibration``: which Gaussian calibration a request means ("auto" is classic for
+  eps <= 1, where its proof holds, and analytic above; "classic" above eps = 1 is refused).
+- ``noise_scale``: the noise scale for (law, eps, delta, sensitivity, calibration): sigma for the
+  Gaussian law, b for the Laplace law.
+
 Every function is pure, vectorisation-free (scalars in, float out) and validates its input.
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -30,6 +38,8 @@ __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
     "laplace_scale",
+    "noise_scale",
+    "resolve_calibration",
     "zcdp_rho",
     "zcdp_to_epsilon",
 ]
@@ -39,7 +49,8 @@ class UnprovenCalibrationWarning(UserWarning):
     """A calibration was used outside the range where its privacy proof holds."""
 
 
-def _check_eps_delta(epsilon: float, delta: float, *, allow_zero_delta: bool = False) -> None:
+def check_eps_delta(epsilon: float, delta: float, *, allow_zero_delta: bool = False) -> None:
+    """ValueError unless 0 < epsilon < inf and delta in (0, 1) (or [0, 1) with ``allow_zero_delta``)."""
     if not (isinstance(epsilon, (int, float, np.floating, np.integer)) and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be a finite number, got {epsilon!r}")
     if epsilon <= 0:
@@ -92,7 +103,7 @@ def classic_gaussian_sigma(
     formula's value with an ``UnprovenCalibrationWarning`` (for comparison tables only:
     such a sigma does not carry an (eps, delta) guarantee).
     """
-    _check_eps_delta(epsilon, delta)
+    check_eps_delta(epsilon, delta)
     _check_sensitivity(sensitivity)
     if epsilon > 1:
         msg = (
@@ -128,7 +139,7 @@ def analytic_gaussian_sigma(
     -------
     sigma : float
     """
-    _check_eps_delta(epsilon, delta)
+    check_eps_delta(epsilon, delta)
     _check_sensitivity(sensitivity)
     if sensitivity == 0:
         return 0.0
@@ -178,7 +189,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     decreases in epsilon). Returns 0.0 when even eps = 0 satisfies delta, and for
     zero sensitivity.
     """
-    _check_eps_delta(1.0, delta)
+    check_eps_delta(1.0, delta)
     if sensitivity == 0 or gaussian_delta(sigma, 0.0, sensitivity) <= delta:
         return 0.0
     lo, hi = 0.0, 1.0
@@ -199,9 +210,85 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
 
 def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     """Laplace mechanism scale b = Delta_1 / eps (pure eps-DP for an L1-sensitivity Delta_1)."""
-    _check_eps_delta(epsilon, 0.5)
+    check_eps_delta(epsilon, 0.5)
     _check_sensitivity(sensitivity)
     return sensitivity / float(epsilon)
+
+
+CALIBRATIONS = ("auto", "analytic", "classic")
+NOISE_LAWS = ("gaussian", "laplace")
+
+
+def resolve_calibration(calibration: str, epsilon: float) -> str:
+    """The Gaussian calibration a request means: "analytic" or "classic".
+
+    Parameters
+    ----------
+    calibration : "auto", "analytic" or "classic"
+        "auto" is classic for eps <= 1 (where Dwork & Roth's proof holds, and as the papers print it)
+        and analytic above; "analytic" is always analytic; "classic" is classic and refused for
+        eps > 1 (its proof does not hold there).
+    epsilon : float > 0, or inf (no noise; the answer is then "analytic" for "auto").
+
+    Returns
+    -------
+    str : "analytic" or "classic".
+
+    Examples
+    --------
+    >>> resolve_calibration("auto", 0.5), resolve_calibration("auto", 2.0)
+    ('classic', 'analytic')
+    """
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be 'auto', 'analytic' or 'classic', got {calibration!r}")
+    eps = float(epsilon)
+    if calibration == "auto":
+        return "classic" if eps <= 1 else "analytic"
+    if calibration == "classic" and eps > 1:
+        raise ValueError(f"the classic Gaussian calibration is proven only for epsilon <= 1 (got {epsilon}); "
+                         "use calibration='auto' or 'analytic'")
+    return calibration
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached_scale(law: str, epsilon: float, delta: float, sensitivity: float, calibration: str) -> float:
+    if law == "laplace":
+        return laplace_scale(epsilon, sensitivity)
+    if calibration == "classic":
+        return classic_gaussian_sigma(epsilon, delta, sensitivity)
+    return analytic_gaussian_sigma(epsilon, delta, sensitivity)
+
+
+def noise_scale(law: str, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0,
+                calibration: str = "analytic") -> float:
+    """The one answer to "which noise scale": sigma (Gaussian) or b (Laplace) for a query.
+
+    Parameters
+    ----------
+    law : "gaussian" or "laplace"
+    epsilon : float > 0. ``inf`` gives 0.0 (no noise: a non-private reference).
+    delta : float in (0, 1) for the Gaussian law; ignored by the Laplace law.
+    sensitivity : float >= 0, L2 (Gaussian) or L1 (Laplace) sensitivity.
+    calibration : "auto", "analytic" or "classic" (Gaussian only), resolved by ``resolve_calibration``.
+
+    Returns
+    -------
+    float : sigma = analytic or classic Gaussian calibration, or b = sensitivity / epsilon.
+
+    Examples
+    --------
+    >>> round(noise_scale("gaussian", 1.0, 1e-5, 1.0), 6)
+    3.730632
+    >>> noise_scale("laplace", 2.0, sensitivity=1.0)
+    0.5
+    """
+    if law not in NOISE_LAWS:
+        raise ValueError(f"law must be 'gaussian' or 'laplace', got {law!r}")
+    eps = float(epsilon)
+    if math.isinf(eps) and eps > 0:
+        return 0.0
+    cal = resolve_calibration(calibration, eps) if law == "gaussian" else "laplace"
+    return _cached_scale(law, eps, float(delta), float(sensitivity), cal)
 
 
 def zcdp_rho(sigma: float, sensitivity: float = 1.0) -> float:
@@ -213,7 +300,7 @@ def zcdp_rho(sigma: float, sensitivity: float = 1.0) -> float:
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
     """(eps, delta) implied by rho-zCDP (Bun & Steinke 2016, Prop. 1.3): eps = rho + 2 sqrt(rho ln(1/delta))."""
-    _check_eps_delta(1.0, delta)
+    check_eps_delta(1.0, delta)
     if rho < 0:
         raise ValueError(f"rho must be >= 0, got {rho}")
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma, laplace_scale
+from .calibration import check_eps_delta, noise_scale, resolve_calibration
 from .ledger import Release
 
 __all__ = [
@@ -67,8 +67,9 @@ def sample_symmetric_gaussian(sigma: float, dim: int, random_state=None, n_repli
 class GaussianMechanism:
     """Gaussian mechanism: adds N(0, sigma^2 I) to a query of L2 sensitivity ``sensitivity``.
 
-    calibration: "analytic" (Balle & Wang 2018, tight for every eps) or "classic"
-    (sqrt(2 ln(1.25/delta)) Delta / eps, refused for eps > 1).
+    calibration: "analytic" (Balle & Wang 2018, tight for every eps), "classic"
+    (sqrt(2 ln(1.25/delta)) Delta / eps, refused for eps > 1) or "auto" (classic for eps <= 1);
+    the rule is ``calibration.resolve_calibration``.
     """
 
     epsilon: float
@@ -78,12 +79,10 @@ class GaussianMechanism:
     sigma: float = field(init=False)
 
     def __post_init__(self):
-        if self.calibration == "analytic":
-            self.sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
-        elif self.calibration == "classic":
-            self.sigma = classic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
-        else:
-            raise ValueError(f"calibration must be 'analytic' or 'classic', got {self.calibration!r}")
+        # "auto" is resolved here so that the ledger names the calibration actually used.
+        self.calibration = resolve_calibration(self.calibration, self.epsilon)
+        check_eps_delta(self.epsilon, self.delta)  # a mechanism needs a finite epsilon (inf is "no mechanism")
+        self.sigma = noise_scale("gaussian", self.epsilon, self.delta, self.sensitivity, self.calibration)
 
     def randomise(self, value, random_state=None) -> np.ndarray:
         """value + noise, same shape as value (any shape: noise is i.i.d. per entry)."""
@@ -114,7 +113,8 @@ class LaplaceMechanism:
     scale: float = field(init=False)
 
     def __post_init__(self):
-        self.scale = laplace_scale(self.epsilon, self.sensitivity)
+        check_eps_delta(self.epsilon, 0.5)
+        self.scale = noise_scale("laplace", self.epsilon, sensitivity=self.sensitivity)
 
     def randomise(self, value, random_state=None) -> np.ndarray:
         value = np.asarray(value, dtype=float)

@@ -1,0 +1,36 @@
+"""The one BLAS-thread helper: run NumPy/SciPy linear algebra on one BLAS thread.
+
+Why: the sweeps and the ADMM iterations do many small matrix products (d of a few hundred at most);
+with a multi-threaded BLAS each product pays thread start-up and synchronisation that cost more than
+the product itself, and worker threads that each call a multi-threaded BLAS oversubscribe the cores.
+threadpoolctl (a scikit-learn dependency) sets the limit; this module only gives it one name.
+
+Examples
+--------
+>>> import numpy as np
+>>> with one_blas_thread():
+...     float(np.ones((2, 2)) @ np.ones(2) @ np.ones(2))
+4.0
+>>> @one_blas_thread()
+... def small_products(a):
+...     return a @ a
+"""
+from __future__ import annotations
+
+from contextlib import ContextDecorator
+
+from threadpoolctl import threadpool_limits
+
+__all__ = ["one_blas_thread"]
+
+
+class one_blas_thread(ContextDecorator):  # noqa: N801 - used like a function: `with one_blas_thread():`
+    """Context manager and decorator: BLAS limited to one thread inside, restored on exit (also on error)."""
+
+    def __enter__(self):
+        self._limits = threadpool_limits(limits=1, user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        self._limits.restore_original_limits()
+        return False
