@@ -23,7 +23,7 @@ Two modes, one estimator (``EDPLS``, scikit-learn compatible):
   moments x2 in std), and that the bounds then apply to the raw (uncentred) rows. The ledger
   holds exactly one public-sensitivity release, calibrated to the exact worst-case L2 change of the
   released upper triangle (``strict_sensitivity``: at most sqrt(3)/2 with private centring, below 1
-  with a public centre; the proof is in its docstring). The noisy centred moment matrix is projected
+  with a public centre; the proof is in ``engine.privacy.moments``). The noisy centred moment matrix is projected
   onto the PSD cone (eigenvalues clipped at 0) before PLS, which is post-processing. Strict
   mode releases W, P, c and b (and the noisy means) but no training scores (``x_scores_`` is
   None): per-row scores of the training data cannot be released privately.
@@ -31,8 +31,8 @@ Two modes, one estimator (``EDPLS``, scikit-learn compatible):
 Written by hand because no library implements it correctly: diPLSlib's ``edpls`` (the
 authors' code) applies std sigma^2, uses the signed y-max, never centres inside the function,
 has no strict mode and no replicate batching; its ``EDPLS`` class no longer runs on current
-scikit-learn. The privacy core (calibration, Analyze-Gauss, clipping, ledger) is
-``engine.privacy``, used here, not re-implemented.
+scikit-learn. The privacy core (calibration, the second-moment release with its clipping, sensitivity,
+centring and PSD projection, the ledger) is ``engine.privacy``, used here, not re-implemented.
 
 Speed. The clean path is NIPALS PLS1 computed without forming the deflated residual E (two
 row-blocked, threaded passes over X per component, X never copied or deflated; ``core``). The
@@ -61,10 +61,12 @@ Layout (one concern per module; every name below is importable from ``engine.met
 
 - ``estimator``: ``EDPLS`` (parameters, input checks, fit, predict, replicates);
 - ``prepared``: the clean part of a fit and its private draws, noise tables and ledger (``_Prepared``);
-- ``core``: the clean NIPALS path (paper mode) and PLS1 from moments (``pls1_from_moments``);
-- ``strict``: the strict release's clipped rows, ``strict_sensitivity`` and the post-processing;
+- ``core``: the clean NIPALS path (paper mode);
+- ``strict``: the strict release's rows (``engine.privacy.moments``), ``strict_sensitivity``, PLS1 from
+  moments (``pls1_from_moments``) and the post-processing;
 - ``sweeps``: RMSEP against epsilon, components, preprocessing, training-set size;
-- ``evaluation``: one private fit beside the non-private one (``compare_private_plain``);
+- ``evaluation``: one private fit beside the non-private one (``compare``, the method contract's entry
+  point, and ``compare_private_plain``);
 - ``release``: the shareable release and the owner's sheets;
 - ``pipeline``: the page's pipeline (``page_problem``, ``strict_params``, ...) and its end-to-end audit;
 - ``audit_case``: the audit cases (``edpls_case``, ``pipeline_audit_case``).
@@ -81,11 +83,9 @@ from engine.methods.edpls.core import (
     _per_release_budget,
     _row_block,
     _RowPasses,
-    _unit_sigma,
-    pls1_from_moments,
 )
 from engine.methods.edpls.estimator import EDPLS, edpls_replicates
-from engine.methods.edpls.evaluation import compare_private_plain
+from engine.methods.edpls.evaluation import compare, compare_private_plain
 from engine.methods.edpls.pipeline import (
     PAGE_DEFAULTS,
     PageProblem,
@@ -113,10 +113,10 @@ from engine.methods.edpls.strict import (
     _STRICT_CHUNK_ENTRIES,
     _STRICT_PSD,
     STRICT_RELEASE,
-    _psd_project,
     _strict_postprocess,
     _strict_state,
     _StrictState,
+    pls1_from_moments,
     strict_sensitivity,
 )
 from engine.methods.edpls.sweeps import (
@@ -143,6 +143,7 @@ __all__ = [
     "QUANTITIES",
     "STRICT_RELEASE",
     "chain_caveat",
+    "compare",
     "compare_private_plain",
     "edpls_case",
     "edpls_replicates",
@@ -165,9 +166,13 @@ __all__ = [
     "to_json",
 ]
 
+# The estimator's public home (repr, pickles and the estimator listing of tests/test_sklearn_checks.py, which
+# looks for classes defined in each module of engine.methods, name it engine.methods.edpls.EDPLS).
+EDPLS.__module__ = __name__
+
 # Private names the old single module defined or imported, kept importable from here for notebooks.
 _OLD_PRIVATE_NAMES = (_batched_solve, _nipals_path, _PaperPath, _per_release_budget, _row_block, _RowPasses,
-                      _unit_sigma, _check_finite_fit, _normalise_rows, _Prepared, _small_blas, _STRICT_CHUNK_ENTRIES,
-                      _STRICT_PSD, _psd_project, _strict_postprocess, _strict_state, _StrictState, _CURVE_COLS,
+                      _check_finite_fit, _normalise_rows, _Prepared, _small_blas, _STRICT_CHUNK_ENTRIES,
+                      _STRICT_PSD, _strict_postprocess, _strict_state, _StrictState, _CURVE_COLS,
                       _as_float, _as_test_arrays, _rmsep_of, _rmsep_stats, _status_columns, _sweep, _sweep_inner,
                       PageProblem, default_x_bound, page_problem, preprocess, sample_y_bound, strict_params)

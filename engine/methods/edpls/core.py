@@ -1,7 +1,8 @@
-"""edPLS numerics (spec ``edpls.md``): the clean NIPALS path (paper mode) and PLS1 from moments (strict mode).
+"""edPLS numerics (spec ``edpls.md``): the clean NIPALS path of paper mode.
 
 This module holds no privacy accounting and draws no noise (``prepared`` draws it, ``strict`` holds the
-strict release's rows and post-processing). ``engine.methods.edpls_core`` is an old name of this module.
+strict release's rows, PLS1 from moments and the post-processing). ``engine.methods.edpls_core`` is an old
+name of this module.
 
 The clean path (paper mode) is NIPALS PLS1 computed without forming the deflated residual E:
 with unit t, E_j = X_c - sum_{l<j} t_l p_l', so E_j v = X_c v - T (P'v) and E_j' u = X_c' u - P (T'u);
@@ -11,8 +12,8 @@ X_c p_j from the same cached row block, and X_c' [t_j, f_{j+1}] (the loading p_j
 weight direction E_{j+1}' f_{j+1} from one pass), plus one initial pass (column sums, X'y, row norms);
 X is never copied or deflated, and centring is implicit for large X (X_c v = X v - 1 (mu'v)); small X
 (< ``_COPY_LIMIT`` entries) is centred explicitly for accuracy. The passes run over ~1 MB row blocks
-split across worker threads with single-threaded BLAS (``_RowPasses``; threadpoolctl limits the BLAS
-threads of the process while a large fit runs).
+split across worker threads with single-threaded BLAS (``_RowPasses``; ``engine.threads.one_blas_thread``
+limits the BLAS threads of the process while a large fit runs).
 
 Stability (issue #16). NIPALS PLS1 has orthonormal weights W and scores T in exact arithmetic; the
 path keeps them so (two classical Gram-Schmidt sweeps of each new weight against W, one of each new
@@ -49,7 +50,6 @@ above) and report none of the per-component sample bounds the paper's noise need
 """
 from __future__ import annotations
 
-import functools
 import math
 import os
 import warnings
@@ -57,12 +57,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from engine.methods.column_checks import pow2_exponent
-from engine.privacy import analytic_gaussian_sigma, classic_gaussian_sigma
+from engine.methods.edpls.strict import pls1_from_moments, strict_sensitivity  # noqa: F401 (old edpls_core names)
+from engine.threads import one_blas_thread
 
-__all__ = ["QUANTITIES", "pls1_from_moments"]
+__all__ = ["QUANTITIES"]
 
 #: The four released quantities per component of paper mode, in release (and random-draw) order.
 QUANTITIES = ("w", "t", "p", "c")
@@ -93,30 +93,9 @@ def _scale_exponent(largest: float) -> int:
     return 0 if -_SAFE_EXP <= e <= _SAFE_EXP else e
 
 
-def _row_norms(A: np.ndarray) -> np.ndarray:
-    """Euclidean row norms without overflow or underflow (power-of-two rescaling when needed)."""
-    A = np.asarray(A, dtype=float)
-    if A.size == 0:
-        return np.zeros(A.shape[0])
-    e = _scale_exponent(float(np.abs(A).max()))
-    B = A if e == 0 else np.ldexp(A, -e)
-    out = np.sqrt(np.einsum("ij,ij->i", B, B))
-    return out if e == 0 else np.ldexp(out, e)
-
-
 # =============================================================================================
 # Calibration helpers
 # =============================================================================================
-@functools.lru_cache(maxsize=8192)
-def _unit_sigma(epsilon: float, delta: float, calibration: str) -> float:
-    """sigma for a sensitivity-1 query; sigma is linear in the sensitivity for both calibrations."""
-    if calibration == "analytic":
-        return analytic_gaussian_sigma(float(epsilon), float(delta), 1.0)
-    if calibration == "classic":
-        return classic_gaussian_sigma(float(epsilon), float(delta), 1.0)
-    raise ValueError(f"calibration must be 'analytic' or 'classic', got {calibration!r}")
-
-
 def _per_release_budget(epsilon: float, delta: float, k: int, budget: str) -> tuple[float, float]:
     if budget == "per_release":
         return float(epsilon), float(delta)
@@ -170,18 +149,18 @@ class _RowPasses:
         per = -(-len(blocks) // workers)
         self.groups = [blocks[i:i + per] for i in range(0, len(blocks), per)]
         self._pool = None
-        self._limits = None
+        self._one_thread = None
 
     def __enter__(self):
         if len(self.groups) > 1:
-            self._limits = threadpool_limits(1, user_api="blas")
+            self._one_thread = one_blas_thread().__enter__()
             self._pool = ThreadPoolExecutor(len(self.groups))
         return self
 
     def __exit__(self, *exc):
         if self._pool is not None:
             self._pool.shutdown()
-            self._limits.restore_original_limits()
+            self._one_thread.__exit__(*exc)
         return False
 
     def _run(self, fn):
@@ -419,52 +398,6 @@ def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centering, ymax_rule,
             f"coefficients equal those of n_components = {explained_at} to machine precision", UserWarning,
             stacklevel=4)
     return _PaperPath(W, T, P, c, xmax, ymax, mu, y_mean)
-
-
-# =============================================================================================
-# PLS1 from moments (strict mode)
-# =============================================================================================
-def pls1_from_moments(XX, Xy, n_components: int) -> dict:
-    """PLS1 from the centred moments X'X (m x m) and X'y (m,), batched over leading axes.
-
-    Dayal & MacGregor (1997) improved kernel algorithm #1, PLS1 case: only X'y is deflated,
-    w_a = (X'y)_a / ||.||, r_a = w_a - sum_{j<a} (p_j'w_a) r_j, t't = r'X'X r, p = X'X r / t't,
-    q = r'(X'y)_a / t't, (X'y)_{a+1} = (X'y)_a - p q t't, b = R q. Noise-free it equals NIPALS.
-    A component whose t't is not positive (possible only for an indefinite noisy X'X) is
-    dropped (p = q = 0).
-
-    Returns a dict of W (..., m, k), R (..., m, k), P (..., m, k) and q (..., k) in the
-    unnormalised-t convention (P = X't/(t't), as sklearn), tt (..., k), and coef (..., m).
-    """
-    XX = np.asarray(XX, dtype=float)
-    Xy = np.array(Xy, dtype=float)  # copy: deflated below
-    m = XX.shape[-1]
-    lead = XX.shape[:-2]
-    k = int(n_components)
-    W = np.zeros(lead + (m, k))
-    R = np.zeros(lead + (m, k))
-    P = np.zeros(lead + (m, k))
-    q = np.zeros(lead + (k,))
-    tt_all = np.zeros(lead + (k,))
-    for a in range(k):
-        nrm = np.linalg.norm(Xy, axis=-1, keepdims=True)
-        w = np.divide(Xy, nrm, out=np.zeros_like(Xy), where=nrm > 0)
-        r = w.copy()
-        if a:
-            r -= np.einsum("...mj,...j->...m", R[..., :a], np.einsum("...mj,...m->...j", P[..., :a], w))
-        XXr = np.matmul(XX, r[..., None])[..., 0]
-        tt = np.einsum("...i,...i->...", r, XXr)
-        scale = np.max(np.abs(np.diagonal(XX, axis1=-2, axis2=-1)), axis=-1) * 1e-14
-        ok = tt > np.maximum(scale, np.finfo(float).tiny)
-        tt_safe = np.where(ok, tt, np.inf)
-        p = XXr / tt_safe[..., None]
-        qa = np.einsum("...i,...i->...", r, Xy) / tt_safe
-        Xy -= XXr * qa[..., None]
-        W[..., a], R[..., a], P[..., a], q[..., a] = w, r, p, qa
-        tt_all[..., a] = np.where(ok, tt, 0.0)
-    coef = np.einsum("...mk,...k->...m", R, q)
-    return {"W": W, "R": R, "P": P, "q": q, "tt": tt_all, "coef": coef}
-
 
 
 def _batched_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:

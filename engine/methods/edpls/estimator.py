@@ -6,15 +6,18 @@ the clean part of a fit and its private draws are ``prepared._Prepared``.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, validate_data
 
 from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, series_name
+from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.core import QUANTITIES
 from engine.methods.edpls.prepared import _check_finite_fit, _Prepared, _small_blas
 from engine.privacy import noise_generator
@@ -37,7 +40,8 @@ class EDPLS(RegressorMixin, BaseEstimator):
         one Analyze-Gauss release of the clipped second moments).
     x_bound, y_bound : public bounds on ||x_i||_2 and |y_i| (strict mode; required there). They
         apply to rows after subtracting the public centre if one is given, else to the raw rows.
-    calibration : "analytic" (Balle & Wang) or "classic" (only eps <= 1).
+    calibration : "analytic" (Balle & Wang), "classic" (only eps <= 1 per release) or "auto" (classic for
+        eps <= 1, analytic above: ``engine.privacy.calibration.resolve_calibration``).
     noise_std : "sigma" (correct) or "sigma_squared" (the authors' code; paper mode only).
     ymax : "abs" (max |f|, the spec) or "signed" (max f, diPLSlib); paper mode only.
     budget : "per_release" (each of the 4k releases gets (eps, delta), the paper) or "split"
@@ -73,6 +77,25 @@ class EDPLS(RegressorMixin, BaseEstimator):
     n_features_in_.
     """
 
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        # noise_generator also takes a numpy Generator or SeedSequence (a known noise seed)
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "mode": [StrOptions({"paper", "strict"})],
+        "x_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "calibration": CALIBRATION_CONSTRAINT,
+        "noise_std": [StrOptions({"sigma", "sigma_squared"})],
+        "ymax": [StrOptions({"abs", "signed"})],
+        "budget": [StrOptions({"per_release", "split"})],
+        "centering": ["boolean"],
+        "x_center": ["array-like", Real, None],
+        "y_center": [Real, None],
+        "sensitivity_source": [StrOptions({"public", "data"})],
+        "caveats": [tuple, list, None],
+    }
+
     def __init__(self, n_components=2, epsilon=1.0, delta=0.01, mode="paper", x_bound=None, y_bound=None,
                  calibration="analytic", noise_std="sigma", ymax="abs", budget="per_release", centering=True,
                  x_center=None, y_center=None, random_state=None, sensitivity_source="public", caveats=()):
@@ -95,42 +118,34 @@ class EDPLS(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
-        def choice(name, options):
-            v = getattr(self, name)
-            if v not in options:
-                raise ValueError(f"{name} must be one of {options}, got {v!r}")
-
-        choice("mode", ("paper", "strict"))
-        choice("calibration", ("analytic", "classic"))
-        choice("noise_std", ("sigma", "sigma_squared"))
-        choice("ymax", ("abs", "signed"))
-        choice("budget", ("per_release", "split"))
-        choice("sensitivity_source", ("public", "data"))
-        if isinstance(self.caveats, str) or not all(isinstance(c, str) and c.strip() for c in (self.caveats or ())):
+        """scikit-learn's declarative validation (``_parameter_constraints``), then the rules that tie several
+        parameters together. Whether "classic" calibration is allowed (epsilon <= 1 per release) is decided
+        where sigma is computed (``engine.privacy.calibration.resolve_calibration``)."""
+        try:
+            self._validate_params()
+        except InvalidParameterError as err:
+            raise InvalidParameterError(_plain_message(err)) from None
+        if not all(isinstance(c, str) and c.strip() for c in (self.caveats or ())):
             raise ValueError(f"caveats must be a tuple of non-empty strings, got {self.caveats!r}")
-        if not isinstance(self.n_components, Integral) or isinstance(self.n_components, bool) or self.n_components < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
-        eps = self.epsilon
-        if not isinstance(eps, Real) or isinstance(eps, bool) or not (eps > 0):
-            raise ValueError(f"epsilon must be a number > 0 (np.inf for no privacy), got {eps!r}")
-        if not isinstance(self.delta, Real) or not (0 < self.delta < 1):
-            raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if self.mode == "strict":
-            for name in ("x_bound", "y_bound"):
-                v = getattr(self, name)
-                if v is None:
-                    raise ValueError(
-                        f"strict mode needs public bounds: set x_bound (max ||x_i||_2) and y_bound (max |y_i|) "
-                        f"before seeing the data; {name} is missing"
-                    )
-                if not isinstance(v, Real) or not (math.isfinite(v) and v > 0):
-                    raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-            if self.noise_std != "sigma":
-                raise ValueError("noise_std='sigma_squared' reproduces the authors' bug and exists only in paper mode")
-            if (self.x_center is None) != (self.y_center is None):
-                raise ValueError("give both x_center and y_center (a public centre) or neither (private centring)")
-            if self.x_center is not None and not self.centering:
-                raise ValueError("x_center/y_center are a public centre: they need centering=True")
+            self._check_strict_params()
+
+    def _check_strict_params(self) -> None:
+        for name in ("x_bound", "y_bound"):
+            v = getattr(self, name)
+            if v is None:
+                raise ValueError(
+                    f"strict mode needs public bounds: set x_bound (max ||x_i||_2) and y_bound (max |y_i|) "
+                    f"before seeing the data; {name} is missing"
+                )
+            if not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if self.noise_std != "sigma":
+            raise ValueError("noise_std='sigma_squared' reproduces the authors' bug and exists only in paper mode")
+        if (self.x_center is None) != (self.y_center is None):
+            raise ValueError("give both x_center and y_center (a public centre) or neither (private centring)")
+        if self.x_center is not None and not self.centering:
+            raise ValueError("x_center/y_center are a public centre: they need centering=True")
 
     def _validate_xy(self, X, y, full=True):
         """Checked float64 X (n, m) and y (n,), plus names and column scales for messages.
@@ -271,3 +286,8 @@ def edpls_replicates(X, y, n_replicates: int, random_state=None, **params):
     """Module-level ``EDPLS(**params).fit_replicates(X, y, n_replicates, random_state)``."""
     return EDPLS(**params).fit_replicates(X, y, n_replicates, random_state)
 
+
+def _plain_message(err: Exception) -> str:
+    """scikit-learn's "The 'mode' parameter of EDPLS must be a str among {...}. Got 'x' instead." in the words
+    EDPLS's messages have always used (callers match on them): "mode must be one of {...}. Got 'x' instead."."""
+    return re.sub(r"^The '(\w+)' parameter of \w+ must be ", r"\1 must be ", str(err)).replace("a str among", "one of")

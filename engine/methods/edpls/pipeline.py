@@ -130,7 +130,7 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
     (the entries of Z'Z among channel j, y and the constant column): the other coordinates have the
     same distribution on D and D' and independent noise, so dropping them (post-processing) loses
     nothing. The clean Gram matrix and sigma come from the estimator's own state (``EDPLS._prepare``,
-    ``_Prepared._gram``, ``_Prepared.strict_mechanism``), the noise from ``sample_symmetric_gaussian``
+    ``_Prepared._gram``, ``_Prepared.strict_release``), the noise from ``sample_symmetric_gaussian``
     as in a fit.
     """
     _check_bug(bug)
@@ -177,7 +177,7 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
     change = float(np.linalg.norm(_upper(G_Dp - G_D)))
     sens = prep_D.strict.sensitivity
     # both planted bugs halve sigma (the analytic sigma is linear in the sensitivity)
-    sigma = float(prep_D.strict_mechanism(eps).sigma) * _BUG_FACTORS[bug]
+    sigma = float(prep_D.strict_release(eps).sigma) * _BUG_FACTORS[bug]
     clean = {id(D): G_D[np.ix_(idx, idx)], id(D_prime): G_Dp[np.ix_(idx, idx)]}
 
     def release(data_, rng, n):

@@ -15,29 +15,18 @@ import math
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from engine.methods.column_checks import column_label
-from engine.methods.edpls.core import (
-    QUANTITIES,
-    _batched_solve,
-    _nipals_path,
-    _per_release_budget,
-    _unit_sigma,
-)
+from engine.methods.edpls.core import QUANTITIES, _batched_solve, _nipals_path, _per_release_budget
 from engine.methods.edpls.strict import (
     _STRICT_CHUNK_ENTRIES,
     STRICT_RELEASE,
     _strict_postprocess,
     _strict_state,
 )
-from engine.privacy import (
-    SEED_KNOWN_CAVEAT,
-    GaussianMechanism,
-    PrivacyLedger,
-    Release,
-    sample_symmetric_gaussian,
-)
+from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release, noise_scale, resolve_calibration
+from engine.privacy.moments import MomentsRelease
+from engine.threads import one_blas_thread
 
 
 class _Prepared:
@@ -88,7 +77,7 @@ class _Prepared:
             unit, eps_i, delta_i = 0.0, math.inf, 0.0
         else:
             eps_i, delta_i = _per_release_budget(epsilon, p["delta"], k, p["budget"])
-            unit = _unit_sigma(eps_i, delta_i, p["calibration"])
+            unit = noise_scale("gaussian", eps_i, delta_i, 1.0, p["calibration"])  # sigma is linear in it
         with np.errstate(over="ignore", invalid="ignore"):
             sig = unit * sens
             applied = sig if p["noise_std"] == "sigma" else sig**2
@@ -104,7 +93,7 @@ class _Prepared:
         p = self.params
         if self.mode == "strict":
             eps = float(epsilon)
-            sig = 0.0 if math.isinf(eps) else self.strict_mechanism(eps).sigma
+            sig = self.strict_release(eps).sigma  # 0 for eps = inf
             return pd.DataFrame([{
                 "component": 0, "quantity": "ZtZ", "sensitivity": self.strict.sensitivity, "sigma": sig,
                 "std_applied": sig, "std_data_units": sig * self.strict.scale**2, "epsilon": eps,
@@ -117,11 +106,11 @@ class _Prepared:
             "epsilon": eps_i, "delta": delta_i,
         })
 
-    def strict_mechanism(self, epsilon: float) -> GaussianMechanism:
-        """The Gaussian mechanism of the strict release: (eps, delta) at the exact sensitivity
-        ``strict_sensitivity`` of the released upper triangle of Z'Z (Analyze-Gauss with a tight Delta)."""
+    def strict_release(self, epsilon: float) -> MomentsRelease:
+        """The one Analyze-Gauss release of the strict mode, (eps, delta) at the exact sensitivity of the
+        released upper triangle of Z'Z (``strict_sensitivity``); sigma = 0 for eps = inf."""
         p = self.params
-        return GaussianMechanism(float(epsilon), p["delta"], self.strict.sensitivity, p["calibration"])
+        return MomentsRelease(float(epsilon), p["delta"], self.strict.sensitivity, p["calibration"])
 
     # ------------------------------------------------------------------ draws
     def draw(self, k: int, epsilon: float, n_replicates: int, rng, *, keep_raw: bool = False,
@@ -186,30 +175,21 @@ class _Prepared:
 
     def _gram(self) -> np.ndarray:
         if "gram" not in self._clean:
-            Z = self.strict.Z
-            self._clean["gram"] = Z.T @ Z
+            self._clean["gram"] = MomentsRelease.gram(self.strict.Z)
         return self._clean["gram"]
 
     def _draw_strict(self, k, epsilon, R, rng) -> dict:
-        """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_mechanism``): the Gram matrix
-        is computed once and the symmetric noise drawn per replicate exactly as ``AnalyzeGauss.randomise``
-        does (same distribution, same random stream; only sigma follows the tighter Delta)."""
+        """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_release``): the Gram matrix is
+        computed once and the symmetric noise drawn in chunks of replicates (``MomentsRelease.iter_noisy``)."""
         state = self.strict
-        d = state.d
         if math.isinf(float(epsilon)):
             key = ("clean", k)
             if key not in self._clean:
                 self._clean[key] = _strict_postprocess(self._gram()[None], state, k, noisy=False)
             one = self._clean[key]
             return {name: (None if v is None else np.repeat(v, R, axis=0)) for name, v in one.items()}
-        mech = self.strict_mechanism(epsilon)
-        G0 = self._gram()
-        chunk = max(1, min(R, _STRICT_CHUNK_ENTRIES // (d * d)))
-        parts = []
-        for start in range(0, R, chunk):
-            rc = min(chunk, R - start)
-            G = G0 + sample_symmetric_gaussian(mech.sigma, d, rng, rc)
-            parts.append(_strict_postprocess(G, state, k, noisy=True))
+        chunks = self.strict_release(epsilon).iter_noisy(self._gram(), R, rng, max_entries=_STRICT_CHUNK_ENTRIES)
+        parts = [_strict_postprocess(G, state, k, noisy=True) for G in chunks]
         return {name: (None if parts[0][name] is None else np.concatenate([q[name] for q in parts]))
                 for name in parts[0]}
 
@@ -241,7 +221,7 @@ class _Prepared:
         else:
             what = "[x, y] (no centring)"
         from_data = self.params.get("sensitivity_source", "public") == "data"
-        return self.strict_mechanism(epsilon).release(
+        return self.strict_release(epsilon).record(
             STRICT_RELEASE,
             sensitivity_source="data" if from_data else "public",
             note=(f"Analyze-Gauss on the upper triangle of Z'Z, Z = {what} scaled into the unit ball; "
@@ -256,6 +236,7 @@ class _Prepared:
         """The 4k releases of a paper-mode fit, sensitivities from the private data (claimed, not proven)."""
         p = self.params
         eps_i, delta_i = _per_release_budget(epsilon, p["delta"], k, p["budget"])
+        calibration = resolve_calibration(p["calibration"], eps_i)  # "auto" is recorded as what it resolved to
         note = (f"paper Algorithm 1, sensitivity from the private data ({'max|f|' if p['ymax'] == 'abs' else 'max f'}"
                 f" for y); std applied = {'sigma' if p['noise_std'] == 'sigma' else 'sigma^2 (authors code)'}")
         out = []
@@ -264,12 +245,12 @@ class _Prepared:
             if p["noise_std"] == "sigma" or row.sensitivity == 0:
                 out.append(Release(name=name, mechanism="gaussian", sensitivity=float(row.sensitivity),
                                    scale=float(row.std_applied), epsilon=eps_i, delta=delta_i,
-                                   calibration=p["calibration"], sensitivity_source="data", note=note,
+                                   calibration=calibration, sensitivity_source="data", note=note,
                                    claimed_epsilon=eps_i, claimed_delta=delta_i))
             else:
                 out.append(Release.gaussian(name, float(row.std_applied), float(row.sensitivity), delta_i,
                                             claimed_epsilon=eps_i, claimed_delta=delta_i,
-                                            calibration=p["calibration"], sensitivity_source="data", note=note))
+                                            calibration=calibration, sensitivity_source="data", note=note))
         return out
 
 
@@ -310,6 +291,4 @@ def _check_finite_fit(prep: _Prepared, out: dict, k: int, eps: float) -> None:
 def _small_blas(mode: str):
     """Paper-mode replicate work is many small products: run them with one BLAS thread (thread start-up
     per call costs more than it saves, badly so on a loaded machine). Strict mode keeps the threads."""
-    if mode != "paper":
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return one_blas_thread() if mode == "paper" else contextlib.nullcontext()

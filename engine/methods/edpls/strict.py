@@ -1,26 +1,25 @@
 """edPLS strict mode: the clipped, scaled rows, the exact sensitivity of their Z'Z release and the
 post-processing of a (noisy) Gram matrix into a PLS1 model (spec ``edpls.md``).
 
-Strict mode: rows are clipped to the public bounds and scaled into the unit ball (row norms computed
-with the same power-of-two rescaling as the paper path, ``core._row_norms``, so data and bounds anywhere in
-float64's range work), and the model is computed from the moments of the scaled rows, in those units, then
-converted (P and c by S, the means by S, the coefficients are unit-free since x and y share S): no S^2
-factor is formed. The noise itself is drawn by ``prepared._Prepared`` (one Analyze-Gauss release).
+Strict mode: rows are clipped to the public bounds and scaled into the unit ball, the noisy Gram matrix
+of the scaled rows is released once and centred (private centring) and PSD-projected as post-processing:
+all of this is the shared second-moment release ``engine.privacy.moments`` (rows, sensitivity, noise,
+centring, projection). What is edPLS's own: the public centre, the clip notes and the model, computed from
+the moments of the scaled rows, in those units, then converted (P and c by S, the means by S, the
+coefficients are unit-free since x and y share S): no S^2 factor is formed. The noise itself is drawn by
+``prepared._Prepared`` through ``moments.MomentsRelease``.
 
-Written by hand: no kept library releases clipped second moments with private centring from the same
-release, nor computes PLS1 from noisy moments.
+Written by hand: no kept library computes PLS1 from noisy moments.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from engine.methods.edpls.core import _row_norms, pls1_from_moments
-from engine.privacy import ClipReport
+from engine.privacy.moments import add_remove_sensitivity, centred_moments, psd_project, scale_rows
 
-__all__ = ["STRICT_RELEASE", "strict_sensitivity"]
+__all__ = ["STRICT_RELEASE", "pls1_from_moments", "strict_sensitivity"]
 
 #: Name of the one ledger release of a strict fit (the manifest of a shareable release names it).
 STRICT_RELEASE = "Z'Z"
@@ -35,11 +34,50 @@ _STRICT_PSD = True
 _STRICT_CHUNK_ENTRIES = 8_000_000
 
 
-def _psd_project(C: np.ndarray) -> np.ndarray:
-    """Nearest (Frobenius) positive semidefinite matrix: eigenvalues clipped at 0, batched."""
-    vals, vecs = np.linalg.eigh(C)
-    vals = np.clip(vals, 0.0, None)
-    return np.matmul(vecs * vals[..., None, :], np.swapaxes(vecs, -1, -2))
+# =============================================================================================
+# PLS1 from moments
+# =============================================================================================
+def pls1_from_moments(XX, Xy, n_components: int) -> dict:
+    """PLS1 from the centred moments X'X (m x m) and X'y (m,), batched over leading axes.
+
+    Dayal & MacGregor (1997) improved kernel algorithm #1, PLS1 case: only X'y is deflated,
+    w_a = (X'y)_a / ||.||, r_a = w_a - sum_{j<a} (p_j'w_a) r_j, t't = r'X'X r, p = X'X r / t't,
+    q = r'(X'y)_a / t't, (X'y)_{a+1} = (X'y)_a - p q t't, b = R q. Noise-free it equals NIPALS.
+    A component whose t't is not positive (possible only for an indefinite noisy X'X) is
+    dropped (p = q = 0).
+
+    Returns a dict of W (..., m, k), R (..., m, k), P (..., m, k) and q (..., k) in the
+    unnormalised-t convention (P = X't/(t't), as sklearn), tt (..., k), and coef (..., m).
+    """
+    XX = np.asarray(XX, dtype=float)
+    Xy = np.array(Xy, dtype=float)  # copy: deflated below
+    m = XX.shape[-1]
+    lead = XX.shape[:-2]
+    k = int(n_components)
+    W = np.zeros(lead + (m, k))
+    R = np.zeros(lead + (m, k))
+    P = np.zeros(lead + (m, k))
+    q = np.zeros(lead + (k,))
+    tt_all = np.zeros(lead + (k,))
+    for a in range(k):
+        nrm = np.linalg.norm(Xy, axis=-1, keepdims=True)
+        w = np.divide(Xy, nrm, out=np.zeros_like(Xy), where=nrm > 0)
+        r = w.copy()
+        if a:
+            r -= np.einsum("...mj,...j->...m", R[..., :a], np.einsum("...mj,...m->...j", P[..., :a], w))
+        XXr = np.matmul(XX, r[..., None])[..., 0]
+        tt = np.einsum("...i,...i->...", r, XXr)
+        scale = np.max(np.abs(np.diagonal(XX, axis1=-2, axis2=-1)), axis=-1) * 1e-14
+        ok = tt > np.maximum(scale, np.finfo(float).tiny)
+        tt_safe = np.where(ok, tt, np.inf)
+        p = XXr / tt_safe[..., None]
+        qa = np.einsum("...i,...i->...", r, Xy) / tt_safe
+        Xy -= XXr * qa[..., None]
+        W[..., a], R[..., a], P[..., a], q[..., a] = w, r, p, qa
+        tt_all[..., a] = np.where(ok, tt, 0.0)
+    coef = np.einsum("...mk,...k->...m", R, q)
+    return {"W": W, "R": R, "P": P, "q": q, "tt": tt_all, "coef": coef}
+
 
 
 
@@ -56,52 +94,20 @@ def strict_sensitivity(x_bound: float, y_bound: float, const: float = 0.0) -> fl
     Returns
     -------
     float
-        Delta = sqrt((1 + (Bx^4 + By^4 + a^4) / S^4) / 2), S^2 = Bx^2 + By^2 + a^2: the largest L2
-        norm of the change of the released numbers when one row is added or removed, attained by a
-        row at the bounds with a single non-zero x entry. Delta <= sqrt(3)/2 ~ 0.866 with private
-        centring (a^2 = Bx^2 + By^2) and Delta in [sqrt(3)/2, 1) with a public centre or none (a = 0).
-        Delta depends on the ratios of the bounds only: they are divided by the largest first, so
-        bounds anywhere in float64's range give the same value.
-
-    Notes
-    -----
-    Proof. The released numbers are the upper triangle, diagonal included, of Z'Z (the noise is i.i.d.
-    on those d(d+1)/2 entries and mirrored), with rows z = [x, y, a] / S. Adding or removing a row z
-    changes them by u(z) = (z_i z_j)_{i <= j}, whose squared norm is
-
-        ||u||^2 = sum_i z_i^4 + sum_{i<j} z_i^2 z_j^2 = ((sum_i z_i^2)^2 + sum_i z_i^4) / 2.
-
-    Write p = ||x||^2 <= Bx^2 and q = y^2 <= By^2 (clipping). Over the x block,
-    sum_i x_i^4 <= (sum_i x_i^2)^2 = p^2 (the cross terms are >= 0), with equality iff x has at most one
-    non-zero entry. Hence
-
-        S^4 ||u||^2 <= ((p + q + a^2)^2 + p^2 + q^2 + a^4) / 2,
-
-    which increases in p and q, so its maximum over the clipping box is at p = Bx^2, q = By^2:
-    ||u||^2 <= (S^4 + Bx^4 + By^4 + a^4) / (2 S^4) = Delta^2, attained by x = Bx e_j, y = +-By. This is the
-    exact worst case (no slack), hence the Gaussian noise calibrated to Delta is tight.
-
-    With private centring, a^2 = B^2 := Bx^2 + By^2 and S^4 = 4 B^4, so
-    Delta^2 = (5 B^4 + Bx^4 + By^4) / (8 B^4); since B^4 / 2 <= Bx^4 + By^4 <= B^4,
-    Delta lies in [sqrt(11/16), sqrt(3/4)] = [0.829, 0.866]: always <= sqrt(3)/2, approached when one bound
-    dominates. With a = 0 (public centre, or no centring) Delta^2 = (1 + (Bx^4 + By^4) / B^4) / 2 lies in
-    [3/4, 1): sqrt(3)/2 when Bx = By, close to 1 when one bound dominates. The generic Analyze-Gauss bound
-    ||z||^2 <= 1 over-estimates the sensitivity by the factor 1 / Delta.
+        Delta = sqrt((1 + (Bx^4 + By^4 + a^4) / S^4) / 2), S^2 = Bx^2 + By^2 + a^2, attained by a row at the
+        bounds with a single non-zero x entry: ``engine.privacy.moments.add_remove_sensitivity`` with the
+        block weights (x_bound, y_bound), where the proof is. With private centring (a^2 = Bx^2 + By^2)
+        Delta lies in [sqrt(11/16), sqrt(3)/2] = [0.829, 0.866]; with a public centre or none (a = 0) in
+        [sqrt(3)/2, 1). The generic Analyze-Gauss bound ||z||^2 <= 1 over-estimates it by 1 / Delta.
 
     Examples
     --------
-    >>> round(strict_sensitivity(1.0, 1.0, math.sqrt(2.0)), 4)  # private centring, Bx = By
+    >>> round(strict_sensitivity(1.0, 1.0, 2.0**0.5), 4)  # private centring, Bx = By
     0.8292
     >>> round(strict_sensitivity(1.0, 1.0), 4)  # public centre, Bx = By: sqrt(3)/2
     0.866
     """
-    bounds = [abs(float(x_bound)), abs(float(y_bound)), abs(float(const))]
-    top = max(bounds)
-    if not (math.isfinite(top) and top > 0):
-        raise ValueError("the bounds must be finite and > 0")
-    bx2, by2, a2 = ((b / top) ** 2 for b in bounds)
-    s2 = bx2 + by2 + a2
-    return math.sqrt(0.5 * (1.0 + (bx2**2 + by2**2 + a2**2) / s2**2))
+    return add_remove_sensitivity([x_bound, y_bound], const)
 
 
 @dataclass
@@ -128,48 +134,42 @@ class _StrictState:
 
 
 def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_names=None) -> _StrictState:
-    """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S.
+    """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S
+    (``engine.privacy.moments.scale_rows`` with the blocks x and y weighted by their bounds).
 
     f_i = min(1, x_bound / ||x_i||), g_i = min(1, y_bound / |y_i|) (after the public centre, if any),
     a = hypot(x_bound, y_bound) with private centring (else no column), S = hypot(x_bound, y_bound, a).
     Norms and S are computed without squaring overflow, so data and bounds in any units work.
+    ``centering`` is EDPLS's parameter of that name.
     """
-    n, m = X.shape
-    Bx, By = float(x_bound), float(y_bound)
+    m = X.shape[1]
     public = centering and x_center is not None
     if public:
-        xc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy()
-        yc = float(y_center)
-        with np.errstate(over="ignore", invalid="ignore"):
-            Xs, ys = X - xc, y - yc
-        if not np.isfinite(Xs).all():
-            j = int(np.argwhere(~np.isfinite(Xs))[0][1])
-            name = f"'{x_names[j]}'" if x_names is not None else str(j)
-            raise ValueError(f"X column {name} minus the public centre x_center overflows float64: rescale the "
-                             "data and the centre (other units)")
-        if not np.isfinite(ys).all():
-            raise ValueError("y minus the public centre y_center overflows float64: rescale y and the centre")
+        xc, yc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy(), float(y_center)
+        Xs, ys = _minus_public_centre(X, y, xc, yc, x_names)
     else:
         xc, yc = np.zeros(m), 0.0
         Xs, ys = X, y
-    nx = _row_norms(Xs)
-    ay = np.abs(ys)
-    over_x, over_y = nx > Bx, ay > By
     private = centering and not public
-    a = math.hypot(Bx, By) if private else 0.0
-    S = math.hypot(Bx, By, a)
-    fx = np.ones(n)
-    fx[over_x] = Bx / nx[over_x]
-    Z = np.empty((n, m + 1 + int(private)))
-    np.multiply(Xs, (fx / S)[:, None], out=Z[:, :m])
-    Z[:, m] = np.clip(ys, -By, By) / S
-    if private:
-        Z[:, m + 1] = a / S
-    rep_x = ClipReport(Bx, n, int(over_x.sum()), float(nx.max()) if n else 0.0)
-    rep_y = ClipReport(By, n, int(over_y.sum()), float(ay.max()) if n else 0.0)
-    return _StrictState(Z, S, a, m, xc, yc, private, centering, int((over_x | over_y).sum()), rep_x.n_clipped,
-                        rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
-                        strict_sensitivity(Bx, By, a))
+    rows = scale_rows([Xs, ys[:, None]], [float(x_bound), float(y_bound)], private_centring=private)
+    rep_x, rep_y = rows.clip_reports
+    return _StrictState(rows.Z, rows.scale, rows.const, m, xc, yc, private, centering, rows.n_clipped,
+                        rep_x.n_clipped, rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
+                        add_remove_sensitivity(rows.weights, rows.const))
+
+
+def _minus_public_centre(X, y, xc, yc, x_names):
+    """X - x_center and y - y_center, or a ValueError naming the column that overflows float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        Xs, ys = X - xc, y - yc
+    if not np.isfinite(Xs).all():
+        j = int(np.argwhere(~np.isfinite(Xs))[0][1])
+        name = f"'{x_names[j]}'" if x_names is not None else str(j)
+        raise ValueError(f"X column {name} minus the public centre x_center overflows float64: rescale the "
+                         "data and the centre (other units)")
+    if not np.isfinite(ys).all():
+        raise ValueError("y minus the public centre y_center overflows float64: rescale y and the centre")
+    return Xs, ys
 
 
 def _strict_postprocess(G: np.ndarray, state: _StrictState, k: int, noisy: bool) -> dict:
@@ -180,17 +180,13 @@ def _strict_postprocess(G: np.ndarray, state: _StrictState, k: int, noisy: bool)
     """
     m = state.m
     S = state.scale
-    if state.private_centring:
-        d = m + 1
-        az = state.const / S  # the constant column in z units
-        n_hat = np.maximum(G[:, d, d] / az**2, 1.0)
-        zmean = G[:, :d, d] / (az * n_hat[:, None])  # the (noisy) mean of z
-        C = G[:, :d, :d] - n_hat[:, None, None] * np.einsum("ri,rj->rij", zmean, zmean)
+    if state.private_centring:  # the noisy count and mean of z come out of the same release
+        C, zmean, _ = centred_moments(G, state.const / S)
     else:
         C = G
         zmean = np.zeros((G.shape[0], m + 1))
     if noisy and _STRICT_PSD:
-        C = _psd_project(C)
+        C = psd_project(C)
     fit = pls1_from_moments(C[:, :m, :m], C[:, :m, m], k)
     sq = np.sqrt(fit["tt"])
     x_mean = state.x_center[None, :] + S * zmean[:, :m]

@@ -214,7 +214,7 @@ def samples_needed_curve(X_train, y_train, X_test, y_test, sample_sizes, epsilon
     n0, d = state.Z.shape
     k = int(n_components)
     noisy = not math.isinf(float(epsilon))
-    sigma = prep.strict_mechanism(float(epsilon)).sigma if noisy else 0.0
+    sigma = prep.strict_release(float(epsilon)).sigma  # 0 for eps = inf
     status = _status_columns(prep.ledger(k, float(epsilon), seed_known=seed_known))["status"]
     R = int(n_replicates)
     chunk = max(1, min(R, _STRICT_CHUNK_ENTRIES // (d * d)))
