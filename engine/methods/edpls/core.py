@@ -212,14 +212,14 @@ class _RowPasses:
 
 
 
-def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centering: bool, ymax_rule: str,
+def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centring: bool, ymax_rule: str,
                  x_largest: float | None = None, y_largest: float | None = None, y_label: str = "y") -> _PaperPath:
     """NIPALS PLS1 without forming the deflated residuals (see the module docstring).
 
     Parameters
     ----------
     X : (n, m) float64, finite (checked by the caller).   y : (n,) float64, finite.
-    K : number of components.   centering, ymax_rule : as ``EDPLS``.
+    K : number of components.   centring, ymax_rule : EDPLS's ``centering`` and ``ymax``.
     x_largest, y_largest : max |X| and max |y| when the caller knows them (saves a pass).
     y_label : how messages name y.
 
@@ -234,9 +234,9 @@ def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centering: bool, ymax_
     ey = _scale_exponent(float(np.abs(y).max()) if y_largest is None else float(y_largest))
     Xs = X if ex == 0 else np.ldexp(X, -ex)
     ys = y if ey == 0 else np.ldexp(y, -ey)
-    explicit_mean = Xs.mean(axis=0) if (centering and Xs.size <= _COPY_LIMIT) else None
+    explicit_mean = Xs.mean(axis=0) if (centring and Xs.size <= _COPY_LIMIT) else None
     with _RowPasses(Xs if explicit_mean is None else Xs - explicit_mean) as rp:
-        path = _nipals_passes(rp, explicit_mean, ys, K, centering=centering, ymax_rule=ymax_rule, y_label=y_label)
+        path = _nipals_passes(rp, explicit_mean, ys, K, centring=centring, ymax_rule=ymax_rule, y_label=y_label)
     if ex or ey:
         path = _PaperPath(path.W, path.T, np.ldexp(path.P, ex), np.ldexp(path.c, ey), np.ldexp(path.xmax, ex),
                           np.ldexp(path.ymax, ey), np.ldexp(path.x_mean, ex), float(np.ldexp(path.y_mean, ey)),
@@ -266,7 +266,7 @@ class _CentredX:
         return outs
 
 
-def _first_pass(rp: _RowPasses, explicit_mean, yc, centering):
+def _first_pass(rp: _RowPasses, explicit_mean, yc, centring):
     """Pass 0: column sums, X'y_c and squared row norms. Returns (X_c products, mu, X_c'y_c, the squared row
     norms, ||X||_F of the matrix the products run on: the raw X on the implicit path, the rank rule's unit)."""
     n, m = rp.X.shape
@@ -275,8 +275,8 @@ def _first_pass(rp: _RowPasses, explicit_mean, yc, centering):
     U[1] = yc
     acc, rn2 = rp.sums_and_norms(U)
     fro_run = math.sqrt(float(rn2.sum()))
-    mu = acc[0] / n if centering else np.zeros(m)
-    if centering and explicit_mean is None:
+    mu = acc[0] / n if centring else np.zeros(m)
+    if centring and explicit_mean is None:
         return _CentredX(rp, mu), mu, acc[1] - mu * yc.sum(), rn2, fro_run
     if explicit_mean is not None:  # rp.X is already centred (its column sums are ~0); keep the true means
         mu = explicit_mean
@@ -348,11 +348,11 @@ def _loading_and_next(xc: _CentredX, t, f, j: int, K: int, P, T):
     return p, g
 
 
-def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centering, ymax_rule, y_label="y") -> _PaperPath:
+def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centring, ymax_rule, y_label="y") -> _PaperPath:
     n, m = rp.X.shape
-    y_mean = float(y.mean()) if centering else 0.0
+    y_mean = float(y.mean()) if centring else 0.0
     yc = y - y_mean
-    xc, mu, g, rn2, fro_run = _first_pass(rp, explicit_mean, yc, centering)
+    xc, mu, g, rn2, fro_run = _first_pass(rp, explicit_mean, yc, centring)
     W = np.empty((m, K), order="F")  # column-major: T[:, :j] etc. are contiguous blocks
     T = np.empty((n, K), order="F")
     P = np.empty((m, K), order="F")

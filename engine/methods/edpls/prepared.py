@@ -42,7 +42,7 @@ class _Prepared:
         self.info = info or {}
         x_stats, y_stats = self.info.get("x_stats"), self.info.get("y_stats")
         if self.mode == "paper":
-            self.path = _nipals_path(X, y, self.K, centering=est.centering, ymax_rule=est.ymax,
+            self.path = _nipals_path(X, y, self.K, centring=est.centering, ymax_rule=est.ymax,
                                      x_largest=None if x_stats is None else x_stats.largest,
                                      y_largest=None if y_stats is None else y_stats.largest,
                                      y_label=self.info.get("y_label", "y"))
@@ -216,7 +216,7 @@ class _Prepared:
         state = self.strict
         if state.private_centring:
             what = "[x, y, a] (constant column a: private centring from the same release)"
-        elif state.centering:
+        elif state.centring:
             what = "[x - x_center, y - y_center] (public centre)"
         else:
             what = "[x, y] (no centring)"

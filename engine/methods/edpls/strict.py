@@ -121,7 +121,7 @@ class _StrictState:
     x_center: np.ndarray  # public centre (zeros if none)
     y_center: float
     private_centring: bool
-    centering: bool  # EDPLS's ``centering`` parameter
+    centring: bool  # EDPLS's ``centering`` parameter
     n_clipped: int
     n_clipped_x: int
     n_clipped_y: int
