@@ -22,8 +22,10 @@ import sys
 import tracemalloc
 
 import numpy as np
-
 from _common import Claims, Timer, emit, load_corn, parse_args
+from diPLSlib.functions import edpls as dipls_edpls
+from ikpls.numpy import PLS as IKPLS
+from sklearn.cross_decomposition import PLSRegression
 
 from engine.methods.edpls import EDPLS, rmsep_vs_components  # noqa: E402
 
@@ -37,8 +39,6 @@ def sweep(claims: Claims, reps: int, seed: int, quick: bool) -> None:
     if data is None:
         emit("sweep", "skipped (corn data absent)")
         return
-    from diPLSlib.functions import edpls as dipls_edpls
-
     X, y, _ = data
     rng = np.random.default_rng(seed)
     idx = rng.permutation(80)
@@ -112,9 +112,6 @@ def _synthetic(n: int, m: int, seed: int):
 
 
 def large_fit(claims: Claims, n: int, m: int, k: int, seed: int, repeats: int) -> None:
-    from ikpls.numpy import PLS as IKPLS
-    from sklearn.cross_decomposition import PLSRegression
-
     with Timer() as tg:
         X, y = _synthetic(n, m, seed)
     emit("large_n", n)

@@ -30,12 +30,16 @@ import sys
 import warnings
 
 import numpy as np
-
 from _common import Claims, Timer, emit, load_corn, parse_args
+from sklearn.cross_decomposition import PLSRegression
 
 from engine.data.preprocess import make_chain  # noqa: E402
 from engine.methods.edpls import EDPLS, rmsep_curve  # noqa: E402
-from engine.privacy import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta  # noqa: E402
+from engine.privacy import (  # noqa: E402
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+)
 
 REF = dict(noise_std="sigma_squared", ymax="signed")
 CORRECT = dict(noise_std="sigma", ymax="abs")
@@ -44,10 +48,14 @@ DELTA = 0.01
 #: spec Sec. 4.2 table (Delta = 1)
 TABLE_EPS = (0.1, 1, 1.5, 2, 5, 10, 100, 250, 500, 700)
 TABLE = {
-    ("agm", 0.01): (9.54182, 1.87788, 1.38476, 1.11625, 0.569379, 0.350097, 0.0832927, 0.0496154, 0.0340346, 0.0284394),
-    ("classic", 0.01): (31.0751, 3.10751, 2.07167, 1.55376, 0.621502, 0.310751, 0.0310751, 0.01243, 0.00621502, 0.0044393),
-    ("agm", 0.05): (4.48734, 1.33278, 1.02933, 0.854704, 0.472129, 0.304367, 0.0794116, 0.0481319, 0.0333104, 0.0279268),
-    ("agm", 0.001): (17.4044, 2.57466, 1.83443, 1.44524, 0.689842, 0.40606, 0.0878303, 0.0513269, 0.0348636, 0.0290244),
+    ("agm", 0.01): (9.54182, 1.87788, 1.38476, 1.11625, 0.569379, 0.350097, 0.0832927, 0.0496154, 0.0340346,
+                    0.0284394),
+    ("classic", 0.01): (31.0751, 3.10751, 2.07167, 1.55376, 0.621502, 0.310751, 0.0310751, 0.01243, 0.00621502,
+                        0.0044393),
+    ("agm", 0.05): (4.48734, 1.33278, 1.02933, 0.854704, 0.472129, 0.304367, 0.0794116, 0.0481319, 0.0333104,
+                    0.0279268),
+    ("agm", 0.001): (17.4044, 2.57466, 1.83443, 1.44524, 0.689842, 0.40606, 0.0878303, 0.0513269, 0.0348636,
+                     0.0290244),
 }
 
 FIG3_EPS = (0.1, 1.0, 5.0, 10.0, 100.0, 250.0, 700.0)
@@ -109,8 +117,6 @@ def item1(claims: Claims) -> None:
 
 
 def item2(claims: Claims, X, y) -> None:
-    from sklearn.cross_decomposition import PLSRegression
-
     ours = EDPLS(n_components=10, epsilon=np.inf).fit(X, y)
     ref = PLSRegression(n_components=10, scale=False).fit(X, y)
     rel = float(np.abs(ours.coef_ - ref.coef_.ravel()).max() / np.abs(ref.coef_).max())

@@ -1,0 +1,79 @@
+"""edPLS audit cases: the noise call of the method (``edpls_case``) and the page's whole strict pipeline
+(``pipeline_audit_case``, from ``pipeline``), for ``engine.privacy.audit.epsilon_lower_bound``.
+
+``edpls_case`` audits the raw noisy release on a small fixed data set with worst-case neighbours
+(everything after the noise call is post-processing); ``pipeline_audit_case`` runs exactly what the page
+runs. Both support the planted bugs of ``engine.privacy.audit`` (the audit must catch them).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.methods.edpls.estimator import EDPLS
+from engine.methods.edpls.pipeline import pipeline_audit_case
+from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name, _upper
+from engine.privacy.mechanisms import sample_symmetric_gaussian
+
+__all__ = ["edpls_case", "pipeline_audit_case"]
+
+
+def _edpls_data(n: int = 40, m: int = 3, seed: int = 7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    X *= 0.8 / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / 2.0)
+    y = X @ np.array([1.0, -0.5, 0.25])[:m] + 0.1 * rng.normal(size=n)
+    y = np.clip(y, -1.5, 1.5)
+    return X, y
+
+
+def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
+               x_bound: float = 2.0, y_bound: float = 2.0) -> AuditCase:
+    """edPLS (k = 1). Neighbours: add one row maximising |y| * ||x||.
+
+    strict: the row x = x_bound e_1, y = y_bound (both at their public bounds, one non-zero
+    channel): its change of the released numbers is exactly the calibrated sensitivity
+    (``engine.methods.edpls.strict_sensitivity``, attained), so the bound can approach the claim;
+    the audited output is the Analyze-Gauss release of Z'Z on the method's own clipped, scaled
+    rows (the estimator's ``_Prepared`` state and its sigma; the PLS model is post-processing).
+    The page's whole pipeline is audited by ``engine.methods.edpls.pipeline_audit_case``.
+    paper: the row x = 3 max_i ||x_i|| e_1, y = 3 max_i |y_i| (an outlier: the data-dependent
+    bounds xmax * ymax grow with it); the audited output is the released noisy weight vector w
+    of the first component (one release at the stated per-release epsilon).
+    """
+    _check_bug(bug)
+    if mode not in ("strict", "paper"):
+        raise ValueError("mode must be 'strict' or 'paper'")
+    X, y = _edpls_data()
+    factor = _BUG_FACTORS[bug]
+    if mode == "strict":
+        row_x = np.zeros(X.shape[1])
+        row_x[0] = x_bound
+        row_y = y_bound
+        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="strict", x_bound=x_bound,
+                      y_bound=y_bound)
+    else:
+        row_x = np.zeros(X.shape[1])
+        row_x[0] = 3 * float(np.linalg.norm(X, axis=1).max())
+        row_y = 3 * float(np.abs(y).max())
+        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="paper")
+    D = (X, y)
+    D_prime = (np.vstack([X, row_x]), np.append(y, row_y))
+
+    if mode == "strict":
+        def release(data, rng, n):
+            prep = EDPLS(**params)._prepare(*data)
+            G0 = prep._gram()
+            sigma = float(prep.noise_table(1, epsilon)["sigma"].iloc[0]) * factor
+            return _upper(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
+        note = ("Analyze-Gauss release of Z'Z (private centring column included), exact worst-case "
+                "sensitivity (strict_sensitivity)")
+    else:
+        def release(data, rng, n):
+            est = EDPLS(**params)
+            if factor != 1.0:
+                raise ValueError("planted bugs are audited on strict mode only")
+            out = est.sample_releases(*data, n, rng, keep_raw=True)
+            return out["W_raw"][:, 0, :]
+        note = "noisy w[1] released with sigma from the data-dependent bound xmax * ymax"
+    return AuditCase(_name(f"edpls_{mode}", bug), "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
+                     "add one row maximising |y| * ||x||", _expect(mode, bug), note, bug)
