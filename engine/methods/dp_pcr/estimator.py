@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator, resolve_calibration
 from engine.privacy.moments import MomentsRelease, ScaledRows, add_remove_sensitivity, centred_moments, scale_rows
+from engine.threads import one_blas_thread
 
 __all__ = ["DPPCR", "STRICT_RELEASE", "PreparedRows", "pcr_from_moments", "prepare_rows"]
 
@@ -109,6 +110,7 @@ def _flip_signs(V: np.ndarray) -> np.ndarray:
     return V * np.where(signs == 0, 1.0, signs)
 
 
+@one_blas_thread()  # many small eigen-decompositions: thread start-up costs more than it saves (20x on a busy host)
 def pcr_from_moments(G: np.ndarray, prep: PreparedRows, k: int) -> dict:
     """(R, d, d) noisy (or clean) Gram matrices of the scaled rows -> R PCR models (post-processing).
 
@@ -239,7 +241,8 @@ class DPPCR(RegressorMixin, BaseEstimator):
             raise ValueError("x_center/y_center are a public centre: they need centring=True")
         if not all(isinstance(c, str) and c.strip() for c in self.caveats):
             raise ValueError(f"caveats must be non-empty strings, got {self.caveats!r}")
-        resolve_calibration(self.calibration, float(self.epsilon))  # "classic" above epsilon = 1 is refused
+        if not math.isinf(float(self.epsilon)):
+            resolve_calibration(self.calibration, float(self.epsilon))  # "classic" above epsilon = 1 is refused
 
     def _check_data(self, X, y, *, reset: bool = True):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2, reset=reset)
