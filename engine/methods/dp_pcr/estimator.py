@@ -156,7 +156,8 @@ class DPPCR(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int >= 1, the number of principal components k.
+    n_components : int >= 1, the number of principal components k, or None: all of them, min(n - 1, m)
+        (min(n, m) without centring), which makes PCR least squares (as scikit-learn's ``PCA(None)``).
     epsilon : float > 0 or np.inf (no noise: plain PCR with an empty ledger).
     delta : float in (0, 1).
     x_bound, y_bound : float > 0, public bounds on ||x_i||_2 and |y_i| (required), fixed without looking
@@ -182,6 +183,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
         scikit-learn's ``PCA.explained_variance_`` times (n - 1) (the row count is private, so it is not used).
     explained_variance_ratio_ : array (k,), the same over the noisy total (count-free, as scikit-learn's).
     x_mean_ : array (m,), y_mean_ : float, the centre (noisy under private centring, else the public one).
+    n_components_ : int, the number of components used.
     n_features_in_ : int.
     privacy_ledger_ : PrivacyLedger, one release (empty at epsilon = inf).
     n_clipped_ : int, training rows clipped in x or y (private: for the owner only).
@@ -202,7 +204,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "y_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "calibration": CALIBRATION_CONSTRAINT,
@@ -248,13 +250,14 @@ class DPPCR(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2, reset=reset)
         n, m = X.shape
         limit = min(n - int(bool(self.centring)), m)
-        if self.n_components > limit:
+        if self.n_components is not None and self.n_components > limit:
             raise ValueError(f"n_components={self.n_components} exceeds min(n_samples"
                              f"{' - 1' if self.centring else ''}, n_features) = {limit}")
         if self.x_center is not None:
             xc = np.asarray(self.x_center, dtype=float)
             if xc.shape not in ((), (m,)) or not np.all(np.isfinite(xc)) or not math.isfinite(self.y_center):
                 raise ValueError(f"x_center must be finite with shape ({m},) and y_center a finite number")
+        self.n_components_ = limit if self.n_components is None else int(self.n_components)
         return X, y
 
     def _prepare(self, X, y) -> PreparedRows:
@@ -293,7 +296,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
         release = self._release(prep)
         rng, seed_known = noise_generator(self.random_state)
         G = release.randomise(prep.gram(), 1, rng)
-        out = pcr_from_moments(G, prep, int(self.n_components))
+        out = pcr_from_moments(G, prep, self.n_components_)
         if not (np.all(np.isfinite(out["coef"])) and np.all(np.isfinite(out["intercept"]))):
             raise ValueError("the coefficients are not finite float64 numbers: rescale the data (other units)")
         self.coef_ = out["coef"][0]
@@ -324,7 +327,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
         prep = self._prepare(X, y)
         release = self._release(prep)
         rng, seed_known = noise_generator(self.random_state if random_state is None else random_state)
-        G0, k = prep.gram(), int(self.n_components)
+        G0, k = prep.gram(), self.n_components_
         parts = [pcr_from_moments(G, prep, k) for G in release.iter_noisy(G0, int(n_replicates), rng)]
         out = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
         out["ledger"] = self._ledger(prep, release, seed_known=seed_known)

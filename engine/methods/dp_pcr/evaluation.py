@@ -84,7 +84,7 @@ def compare(train, test, *, epsilon, delta, mode: str = "strict", random_state=N
     Xtr, ytr = _arrays(train, "train")
     Xte, yte = _arrays(test, "test")
     private = DPPCR(epsilon=epsilon, delta=delta, random_state=random_state, **params).fit(Xtr, ytr)
-    reference = reference_model(private.n_components).fit(Xtr, ytr)
+    reference = reference_model(private.n_components_).fit(Xtr, ytr)
     rm_p, r2_p = scores(yte, private.predict(Xte))
     rm_0, r2_0 = scores(yte, reference.predict(Xte))
     led = private.privacy_ledger_
@@ -112,7 +112,7 @@ def _test_rmsep(out: dict, X_test: np.ndarray, y_test: np.ndarray) -> np.ndarray
 def _pcr_rows(est: DPPCR, train, test, eps_list, R: int, noise, progress) -> list[dict]:
     X_test, y_test = test
     prep, (rng, seed_known) = est._prepare(*train), noise
-    G0, k = prep.gram(), int(est.n_components)
+    G0, k = prep.gram(), est.n_components_
     nonprivate = float(_test_rmsep(pcr_from_moments(G0[None], prep, k), X_test, y_test)[0])
     rows = []
     for i, eps in enumerate(eps_list):
@@ -151,7 +151,7 @@ def _pls_rows(est: DPPCR, train, test, eps_list, R: int, noise, progress) -> lis
                 progress(0.5 + 0.5 * (j + f) / len(by_cal), f"edPLS, {msg}")
 
         with one_blas_thread():  # edPLS strict's k x k solves per replicate: as for DP-PCR, one thread is faster
-            frames.append(edpls_rmsep_curve(*train, *test, group, int(est.n_components), R, random_state=noise[0],
+            frames.append(edpls_rmsep_curve(*train, *test, group, est.n_components_, R, random_state=noise[0],
                                             progress=step, calibration=cal, **_edpls_params(est)))
     df = pd.concat(frames, ignore_index=True).sort_values("epsilon", kind="stable")
     df["method"] = METHOD_LABELS["pls"]
