@@ -213,6 +213,8 @@ class DPPCR(RegressorMixin, BaseEstimator):
         "y_center": [Real, None],
         "sensitivity_source": [StrOptions({"public", "data"})],
         "caveats": [tuple, list],
+        # the shared entry accepts no Generator or SeedSequence, which noise_generator takes (and FreshGenerator is)
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
     }
 
     def __init__(self, n_components=2, epsilon=1.0, delta=1e-5, x_bound=None, y_bound=None, calibration="analytic",
