@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from downloads import file_of, recorded_downloads
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from streamlit.testing.v1 import AppTest
 
-from downloads import file_of, recorded_downloads
 from engine.methods.contract import Comparison
 from engine.methods.dp_pcr import (
     CURVE_COLUMNS,
