@@ -215,3 +215,18 @@ def test_page_opens_fits_sweeps_and_exports():
     assert not at.exception, at.exception
     curves = at.session_state["dp_pcr_curves"]
     assert set(curves["method"]) == {"DP-PCR", "edPLS (strict)"}
+
+
+def test_figures_follow_the_shared_layout(nir):
+    from ui.dp_pcr_figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
+
+    X, y = nir
+    curves = rmsep_vs_epsilon(X[:84], y[:84], X[84:], y[84:], [1.0, 10.0, np.inf], 2, 3, random_state=0,
+                              x_bound=19.0, y_bound=100.0)
+    figs = [dp_pcr_coef_figure(np.arange(3.0), [1, 2, 3], [1, 2, 2], axis_label="channel", private_label="DP-PCR"),
+            dp_pcr_pred_figure(np.arange(4.0), np.arange(4.0) + 1, np.arange(4.0), response="y", private_label="p"),
+            dp_pcr_variance_figure([0.5, 0.2], [0.6, 0.1]), dp_pcr_rmsep_figure(curves, sigma_y=0.4)]
+    for fig in figs:
+        assert fig.layout.meta["privalab_height"] == fig.layout.height  # finished by ui.figures._finish
+    names = {t.name for t in figs[-1].data if t.name}
+    assert {"DP-PCR (median, IQR)", "edPLS (strict) (median, IQR)"} <= names
