@@ -33,8 +33,9 @@ __all__ = ["CALIBRATION_CONSTRAINT", "PRIVACY_PARAMETER_CONSTRAINTS"]
 PRIVACY_PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {float("inf")})],
     "delta": [Interval(Real, 0, 1, closed="neither")],
-    # scikit-learn's "random_state" refuses numpy Generators, which the methods accept as noise seeds.
-    "random_state": ["random_state", np.random.Generator],
+    # scikit-learn's "random_state" refuses numpy Generators and SeedSequences, which the methods accept as
+    # noise seeds (engine.privacy.noise_generator).
+    "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
 }
 
 #: The Gaussian calibrations ``engine.privacy.calibration.resolve_calibration`` understands.
