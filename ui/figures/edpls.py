@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, finish
+from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, add_median_band, finish
 
 
 def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str) -> go.Figure:
@@ -30,18 +30,6 @@ def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_labe
     return finish(fig)
 
 
-def _add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonprivate_name: str,
-                     nonprivate_colour: str | None = None) -> None:
-    """Median line, interquartile band (q25..q75) and the non-private line of a sweep table."""
-    fig.add_scatter(x=list(df[x]) + list(df[x])[::-1], y=list(df["q75"]) + list(df["q25"])[::-1],
-                    fill="toself", line={"width": 0}, fillcolor=colour, opacity=0.2, showlegend=False,
-                    hoverinfo="skip")
-    fig.add_scatter(x=df[x], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
-                    line={"color": colour})
-    fig.add_scatter(x=df[x], y=df["nonprivate"], mode="lines", name=nonprivate_name,
-                    line={"color": nonprivate_colour or colour, "dash": "dot"})
-
-
 def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | None = None) -> go.Figure:
     """RMSEP against epsilon (log-log): median line, interquartile band, one colour per group,
     and each group's non-private RMSEP as a dotted line."""
@@ -51,7 +39,7 @@ def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | N
         # one group: the private/non-private colours of every page; several: one colour per group (no red,
         # which means non-private), the group's non-private line dotted in its colour
         col = PRIVATE_COLOUR if len(groups) == 1 else GROUP_PALETTE[i % len(GROUP_PALETTE)]
-        _add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=col, name=str(name),
+        add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=col, name=str(name),
                          nonprivate_name=f"{name} non-private",
                          nonprivate_colour=NONPRIVATE_COLOUR if len(groups) == 1 else None)
     if sigma_y:
@@ -64,7 +52,7 @@ def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | N
 def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Figure:
     """Strict mode: simulated RMSEP against the number of training rows."""
     fig = go.Figure()
-    _add_median_band(fig, curve, "n", colour=PRIVATE_COLOUR, name="strict edPLS", nonprivate_name="non-private",
+    add_median_band(fig, curve, "n", colour=PRIVATE_COLOUR, name="strict edPLS", nonprivate_name="non-private",
                      nonprivate_colour=NONPRIVATE_COLOUR)
     if target:
         fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")

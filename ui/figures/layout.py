@@ -190,3 +190,15 @@ def finish(fig: go.Figure) -> go.Figure:
         # centred in its own band at the top (plotly anchors a multi-line title correctly only at "middle")
         fig.update_layout(title={"yref": "container", "y": 1 - title_px / 2 / height, "yanchor": "middle"})
     return fig
+
+
+def add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonprivate_name: str,
+                     nonprivate_colour: str | None = None) -> None:
+    """Median line, interquartile band (q25..q75) and the non-private line of a sweep table."""
+    fig.add_scatter(x=list(df[x]) + list(df[x])[::-1], y=list(df["q75"]) + list(df["q25"])[::-1],
+                    fill="toself", line={"width": 0}, fillcolor=colour, opacity=0.2, showlegend=False,
+                    hoverinfo="skip")
+    fig.add_scatter(x=df[x], y=df["median"], mode="lines+markers", name=f"{name} (median, IQR)",
+                    line={"color": colour})
+    fig.add_scatter(x=df[x], y=df["nonprivate"], mode="lines", name=nonprivate_name,
+                    line={"color": nonprivate_colour or colour, "dash": "dot"})
