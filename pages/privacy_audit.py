@@ -4,7 +4,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from engine.privacy.audit import AUDIT_TARGETS, epsilon_lower_bound, make_case
+from engine.audit_catalog import AUDIT_TARGETS, make_case
+from engine.privacy.audit import epsilon_lower_bound
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart

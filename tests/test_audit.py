@@ -13,18 +13,13 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from engine.audit_catalog import audit_cases
+from engine.methods.dp_cca.audit_case import dp_cca_case
+from engine.methods.edpls.audit_case import edpls_case
+from engine.methods.pca_gauss.audit_case import pca_gauss_case
+from engine.methods.var_admm.audit_case import var_admm_case
 from engine.privacy import gaussian_delta
-from engine.privacy.audit import (
-    audit_cases,
-    clopper_pearson,
-    dp_cca_case,
-    edpls_case,
-    epsilon_lower_bound,
-    mechanism_case,
-    pca_gauss_case,
-    run_case,
-    var_admm_case,
-)
+from engine.privacy.audit import clopper_pearson, epsilon_lower_bound, mechanism_case, run_case
 
 SEED = 20261123
 ROOT = Path(__file__).resolve().parents[1]

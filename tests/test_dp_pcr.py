@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from downloads import file_of, recorded_downloads
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 from streamlit.testing.v1 import AppTest
 
+from downloads import file_of, recorded_downloads
+from engine.audit_catalog import make_case
 from engine.methods.contract import Comparison
 from engine.methods.dp_pcr import (
     CURVE_COLUMNS,
@@ -27,7 +28,7 @@ from engine.methods.dp_pcr import (
     to_json,
 )
 from engine.methods.dp_pcr.audit_case import dp_pcr_case
-from engine.methods.registry import make_case, method
+from engine.methods.registry import method
 from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
 from engine.privacy.audit import run_case
 from engine.privacy.moments import add_remove_sensitivity
@@ -218,7 +219,7 @@ def test_page_opens_fits_sweeps_and_exports():
 
 
 def test_figures_follow_the_shared_layout(nir):
-    from ui.dp_pcr_figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
+    from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 
     X, y = nir
     curves = rmsep_vs_epsilon(X[:84], y[:84], X[84:], y[84:], [1.0, 10.0, np.inf], 2, 3, random_state=0,

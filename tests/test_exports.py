@@ -23,11 +23,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from downloads import buttons, file_of, recorded_downloads
 from engine.fingerprint import data_fingerprint, data_sha256
+from engine.methods.registry import METHODS
 from engine.privacy import PrivacyLedger, Release
 from engine.release import RELEASE_KIND, release_problems
 from engine.report import DataInfo, RunReport, _fmt, environment_versions
-from downloads import buttons, file_of, recorded_downloads
 from engine.workbook import PRIVATE_NOTICE
 from ui.exports import LABELS, chart_config
 from ui.pages import METHOD_PAGES, TOOL_PAGES
@@ -37,7 +38,9 @@ TIMEOUT = 180
 PAGE_ID = {p.file: Path(p.file).stem for p in METHOD_PAGES + TOOL_PAGES}
 # Pages that fit no shareable model: P3LS (no DP: its model is neither a DP output nor a public input), the
 # calculator (public computations only) and the audit (generated data only).
-NO_MODEL = {"pages/calculator.py", "pages/privacy_audit.py", "pages/p3ls.py"}
+# Pages that release no model file: the tools, and every registered method whose export format is "none".
+NO_MODEL = {"pages/calculator.py", "pages/privacy_audit.py"} | {
+    spec.page for spec in METHODS if spec.export_format == "none"}
 HOSTILE = "<script>alert('x')</script>.csv"
 README_SHEET = "PRIVATE read me"
 

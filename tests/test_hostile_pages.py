@@ -27,6 +27,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.data import MAX_UPLOAD_MB, DataError, load_table
+from engine.methods.registry import METHODS
 from workbooks import workbook_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,6 +189,12 @@ PAGES = {
                       words={"constant_column.csv": ["column has the same value", "'1104'"],
                              "ids_x.csv": ["at least 5 data rows", "has 4"],
                              "duplicate_timestamp.csv": ["at least 3 numeric columns", "has 2", "'time'"]}),
+    "dp_pcr": PageSpec("pages/dp_pcr.py", "dp_pcr_data", ("small_spectra.csv", _small_spectra()),
+                       presets={"dp_pcr_y_bound_upload_small_spectra.csv_1100": 10.0},  # a declared public bound
+                       accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}),
+                       words={"constant_column.csv": ["column has the same value", "'1104'"],
+                              "ids_x.csv": ["at least 5 data rows", "has 4"],
+                              "duplicate_timestamp.csv": ["at least 3 numeric columns", "has 2", "'time'"]}),
     "var_admm": PageSpec("pages/var_admm.py", "var_admm_data", ("small_series.csv", _small_timeseries()),
                          words={"duplicate_timestamp.csv": ["column 'time'", "2024-01-02", "appears twice",
                                                             "data row 2", "data row 4"],
@@ -212,6 +219,12 @@ PAGES = {
                           words={"ids_y.csv": ["two numeric feature columns"]},
                           default_words=("at least",)),
 }
+
+
+def test_every_registered_method_has_a_hostile_upload_spec():
+    """A method added to the registry without a spec here would never meet the hostile corpus."""
+    missing = [spec.key for spec in METHODS if spec.key not in PAGES or PAGES[spec.key].file != spec.page]
+    assert not missing, f"registered methods without a hostile-upload spec: {missing}"
 
 
 def _errors(at) -> str:

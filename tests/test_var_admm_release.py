@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from downloads import file_of, recorded_downloads
 from streamlit.testing.v1 import AppTest
 
+from downloads import file_of, recorded_downloads
 from engine.methods.var_admm import (
     NO_DEFENCE_REASON,
     RANGE_NOT_DECLARED,
@@ -39,8 +39,9 @@ from engine.methods.var_admm import (
     to_json,
     var22_coefs,
 )
+from engine.methods.var_admm.audit_case import var_admm_case
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release
-from engine.privacy.audit import run_case, var_admm_case
+from engine.privacy.audit import run_case
 from engine.release import release_problems
 from engine.workbook import PRIVATE_NOTICE
 from ui.exports import LABELS

@@ -27,9 +27,10 @@ What it can and cannot say: a lower bound above the claimed epsilon proves the c
 to alpha); a lower bound below it proves nothing, it only says this attack did not break it. The
 bound is loose when the violation lives at output probabilities below ~1/n_trials.
 
-The catalogue (``audit_cases``) audits every mechanism of ``engine.privacy`` and the noise call
-of every method, on the method's own preprocessing, with worst-case neighbours (module
-functions ``*_case``). Everything a method computes after its noise call is post-processing,
+The catalogue (``engine.audit_catalog.audit_cases``) audits every mechanism of ``engine.privacy``
+(``mechanism_case`` here) and the noise call of every registered method, on the method's own
+preprocessing, with worst-case neighbours (each method's ``audit_case`` module: this module
+imports no method). Everything a method computes after its noise call is post-processing,
 which cannot increase epsilon, so auditing the raw noisy release is the strongest black-box
 audit of the method. Planted bugs (noise scaled down by 2, sensitivity halved) show that the
 auditor has teeth.
@@ -62,20 +63,18 @@ from scipy.stats import beta as beta_dist
 from .mechanisms import GaussianMechanism, LaplaceMechanism, as_generator, sample_symmetric_gaussian
 
 __all__ = [
-    "AUDIT_TARGETS",
-    "make_case",
-    "dp_cca_case",
-    "edpls_case",
-    "mechanism_case",
-    "pca_gauss_case",
-    "var_admm_case",
+    "BUG_FACTORS",
+    "STATISTICS",
     "AuditCase",
     "AuditResult",
-    "audit_cases",
+    "case_name",
+    "check_bug",
     "clopper_pearson",
     "epsilon_lower_bound",
+    "expected_verdict",
+    "mechanism_case",
     "run_case",
-    "STATISTICS",
+    "upper_triangle",
 ]
 
 #: Statistics tried on the selection half ("auto" tries all of them).
@@ -344,23 +343,23 @@ class AuditCase:
     bug: str | None = None
 
 
-_BUG_FACTORS = {None: 1.0, "noise_halved": 0.5, "sensitivity_halved": 0.5}
+BUG_FACTORS = {None: 1.0, "noise_halved": 0.5, "sensitivity_halved": 0.5}
 
 
-def _check_bug(bug):
-    if bug not in _BUG_FACTORS:
+def check_bug(bug):
+    if bug not in BUG_FACTORS:
         raise ValueError(f"bug must be None, 'noise_halved' or 'sensitivity_halved', got {bug!r}")
 
 
-def _expect(mode, bug):
+def expected_verdict(mode, bug):
     return "violated" if bug else ("holds" if mode == "strict" else "report")
 
 
-def _name(base, bug):
+def case_name(base, bug):
     return base if bug is None else f"{base}_bug_{bug}"
 
 
-def _upper(G: np.ndarray) -> np.ndarray:
+def upper_triangle(G: np.ndarray) -> np.ndarray:
     """(n, d, d) symmetric -> (n, d(d+1)/2) upper triangles (a bijection: the released numbers)."""
     iu = np.triu_indices(G.shape[-1])
     return G[:, iu[0], iu[1]]
@@ -375,7 +374,7 @@ def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensiti
     "noise_halved" (noise drawn at half the calibrated scale) or "sensitivity_halved"
     (calibrated to Delta / 2 while neighbours differ by Delta).
     """
-    _check_bug(bug)
+    check_bug(bug)
     cal_sens = sensitivity * (0.5 if bug == "sensitivity_halved" else 1.0)
     noise_factor = 0.5 if bug == "noise_halved" else 1.0
     if kind in ("analytic_gaussian", "classic_gaussian"):
@@ -393,209 +392,9 @@ def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensiti
         zero = np.zeros((n, 1))
         return value + noise_factor * mech.randomise(zero, rng)
 
-    return AuditCase(_name(f"{kind}", bug), kind, "strict", float(epsilon), claim_delta, release,
+    return AuditCase(case_name(f"{kind}", bug), kind, "strict", float(epsilon), claim_delta, release,
                      0.0, float(sensitivity), f"scalar query, f(D') - f(D) = {sensitivity:g}",
-                     _expect("strict", bug), scale_note, bug)
-
-
-# ---------------------------------------------------------------------------- edPLS
-def _edpls_data(n: int = 40, m: int = 3, seed: int = 7):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, m))
-    X *= 0.8 / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / 2.0)
-    y = X @ np.array([1.0, -0.5, 0.25])[:m] + 0.1 * rng.normal(size=n)
-    y = np.clip(y, -1.5, 1.5)
-    return X, y
-
-
-def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-               x_bound: float = 2.0, y_bound: float = 2.0) -> AuditCase:
-    """edPLS (k = 1). Neighbours: add one row maximising |y| * ||x||.
-
-    strict: the row x = x_bound e_1, y = y_bound (both at their public bounds, one non-zero
-    channel): its change of the released numbers is exactly the calibrated sensitivity
-    (``engine.methods.edpls.strict_sensitivity``, attained), so the bound can approach the claim;
-    the audited output is the Analyze-Gauss release of Z'Z on the method's own clipped, scaled
-    rows (the estimator's ``_Prepared`` state and its sigma; the PLS model is post-processing).
-    The page's whole pipeline is audited by ``engine.methods.edpls.pipeline_audit_case``.
-    paper: the row x = 3 max_i ||x_i|| e_1, y = 3 max_i |y_i| (an outlier: the data-dependent
-    bounds xmax * ymax grow with it); the audited output is the released noisy weight vector w
-    of the first component (one release at the stated per-release epsilon).
-    """
-    from engine.methods.edpls import EDPLS  # local import: methods import engine.privacy
-
-    _check_bug(bug)
-    if mode not in ("strict", "paper"):
-        raise ValueError("mode must be 'strict' or 'paper'")
-    X, y = _edpls_data()
-    factor = _BUG_FACTORS[bug]
-    if mode == "strict":
-        row_x = np.zeros(X.shape[1])
-        row_x[0] = x_bound
-        row_y = y_bound
-        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="strict", x_bound=x_bound,
-                      y_bound=y_bound)
-    else:
-        row_x = np.zeros(X.shape[1])
-        row_x[0] = 3 * float(np.linalg.norm(X, axis=1).max())
-        row_y = 3 * float(np.abs(y).max())
-        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="paper")
-    D = (X, y)
-    D_prime = (np.vstack([X, row_x]), np.append(y, row_y))
-
-    if mode == "strict":
-        def release(data, rng, n):
-            prep = EDPLS(**params)._prepare(*data)
-            G0 = prep._gram()
-            sigma = float(prep.noise_table(1, epsilon)["sigma"].iloc[0]) * factor
-            return _upper(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
-        note = ("Analyze-Gauss release of Z'Z (private centring column included), exact worst-case "
-                "sensitivity (strict_sensitivity)")
-    else:
-        def release(data, rng, n):
-            est = EDPLS(**params)
-            if factor != 1.0:
-                raise ValueError("planted bugs are audited on strict mode only")
-            out = est.sample_releases(*data, n, rng, keep_raw=True)
-            return out["W_raw"][:, 0, :]
-        note = "noisy w[1] released with sigma from the data-dependent bound xmax * ymax"
-    return AuditCase(_name(f"edpls_{mode}", bug), "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
-                     "add one row maximising |y| * ||x||", _expect(mode, bug), note, bug)
-
-
-# ---------------------------------------------------------------------------- DP-CCA
-def _two_views(n: int = 60, seed: int = 11):
-    rng = np.random.default_rng(seed)
-    latent = rng.normal(size=(n, 1))
-    X = np.hstack([latent, rng.normal(size=(n, 1))]) + 0.3 * rng.normal(size=(n, 2))
-    Y = np.hstack([latent, rng.normal(size=(n, 1))]) + 0.3 * rng.normal(size=(n, 2))
-    Z = np.hstack([X, Y])
-    Z /= 1.2 * np.linalg.norm(Z, axis=1).max()
-    return Z[:, :2], Z[:, 2:]
-
-
-def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-                neighbour: str = "axis") -> AuditCase:
-    """DP-CCA (replace-one neighbours, public N).
-
-    strict: public centre 0 and joint row bound 1; D's last row is a unit row z, D' replaces it
-    by a unit row w orthogonal to it (||zz' - ww'||_F = sqrt(2), the sensitivity bound).
-    ``neighbour="singular"`` takes z, w along the top two singular vectors of the joint rows (the
-    issue's choice); ``"axis"`` (default) takes two coordinate axes. The released numbers are the
-    upper triangle of Z'Z (the noise is symmetric), whose change is
-    sqrt((2 + sum_i (z_i^2 - w_i^2)^2) / 2): sqrt(2) only for axis-aligned rows, so "axis" is the
-    true worst case and "singular" gives a weaker audit. paper: D' replaces the last row by an
-    outlier 5 times the largest row along the second singular vector; the data-dependent
-    centring and scaling then move every row. Audited output: the method's noisy moment matrix
-    C_hat = (Z'Z + E) / N (``DPCCA``'s own preparation and noise call; CCA is post-processing).
-    """
-    from engine.methods.dp_cca import DPCCA
-
-    _check_bug(bug)
-    if mode not in ("strict", "paper"):
-        raise ValueError("mode must be 'strict' or 'paper'")
-    if neighbour not in ("axis", "singular"):
-        raise ValueError("neighbour must be 'axis' or 'singular'")
-    X, Y = _two_views()
-    Z = np.hstack([X, Y])
-    _, _, Vt = np.linalg.svd(Z, full_matrices=False)
-    dx = X.shape[1]
-    if mode == "strict":
-        z, w = (Vt[0], Vt[1]) if neighbour == "singular" else np.eye(Z.shape[1])[:2]
-        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="strict", row_bound=1.0,
-                      x_center=np.zeros(dx), y_center=np.zeros(Y.shape[1]), calibration="auto")
-        what = ("replace one unit row along the top singular vector by one along the second" if neighbour == "singular"
-                else "replace one unit row along axis 1 by one along axis 2")
-    else:
-        z = Z[-1]
-        w = 5 * float(np.linalg.norm(Z, axis=1).max()) * Vt[1]
-        params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="paper", calibration="auto")
-        what = "replace one row by an outlier (5x the largest row norm)"
-    ZD, ZDp = Z.copy(), Z.copy()
-    ZD[-1], ZDp[-1] = z, w
-    D, D_prime = (ZD[:, :dx], ZD[:, dx:]), (ZDp[:, :dx], ZDp[:, dx:])
-    factor = _BUG_FACTORS[bug]
-
-    def release(data, rng, n):
-        est = DPCCA(**params)
-        prep = est._prepare(*data)
-        noise = est._noise(prep.n)
-        G0 = prep.gram()
-        G = est._draw(prep, noise, n, rng, G0)
-        if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
-            G = G0[None] + factor * (G - G0[None])
-        return _upper(G / prep.n)
-
-    return AuditCase(_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D, D_prime,
-                     what, _expect(mode, bug), "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N", bug)
-
-
-# ---------------------------------------------------------------------------- PCA-Gauss
-def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None = None, M: int = 2,
-                   N: int = 50) -> AuditCase:
-    """PCA-Gauss's Lap-PCA covariance release S = X'X/N + Laplace (replace-one, entries in [-1, 1]).
-
-    Worst case (Prop. 3): D's last row is all ones, D' replaces it by alternating signs, which
-    changes half of the M^2 entries by 2/N (L1 change M^2/N). strict: scale M^2/(N eps) (rule
-    "M2"); paper: the printed scale M/(N eps) (rule "M", under-noised by M; the paper's claim is
-    eps). The scale is the method's own ``lap_pca_noise_scale``.
-    """
-    from engine.methods.pca_gauss import lap_pca_noise_scale
-
-    _check_bug(bug)
-    if mode not in ("strict", "paper"):
-        raise ValueError("mode must be 'strict' or 'paper'")
-    rng0 = np.random.default_rng(5)
-    X = rng0.uniform(-1, 1, size=(N, M))
-    XD, XDp = X.copy(), X.copy()
-    XD[-1] = 1.0
-    XDp[-1] = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)
-    rule = "M2" if mode == "strict" else "M"
-    scale = lap_pca_noise_scale(M, N, epsilon, rule) * _BUG_FACTORS[bug]
-
-    def release(data, rng, n):
-        S = data.T @ data / data.shape[0]
-        return (S[None] + rng.laplace(0.0, scale, size=(n, M, M))).reshape(n, -1)
-
-    return AuditCase(_name(f"pca_gauss_{mode}", bug), "pca_gauss", mode, float(epsilon), 0.0, release, XD, XDp,
-                     "replace one row (all ones -> alternating signs)", _expect(mode, bug),
-                     f"Lap-PCA covariance, scale rule {rule} = {scale:.4g}", bug)
-
-
-# ---------------------------------------------------------------------------- VAR-ADMM
-def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-5, value_range: float = 1.0,
-                  bug: str | None = None) -> AuditCase:
-    """VAR-ADMM's noise defence as the page runs it: values clipped into the declared public range
-    [0, value_range], fresh noise once per value calibrated to (eps, Delta), any centring after.
-
-    Delegates to :func:`engine.methods.var_admm.pipeline_audit_case` (the real pipeline on a small
-    panel in "kW"): neighbours move one value from far above the range to far below it, which
-    clipping must bring back to Delta; the claim is the defence ledger's per-value epsilon. law
-    "uniform" carries no guarantee (claim inf: reported only).
-    """
-    from engine.methods.var_admm import pipeline_audit_case
-
-    _check_bug(bug)
-    return pipeline_audit_case(law, epsilon, delta, public_range=(0.0, float(value_range)), bug=bug)
-
-
-def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: float = 1.0,
-                delta: float = 1e-5) -> list[AuditCase]:
-    """Every audit of the catalogue: mechanisms, methods (strict, paper) and planted bugs."""
-    cases = [mechanism_case(k, epsilon, delta) for k in ("analytic_gaussian", "classic_gaussian", "laplace")]
-    cases += [edpls_case("strict", epsilon, delta), dp_cca_case("strict", epsilon, delta),
-              pca_gauss_case("strict", epsilon), var_admm_case("laplace", epsilon, delta),
-              var_admm_case("gaussian", epsilon, delta)]
-    if include_paper:
-        cases += [edpls_case("paper", epsilon, delta), dp_cca_case("paper", epsilon, delta),
-                  pca_gauss_case("paper", epsilon), var_admm_case("uniform", epsilon, delta)]
-    if include_bugs:
-        for bug in ("noise_halved", "sensitivity_halved"):
-            cases += [mechanism_case(k, epsilon, delta, bug=bug)
-                      for k in ("analytic_gaussian", "classic_gaussian", "laplace")]
-            cases += [edpls_case("strict", epsilon, delta, bug=bug), dp_cca_case("strict", epsilon, delta, bug=bug),
-                      pca_gauss_case("strict", epsilon, bug=bug)]
-    return cases
+                     expected_verdict("strict", bug), scale_note, bug)
 
 
 def run_case(case: AuditCase, n_trials: int = 100_000, random_state=None, **kwargs) -> dict:
@@ -613,40 +412,3 @@ def run_case(case: AuditCase, n_trials: int = 100_000, random_state=None, **kwar
             "eps_point": res.eps_point, "trials": res.n_trials, "statistic": res.statistic,
             "exceeds_claim": bool(exceeded), "expect": case.expect, "ok": bool(ok),
             "neighbours": case.neighbours, "note": case.note, "result": res}
-
-
-#: What the page and the bench can audit: key -> (label, modes available).
-AUDIT_TARGETS = {
-    "analytic_gaussian": ("Gaussian mechanism, analytic calibration", ("strict",)),
-    "classic_gaussian": ("Gaussian mechanism, classic calibration (ε ≤ 1)", ("strict",)),
-    "laplace": ("Laplace mechanism", ("strict",)),
-    "edpls": ("edPLS", ("strict", "paper")),
-    "dp_cca": ("DP-CCA", ("strict", "paper")),
-    "pca_gauss": ("PCA-Gauss (Lap-PCA covariance)", ("strict", "paper")),
-    "var_admm_laplace": ("VAR-ADMM noise defence, Laplace", ("strict",)),
-    "var_admm_gaussian": ("VAR-ADMM noise defence, Gaussian", ("strict",)),
-    "var_admm_uniform": ("VAR-ADMM noise defence, uniform (no guarantee)", ("paper",)),
-}
-
-
-def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
-              bug: str | None = None) -> AuditCase:
-    """The catalogue audit for one target of ``AUDIT_TARGETS`` (ValueError for a bad choice)."""
-    if target not in AUDIT_TARGETS:
-        raise ValueError(f"target must be one of {tuple(AUDIT_TARGETS)}, got {target!r}")
-    modes = AUDIT_TARGETS[target][1]
-    if mode not in modes:
-        raise ValueError(f"{AUDIT_TARGETS[target][0]} has no {mode!r} mode (available: {', '.join(modes)})")
-    if bug is not None and mode != "strict":
-        raise ValueError("planted bugs are audited in strict mode only")
-    if not (epsilon > 0 and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
-    if target in ("analytic_gaussian", "classic_gaussian", "laplace"):
-        return mechanism_case(target, epsilon, delta, bug=bug)
-    if target == "edpls":
-        return edpls_case(mode, epsilon, delta, bug=bug)
-    if target == "dp_cca":
-        return dp_cca_case(mode, epsilon, delta, bug=bug)
-    if target == "pca_gauss":
-        return pca_gauss_case(mode, epsilon, bug=bug)
-    return var_admm_case(target.split("_")[-1], epsilon, delta, bug=bug)

@@ -18,7 +18,7 @@ from engine.methods.dp_cca.core import _row_norms
 from engine.methods.dp_cca.estimator import DPCCA, resolve_calibration
 from engine.methods.dp_cca.evaluation import PAGE_DEFAULTS, default_bound, split_rows
 from engine.methods.dp_cca.sensitivity import _WORST_INNER, worst_case_rows
-from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name, _upper
+from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
 
 __all__ = ["AUDIT_CONFIGS", "dp_cca_case", "pipeline_audit_case", "pipeline_audit_params"]
 
@@ -79,7 +79,7 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
     y_1, y_2 and the constant column): every other released number has the same distribution on D and
     D' and independent noise, so dropping it is post-processing and loses no evidence.
     """
-    _check_bug(bug)
+    check_bug(bug)
     params = pipeline_audit_params(config, epsilon, delta)
     X, Y = _audit_data(config)
     dx, dy = X.shape[1], Y.shape[1]
@@ -87,7 +87,7 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
     XD, YD, XDp, YDp = X.copy(), Y.copy(), X.copy(), Y.copy()
     XD[-1], YD[-1], XDp[-1], YDp[-1] = x, y, xt, yt
     keep = np.array([0, 1, dx, dx + 1, dx + dy])  # the coordinates the worst rows touch (+ the constant)
-    factor = _BUG_FACTORS[bug]
+    factor = BUG_FACTORS[bug]
     est = DPCCA(**params)
     sigma = est._noise(X.shape[0])["sigma"]
 
@@ -100,16 +100,16 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
             G = est._draw(prep, noise, min(5000, n - start), rng, G0)
             if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
                 G = G0[None] + factor * (G - G0[None])
-            out.append(_upper(G[:, keep][:, :, keep] / prep.n))
+            out.append(upper_triangle(G[:, keep][:, :, keep] / prep.n))
         return np.concatenate(out)
 
     sens = est._sensitivity()
     return AuditCase(
-        _name(f"dp_cca_pipeline_{config}", bug), "dp_cca", "strict", float(epsilon), float(delta), release,
+        case_name(f"dp_cca_pipeline_{config}", bug), "dp_cca", "strict", float(epsilon), float(delta), release,
         (XD, YD), (XDp, YDp),
         f"replace one row by another, both on the public bounds with inner product "
         f"{_WORST_INNER[('per_view', 'private')]:.4g} per view (the rows that attain the sensitivity {sens:.6g})",
-        _expect("strict", bug),
+        expected_verdict("strict", bug),
         f"page pipeline ({config}): per-view bounds {params['x_bound']:g}, {params['y_bound']:g}, private centring, "
         f"{resolve_calibration(params['calibration'], epsilon)} calibration, sigma = {sigma:.4g} on Z'Z", bug)
 
@@ -140,7 +140,7 @@ def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     centring and scaling then move every row. Audited output: the method's noisy moment matrix
     C_hat = (Z'Z + E) / N (``DPCCA``'s own preparation and noise call; CCA is post-processing).
     """
-    _check_bug(bug)
+    check_bug(bug)
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
     if neighbour not in ("axis", "singular"):
@@ -163,7 +163,7 @@ def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     ZD, ZDp = Z.copy(), Z.copy()
     ZD[-1], ZDp[-1] = z, w
     D, D_prime = (ZD[:, :dx], ZD[:, dx:]), (ZDp[:, :dx], ZDp[:, dx:])
-    factor = _BUG_FACTORS[bug]
+    factor = BUG_FACTORS[bug]
 
     def release(data, rng, n):
         est = DPCCA(**params)
@@ -173,8 +173,8 @@ def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
         G = est._draw(prep, noise, n, rng, G0)
         if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
             G = G0[None] + factor * (G - G0[None])
-        return _upper(G / prep.n)
+        return upper_triangle(G / prep.n)
 
-    return AuditCase(_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D, D_prime,
-                     what, _expect(mode, bug), "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N", bug)
+    return AuditCase(case_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D, D_prime,
+                     what, expected_verdict(mode, bug), "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N", bug)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name, _upper
+from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
 from engine.privacy.mechanisms import sample_symmetric_gaussian
 
 from .estimator import DPPCR
@@ -46,7 +46,7 @@ def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     AuditCase whose release is the noisy upper triangle of Z'Z on the estimator's own clipped, scaled rows
     (``DPPCR._prepare``) with the estimator's sigma (``DPPCR._release``), the noise drawn as in a fit.
     """
-    _check_bug(bug)
+    check_bug(bug)
     if mode != "strict":
         raise ValueError("DP-PCR has one mode, 'strict'")
     X, y = audit_data()
@@ -60,16 +60,16 @@ def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     D_prime = (np.vstack([X, row_x]), np.append(y, y_bound))
     grams = {id(D): est._prepare(*D).gram(), id(D_prime): est._prepare(*D_prime).gram()}
     prep = est._prepare(*D)
-    sigma = float(est._release(prep).sigma) * _BUG_FACTORS[bug]
+    sigma = float(est._release(prep).sigma) * BUG_FACTORS[bug]
 
     def release(data, rng, n):
         G0 = grams[id(data)] if id(data) in grams else est._prepare(*data).gram()
-        return _upper(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
+        return upper_triangle(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
 
-    change = float(np.linalg.norm(_upper((grams[id(D_prime)] - grams[id(D)])[None])))
+    change = float(np.linalg.norm(upper_triangle((grams[id(D_prime)] - grams[id(D)])[None])))
     note = (f"Analyze-Gauss release of Z'Z ({'public centre' if public_centre else 'private centring column'}), "
             f"calibrated sensitivity {prep.sensitivity:.6f}, change of the released numbers {change:.6f}, "
             f"sigma = {sigma:.4g}")
-    return AuditCase(_name("dp_pcr_strict", bug), "dp_pcr", "strict", float(epsilon), float(delta), release, D,
-                     D_prime, "add one row at the bounds (x = x_bound e_1, y = y_bound)", _expect("strict", bug),
+    return AuditCase(case_name("dp_pcr_strict", bug), "dp_pcr", "strict", float(epsilon), float(delta), release, D,
+                     D_prime, "add one row at the bounds (x = x_bound e_1, y = y_bound)", expected_verdict("strict", bug),
                      note, bug)

@@ -11,7 +11,7 @@ import numpy as np
 
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.pipeline import pipeline_audit_case
-from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name, _upper
+from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
 from engine.privacy.mechanisms import sample_symmetric_gaussian
 
 __all__ = ["edpls_case", "pipeline_audit_case"]
@@ -40,11 +40,11 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
     bounds xmax * ymax grow with it); the audited output is the released noisy weight vector w
     of the first component (one release at the stated per-release epsilon).
     """
-    _check_bug(bug)
+    check_bug(bug)
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
     X, y = _edpls_data()
-    factor = _BUG_FACTORS[bug]
+    factor = BUG_FACTORS[bug]
     if mode == "strict":
         row_x = np.zeros(X.shape[1])
         row_x[0] = x_bound
@@ -64,7 +64,7 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
             prep = EDPLS(**params)._prepare(*data)
             G0 = prep._gram()
             sigma = float(prep.noise_table(1, epsilon)["sigma"].iloc[0]) * factor
-            return _upper(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
+            return upper_triangle(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
         note = ("Analyze-Gauss release of Z'Z (private centring column included), exact worst-case "
                 "sensitivity (strict_sensitivity)")
     else:
@@ -75,5 +75,5 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
             out = est.sample_releases(*data, n, rng, keep_raw=True)
             return out["W_raw"][:, 0, :]
         note = "noisy w[1] released with sigma from the data-dependent bound xmax * ymax"
-    return AuditCase(_name(f"edpls_{mode}", bug), "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
-                     "add one row maximising |y| * ||x||", _expect(mode, bug), note, bug)
+    return AuditCase(case_name(f"edpls_{mode}", bug), "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
+                     "add one row maximising |y| * ||x||", expected_verdict(mode, bug), note, bug)

@@ -31,7 +31,7 @@ from engine.data.preprocess import make_chain
 from engine.data.split import train_test_indices
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.sweeps import chain_caveat
-from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name
+from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict
 from engine.privacy.mechanisms import sample_symmetric_gaussian
 
 __all__ = ["PAGE_DEFAULTS", "PageProblem", "default_x_bound", "page_problem", "pipeline_audit_case", "preprocess",
@@ -100,7 +100,7 @@ def strict_params(*, n_components: int, epsilon: float, delta: float, calibratio
     return params
 
 
-def _upper(G: np.ndarray) -> np.ndarray:
+def upper_triangle(G: np.ndarray) -> np.ndarray:
     iu = np.triu_indices(G.shape[-1])
     return G[..., iu[0], iu[1]]
 
@@ -133,7 +133,7 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
     ``_Prepared._gram``, ``_Prepared.strict_release``), the noise from ``sample_symmetric_gaussian``
     as in a fit.
     """
-    _check_bug(bug)
+    check_bug(bug)
     if config not in ("page_default", "public_centre"):
         raise ValueError("config must be 'page_default' or 'public_centre'")
     eps = float(PAGE_DEFAULTS["epsilon"] if epsilon is None else epsilon)
@@ -174,20 +174,20 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
     (prep_D, G_D), (_, G_Dp) = state(D), state(D_prime)
     diff = np.abs(G_Dp - G_D)
     idx = np.nonzero(diff.max(axis=0) > 1e-12 * max(1.0, float(np.abs(G_D).max())))[0]
-    change = float(np.linalg.norm(_upper(G_Dp - G_D)))
+    change = float(np.linalg.norm(upper_triangle(G_Dp - G_D)))
     sens = prep_D.strict.sensitivity
     # both planted bugs halve sigma (the analytic sigma is linear in the sensitivity)
-    sigma = float(prep_D.strict_release(eps).sigma) * _BUG_FACTORS[bug]
+    sigma = float(prep_D.strict_release(eps).sigma) * BUG_FACTORS[bug]
     clean = {id(D): G_D[np.ix_(idx, idx)], id(D_prime): G_Dp[np.ix_(idx, idx)]}
 
     def release(data_, rng, n):
         G0 = clean[id(data_)] if id(data_) in clean else state(data_)[1][np.ix_(idx, idx)]
-        return _upper(G0[None] + sample_symmetric_gaussian(sigma, idx.size, rng, n))
+        return upper_triangle(G0[None] + sample_symmetric_gaussian(sigma, idx.size, rng, n))
 
     note = (f"{config}: strict pipeline as the page builds it (chain {chain!r}, x_bound = {x_bound:.4g}, "
             f"y_bound = {y_bound:.4g}, {'public centre' if centre else 'private centring'}); calibrated "
             f"sensitivity {sens:.6f}, change of the released numbers {change:.6f}; "
-            f"{_upper(np.zeros((idx.size, idx.size))).size} coordinates audited, sigma = {sigma:.4g}")
-    return AuditCase(_name(f"edpls_pipeline_{config}", bug), "edpls", "strict", eps, dlt, release, D, D_prime,
+            f"{upper_triangle(np.zeros((idx.size, idx.size))).size} coordinates audited, sigma = {sigma:.4g}")
+    return AuditCase(case_name(f"edpls_pipeline_{config}", bug), "edpls", "strict", eps, dlt, release, D, D_prime,
                      f"add one row at the bounds on channel {channel} (x = x_bound e_j, y = y_bound after the "
-                     "pipeline's clipping)", _expect("strict", bug), note, bug)
+                     "pipeline's clipping)", expected_verdict("strict", bug), note, bug)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from engine.privacy import LaplaceMechanism
-from engine.privacy.audit import _BUG_FACTORS, AuditCase, _check_bug, _expect, _name
+from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict
 
 from .estimator import PCAGauss
 from .sensitivity import lap_pca_noise_scale
@@ -31,7 +31,7 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None =
     "M2"); paper: the printed scale M/(N eps) (rule "M", under-noised by M; the paper's claim is
     eps). The scale is the method's own ``lap_pca_noise_scale``.
     """
-    _check_bug(bug)
+    check_bug(bug)
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
     rng0 = np.random.default_rng(5)
@@ -40,14 +40,14 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None =
     XD[-1] = 1.0
     XDp[-1] = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)
     rule = "M2" if mode == "strict" else "M"
-    scale = lap_pca_noise_scale(M, N, epsilon, rule) * _BUG_FACTORS[bug]
+    scale = lap_pca_noise_scale(M, N, epsilon, rule) * BUG_FACTORS[bug]
 
     def release(data, rng, n):
         S = data.T @ data / data.shape[0]
         return (S[None] + rng.laplace(0.0, scale, size=(n, M, M))).reshape(n, -1)
 
-    return AuditCase(_name(f"pca_gauss_{mode}", bug), "pca_gauss", mode, float(epsilon), 0.0, release, XD, XDp,
-                     "replace one row (all ones -> alternating signs)", _expect(mode, bug),
+    return AuditCase(case_name(f"pca_gauss_{mode}", bug), "pca_gauss", mode, float(epsilon), 0.0, release, XD, XDp,
+                     "replace one row (all ones -> alternating signs)", expected_verdict(mode, bug),
                      f"Lap-PCA covariance, scale rule {rule} = {scale:.4g}", bug)
 
 

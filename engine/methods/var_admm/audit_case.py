@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from engine.privacy.audit import AuditCase, _check_bug
+from engine.privacy.audit import AuditCase, check_bug
 
 from .defence import _check_range, add_noise, calibrated_noise_scale, defence_ledger
 
@@ -93,7 +93,7 @@ def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-
     from far above the range to far below it, which clipping must bring back to Delta; the claim is the
     defence ledger's per-value epsilon. law "uniform" carries no guarantee (claim inf: reported only).
     """
-    _check_bug(bug)
+    check_bug(bug)
     return pipeline_audit_case(law, epsilon, delta, public_range=(0.0, float(value_range)), bug=bug)
 
 

@@ -1,17 +1,14 @@
-"""Figures of the DP-PCR page (plotly; the shared layout rules are ``ui.figures._finish``).
-
-To move to ``ui/figures/dp_pcr.py`` when ``ui/figures`` becomes a package (issue #17).
-"""
+"""Figures of the DP-PCR page (pages/dp_pcr.py); the shared layout rules are ``ui.figures.layout``."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.figures import _GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, _add_median_band, _finish
+from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, add_median_band, finish
 
 __all__ = ["dp_pcr_coef_figure", "dp_pcr_pred_figure", "dp_pcr_rmsep_figure", "dp_pcr_variance_figure"]
 
 #: One colour per method in the side-by-side sweep (no red: red means non-private on every page).
-METHOD_COLOURS = {"DP-PCR": PRIVATE_COLOUR, "edPLS (strict)": _GROUP_PALETTE[1]}
+METHOD_COLOURS = {"DP-PCR": PRIVATE_COLOUR, "edPLS (strict)": GROUP_PALETTE[1]}
 
 
 def dp_pcr_coef_figure(axis, coef_private, coef_nonprivate, *, axis_label: str, private_label: str) -> go.Figure:
@@ -22,7 +19,7 @@ def dp_pcr_coef_figure(axis, coef_private, coef_nonprivate, *, axis_label: str, 
                     opacity=0.8)
     fig.update_layout(title="Regression coefficients", xaxis_title=axis_label,
                       yaxis_title="coefficient b (y per unit of x)")
-    return _finish(fig)
+    return finish(fig)
 
 
 def dp_pcr_pred_figure(y_true, y_private, y_nonprivate, *, response: str, private_label: str) -> go.Figure:
@@ -35,7 +32,7 @@ def dp_pcr_pred_figure(y_true, y_private, y_nonprivate, *, response: str, privat
     fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
     fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
                       yaxis_title=f"predicted {response}")
-    return _finish(fig)
+    return finish(fig)
 
 
 def dp_pcr_variance_figure(ratio_private, ratio_nonprivate) -> go.Figure:
@@ -46,7 +43,7 @@ def dp_pcr_variance_figure(ratio_private, ratio_nonprivate) -> go.Figure:
     fig.add_bar(x=comps, y=list(ratio_private), name="private (noisy moments)", marker={"color": PRIVATE_COLOUR})
     fig.update_layout(title="Explained variance ratio per component", barmode="group", xaxis_title="component",
                       yaxis_title="share of the total X variance")
-    return _finish(fig)
+    return finish(fig)
 
 
 def dp_pcr_rmsep_figure(curves, *, sigma_y: float | None = None) -> go.Figure:
@@ -55,12 +52,12 @@ def dp_pcr_rmsep_figure(curves, *, sigma_y: float | None = None) -> go.Figure:
     fig = go.Figure()
     finite = curves[curves["epsilon"] < float("inf")]
     for i, (name, df) in enumerate(finite.groupby("method", sort=False)):
-        colour = METHOD_COLOURS.get(name, _GROUP_PALETTE[(i + 2) % len(_GROUP_PALETTE)])
-        _add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=colour, name=str(name),
+        colour = METHOD_COLOURS.get(name, GROUP_PALETTE[(i + 2) % len(GROUP_PALETTE)])
+        add_median_band(fig, df.sort_values("epsilon"), "epsilon", colour=colour, name=str(name),
                          nonprivate_name=f"{name} non-private")
     if sigma_y:
         fig.add_hline(y=sigma_y, line={"dash": "dash", "color": "#999"}, annotation_text="σ_y (predict the mean)")
     fig.update_layout(title="RMSEP vs ε: PCR and PLS side by side",
                       xaxis={"title": "ε (one strict release per fit)", "type": "log"},
                       yaxis={"title": "RMSEP on the test rows (units of y)", "type": "log"})
-    return _finish(fig)
+    return finish(fig)
