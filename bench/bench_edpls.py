@@ -22,11 +22,11 @@ import sys
 import tracemalloc
 
 import numpy as np
-from _common import Claims, Timer, emit, load_corn, parse_args
 from diPLSlib.functions import edpls as dipls_edpls
 from ikpls.numpy import PLS as IKPLS
 from sklearn.cross_decomposition import PLSRegression
 
+from _common import Claims, Timer, emit, load_corn, parse_args
 from engine.methods.edpls import EDPLS, rmsep_vs_components  # noqa: E402
 
 EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 300.0, 700.0)

@@ -19,20 +19,17 @@ Fig. 6 direction).
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # Single-threaded BLAS: on a shared 2-core machine threaded LAPACK QR slowed down ~100x under load.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import time  # noqa: E402
+import argparse
+import platform
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from engine.methods.p3ls import P3LS, SVDPLS  # noqa: E402
+from engine.methods.p3ls import P3LS, SVDPLS
 
 
 def timed(fn, repeats: int) -> tuple[float, object]:

@@ -29,16 +29,13 @@ from __future__ import annotations
 
 import sys
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bench._common import Claims, Timer, emit, parse_args  # noqa: E402
-from engine.data.samples import make_solar  # noqa: E402
-from engine.methods.var_admm import CollaborativeVAR, owner_major_from_coefs  # noqa: E402
-from engine.threads import one_blas_thread  # noqa: E402
+from _common import Claims, Timer, emit, parse_args
+from engine.data.samples import make_solar
+from engine.methods.var_admm import CollaborativeVAR, owner_major_from_coefs
+from engine.threads import one_blas_thread
 
 LAGS = 2
 TARGET = 1e-6  # relative coefficient gap to statsmodels

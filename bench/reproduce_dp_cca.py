@@ -27,22 +27,19 @@ Usage: python bench/reproduce_dp_cca.py [--quick] [--seed N]
 """
 from __future__ import annotations
 
+import argparse
+import math
 import sys
+import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import pandas as pd
+from sklearn.cross_decomposition import CCA
+from statsmodels.multivariate.cancorr import CanCorr
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from sklearn.cross_decomposition import CCA  # noqa: E402
-from statsmodels.multivariate.cancorr import CanCorr  # noqa: E402
-
-from engine.data.samples import make_two_views  # noqa: E402
-from engine.methods.dp_cca import (  # noqa: E402
+from engine.data.samples import make_two_views
+from engine.methods.dp_cca import (
     DPCCA,
     bin_columns,
     split_rows,

@@ -22,11 +22,11 @@ import sys
 
 import numpy as np
 import pandas as pd
-from _common import ROOT, Claims, Timer, emit, load_corn, parse_args
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 
+from _common import ROOT, Claims, Timer, emit, load_corn, parse_args
 from engine.methods.dp_pcr import DPPCR, METHOD_LABELS, rmsep_vs_epsilon
 from engine.methods.edpls_pipeline import default_x_bound, sample_y_bound
 

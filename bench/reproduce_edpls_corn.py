@@ -30,9 +30,9 @@ import sys
 import warnings
 
 import numpy as np
-from _common import Claims, Timer, emit, load_corn, parse_args
 from sklearn.cross_decomposition import PLSRegression
 
+from _common import Claims, Timer, emit, load_corn, parse_args
 from engine.data.preprocess import make_chain  # noqa: E402
 from engine.methods.edpls import EDPLS, rmsep_curve  # noqa: E402
 from engine.privacy import (  # noqa: E402

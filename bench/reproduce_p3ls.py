@@ -19,23 +19,20 @@ by oversubscription on a shared machine.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
+import argparse
+import platform
+import time
+import warnings
 
-import numpy as np  # noqa: E402
-from sklearn.cross_decomposition import PLSRegression  # noqa: E402
-from sklearn.metrics import r2_score  # noqa: E402
+import numpy as np
+from sklearn.cross_decomposition import PLSRegression
+from sklearn.metrics import r2_score
 
-from engine.data.samples import make_value_chain  # noqa: E402
-from engine.methods.p3ls import (  # noqa: E402
+from engine.data.samples import make_value_chain
+from engine.methods.p3ls import (
     P3LS,
     SVDPLS,
     leakage_report,

@@ -37,34 +37,31 @@ import math
 import multiprocessing as mp
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from engine.data.tables import arrays_from_frame, documented_public_inputs, load_bundled  # noqa: E402
-from engine.methods.pca_gauss import (  # noqa: E402
+from engine.data.tables import arrays_from_frame, documented_public_inputs, load_bundled
+from engine.methods.pca_gauss import (
     PCAGauss,
     alg3_class_moments,
     pipeline_audit_case,
     sensitivities,
 )
-from engine.methods.pca_gauss.evaluation import (  # noqa: E402
+from engine.methods.pca_gauss.evaluation import (
     gaussian_reference_silhouette,
     make_split,
     reference_levels,
 )
-from engine.methods.pca_gauss.utility import (  # noqa: E402
+from engine.methods.pca_gauss.utility import (
     best_over,
     run_method,
     summarise,
     utility_sweep,
 )
-from engine.privacy import laplace_scale  # noqa: E402
-from engine.privacy.audit import run_case  # noqa: E402
+from engine.privacy import laplace_scale
+from engine.privacy.audit import run_case
 
 # The paper's Tables II-IV at eps = 1 (spec Sec. 6), printed beside ours.
 PAPER = {

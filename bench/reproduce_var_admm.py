@@ -11,14 +11,11 @@ items the spec says reproduce (exit 1 if one fails), ``finding_*`` lines are rep
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bench._common import Claims, Timer, emit, parse_args  # noqa: E402
-from engine.attacks.var_admm_attacks import (  # noqa: E402
+from _common import Claims, Timer, emit, parse_args
+from engine.attacks.var_admm_attacks import (
     breach_iterations_central,
     breach_iterations_owner,
     central_node_attack,
@@ -28,7 +25,7 @@ from engine.attacks.var_admm_attacks import (  # noqa: E402
     large_t_owner,
     owner_attack,
 )
-from engine.methods.var_admm import (  # noqa: E402
+from engine.methods.var_admm import (
     CollaborativeVAR,
     add_noise,
     companion_radius,
@@ -45,8 +42,8 @@ from engine.methods.var_admm import (  # noqa: E402
     var10_3_coefs,
     var22_coefs,
 )
-from engine.privacy.audit import run_case  # noqa: E402
-from engine.threads import one_blas_thread  # noqa: E402
+from engine.privacy.audit import run_case
+from engine.threads import one_blas_thread
 
 SPEC_MACRO_B1 = [[-0.2794, -0.1004, -1.9710], [0.6750, 0.2687, 4.4141], [0.0332, 0.0258, 0.2255]]
 SPEC_MACRO_B2 = [[0.0084, -0.1230, 0.3805], [0.2902, 0.2323, 0.8006], [-0.0073, 0.0235, -0.1240]]

@@ -22,8 +22,8 @@ from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_p
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
-from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.exports import export_bar, show_chart
+from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 

@@ -245,7 +245,7 @@ def range_inputs(setup: Setup) -> tuple[tuple, float, bool]:
         lo_default, width_default, range_note = rating[0], rating[1] - rating[0], f"Prefilled with {rating[2]}."
     else:
         values = setup.full.to_numpy(dtype=float)
-        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))  # a suggestion only: the guarantee needs the user's declaration
+        obs_lo, obs_hi = float(np.nanmin(values)), float(np.nanmax(values))  # a suggestion only
         lo_default = _outward(obs_lo, up=False)
         width_default = max(_outward(obs_hi, up=True) - lo_default, 0.001)
         range_note = (f"Prefilled from your file: Δ is the observed range of the data (about [{obs_lo:.4g}, "
@@ -378,7 +378,8 @@ def run_report(setup: Setup, fit: dict, defence: Defence, budget, shared: bool) 
 def export_section(setup: Setup, fit: dict, defence: Defence, budget) -> None:
     """Report and exports: the shareable release only when a DP defence ran on a declared range."""
     defended, Y = defence.defended, setup.Y
-    shared = defended is not None and defended["release_json"] is not None  # the engine builds release_json only when shareable
+    # the engine builds release_json only when the release is shareable
+    shared = defended is not None and defended["release_json"] is not None
     report = run_report(setup, fit, defence, budget, shared)
 
     def _owner_sheets() -> dict:

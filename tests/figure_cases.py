@@ -5,17 +5,14 @@ labels the pages pass (their length is what wraps a legend onto several rows).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import ui.figures as F
 
-import ui.figures as F  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RNG = np.random.default_rng(0)
 EPS = [0.5, 1, 2, 5, 10, 50, 100]

@@ -158,7 +158,8 @@ def test_own_data_with_bounds_read_off_the_rows_is_labelled_not_proven_and_keeps
         report_html = file_of(at, seen, "attack_lab_export_report", deferred=True).decode()
         release_text = (file_of(at, seen, "attack_lab_export_model", deferred=True).decode()
                         if "attack_lab_export_model" in buttons(at) else None)
-        sheets = pd.read_excel(io.BytesIO(file_of(at, seen, "attack_lab_export_workbook", deferred=True)), sheet_name=None)
+        workbook = file_of(at, seen, "attack_lab_export_workbook", deferred=True)
+        sheets = pd.read_excel(io.BytesIO(workbook), sheet_name=None)
     # the guarantee label is the fit's ledger: not proven, and the page never says proven beside it
     assert outcome.status == "not proven" and report.status == "not proven"
     markdown = " ".join(m.value for m in at.markdown)

@@ -119,7 +119,8 @@ def test_strict_mode_with_a_chain_fitted_on_the_private_rows_is_not_called_prove
     page.selectbox(key="edpls_chain").set_value("msc").run()
     assert not page.exception
     text = " ".join(x.value for x in page.markdown)
-    assert "not** a proven guarantee" in text and "proven guarantee." not in text.replace("not** a proven guarantee", "")
+    assert "not** a proven guarantee" in text
+    assert "proven guarantee." not in text.replace("not** a proven guarantee", "")
     report = page.session_state["export_report_edpls"]
     assert "not a proven guarantee" in report.guarantee and "msc" in report.guarantee
     assert not report.ledger.proven

@@ -65,8 +65,8 @@ def test_defaults_draw_fresh_noise_everywhere_and_a_seed_is_recorded():
 def test_sweep_status_comes_from_each_fits_ledger():
     X, y = _data(120)
     tr, te = slice(0, 80), slice(80, None)
-    fresh = rmsep_curve(X[tr], y[tr], X[te], y[te], [1.0, np.inf], 2, 3, **{k: v for k, v in STRICT.items()
-                                                                                if k not in ("n_components", "epsilon")})
+    rest = {k: v for k, v in STRICT.items() if k not in ("n_components", "epsilon")}
+    fresh = rmsep_curve(X[tr], y[tr], X[te], y[te], [1.0, np.inf], 2, 3, **rest)
     assert list(fresh["status"]) == ["proven", "no privacy"] and list(fresh["proven"]) == [True, False]
     assert fresh["epsilon_total_basic"].iloc[0] == pytest.approx(1.0)
     assert math.isinf(fresh["epsilon_total_basic"].iloc[1])  # never "epsilon = 0, proven"

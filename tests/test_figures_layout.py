@@ -14,10 +14,10 @@ import math
 import re
 
 import pytest
-from figure_cases import CASES
 
 import ui.figures as F
 import ui.figures.layout as layout
+from figure_cases import CASES
 
 # every public function of a page's module (ui/figures/<page>.py), re-exported by the package
 BUILDERS = sorted(name for name, obj in vars(F).items()

@@ -276,6 +276,43 @@ def _open(spec: PageSpec) -> AppTest:
     return at
 
 
+def _accepted_failures(at, spec: PageSpec, name: str, data: bytes, now, baseline: set) -> list:
+    """A usable file is taken as load_table reads it, and the page fits it or says what it needs."""
+    where = f"{spec.file} / {name}"
+    expected = load_table(io.BytesIO(data), name=name)
+    if now is None or now.name != name:
+        return [f"{where}: a usable file was not taken: {_errors(at)}"]
+    pd.testing.assert_frame_equal(now.df, expected)
+    if name in TRICKY_VALUES:
+        columns, values = TRICKY_VALUES[name]
+        assert list(now.df.columns) == columns, where
+        for col, vals in values.items():
+            np.testing.assert_array_equal(now.df[col].to_numpy(), vals, err_msg=where)
+    if spec.charts:  # the page fits it or says what it needs: never silent
+        # a chart, or a message the page did not show on the valid data (what the file lacks)
+        new = [m.value for m in (*at.error, *at.warning, *at.info) if m.value not in baseline]
+        assert _charts(at) or new, f"{where}: no result and no new message"
+    return []
+
+
+def _refusal_message(at, spec: PageSpec, name: str, data: bytes) -> tuple[str, list]:
+    """The page's refusal text and the words it must hold (the file, and the engine's row and column)."""
+    if name == MULTI_SHEET:
+        text = " | ".join(w.value for w in at.warning)
+        return text, [name, "2 sheets", "'Notes'", "'Data'", "choose the sheet"]
+    text = _errors(at)
+    words = [name, "Upload rejected"] + (TABLE_WORDS[name] if name in TABLE_WORDS
+                                         else spec.words.get(name, list(spec.default_words)))
+    err = _engine_error(name, data)
+    if err is not None and name != "over_limit.csv":
+        assert err.message in text, f"{spec.file} / {name}: the engine's message is not shown: {text}"
+        if err.row is not None:
+            words.append(f"data row {err.row}")
+        if err.column is not None:
+            words.append(f"'{err.column}'")
+    return text, words
+
+
 @pytest.mark.parametrize("page", list(PAGES))
 def test_every_hostile_upload_keeps_the_page_and_its_data(page, corpus):
     spec = PAGES[page]
@@ -300,36 +337,10 @@ def test_every_hostile_upload_keeps_the_page_and_its_data(page, corpus):
             continue
         now = _dataset(at)
         if name in spec.accepted:
-            expected = load_table(io.BytesIO(data), name=name)
-            if now is None or now.name != name:
-                failures.append(f"{where}: a usable file was not taken: {_errors(at)}")
-                continue
-            pd.testing.assert_frame_equal(now.df, expected)
-            if name in TRICKY_VALUES:
-                columns, values = TRICKY_VALUES[name]
-                assert list(now.df.columns) == columns, where
-                for col, vals in values.items():
-                    np.testing.assert_array_equal(now.df[col].to_numpy(), vals, err_msg=where)
-            if spec.charts:  # the page fits it or says what it needs: never silent
-                # a chart, or a message the page did not show on the valid data (what the file lacks)
-                new = [m.value for m in (*at.error, *at.warning, *at.info) if m.value not in baseline]
-                assert _charts(at) or new, f"{where}: no result and no new message"
+            failures += _accepted_failures(at, spec, name, data, now, baseline)
             continue
         # refused: a message naming the file (and row/column), previous data and charts kept
-        if name == MULTI_SHEET:
-            text = " | ".join(w.value for w in at.warning)
-            words = [name, "2 sheets", "'Notes'", "'Data'", "choose the sheet"]
-        else:
-            text = _errors(at)
-            words = [name, "Upload rejected"] + TABLE_WORDS.get(name) if name in TABLE_WORDS else \
-                [name, "Upload rejected"] + spec.words.get(name, list(spec.default_words))
-            err = _engine_error(name, data)
-            if err is not None and name != "over_limit.csv":
-                assert err.message in text, f"{where}: the engine's message is not shown: {text}"
-                if err.row is not None:
-                    words.append(f"data row {err.row}")
-                if err.column is not None:
-                    words.append(f"'{err.column}'")
+        text, words = _refusal_message(at, spec, name, data)
         missing = [w for w in words if w not in text]
         if missing:
             failures.append(f"{where}: {missing} not in the message {text[:300]!r}")

@@ -147,7 +147,8 @@ def test_edpls_strict_scale_equivariance_with_the_same_seed(c, centre):
     kw = dict(x_center=np.full(8, 1.0), y_center=10.0) if centre == "public" else {}
     base = EDPLS(3, 1.0, 0.01, mode="strict", x_bound=bx, y_bound=by, random_state=7, **kw).fit(Xa, ya)
     kw_c = {k: v * c for k, v in kw.items()}
-    ours = EDPLS(3, 1.0, 0.01, mode="strict", x_bound=bx * c, y_bound=by * c, random_state=7, **kw_c).fit(Xa * c, ya * c)
+    ours = EDPLS(3, 1.0, 0.01, mode="strict", x_bound=bx * c, y_bound=by * c, random_state=7, **kw_c)
+    ours.fit(Xa * c, ya * c)
     assert ours.n_clipped_ == base.n_clipped_
     assert rel(ours.coef_, base.coef_) < 1e-9
     assert ours.intercept_ / c == pytest.approx(base.intercept_, rel=1e-9)
@@ -276,7 +277,8 @@ def test_dpcca_issue_case_values_above_1e154():
         DPCCA(2, np.inf, mode="paper").fit(X * 1e155, Y)
 
 
-@pytest.mark.parametrize("cx, cy", [(c, 1.0) for c in SCALES] + [(1.0, c) for c in SCALES] + [(c, 1 / c) for c in SCALES])
+@pytest.mark.parametrize("cx, cy", [(c, 1.0) for c in SCALES] + [(1.0, c) for c in SCALES]
+                         + [(c, 1 / c) for c in SCALES])
 def test_dpcca_eps_inf_scale_equivariance_against_statsmodels(cx, cy):
     X, Y = two_views()
     n = len(X)

@@ -475,7 +475,8 @@ def test_hostile_cell_is_a_value_error_naming_the_column(kind, value, cause):
     X, _ = _digits_frame()
     X = X.astype(object) if kind == "text" else X.copy()
     X.iloc[5, 20] = value
-    for est in (PCAGauss(2, 1.0, random_state=0), IdentityQueryRelease(2, 1.0, task="unsupervised", projection="bernoulli", random_state=0)):
+    identity = IdentityQueryRelease(2, 1.0, task="unsupervised", projection="bernoulli", random_state=0)
+    for est in (PCAGauss(2, 1.0, random_state=0), identity):
         with pytest.raises(ValueError, match=rf"X column 'pix20'.*{cause}|X column 'pix20' {cause}"):
             est.fit(X)
 

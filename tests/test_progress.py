@@ -22,11 +22,9 @@ PAGES_USING_IT = {
 
 
 def _button_app():
-    import sys
 
     import streamlit as st
 
-    sys.path.insert(0, st.session_state["root"])
     from ui.progress import Sweep
 
     sweep = Sweep("demo", "demo sweep")
@@ -47,11 +45,9 @@ def _button_app():
 
 
 def _auto_app():
-    import sys
 
     import streamlit as st
 
-    sys.path.insert(0, st.session_state["root"])
     from ui.progress import Sweep
 
     sweep = Sweep("auto", "auto sweep", auto=True)

@@ -116,10 +116,11 @@ def test_sklearn_compatible_estimator(estimator, check):
 
 # ----------------------------------------------------------------------------- coverage of the list
 def _engine_estimator_classes() -> dict:
-    """name -> class of every BaseEstimator subclass defined in engine.methods and engine.attacks."""
+    """name -> class of every BaseEstimator subclass defined in engine.methods and engine.attacks (their
+    packages' modules included: walk_packages goes into engine.methods.edpls and the others)."""
     found = {}
     for package in (engine.methods, engine.attacks):
-        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             module = importlib.import_module(info.name)
             for name, cls in inspect.getmembers(module, inspect.isclass):
                 if issubclass(cls, BaseEstimator) and cls.__module__ == module.__name__:

@@ -24,7 +24,6 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 __all__ = ["CALIBRATION_CONSTRAINT", "PRIVACY_PARAMETER_CONSTRAINTS"]

@@ -60,7 +60,7 @@ from typing import Callable
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from .mechanisms import GaussianMechanism, LaplaceMechanism, as_generator, sample_symmetric_gaussian
+from .mechanisms import GaussianMechanism, LaplaceMechanism, as_generator
 
 __all__ = [
     "BUG_FACTORS",
@@ -307,7 +307,10 @@ def epsilon_lower_bound(release, D, D_prime, delta: float = 0.0, n_trials: int =
         k_num, n_num, k_den, n_den = k_D, n_D, k_Dp, n_Dp
     lb = float(_bound(clopper_pearson(k_num, n_num, level, "lower"),
                       clopper_pearson(k_den, n_den, level, "upper"), delta))
-    point = float(_bound(k_num / n_num, k_den / n_den, delta)) if k_den > 0 else math.inf if k_num / n_num > delta else 0.0
+    if k_den > 0:
+        point = float(_bound(k_num / n_num, k_den / n_den, delta))
+    else:
+        point = math.inf if k_num / n_num > delta else 0.0
     if progress is not None:
         progress(1.0)
     keep = min(_KEEP, e_D.size)

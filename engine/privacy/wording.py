@@ -41,7 +41,8 @@ def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict
         f"zCDP gives ε = {s['zcdp'][0]:.4g}."
     )
     if s["status"] == "proven":
-        return head + " Every sensitivity comes from public bounds and the noise is fresh, so this is a proven guarantee."
+        return head + (" Every sensitivity comes from public bounds and the noise is fresh, so this is a proven "
+                       "guarantee.")
     reasons = "; ".join(r.removeprefix("not proven: ") for r in s.get("reasons_not_proven", []))
     return head + f" These totals are **not** a proven guarantee: {reasons or 'see the ledger'}."
 

@@ -22,11 +22,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from ui.pages import METHOD_PAGES, TOOL_PAGES
 
-from ui.pages import METHOD_PAGES, TOOL_PAGES  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 # Debian's chromium; PRIVALAB_CHROMIUM overrides the path (e.g. to check the skip/fail behaviour).
 CHROMIUM = os.environ.get("PRIVALAB_CHROMIUM", "/usr/bin/chromium")

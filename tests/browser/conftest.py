@@ -7,6 +7,7 @@ without having driven a real browser.
 from __future__ import annotations
 
 import pytest
+
 from browser_harness import (
     REQUIRE_ENV,
     StreamlitServer,

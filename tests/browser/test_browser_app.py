@@ -16,6 +16,7 @@ import re
 
 import pandas as pd
 import pytest
+
 from browser_harness import (
     PAGE_PATHS,
     PLOTLY_CHART,
@@ -27,7 +28,6 @@ from browser_harness import (
     screenshot,
     wait_idle,
 )
-
 from ui.pages import METHOD_PAGES
 
 LOAD_MS = 120_000  # a cold page (imports + first fit) on a loaded machine

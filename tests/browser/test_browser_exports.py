@@ -18,6 +18,7 @@ import json
 import re
 
 import pandas as pd
+
 from browser_harness import assert_no_exception, first_chart, goto_page, wait_idle
 from browser_harness import download as _download
 from test_browser_app import LOAD_MS

@@ -10,12 +10,10 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+from browser_harness import ARTIFACTS
+from figure_cases import CASES
 
-from browser_harness import ARTIFACTS  # noqa: E402
-from figure_cases import CASES  # noqa: E402
+TESTS = Path(__file__).resolve().parents[1]
 
 WIDTHS = (560, 1100)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+
 from browser_harness import (
     PLOTLY_CHART,
     assert_no_exception,

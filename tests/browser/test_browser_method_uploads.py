@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+
 from browser_harness import (
     assert_no_exception,
     first_chart,

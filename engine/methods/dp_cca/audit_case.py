@@ -175,6 +175,7 @@ def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
             G = G0[None] + factor * (G - G0[None])
         return upper_triangle(G / prep.n)
 
-    return AuditCase(case_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D, D_prime,
-                     what, expected_verdict(mode, bug), "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N", bug)
+    note = "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N"
+    return AuditCase(case_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D,
+                     D_prime, what, expected_verdict(mode, bug), note, bug)
 

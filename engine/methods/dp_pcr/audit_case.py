@@ -71,5 +71,5 @@ def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
             f"calibrated sensitivity {prep.sensitivity:.6f}, change of the released numbers {change:.6f}, "
             f"sigma = {sigma:.4g}")
     return AuditCase(case_name("dp_pcr_strict", bug), "dp_pcr", "strict", float(epsilon), float(delta), release, D,
-                     D_prime, "add one row at the bounds (x = x_bound e_1, y = y_bound)", expected_verdict("strict", bug),
-                     note, bug)
+                     D_prime, "add one row at the bounds (x = x_bound e_1, y = y_bound)",
+                     expected_verdict("strict", bug), note, bug)

@@ -166,10 +166,6 @@ __all__ = [
     "to_json",
 ]
 
-# The estimator's public home (repr, pickles and the estimator listing of tests/test_sklearn_checks.py, which
-# looks for classes defined in each module of engine.methods, name it engine.methods.edpls.EDPLS).
-EDPLS.__module__ = __name__
-
 # Private names the old single module defined or imported, kept importable from here for notebooks.
 _OLD_PRIVATE_NAMES = (_batched_solve, _nipals_path, _PaperPath, _per_release_budget, _row_block, _RowPasses,
                       _check_finite_fit, _normalise_rows, _Prepared, _small_blas, _STRICT_CHUNK_ENTRIES,

@@ -8,10 +8,10 @@ same models trained on the real training rows (full dimension, no privacy), as t
 from __future__ import annotations
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from engine.methods.contract import Comparison
 from engine.privacy.wording import ledger_text
+from engine.threads import one_blas_thread
 
 from .estimator import PCAGauss
 from .evaluation import Split, _real_space, evaluate
@@ -57,7 +57,7 @@ def compare(train, test, *, epsilon, delta, mode="strict", random_state=None, **
     X_train = np.asarray(X_train, dtype=float)
     split = Split(X_train, None if y_train is None else np.asarray(y_train), np.empty((0, X_train.shape[1])), None,
                   np.asarray(X_test, dtype=float), None if y_test is None else np.asarray(y_test), task)
-    with threadpool_limits(1):  # many small fits: thread start-up costs more than it saves (see run_method)
+    with one_blas_thread(openmp=True):  # many small fits: thread start-up costs more than it saves (see run_method)
         reference, real_scores = _reference_scores(split, K)
         synthetic_scores = _synthetic_scores(private, split, K, real_scores.get("silhouette"))
     headline = {}

@@ -19,10 +19,10 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 from sklearn.svm import SVC
-from threadpoolctl import threadpool_limits
 
 from engine.data import DataError
 from engine.data.split import split_indices
+from engine.threads import one_blas_thread
 
 from .estimator import PCAGauss
 
@@ -215,5 +215,5 @@ def reference_levels(split: Split, *, K: int = 10, components=(2,), random_state
         # E[(y - u)^2] with u ~ U[-1, 1] is y^2 + 1/3.
         return {"random_guess_rmse": float(np.sqrt(np.mean(yt**2) + 1.0 / 3.0))}
     n = len(split.X_train)
-    with threadpool_limits(1):
+    with one_blas_thread(openmp=True):
         return {f"gaussian_silhouette_P{P}": gaussian_reference_silhouette(P, n, K, random_state) for P in components}

@@ -26,7 +26,6 @@ import time
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from engine.data import DataError
 from engine.data.tables import (  # noqa: F401  (re-exported: the old synthetic_utility names)
@@ -39,6 +38,7 @@ from engine.data.tables import (  # noqa: F401  (re-exported: the old synthetic_
     load_bundled,
 )
 from engine.privacy import Release
+from engine.threads import one_blas_thread
 
 from .baselines import IdentityQueryRelease
 from .estimator import PCAGauss
@@ -199,9 +199,9 @@ def run_method(method: str, split: Split, **kwargs) -> dict:
     Runs single-threaded: on small data, BLAS/OpenMP thread start-up
     (K-Means above all) costs far more than it saves, and sweeps are many small fits.
     """
-    # threadpool_limits(1) limits every pool, OpenMP included: engine.threads.one_blas_thread limits BLAS only,
-    # and scikit-learn's K-Means runs on OpenMP (a digits sweep took 234 s instead of 10 s on a loaded machine).
-    with threadpool_limits(1):
+    # OpenMP too: scikit-learn's K-Means runs on OpenMP (a digits sweep took 234 s instead of 10 s on a loaded
+    # machine with only BLAS limited).
+    with one_blas_thread(openmp=True):
         return _run_method(method, split, **kwargs)
 
 
@@ -275,7 +275,7 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
     real_sc = None
     if split.task == "unsupervised":
         ref, Z_real, _ = _real_space(split, "train")
-        with threadpool_limits(1):
+        with one_blas_thread(openmp=True):
             real_sc = _silhouette(Z_real, K, np.random.default_rng(random_state))[0]
     jobs = []
     for r in range(n_reps):
@@ -370,7 +370,7 @@ def release_report(X, y, task: str, *, P: int, pca_source: str, epsilon: float, 
     options = {"mean_share": mean_share, "bounds": bounds, "y_bounds": y_bounds, "public_declared": public_declared}
     if task == "classification":
         options["labels"] = labels
-    with threadpool_limits(1):
+    with one_blas_thread(openmp=True):
         model = fit_release(method, split, P=P, epsilon=epsilon, alpha=alpha, mode=mode, delta=delta,
                             random_state=noise_seed, **options)
         # Sampling is post-processing: it continues the fit's own stream (fresh unless the noise seed is known).

@@ -36,7 +36,7 @@ import numpy as np
 
 from .anderson import anderson_memory, run_anderson
 from .lasso import _owner_solver, _quad, lasso_coordinate_descent
-from .trace import NOISE_LAWS, AdmmTrace, MessageLog, admm_message_log, noise
+from .trace import AdmmTrace, MessageLog, admm_message_log, noise
 
 __all__ = [
     "SCHEMES",
