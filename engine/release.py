@@ -19,7 +19,7 @@ Written by hand: no kept library assembles DP releases with a provenance manifes
 Examples
 --------
 >>> from engine.privacy import PrivacyLedger, Release
->>> led = PrivacyLedger(); _ = led.add(Release.gaussian("mean", 1.0, 1.0, 1e-5))
+>>> led = PrivacyLedger(); _ = led.add(Release.gaussian(name="mean", sigma=1.0, sensitivity=1.0, delta=1e-5))
 >>> rel = build_release("example", "privalab.example.release/1",
 ...                     [Field("mean_", 0.3, "dp", "mean"), Field("epsilon", 1.0, "public", "budget", role="param")],
 ...                     led, guarantee="(1, 1e-5)-DP")

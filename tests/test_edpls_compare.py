@@ -92,7 +92,6 @@ def test_old_names_keep_working():
     assert core._COPY_LIMIT > 0
     pipeline = importlib.import_module("engine.methods.edpls_pipeline")
     assert pipeline.pipeline_audit_case is edmod.pipeline_audit_case and pipeline.PAGE_DEFAULTS is edmod.PAGE_DEFAULTS
-    assert EDPLS.__module__ == "engine.methods.edpls"
 
 
 def test_declarative_validation_keeps_the_messages_and_accepts_generators():

@@ -300,8 +300,10 @@ def test_hostile_upload_name_stays_out_of_the_shareable_report():
 
 def test_report_escapes_every_user_string_and_keeps_private_settings_out():
     led = PrivacyLedger()
-    led.add(Release.gaussian("<b>moments</b>", 2.0, 1.0, 1e-5, note="<img src=x onerror=alert(1)>"))
-    led.add(Release("counts", "laplace", 1.0, 4.0, 0.25, 0.0, sensitivity_source="data"))
+    led.add(Release.gaussian(name="<b>moments</b>", sigma=2.0, sensitivity=1.0, delta=1e-5,
+                             note="<img src=x onerror=alert(1)>"))
+    led.add(Release(name="counts", mechanism="laplace", sensitivity=1.0, scale=4.0, epsilon=0.25, delta=0.0,
+                    sensitivity_source="data"))
     df = pd.DataFrame({"<th>x": np.arange(37.0), "y\"'": np.arange(37.0) ** 2})
     rep = RunReport(page="t", method="<i>m</i>", data=DataInfo.from_frame(df, HOSTILE, "upload"),
                     preprocessing="<svg onload=alert(1)>", parameters={"<p>": "<script>", "random_state": 3},

@@ -238,7 +238,8 @@ def test_clip_abs_counts():
 
 # ---------------------------------------------------------------- ledger and composition
 def _ledger(sigmas, sens, delta_each=1e-6):
-    return PrivacyLedger([Release.gaussian(f"r{i}", s, d, delta_each) for i, (s, d) in enumerate(zip(sigmas, sens))])
+    return PrivacyLedger([Release.gaussian(name=f"r{i}", sigma=s, sensitivity=d, delta=delta_each)
+                          for i, (s, d) in enumerate(zip(sigmas, sens))])
 
 
 def test_basic_composition_closed_form():
@@ -286,7 +287,8 @@ def test_ledger_with_laplace_uses_pld_and_refuses_gdp():
 def test_ledger_marks_data_dependent_sensitivity_as_unproven():
     led = _ledger([2.0], [1.0])
     assert led.proven
-    led.add(Release.gaussian("w", 0.5, 1.0, 0.01, claimed_epsilon=1.0, sensitivity_source="data"))
+    led.add(Release.gaussian(name="w", sigma=0.5, sensitivity=1.0, delta=0.01, claimed_epsilon=1.0,
+                             sensitivity_source="data"))
     assert not led.proven
     # A release whose applied std is smaller than calibrated really costs more than claimed.
     r = led.entries[-1]

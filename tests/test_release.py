@@ -30,7 +30,7 @@ from engine.workbook import PRIVATE_NOTICE, OwnerWorkbook
 
 def _ledger(neighbouring="add_remove", source="public") -> PrivacyLedger:
     led = PrivacyLedger(neighbouring=neighbouring)
-    led.add(Release.gaussian("moments", 3.73, 1.0, 1e-5, sensitivity_source=source))
+    led.add(Release.gaussian(name="moments", sigma=3.73, sensitivity=1.0, delta=1e-5, sensitivity_source=source))
     return led
 
 

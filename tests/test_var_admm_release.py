@@ -120,7 +120,7 @@ def test_per_value_and_per_series_epsilon_are_stated_as_such():
     g = defence_ledger("gaussian", sigma, (0.0, 1.0), True, 50, 2, False, delta=delta)
     plain = PrivacyLedger()
     for _ in range(50):
-        plain.add(Release.gaussian("one value", sigma, 1.0, delta))
+        plain.add(Release.gaussian(name="one value", sigma=sigma, sensitivity=1.0, delta=delta))
     assert g.eps_per_series == pytest.approx(plain.total("gdp", delta)[0], rel=1e-6)
     assert g.eps_per_value == pytest.approx(plain.entries[0].epsilon)
 

@@ -39,7 +39,8 @@ def compose_identical_gaussian(sigma: float, sensitivity: float, k: int, delta_e
     """
     if k < 1:
         raise ValueError("k must be >= 1")
-    ledger = PrivacyLedger([Release.gaussian(f"release {i + 1}", sigma, sensitivity, delta_each) for i in range(k)])
+    ledger = PrivacyLedger([Release.gaussian(name=f"release {i + 1}", sigma=sigma, sensitivity=sensitivity,
+                                                delta=delta_each) for i in range(k)])
     return {
         "basic": ledger.total("basic"),
         "zcdp": ledger.total("zcdp", delta_total),

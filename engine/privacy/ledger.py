@@ -37,9 +37,9 @@ _METHODS = ("basic", "zcdp", "pld", "gdp")
 _PLD_MAX_RELEASE_EPS = 20.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Release:
-    """One released quantity.
+    """One released quantity (keyword-only: a record names every field it sets).
 
     mechanism: "gaussian" (scale = noise std sigma, L2 sensitivity) or "laplace"
     (scale = b, L1 sensitivity). epsilon/delta: this release's guarantee given the applied
@@ -82,11 +82,11 @@ class Release:
     @classmethod
     def gaussian(
         cls,
+        *,
         name: str,
         sigma: float,
         sensitivity: float,
         delta: float,
-        *,
         claimed_epsilon: float | None = None,
         claimed_delta: float | None = None,
         calibration: str = "analytic",
@@ -96,8 +96,9 @@ class Release:
         """A Gaussian release whose epsilon is computed exactly from the applied sigma at ``delta``."""
         eps = gaussian_epsilon(sigma, delta, sensitivity)
         return cls(
-            name, "gaussian", float(sensitivity), float(sigma), float(eps), float(delta),
-            calibration, sensitivity_source, note, claimed_epsilon, claimed_delta,
+            name=name, mechanism="gaussian", sensitivity=float(sensitivity), scale=float(sigma), epsilon=float(eps),
+            delta=float(delta), calibration=calibration, sensitivity_source=sensitivity_source, note=note,
+            claimed_epsilon=claimed_epsilon, claimed_delta=claimed_delta,
         )
 
 
@@ -208,6 +209,7 @@ class PrivacyLedger:
             eps_b, del_b = self.total("basic")
             candidates = [self.total("zcdp", delta)[0]] + ([eps_b] if del_b <= delta else [])
             return min(candidates)
+        # local: importing dp_accounting costs ~1 s, paid only by ledgers that need the PLD accountant
         import dp_accounting
         from dp_accounting.pld import PLDAccountant
 

@@ -248,7 +248,8 @@ class _Prepared:
                                    calibration=calibration, sensitivity_source="data", note=note,
                                    claimed_epsilon=eps_i, claimed_delta=delta_i))
             else:
-                out.append(Release.gaussian(name, float(row.std_applied), float(row.sensitivity), delta_i,
+                out.append(Release.gaussian(name=name, sigma=float(row.std_applied),
+                                            sensitivity=float(row.sensitivity), delta=delta_i,
                                             claimed_epsilon=eps_i, claimed_delta=delta_i,
                                             calibration=calibration, sensitivity_source="data", note=note))
         return out

@@ -230,7 +230,8 @@ def _defence_release(law: str, b: float, sensitivity: float, delta: float, name:
     if law == "laplace":
         return Release(name=name, mechanism="laplace", sensitivity=sensitivity, scale=b, epsilon=sensitivity / b,
                        delta=0.0, sensitivity_source=source, note=note)
-    return Release.gaussian(name, b, sensitivity, delta, sensitivity_source=source, note=note)
+    return Release.gaussian(name=name, sigma=b, sensitivity=sensitivity, delta=delta, sensitivity_source=source,
+                            note=note)
 
 
 @dataclass
