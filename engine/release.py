@@ -33,10 +33,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .export import _Skip, decode_value, encode_value, ledger_from_dict
 from .privacy.ledger import PrivacyLedger, ledger_totals
 
-__all__ = ["Field", "RELEASE_KIND", "SHAREABLE_NOTICE", "build_release", "estimator_from_release",
+__all__ = ["CALLER", "PUBLIC_BOUND", "PUBLIC_CENTRE", "SETTING", "Field", "RELEASE_KIND", "declared_bound_fields",
+           "setting_fields", "SHAREABLE_NOTICE", "build_release", "estimator_from_release",
            "release_problems", "release_to_json"]
 
 RELEASE_KIND = "shareable release"
@@ -75,6 +78,30 @@ class Field:
             raise ValueError(f"field {self.name!r}: role must be 'attribute', 'param' or 'info'")
         if not str(self.source).strip():
             raise ValueError(f"field {self.name!r}: a source is required (ledger release or public declaration)")
+
+
+#: The provenance sentences every method's release uses for what the user declared public.
+PUBLIC_BOUND = "user-declared public bound"
+PUBLIC_CENTRE = "user-declared public centre"
+SETTING = "setting chosen by the user (public)"
+CALLER = "declared public by the caller"
+
+
+def setting_fields(params: dict, names) -> list[Field]:
+    """One public "param" field per setting the user chose (``params``: ``get_params()``)."""
+    return [Field(n, params[n], "public", SETTING, role="param") for n in names]
+
+
+def declared_bound_fields(params: dict) -> list[Field]:
+    """The declared public bounds ``x_bound``, ``y_bound`` and, when given, the public centre (``x_center``,
+    ``y_center``) of a strict second-moment release (edPLS, DP-PCR), as public "param" fields."""
+    fields = [Field("x_bound", float(params["x_bound"]), "public", PUBLIC_BOUND, role="param"),
+              Field("y_bound", float(params["y_bound"]), "public", PUBLIC_BOUND, role="param")]
+    if params.get("x_center") is not None:
+        xc = np.asarray(params["x_center"], dtype=float)
+        fields += [Field("x_center", xc if xc.ndim else float(xc), "public", PUBLIC_CENTRE, role="param"),
+                   Field("y_center", float(params["y_center"]), "public", PUBLIC_CENTRE, role="param")]
+    return fields
 
 
 def _check(fields: list[Field], ledger: PrivacyLedger) -> None:

@@ -21,7 +21,7 @@ from engine.methods.edpls import shareable_ledger
 from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
-from ui.data_picker import data_picker
+from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.ledger_view import show_ledger
@@ -42,14 +42,9 @@ INTRO = (
 
 def pick_problem():
     """Data, response, split and number of components (stops the page when the data cannot be used)."""
-    ds = data_picker("spectra", key="dp_pcr_data")
-    if ds is None:
-        st.info("Pick a sample set or upload a spectra table to start.")
-        st.stop()
+    ds = usable_dataset("spectra", key="dp_pcr_data", hint="Pick a sample set or upload a spectra table to start.",
+                        needs="DP-PCR needs a numeric response and at least two numeric channel columns")
     numeric = ds.numeric_columns
-    if len(numeric) < 3:
-        st.error(f"{ds.name}: DP-PCR needs a numeric response and at least two numeric channel columns.")
-        st.stop()
     default = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
     c1, c2, c3 = st.columns(3)
     response = c1.selectbox("Response (y)", numeric, index=numeric.index(default[0]), key="dp_pcr_response")

@@ -34,7 +34,7 @@ from engine.methods.edpls_pipeline import (
 from engine.methods.edpls_pipeline import preprocess as _preprocess
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
-from ui.data_picker import data_picker
+from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures import (
     edpls_coef_figure,
@@ -110,15 +110,9 @@ def noise_std_setting(budget) -> str:
 
 
 def data_section() -> Choice:
-    ds = data_picker("spectra", key="edpls_data")
-    if ds is None:
-        st.info("Pick a sample set or upload a spectra table to start.")
-        st.stop()
+    ds = usable_dataset("spectra", key="edpls_data", hint="Pick a sample set or upload a spectra table to start.",
+                        needs="edPLS needs a numeric response and at least two numeric channel columns")
     numeric = ds.numeric_columns
-    if len(numeric) < 3:
-        st.error(f"{ds.name}: edPLS needs a numeric response and at least two numeric channel columns; "
-                 f"the file has {len(numeric)} numeric column(s).")
-        st.stop()
     default_resp = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
     c1, c2, c3 = st.columns(3)
     response = c1.selectbox("Response (y)", numeric, index=numeric.index(default_resp[0]), key="edpls_response")

@@ -17,7 +17,7 @@ from engine.methods.p3ls import (
     owner_sheets,
 )
 from engine.report import DataInfo, RunReport
-from ui.data_picker import data_picker
+from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures import (
     p3ls_coefficients_figure,
@@ -87,16 +87,10 @@ def intro() -> None:
 
 
 def data_section():
-    dataset = data_picker(kind="process", key="p3ls_data")
-    if dataset is None:
-        st.info("Pick the sample value chain or upload a table with one row per batch and the companies' columns.")
-        st.stop()
-    numeric = dataset.numeric_columns
-    if len(numeric) < 3:
-        st.error(f"{dataset.name}: a federation needs at least two variables and one response; "
-                 f"the table has {len(numeric)} numeric column(s).")
-        st.stop()
-    return dataset
+    return usable_dataset(
+        "process", key="p3ls_data",
+        hint="Pick the sample value chain or upload a table with one row per batch and the companies' columns.",
+        needs="a federation needs at least two variables and one response")
 
 
 def responses_section(dataset) -> list:

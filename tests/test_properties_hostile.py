@@ -2,13 +2,12 @@
 budgets are those of tests/test_properties.py, whose docstring explains the two right-fit exceptions)."""
 from __future__ import annotations
 
-import os
 import re
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from sklearn.decomposition import PCA
 
@@ -33,26 +32,7 @@ from hypothesis_strategies import (
     var_cases,
     var_frame,
 )
-from test_properties import p3ls_fit, paper_box, rel, var_model
-
-CI = bool(os.environ.get("CI"))
-#: A deeper local run: ``PROPERTY_EXAMPLES=200 python3 -m pytest tests/test_properties.py`` (CI never sets it).
-EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "0") or 0)
-
-
-def budget(n: int = 20) -> settings:
-    """Bounded example budget (<= 25): derandomised in CI, no example database written to the repo."""
-    return settings(max_examples=EXAMPLES or min(int(n), 25), deadline=None, derandomize=CI, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-
-
-#: Scale-dependent refusals must say why.
-SCALE_CAUSE = r"overflow|underflow|too large|too small|magnitude|out of range|range"
-
-TIGHT = {"tol": 1e-25, "max_iter": 100_000}  # sklearn's NIPALS run to convergence (as in test_p3ls)
-ADMM = {"solver": "admm", "tol": 1e-10, "max_iter": 20_000, "store_path": False}
-
-
+from test_properties import budget, p3ls_fit, paper_box, rel, var_model
 
 # =============================================================================================
 # Hostile input: a named ValueError (the two right-fit exceptions: see the module docstring)

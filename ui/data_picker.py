@@ -229,3 +229,20 @@ def _preview(ds: Dataset) -> None:
         st.dataframe(ds.df.head(20).iloc[:, :40], width="stretch")
         if n_cols > 40:
             st.caption(f"First 40 of {n_cols} columns shown.")
+
+
+def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3) -> Dataset:
+    """The data picker, and the page stops here (with a message) until a data set it can use is chosen.
+
+    hint : what to do when nothing is chosen yet (an info box). needs : what the page needs, shown with the file's
+    name and its number of numeric columns when it has fewer than ``min_numeric``.
+    """
+    ds = data_picker(kind, key=key)
+    if ds is None:
+        st.info(hint)
+        st.stop()
+    n = len(ds.numeric_columns)
+    if n < min_numeric:
+        st.error(f"{ds.name}: {needs}; the file has {n} numeric column(s).")
+        st.stop()
+    return ds

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, add_median_band, finish
+from ui.figures.layout import (
+    GROUP_PALETTE,
+    NONPRIVATE_COLOUR,
+    PRIVATE_COLOUR,
+    add_median_band,
+    coefficient_figure,
+    finish,
+    prediction_figure,
+)
 
 __all__ = ["dp_pcr_coef_figure", "dp_pcr_pred_figure", "dp_pcr_rmsep_figure", "dp_pcr_variance_figure"]
 
@@ -13,26 +21,14 @@ METHOD_COLOURS = {"DP-PCR": PRIVATE_COLOUR, "edPLS (strict)": GROUP_PALETTE[1]}
 
 def dp_pcr_coef_figure(axis, coef_private, coef_nonprivate, *, axis_label: str, private_label: str) -> go.Figure:
     """Regression coefficients over the channel axis: private PCR over non-private PCR."""
-    fig = go.Figure()
-    fig.add_scatter(x=axis, y=coef_nonprivate, name="non-private PCR", mode="lines", line={"color": NONPRIVATE_COLOUR})
-    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": PRIVATE_COLOUR},
-                    opacity=0.8)
-    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label,
-                      yaxis_title="coefficient b (y per unit of x)")
-    return finish(fig)
+    return coefficient_figure(axis, coef_private, coef_nonprivate, axis_label=axis_label, private_label=private_label,
+                              reference_label="non-private PCR")
 
 
 def dp_pcr_pred_figure(y_true, y_private, y_nonprivate, *, response: str, private_label: str) -> go.Figure:
     """Predicted against measured on the test rows, with the identity line."""
-    lo, hi = float(min(min(y_true), min(y_nonprivate))), float(max(max(y_true), max(y_nonprivate)))
-    fig = go.Figure()
-    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
-    fig.add_scatter(x=y_true, y=y_nonprivate, mode="markers", name="non-private PCR",
-                    marker={"color": NONPRIVATE_COLOUR})
-    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
-    fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
-                      yaxis_title=f"predicted {response}")
-    return finish(fig)
+    return prediction_figure(y_true, y_private, y_nonprivate, response=response, private_label=private_label,
+                             reference_label="non-private PCR")
 
 
 def dp_pcr_variance_figure(ratio_private, ratio_nonprivate) -> go.Figure:

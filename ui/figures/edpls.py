@@ -3,31 +3,27 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, add_median_band, finish
+from ui.figures.layout import (
+    GROUP_PALETTE,
+    NONPRIVATE_COLOUR,
+    PRIVATE_COLOUR,
+    add_median_band,
+    coefficient_figure,
+    finish,
+    prediction_figure,
+)
 
 
 def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str) -> go.Figure:
     """Regression coefficients over the channel axis, private over non-private."""
-    fig = go.Figure()
-    fig.add_scatter(x=axis, y=coef_plain, name="non-private PLS", mode="lines", line={"color": NONPRIVATE_COLOUR})
-    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": PRIVATE_COLOUR},
-                    opacity=0.8)
-    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label,
-                      yaxis_title="coefficient b (y per unit of x)")
-    return finish(fig)
+    return coefficient_figure(axis, coef_private, coef_plain, axis_label=axis_label, private_label=private_label,
+                              reference_label="non-private PLS")
 
 
 def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_label: str) -> go.Figure:
     """Predicted against measured on the test rows, with the identity line."""
-    lo = float(min(min(y_true), min(y_plain)))
-    hi = float(max(max(y_true), max(y_plain)))
-    fig = go.Figure()
-    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
-    fig.add_scatter(x=y_true, y=y_plain, mode="markers", name="non-private PLS", marker={"color": NONPRIVATE_COLOUR})
-    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
-    fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
-                      yaxis_title=f"predicted {response}")
-    return finish(fig)
+    return prediction_figure(y_true, y_private, y_plain, response=response, private_label=private_label,
+                             reference_label="non-private PLS")
 
 
 def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | None = None) -> go.Figure:

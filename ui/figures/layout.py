@@ -202,3 +202,29 @@ def add_median_band(fig: go.Figure, df, x: str, *, colour: str, name: str, nonpr
                     line={"color": colour})
     fig.add_scatter(x=df[x], y=df["nonprivate"], mode="lines", name=nonprivate_name,
                     line={"color": nonprivate_colour or colour, "dash": "dot"})
+
+
+def coefficient_figure(axis, coef_private, coef_reference, *, axis_label: str, private_label: str,
+                       reference_label: str) -> go.Figure:
+    """Regression coefficients over the channel axis: the private model's over its non-private reference."""
+    fig = go.Figure()
+    fig.add_scatter(x=axis, y=coef_reference, name=reference_label, mode="lines", line={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=axis, y=coef_private, name=private_label, mode="lines", line={"color": PRIVATE_COLOUR},
+                    opacity=0.8)
+    fig.update_layout(title="Regression coefficients", xaxis_title=axis_label,
+                      yaxis_title="coefficient b (y per unit of x)")
+    return finish(fig)
+
+
+def prediction_figure(y_true, y_private, y_reference, *, response: str, private_label: str,
+                      reference_label: str) -> go.Figure:
+    """Predicted against measured on the test rows, private and reference, with the identity line."""
+    lo = float(min(min(y_true), min(y_reference)))
+    hi = float(max(max(y_true), max(y_reference)))
+    fig = go.Figure()
+    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
+    fig.add_scatter(x=y_true, y=y_reference, mode="markers", name=reference_label, marker={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
+    fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
+                      yaxis_title=f"predicted {response}")
+    return finish(fig)

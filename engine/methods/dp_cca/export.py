@@ -15,7 +15,16 @@ import pandas as pd
 
 from engine.methods.dp_cca.estimator import DPCCA, NOT_DP_PROJECTIONS, RELEASE_NAME
 from engine.privacy.wording import ledger_text
-from engine.release import Field, build_release, estimator_from_release, release_to_json
+from engine.release import (
+    CALLER,
+    PUBLIC_BOUND,
+    PUBLIC_CENTRE,
+    SETTING,
+    Field,
+    build_release,
+    estimator_from_release,
+    release_to_json,
+)
 from engine.report import plain_text
 
 __all__ = ["FORMAT", "model_from_dict", "no_release_reason", "owner_sheets", "public_parameters",
@@ -24,13 +33,9 @@ __all__ = ["FORMAT", "model_from_dict", "no_release_reason", "owner_sheets", "pu
 #: Format tag of the shareable release.
 FORMAT = "privalab.dp_cca.release/1"
 
-_PUBLIC_BOUND = "user-declared public bound"
-_PUBLIC_CENTRE = "user-declared public centre"
-_SETTING = "setting chosen by the user (public)"
 _SCHEMA = "the data's schema (number and names of columns: public)"
 _CALIBRATION = "calibration from the public epsilon, delta, sensitivity and N (N is public under replace-one)"
 _CONSTRUCTION = "the construction and the user-declared public bounds"
-_CALLER = "declared public by the caller"
 
 
 def _fitted(model) -> None:
@@ -55,15 +60,15 @@ def no_release_reason(model: DPCCA) -> str | None:
 
 def _param_fields(model: DPCCA) -> list[Field]:
     p = model.get_params(deep=False)
-    fields = [Field(n, p[n], "public", _SETTING, role="param")
+    fields = [Field(n, p[n], "public", SETTING, role="param")
               for n in ("n_components", "epsilon", "delta", "mode", "calibration", "regularization")]
     if model.mode == "strict":
         names = ("row_bound",) if p["row_bound"] is not None else ("x_bound", "y_bound")
-        fields += [Field(n, float(p[n]), "public", _PUBLIC_BOUND, role="param") for n in names]
+        fields += [Field(n, float(p[n]), "public", PUBLIC_BOUND, role="param") for n in names]
         if p["x_center"] is not None:
             for n in ("x_center", "y_center"):
                 c = np.asarray(p[n], dtype=float)
-                fields.append(Field(n, c if c.ndim else float(c), "public", _PUBLIC_CENTRE, role="param"))
+                fields.append(Field(n, c if c.ndim else float(c), "public", PUBLIC_CENTRE, role="param"))
     return fields
 
 
@@ -116,7 +121,7 @@ def shareable_release(model: DPCCA, *, public_inputs: dict | None = None) -> dic
                Field("indefinite_", bool(model.indefinite_), "dp", src)]
     private_centre = model.x_center is None
     fields += [Field(n, getattr(model, n), "dp" if private_centre else "public", src if private_centre else
-                     _PUBLIC_CENTRE) for n in ("x_mean_", "y_mean_")]
+                     PUBLIC_CENTRE) for n in ("x_mean_", "y_mean_")]
     fields += [Field("sensitivity_", float(model.sensitivity_), "public", _CONSTRUCTION),
                Field("sigma_", float(model.sigma_), "public", _CALIBRATION),
                Field("tau_", float(model.tau_), "public", _CALIBRATION),
@@ -125,7 +130,7 @@ def shareable_release(model: DPCCA, *, public_inputs: dict | None = None) -> dic
                Field("preprocessing_", str(model.preprocessing_), "public", _CONSTRUCTION)]
     fields += _param_fields(model)
     for name, value in (public_inputs or {}).items():
-        fields.append(Field(str(name), value, "public", _CALLER, role="info"))
+        fields.append(Field(str(name), value, "public", CALLER, role="info"))
     led = model.privacy_ledger_
     return build_release("dp_cca", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)),
                          extra_notes=[NOT_DP_PROJECTIONS])

@@ -29,7 +29,15 @@ import pandas as pd
 from engine.methods.contract import Comparison
 from engine.methods.edpls import shareable_ledger
 from engine.privacy.wording import ledger_text
-from engine.release import Field, build_release, release_to_json
+from engine.release import (
+    CALLER,
+    PUBLIC_CENTRE,
+    Field,
+    build_release,
+    declared_bound_fields,
+    release_to_json,
+    setting_fields,
+)
 from engine.release import estimator_from_release as _from_release
 from engine.report import plain_text
 
@@ -42,11 +50,7 @@ __all__ = ["FORMAT", "estimator_from_release", "no_release_reason", "owner_sheet
 #: Format tag of the shareable release.
 FORMAT = "privalab.dp_pcr.release/1"
 
-_PUBLIC_BOUND = "user-declared public bound"
-_PUBLIC_CENTRE = "user-declared public centre"
-_SETTING = "setting chosen by the user (public)"
 _SCHEMA = "the data's schema (number of columns: public)"
-_CALLER = "declared public by the caller"
 
 
 def _fitted(model) -> None:
@@ -65,14 +69,9 @@ def no_release_reason(model: DPPCR) -> str | None:
 def _param_fields(model: DPPCR) -> list[Field]:
     p = model.get_params(deep=False)
     names = ["n_components", "epsilon", "delta", "calibration", "centring", "sensitivity_source"]
-    fields = [Field(n, p[n], "public", _SETTING, role="param") for n in names]
+    fields = setting_fields(p, names)
     if model.sensitivity_source == "public":
-        fields += [Field("x_bound", float(p["x_bound"]), "public", _PUBLIC_BOUND, role="param"),
-                   Field("y_bound", float(p["y_bound"]), "public", _PUBLIC_BOUND, role="param")]
-        if p["x_center"] is not None:
-            xc = np.asarray(p["x_center"], dtype=float)
-            fields += [Field("x_center", xc if xc.ndim else float(xc), "public", _PUBLIC_CENTRE, role="param"),
-                       Field("y_center", float(p["y_center"]), "public", _PUBLIC_CENTRE, role="param")]
+        fields += declared_bound_fields(p)
     return fields
 
 
@@ -82,7 +81,7 @@ def _centre_fields(model: DPPCR) -> list[Field]:
     if private_centring:
         prov, origin = "dp", STRICT_RELEASE
     elif model.sensitivity_source == "public":
-        prov, origin = "public", _PUBLIC_CENTRE if model.centring else "no centring (the constant 0)"
+        prov, origin = "public", PUBLIC_CENTRE if model.centring else "no centring (the constant 0)"
     else:  # a centre the caller may have read off the data: neither it nor the intercept built on it
         return []
     fields = [Field("x_mean_", model.x_mean_, prov, origin), Field("y_mean_", float(model.y_mean_), prov, origin)]
@@ -118,7 +117,7 @@ def shareable_release(model: DPPCR, *, public_inputs: dict | None = None) -> dic
               Field("explained_variance_", model.explained_variance_, "dp", src),
               Field("explained_variance_ratio_", model.explained_variance_ratio_, "dp", src)]
     fields += _centre_fields(model) + _param_fields(model)
-    fields += [Field(str(k), v, "public", _CALLER, role="info") for k, v in (public_inputs or {}).items()]
+    fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
     led = shareable_ledger(model.privacy_ledger_)
     return build_release("dp_pcr", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)))
 

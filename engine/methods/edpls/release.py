@@ -50,7 +50,15 @@ from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.strict import STRICT_RELEASE
 from engine.privacy import PrivacyLedger
 from engine.privacy.wording import ledger_text
-from engine.release import Field, build_release, release_to_json
+from engine.release import (
+    CALLER,
+    PUBLIC_CENTRE,
+    Field,
+    build_release,
+    declared_bound_fields,
+    release_to_json,
+    setting_fields,
+)
 from engine.release import estimator_from_release as _from_release
 from engine.report import plain_text
 
@@ -60,11 +68,7 @@ __all__ = ["FORMAT", "estimator_from_release", "from_json", "model_from_dict", "
 #: Format tag of the shareable release.
 FORMAT = "privalab.edpls.release/1"
 
-_PUBLIC_BOUND = "user-declared public bound"
-_PUBLIC_CENTRE = "user-declared public centre"
-_SETTING = "setting chosen by the user (public)"
 _SCHEMA = "the data's schema (number of columns: public)"
-_CALLER = "declared public by the caller"
 
 
 def _fitted(model: EDPLS) -> None:
@@ -114,17 +118,12 @@ def _param_fields(model: EDPLS) -> list[Field]:
     names = ["n_components", "epsilon", "delta", "mode", "calibration", "centering"]
     if model.mode == "paper":
         names += ["noise_std", "ymax", "budget"]
-    fields = [Field(n, p[n], "public", _SETTING, role="param") for n in names]
+    fields = setting_fields(p, names)
     if model.mode == "strict":
         fields.append(Field("sensitivity_source", p["sensitivity_source"], "public", "the caller's declaration",
                             role="param"))
         if _bounds_public(model):
-            fields += [Field("x_bound", float(p["x_bound"]), "public", _PUBLIC_BOUND, role="param"),
-                       Field("y_bound", float(p["y_bound"]), "public", _PUBLIC_BOUND, role="param")]
-            if p["x_center"] is not None:
-                xc = np.asarray(p["x_center"], dtype=float)
-                fields += [Field("x_center", xc if xc.ndim else float(xc), "public", _PUBLIC_CENTRE, role="param"),
-                           Field("y_center", float(p["y_center"]), "public", _PUBLIC_CENTRE, role="param")]
+            fields += declared_bound_fields(p)
     return fields
 
 
@@ -174,7 +173,7 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dic
         if model.centering and model.x_center is None:  # private centring: noisy means from the same release
             fields += [Field("x_mean_", model.x_mean_, "dp", src), Field("y_mean_", float(model.y_mean_), "dp", src)]
         elif _bounds_public(model):  # a public centre (or none: zeros)
-            origin = _PUBLIC_CENTRE if model.centering else "no centring (the constant 0)"
+            origin = PUBLIC_CENTRE if model.centering else "no centring (the constant 0)"
             fields += [Field("x_mean_", model.x_mean_, "public", origin),
                        Field("y_mean_", float(model.y_mean_), "public", origin)]
         else:  # a centre the caller may have read off the data: neither it nor the intercept built on it
@@ -187,7 +186,7 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dic
                    Field("condition_number_", float(model.condition_number_), "dp", _paper_sources(k, "wp"))]
     fields += _param_fields(model)
     for name, value in (public_inputs or {}).items():
-        fields.append(Field(str(name), value, "public", _CALLER, role="info"))
+        fields.append(Field(str(name), value, "public", CALLER, role="info"))
     led = shareable_ledger(model)
     notes = []
     if model.mode == "paper":
