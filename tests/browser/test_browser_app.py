@@ -37,6 +37,8 @@ SWEEP_MS = 240_000
 EXPECTED_TEXT = {
     "edpls": ["edPLS: differentially private PLS1 regression", "RMSEP, private", "RMSEP, non-private",
               "Strict mode", "proven guarantee", "Privacy vs accuracy"],
+    "dp_pcr": ["DP-PCR: differentially private principal component regression", "RMSEP, private",
+               "RMSEP, non-private", "Privacy vs accuracy: PCR and PLS side by side"],
     "pca_gauss": ["PCA-Gauss", "Total ε in the ledger", "Strict mode is on"],
     "dp_cca": ["DP-CCA", "Captured correlation (held-out)", "Strict mode"],
     "p3ls": ["P3LS simulation", "No privacy budget applies", "Equivalence: max |B_P3LS − B_central|"],
@@ -49,6 +51,7 @@ EXPECTED_TEXT = {
 #               allowed).
 RUN_BUTTONS = {
     "edpls": (None, "Run RMSEP sweep", ("Replicates per ε", "5")),
+    "dp_pcr": (None, "Run RMSEP sweep", ("Replicates per ε", "5")),
     "pca_gauss": ("Utility vs ε", "Run the sweep", ("Replicates", "1")),
     "dp_cca": ("Sweeps (ε, N, δ)", "Run the three sweeps", ("Replicates per point", "2")),
 }
