@@ -16,6 +16,8 @@ The package, by concern (every name below is importable from ``engine.methods.dp
 - ``sweeps``: the poster's three sweeps and their summary;
 - ``evaluation``: the page's defaults, its split, the private fit beside its non-private reference;
 - ``export``: the shareable release and the owner's sheets;
+- ``public``: strict DP-CCA with a centre and bounds from declared-public rows, row-wise preprocessing
+  (``public_setting``, ``PublicDPCCA``; issue #18);
 - ``audit_case``: the privacy audits (generic case and the page's end-to-end pipeline);
 - the frame-to-arrays adapters (``views_from_frame``, ``channel_split_views``, ``bin_columns``,
   ``columns_by_prefix`` = ``engine.data.views.columns_with_prefix``) live in ``engine.data.views``.
@@ -93,6 +95,7 @@ from engine.methods.dp_cca.metrics import (
     held_out_correlations,
     subspace_similarity,
 )
+from engine.methods.dp_cca.public import PublicDPCCA, PublicSetting, public_setting, rowwise_transform
 from engine.methods.dp_cca.sensitivity import _WORST_INNER, SENSITIVITY, release_sensitivity, worst_case_rows
 from engine.methods.dp_cca.sweeps import (
     SWEEP_PARAMETERS,
@@ -109,6 +112,10 @@ from engine.methods.dp_cca.sweeps import (
 
 __all__ = [
     "DPCCA",
+    "PublicDPCCA",
+    "PublicSetting",
+    "public_setting",
+    "rowwise_transform",
     "FORMAT",
     "NOT_DP_PROJECTIONS",
     "PAGE_DEFAULTS",
