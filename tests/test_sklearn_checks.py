@@ -76,6 +76,8 @@ ESTIMATORS = [
 #: Classes that derive from BaseEstimator but are not run by the suite, and why.
 NOT_RUN = {
     "P3LS": "takes a list of column blocks (one per party); P3LSRegressor is the same protocol behind X and y",
+    "PublicDPCCA": "takes the declared-public sample (X_public, Y_public) as parameters, with a fixed column count; "
+                   "check_estimator fits data of other widths. Its fit is DPCCA(mode='strict'), which is checked",
 }
 
 #: The one check a private fit cannot meet by design (see by_design).
