@@ -5,7 +5,7 @@ Estimators (every one (epsilon, delta)-DP as a whole, add/remove neighbours, pub
 - ``strict_edpls``: ``make_strict_edpls`` (public SNV + first derivative, public PCA axes of X_public,
   count + X-moment + cross-moment releases, noise-scaled ridge, constant fallback);
 - ``current``: ``EDPLS(mode="strict")`` on the raw spectra with the public centre (mean of X_public,
-  midpoint of y_range), x_bound = max ||x - centre|| over X_public, y_bound = half-width, k = 4;
+  midpoint of y_range), x_bound = max ||x - centre|| over X_public, y_bound = half-width, k = 5 (the page's largest);
 - ``adassp``: ``AdaSSP`` on the same public features as strict_edpls (SNV + derivative, projected on the
   top 10 public axes, public centre and bounds);
 - ``dp_pcr``: ``DPPCR`` (k = 4) on the preprocessed spectra with the public centre and bound;
@@ -24,8 +24,10 @@ PLS, 10 components, raw spectra, n = 20000: ``nonprivate_pls_rmsep``); ``inf`` w
 
 Checked claims: never worse than the private constant (median, every setting); NIR n = 20000: epsilon = 1
 moisture <= 0.30 and protein <= 0.40, epsilon = 10 moisture <= 0.10 and protein <= 0.18 (sigma_y units);
-samples_needed_eps1 <= samples_needed_eps1_current / 10 (when the current fit never reaches its target on
-the grid, the grid's largest n stands in for it: a lower bound, so the check is conservative).
+samples_needed_eps1 <= samples_needed_eps1_current / 10. When the current fit does not reach the target on
+the grid: if its own non-private fit (epsilon = inf, n = 20000) is already above the target it can never
+reach it (inf; the claim then needs a finite samples_needed_eps1), else the grid's largest n stands in for
+it (a lower bound, so the check is conservative).
 """
 from __future__ import annotations
 
@@ -87,7 +89,7 @@ class Problem:
             est = make_strict_edpls(eps, DELTA, y_range=self.y_range, X_public=self.X_public, random_state=rs)
             Xtr, Xte = self.X, self.X_test
         elif name == "current":
-            est = EDPLS(n_components=4, epsilon=eps, delta=DELTA, mode="strict", x_bound=self.x_bound, y_bound=yb,
+            est = EDPLS(n_components=5, epsilon=eps, delta=DELTA, mode="strict", x_bound=self.x_bound, y_bound=yb,
                         x_center=self.x_center, y_center=yc, random_state=rs)
             Xtr, Xte = self.X, self.X_test
         elif name == "adassp":
@@ -208,10 +210,20 @@ def main(argv=None) -> int:
     emit("samples_needed_eps1", new)
     emit("samples_needed_eps1_current", cur)
     emit("samples_needed_eps1_current_best_median", float(cur_curve["median"].min()))
-    cur_bound = cur if math.isfinite(cur) else float(max(sizes))
-    emit("samples_needed_ratio_lower_bound" if not math.isfinite(cur) else "samples_needed_ratio", cur_bound / new)
-    claims.check("samples_needed_10x_smaller", math.isfinite(new) and new * 10 <= cur_bound,
-                 f"{new:.4g} * 10 <= {cur_bound:.4g}" + ("" if math.isfinite(cur) else " (current: not reached)"))
+    floor = nir_problem(20000, "moisture", seed, pub, test).rmsep("current", math.inf, 0)
+    emit("current_nonprivate_floor_n20000", floor)
+    if math.isfinite(cur):
+        ok, why = math.isfinite(new) and new * 10 <= cur, f"{new:.4g} * 10 <= {cur:.4g}"
+        emit("samples_needed_ratio", cur / new)
+    elif floor > 2.0 * reference:
+        ok = math.isfinite(new)
+        why = (f"current never reaches {2.0 * reference:.4g}: its own non-private fit stops at {floor:.4g} "
+               f"(n = 20000); strict_edpls reaches it at n = {new:.4g}")
+    else:
+        bound = float(max(sizes))
+        ok, why = math.isfinite(new) and new * 10 <= bound, f"{new:.4g} * 10 <= {bound:.4g} (current: not reached)"
+        emit("samples_needed_ratio_lower_bound", bound / new)
+    claims.check("samples_needed_10x_smaller", ok, why)
     emit("seconds", t.seconds)
     return claims.exit_code()
 
