@@ -1,0 +1,180 @@
+"""The recommended strict edPLS (issue #18): budget, public-only choices, non-private oracle, audit case."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.cross_decomposition import PLSRegression
+from sklearn.linear_model import LinearRegression
+
+from engine.data.sample_generators import make_nir_spectra
+from engine.methods.baselines import DPConstantRegressor
+from engine.methods.edpls import StrictEDPLS, make_strict_edpls
+from engine.methods.edpls.audit_case import strict_edpls_case
+from engine.methods.edpls.basis import chain_operator, rowwise_chain, spline_basis
+from engine.methods.edpls.recommended import RELEASES
+from engine.privacy import ledger_totals
+from engine.privacy.audit import run_case, upper_triangle
+from engine.privacy.moments import add_remove_sensitivity
+
+DELTA = 1e-5
+Y_RANGE = (8.0, 12.5)
+
+
+@pytest.fixture(scope="module")
+def nir():
+    pub = make_nir_spectra(n_samples=200, random_state=1).X
+    a = make_nir_spectra(n_samples=1500, random_state=2)
+    b = make_nir_spectra(n_samples=1500, random_state=3)
+    return pub, a, b
+
+
+def _basic(ledger):
+    return sum(r.epsilon for r in ledger.entries), sum(r.delta for r in ledger.entries)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 10.0])
+@pytest.mark.parametrize("n", [30, 1500])
+def test_whole_fit_ledger_inside_budget(nir, eps, n):
+    pub, a, _ = nir
+    m = make_strict_edpls(eps, DELTA, y_range=Y_RANGE, X_public=pub, random_state=0).fit(a.X[:n], a.Y[:n, 0])
+    e, d = _basic(m.privacy_ledger_)
+    assert e <= eps * (1 + 1e-12) and d <= DELTA * (1 + 1e-12)
+    assert e >= eps * (1 - 1e-9)  # the whole budget is accounted for, selection (the count) included
+    names = [r.name for r in m.privacy_ledger_.entries]
+    assert names[0] == RELEASES[0]  # the count that sets d is a ledger release
+    assert all(r.sensitivity_source == "public" for r in m.privacy_ledger_.entries)
+    assert ledger_totals(m.privacy_ledger_) is not None
+    if m.choices_["d"] == 0:
+        assert names == [RELEASES[0], "sum of y~"] and np.all(m.coef_ == 0)
+    else:
+        assert names == list(RELEASES)
+
+
+def test_fresh_noise_is_proven_and_known_seed_is_not(nir):
+    pub, a, _ = nir
+    fresh = make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub).fit(a.X, a.Y[:, 0])
+    seeded = make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub, random_state=3).fit(a.X, a.Y[:, 0])
+    assert fresh.privacy_ledger_.status == "proven"
+    assert seeded.privacy_ledger_.status == "not proven"
+
+
+PUBLIC_KEYS = ("basis", "centre_source", "x_bound", "x_bound_source", "y_center", "y_bound", "chain", "d_max")
+
+
+def test_private_rows_set_no_public_quantity(nir):
+    pub, a, b = nir
+    est = make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub, random_state=0)
+    fa, fb = clone(est).fit(a.X, a.Y[:, 0]), clone(est).fit(b.X * 1.3 + 0.2, b.Y[:, 2])
+    for key in PUBLIC_KEYS:
+        assert fa.choices_[key] == fb.choices_[key], key
+    d = min(fa.choices_["d"], fb.choices_["d"])
+    np.testing.assert_array_equal(fa.components_[:, :d], fb.components_[:, :d])
+    # the budget split and sigmas are public too
+    assert fa.choices_["budget"] == fb.choices_["budget"]
+    # ... and they move with the public inputs
+    other = make_strict_edpls(1.0, DELTA, y_range=(0.0, 20.0), X_public=pub[:100] * 2.0, random_state=0)
+    fc = other.fit(a.X, a.Y[:, 0])
+    assert fc.choices_["x_bound"] != fa.choices_["x_bound"]
+    assert (fc.choices_["y_center"], fc.choices_["y_bound"]) == (10.0, 10.0)
+
+
+def test_without_public_data_the_bound_is_data_free_and_holds():
+    m = 120
+    est = make_strict_edpls(1.0, DELTA, y_range=(0, 1))
+    setup = est.public_setup(m)
+    assert "data-free" in setup["x_bound_source"]
+    rng = np.random.default_rng(0)
+    hostile = np.vstack([rng.normal(size=(200, m)), np.tile([1.0, -1.0], m // 2), rng.standard_cauchy((50, m)),
+                         np.cumsum(rng.normal(size=(50, m)), axis=1)])
+    U = setup["chain"].transform(hostile) @ setup["V"] - setup["x_center"]
+    assert np.linalg.norm(U, axis=1).max() <= setup["x_bound"] * (1 + 1e-9)
+    # the operator is the chain's linear part; the spline basis is orthonormal
+    M = chain_operator("snv+sg1", m)
+    np.testing.assert_allclose(rowwise_chain("sg1", m).transform(hostile[:3]), hostile[:3] @ M.T, atol=1e-9)
+    V = spline_basis(m, 12)
+    np.testing.assert_allclose(V.T @ V, np.eye(12), atol=1e-10)
+
+
+def _projected(est, X):
+    setup = est.public_setup(X.shape[1])
+    return setup["chain"].transform(X) @ setup["V"] - setup["x_center"]
+
+
+@pytest.mark.parametrize("n_components", ["auto", "ridge"])
+def test_epsilon_inf_is_least_squares_on_the_projection(nir, n_components):
+    pub, a, _ = nir
+    X, y = a.X[:400], a.Y[:400, 0]
+    est = StrictEDPLS(np.inf, DELTA, y_range=(0.0, 40.0), X_public=pub, x_bound=1e6, max_dim=6,
+                      n_components=n_components).fit(X, y)
+    assert len(est.privacy_ledger_) == 0 and est.privacy_ledger_.status == "no privacy"
+    U, Ut = _projected(est, X), _projected(est, a.X[400:600])
+    oracle = LinearRegression().fit(U, y)
+    np.testing.assert_allclose(est.predict(a.X[400:600]), oracle.predict(Ut), rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_epsilon_inf_pls_is_sklearn_pls_on_the_projection(nir, k):
+    pub, a, _ = nir
+    X, y = a.X[:400], a.Y[:400, 2]
+    est = StrictEDPLS(np.inf, DELTA, y_range=(0.0, 40.0), X_public=pub, x_bound=1e6, max_dim=6,
+                      n_components=k).fit(X, y)
+    U, Ut = _projected(est, X), _projected(est, a.X[400:600])
+    oracle = PLSRegression(n_components=k, scale=False).fit(U, y)
+    np.testing.assert_allclose(est.predict(a.X[400:600]), oracle.predict(Ut).ravel(), rtol=1e-7, atol=1e-7)
+
+
+def test_fallback_is_exactly_the_private_constant(nir):
+    pub, a, _ = nir
+    X, y = a.X[:20], a.Y[:20, 0]
+    ours = make_strict_edpls(0.5, DELTA, y_range=Y_RANGE, X_public=pub, random_state=5).fit(X, y)
+    assert ours.choices_["d"] == 0
+    const = DPConstantRegressor(0.5, DELTA, y_range=Y_RANGE, random_state=5).fit(X, y)
+    np.testing.assert_allclose(ours.predict(a.X[:5]), const.predict(a.X[:5]), rtol=1e-12)
+
+
+def test_useful_at_large_n(nir):
+    pub, a, b = nir
+    big = make_nir_spectra(n_samples=8000, random_state=4)
+    m = make_strict_edpls(1.0, DELTA, y_range=(8.2, 12.2), X_public=pub, random_state=0).fit(big.X, big.Y[:, 0])
+    rmse = np.sqrt(np.mean((m.predict(b.X) - b.Y[:, 0]) ** 2)) / b.Y[:, 0].std()
+    assert m.choices_["d"] >= 3 and rmse < 0.5
+
+
+def test_released_changes_match_the_proven_sensitivities():
+    X_pub = np.random.default_rng(0).normal(size=(30, 4))
+    est = StrictEDPLS(1.0, DELTA, y_range=(-2.0, 2.0), X_public=X_pub, preprocessing="none", max_dim=2)
+    pub = est.public_setup(4)
+    X = np.random.default_rng(1).normal(size=(10, 4)) * 0.2
+    row = X_pub.mean(axis=0) + pub["V"][:, 0] * pub["x_bound"]  # projection norm exactly x_bound, y~ = 1
+    r0, y0 = est.scaled_rows(X, np.zeros(10), pub, 2)
+    r1, y1 = est.scaled_rows(np.vstack([X, row]), np.append(np.zeros(10), 2.0), pub, 2)
+    dG = upper_triangle((r1.Z.T @ r1.Z - r0.Z.T @ r0.Z)[None])[0]
+    np.testing.assert_allclose(np.linalg.norm(dG), add_remove_sensitivity([1.0], 1.0), rtol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(r1.Z.T @ y1 - r0.Z.T @ y0), 1.0, rtol=1e-9)
+    assert math.isclose(add_remove_sensitivity([1.0], 1.0), math.sqrt(3) / 2)
+
+
+def test_audit_case_holds_and_catches_bugs():
+    assert run_case(strict_edpls_case(epsilon=1.0), n_trials=40_000, random_state=0)["ok"]
+    assert run_case(strict_edpls_case(epsilon=1.0, part="cross"), n_trials=40_000, random_state=0)["ok"]
+    assert run_case(strict_edpls_case(epsilon=1.0, part="cross", bug="noise_halved"), n_trials=100_000,
+                    random_state=0)["ok"]
+
+
+def test_sklearn_basics_and_refusals(nir):
+    pub, a, _ = nir
+    est = make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub, n_components=2)
+    params = est.get_params()
+    assert params["n_components"] == 2 and params["y_range"] == Y_RANGE
+    assert clone(est).get_params()["epsilon"] == 1.0
+    with pytest.raises(ValueError, match="y_range"):
+        make_strict_edpls(1.0, DELTA, y_range=(1.0, 1.0)).fit(a.X[:50], a.Y[:50, 0])
+    with pytest.raises(ValueError, match="row-wise"):
+        make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, preprocessing="msc").fit(a.X[:50], a.Y[:50, 0])
+    with pytest.raises(ValueError, match="count_share"):
+        StrictEDPLS(1.0, DELTA, y_range=Y_RANGE, count_share=0.5, cross_share=0.6).fit(a.X[:50], a.Y[:50, 0])
+    with pytest.raises(ValueError, match="X_public"):
+        make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub[:, :10]).fit(a.X[:50], a.Y[:50, 0])
