@@ -39,13 +39,17 @@ def private_constant_predictor(y_train, *, epsilon: float, delta: float, y_range
     ledger). What every private model must beat to be worth using; a comparison, not part of another fit.
     """
     lo, hi = (float(v) for v in y_range)
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise ValueError(f"y_range must be two finite numbers low < high, got {y_range!r}")
     c, h = (lo + hi) / 2, (hi - lo) / 2
-    yt = np.clip(np.asarray(y_train, dtype=float), lo, hi) - c
+    yt = np.clip(np.asarray(y_train, dtype=float).ravel(), lo, hi) - c
+    led = PrivacyLedger()
+    if math.isinf(float(epsilon)):  # no noise: the clipped mean, nothing released privately
+        return float(c + yt.mean()), led
     mech = GaussianMechanism(float(epsilon), float(delta), math.sqrt(2.0) * h, calibration)
     rng, seed_known = noise_generator(random_state)
     s, cnt = mech.randomise(np.array([yt.sum(), h * yt.size]), rng)
     mean = float(np.clip(c + s / max(cnt / h, 1.0), lo, hi))
-    led = PrivacyLedger()
     led.add(mech.release("constant predictor: (sum of y - c, count)", note="Gaussian on (sum(clip(y) - c), n h), "
                          "c, h = midpoint and half-width of the public y_range; sensitivity sqrt(2) h"))
     if seed_known:
