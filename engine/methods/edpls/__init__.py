@@ -69,6 +69,8 @@ Layout (one concern per module; every name below is importable from ``engine.met
   point, and ``compare_private_plain``);
 - ``release``: the shareable release and the owner's sheets;
 - ``pipeline``: the page's pipeline (``page_problem``, ``strict_params``, ...) and its end-to-end audit;
+- ``recommended``: ``StrictEDPLS`` / ``make_strict_edpls``, the recommended strict fit (issue #18): public
+  row-wise preprocessing, public projection (``basis``), separate count, X-moment and cross-moment releases;
 - ``audit_case``: the audit cases (``edpls_case``, ``pipeline_audit_case``).
 
 The old modules ``engine.methods.edpls_core``, ``edpls_release`` and ``edpls_pipeline`` are aliases of
@@ -97,6 +99,7 @@ from engine.methods.edpls.pipeline import (
     strict_params,
 )
 from engine.methods.edpls.prepared import _check_finite_fit, _normalise_rows, _Prepared, _small_blas
+from engine.methods.edpls.recommended import StrictEDPLS, make_strict_edpls
 from engine.methods.edpls.release import (
     FORMAT,
     estimator_from_release,
@@ -142,11 +145,13 @@ __all__ = [
     "PAGE_DEFAULTS",
     "QUANTITIES",
     "STRICT_RELEASE",
+    "StrictEDPLS",
     "chain_caveat",
     "compare",
     "compare_private_plain",
     "edpls_case",
     "edpls_replicates",
+    "make_strict_edpls",
     "estimator_from_release",
     "from_json",
     "model_from_dict",

@@ -1,0 +1,351 @@
+"""The recommended strict edPLS: (epsilon, delta)-DP linear calibration that is worth using (issue #18).
+
+``StrictEDPLS`` (built by ``make_strict_edpls``) fits a linear model on spectra in four steps, and
+only the releases of step 3 touch the private rows:
+
+1. Public preprocessing (``basis.rowwise_chain``): a row-wise chemotools chain that fits nothing on
+   data (default "snv+sg1": SNV, then a Savitzky-Golay first derivative). Each spectrum is transformed on
+   its own, so one private row changes one transformed row: per-row bounds keep their meaning.
+2. Public projection, centre and bounds: with ``X_public`` the top principal axes V of the preprocessed
+   public spectra, their mean (the centre c) and x_bound = max_i ||V'(p(x_i)) - c|| over the public rows;
+   without it a data-independent cubic B-spline basis along the channels, centre 0 and the data-free
+   bound sqrt(m) ||V'M||_2 (SNV rows have norm sqrt(m); M is the linear filter after SNV). The response
+   centre is the midpoint of ``y_range`` and its bound the half-width. A declared ``x_bound`` wins.
+3. Three Gaussian releases, add/remove neighbours, basic composition (the shares add up to the budget):
+
+   a. the count n + N(0, sigma_n^2): sensitivity 1. It sets the released dimension d (post-processing):
+      d = number of public axes whose expected signal n_hat * lambda_j / (2 x_bound^2) reaches
+      ``dim_threshold`` times the noise sigma_xx of the moment release (noise grows with d, signal
+      does not), capped at ``max_dim``;
+   b. the X-moments Z'Z, z_i = [u_i f_i, x_bound] / (sqrt(2) x_bound), u_i = V'p(x_i) - c clipped to
+      x_bound (f_i <= 1): ``engine.privacy.moments`` with private centring (the constant column carries the
+      count and the column sums). Exact sensitivity ``add_remove_sensitivity([B], B)`` = sqrt(3)/2
+      (proof: ``engine.privacy.moments``);
+   c. the cross-moments Z'y~ with y~_i = clip(y_i - y_c, -y_bound, y_bound) / y_bound. Proof of the
+      sensitivity: adding or removing row i changes the vector by z_i y~_i, and
+      ||z_i y~_i|| <= ||z_i|| |y~_i| <= 1 * 1, attained by a row at both bounds. So Delta = 1.
+      Its constant entry is the sum of y~, a DP estimate of the mean of y.
+
+4. Post-processing (free): private centring of the noisy moments (``centred_moments``), ridge
+   lambda = ``ridge_scale`` * sigma_xx * sqrt(d) (the order of the spectral norm of the noise, as
+   AdaSSP scales its ridge to the noise; it keeps the regularised matrix positive definite), then either
+   ridge regression (``n_components="ridge"``) or PLS1 with k components on the regularised moments
+   (``pls1_from_moments``); ``"auto"`` takes k from the released dimension (see ``choices_``). The
+   mean of y is clipped to ``y_range``, so with no usable signal the model is the private constant
+   predictor. Intercept and coefficients are mapped back to data units.
+
+At epsilon = inf nothing is noisy and lambda = 0: ridge becomes least squares on the projected,
+clipped rows and PLS the plain PLS1 (a test checks both against scikit-learn on the same projected data).
+
+Written by hand: no kept library composes public preprocessing, a public projection and separately
+calibrated moment releases with a ledger (diffprivlib's LinearRegression perturbs the objective with
+generic bounds and no projection).
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from engine.methods.baselines import SUM_RELEASE, noisy_count, noisy_mean
+from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
+from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
+from engine.methods.edpls.strict import pls1_from_moments
+from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
+from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
+
+__all__ = ["RELEASES", "StrictEDPLS", "make_strict_edpls"]
+
+#: Ledger names of the three releases, in release order.
+RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
+#: Dimension of the data-independent B-spline basis when there is no X_public.
+SPLINE_DIM = 12
+
+
+class StrictEDPLS(RegressorMixin, BaseEstimator):
+    """(epsilon, delta)-DP linear calibration with public preprocessing, projection and bounds.
+
+    Parameters
+    ----------
+    epsilon : float > 0 or np.inf (no noise: the non-private formula, empty ledger).
+    delta : float in (0, 1).
+    y_range : (low, high), the public physical range of the response (required): centre = midpoint,
+        bound = half-width.
+    X_public : array (n_pub, m) or None, spectra the owner declares public (no labels needed).
+    x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
+    n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
+    preprocessing : str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1").
+    max_dim : int, the most public axes released (default 30).
+    count_share, cross_share : float in (0, 1), the budget shares (of epsilon and of delta) of the count
+        and of the cross-moments; the X-moments get the rest.
+    dim_threshold : float > 0, signal-to-noise an axis needs to be released (see the module docstring).
+    ridge_scale : float >= 0, lambda = ridge_scale * sigma_xx * sqrt(d).
+    calibration : "analytic", "classic" or "auto".
+    random_state : None (fresh OS entropy) or a known seed (the ledger then says "not proven").
+
+    Attributes
+    ----------
+    coef_ : array (m,), coefficients on the preprocessed channels (``preprocess_`` output).
+    intercept_ : float.
+    preprocess_ : fitted row-wise Pipeline (fitted on a public dummy row).
+    components_ : array (m, d), the public projection V actually released.
+    privacy_ledger_ : PrivacyLedger, the three releases (empty at epsilon = inf).
+    choices_ : dict, what the fit chose and why (public facts and DP releases only).
+    n_features_in_ : int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.data.sample_generators import make_nir_spectra
+    >>> pub = make_nir_spectra(n_samples=200, random_state=1).X
+    >>> data = make_nir_spectra(n_samples=2000, random_state=2)
+    >>> model = make_strict_edpls(1.0, 1e-5, y_range=(8.0, 12.5), X_public=pub).fit(data.X, data.Y[:, 0])
+    >>> [r.name for r in model.privacy_ledger_.entries] == list(RELEASES)
+    True
+    >>> model.predict(data.X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        "y_range": [tuple, list, np.ndarray],
+        "X_public": ["array-like", None],
+        "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
+        "n_components": [StrOptions({"auto", "ridge"}), Interval(Integral, 1, None, closed="left")],
+        "preprocessing": [str],
+        "max_dim": [Interval(Integral, 1, None, closed="left")],
+        "count_share": [Interval(Real, 0, 1, closed="neither")],
+        "cross_share": [Interval(Real, 0, 1, closed="neither")],
+        "dim_threshold": [Interval(Real, 0, None, closed="neither")],
+        "ridge_scale": [Interval(Real, 0, None, closed="left")],
+        "calibration": CALIBRATION_CONSTRAINT,
+    }
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
+                 n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
+                 dim_threshold=10.0, ridge_scale=1.0, calibration="analytic", random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.y_range = y_range
+        self.X_public = X_public
+        self.x_bound = x_bound
+        self.n_components = n_components
+        self.preprocessing = preprocessing
+        self.max_dim = max_dim
+        self.count_share = count_share
+        self.cross_share = cross_share
+        self.dim_threshold = dim_threshold
+        self.ridge_scale = ridge_scale
+        self.calibration = calibration
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ public quantities
+    def _budget(self) -> dict:
+        """(epsilon, delta) of each release: basic composition, shares of both."""
+        eps, dlt = float(self.epsilon), float(self.delta)
+        cs, xs = float(self.count_share), float(self.cross_share)
+        if cs + xs >= 1.0:
+            raise ValueError("count_share + cross_share must be < 1 (the X-moments need a share)")
+        shares = {RELEASES[0]: cs, RELEASES[1]: 1.0 - cs - xs, RELEASES[2]: xs}
+        return {name: (eps * s, dlt * s) for name, s in shares.items()}
+
+    def public_setup(self, m: int) -> dict:
+        """Everything public of a fit on m channels: chain, basis, centres, bounds, sigmas (no private rows).
+
+        Returns a dict with chain, V (m, d_max), eigenvalues (d_max,) or None, x_center (d_max,), x_bound,
+        y_center, y_bound, budget, sigmas and the ``choices_`` entries that say where each came from.
+        """
+        lo, hi = (float(v) for v in self.y_range)
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+            raise ValueError(f"y_range must be two finite numbers low < high, got {self.y_range!r}")
+        chain = rowwise_chain(self.preprocessing, m)
+        if self.X_public is not None:
+            Xpub = np.asarray(self.X_public, dtype=float)
+            if Xpub.ndim != 2 or Xpub.shape[1] != m or Xpub.shape[0] < 2 or not np.isfinite(Xpub).all():
+                raise ValueError(f"X_public must be a finite array (n_pub >= 2, {m}) with the same channels")
+            P = chain.transform(Xpub)
+            V, lam, mu = pca_basis(P, self.max_dim)
+            U = (P - mu) @ V
+            centre, basis = mu @ V, f"principal axes of the preprocessed X_public ({Xpub.shape[0]} spectra)"
+            xb, xb_src = float(np.sqrt((U**2).sum(axis=1)).max()), "max ||V'p(x) - c|| over X_public"
+            centre_src = "mean of the preprocessed, projected X_public"
+        else:
+            d = min(SPLINE_DIM, self.max_dim, m)
+            V, lam = spline_basis(m, max(4, d)), None
+            centre, basis, centre_src = np.zeros(V.shape[1]), f"{V.shape[1]} cubic B-splines along the channels", \
+                "0 (no X_public)"
+            if not self.preprocessing.startswith("snv"):
+                if self.x_bound is None:
+                    raise ValueError("without X_public, declare x_bound or start the chain with 'snv' "
+                                     "(then every row has norm sqrt(m) and a data-free bound exists)")
+                xb, xb_src = None, None
+            else:
+                M = chain_operator(self.preprocessing, m)
+                xb, xb_src = data_free_x_bound(V, M, m), "data-free: sqrt(m) ||V'M||_2 (SNV rows have norm sqrt(m))"
+        if self.x_bound is not None:
+            xb, xb_src = float(self.x_bound), "declared x_bound"
+        if not (xb and math.isfinite(xb) and xb > 0):
+            raise ValueError("the public x bound is zero or not finite: X_public has no spread after preprocessing")
+        budget = self._budget()
+        sens = {RELEASES[0]: 1.0, RELEASES[1]: add_remove_sensitivity([1.0], 1.0), RELEASES[2]: 1.0}
+        sigmas = {k: noise_scale("gaussian", e, dl, sens[k], self.calibration) for k, (e, dl) in budget.items()}
+        return dict(chain=chain, V=V, eigenvalues=lam, x_center=centre, x_bound=xb, y_center=(lo + hi) / 2,
+                    y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas,
+                    basis=basis, centre_source=centre_src, x_bound_source=xb_src)
+
+    def choose_dim(self, pub: dict, n_hat: float) -> tuple[int, str]:
+        """The released dimension from public eigenvalues and the noisy count (post-processing)."""
+        d_max = pub["V"].shape[1]
+        lam = pub["eigenvalues"]
+        sig = pub["sigmas"][RELEASES[1]]
+        if lam is None:
+            return d_max, "fixed data-independent basis"
+        if sig == 0:
+            return d_max, "no noise: every public axis up to max_dim"
+        signal = n_hat * lam / (2.0 * pub["x_bound"] ** 2)
+        d = int(min(np.sum(signal >= self.dim_threshold * sig), d_max))
+        if d == 0:
+            return 0, (f"no public axis reaches the signal-to-noise {self.dim_threshold:g} at n_hat = {n_hat:.0f} "
+                       "(a DP release): the private constant predictor (noisy mean of y) is the better model")
+        return d, (f"axes whose expected signal n_hat * lambda_j / (2 x_bound^2) >= {self.dim_threshold:g} * "
+                   f"sigma_xx = {self.dim_threshold * sig:.3g} (n_hat = {n_hat:.0f}, a DP release)")
+
+    # ------------------------------------------------------------------ the private part
+    def scaled_rows(self, X, y, pub: dict, d: int):
+        """Clip and scale the private rows (z_i, y~_i) for the releases: (ScaledRows, y~ (n,))."""
+        U = pub["chain"].transform(X) @ pub["V"][:, :d] - pub["x_center"][:d]
+        rows = scale_rows([U], [pub["x_bound"]], private_centring=True)
+        yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
+        return rows, yt
+
+    def fit(self, X, y):
+        """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        pub = self.public_setup(X.shape[1])
+        rng, seed_known = noise_generator(self.random_state)
+        noisy = not math.isinf(float(self.epsilon))
+        n_hat, _ = noisy_count(X.shape[0], *pub["budget"][RELEASES[0]], self.calibration, rng)
+        d, d_why = self.choose_dim(pub, n_hat)
+        if d == 0:
+            self._fit_constant(y, pub, n_hat, rng)
+        else:
+            rows, yt = self.scaled_rows(X, y, pub, d)
+            G = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], self.calibration)
+            Gn = G.randomise(G.gram(rows.Z), 1, rng)[0]
+            b = rows.Z.T @ yt
+            if noisy:
+                b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
+            self._post_process(Gn, b, rows, pub, d)
+        self.components_ = pub["V"][:, :d]
+        self.preprocess_ = pub["chain"]
+        self.privacy_ledger_ = self._ledger(pub, seed_known, constant=d == 0) if noisy else PrivacyLedger()
+        self.choices_.update({
+            "chain": self.preprocessing, "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1], "d_why": d_why,
+            "centre_source": pub["centre_source"], "x_bound": pub["x_bound"], "x_bound_source": pub["x_bound_source"],
+            "y_center": pub["y_center"], "y_bound": pub["y_bound"], "y_source": "midpoint and half-width of y_range",
+            "budget": {k: {"epsilon": e, "delta": dl, "sigma": pub["sigmas"][k]}
+                       for k, (e, dl) in pub["budget"].items()},
+            "n_hat": n_hat if noisy else None,
+        })
+        return self
+
+    def _fit_constant(self, y, pub, n_hat, rng):
+        """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``)."""
+        yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
+        eps, dlt = pub["budget"][RELEASES[0]]
+        rest = (float(self.epsilon) - eps, float(self.delta) - dlt)
+        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng)
+        pub["budget"] = {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest}
+        pub["sigmas"] = {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma}
+        pub["sensitivities"] = {RELEASES[0]: 1.0, SUM_RELEASE: 1.0}
+        self.coef_ = np.zeros(pub["V"].shape[0])
+        self.intercept_ = float(pub["y_center"] + pub["y_bound"] * mean)
+        self.choices_ = {"ridge_lambda": None, "k": 0, "model": "private constant predictor (noisy mean of y)",
+                         "intercept": "DP mean of y (noisy sum over the noisy count) clipped to y_range"}
+
+    def _post_process(self, G, b, rows, pub, d):
+        """Noisy moments -> coefficients in data units (no access to the rows beyond their public scale)."""
+        cz = rows.const_z
+        C, mean, n_hat = centred_moments(G[None], cz)
+        C, mean, n_hat = C[0], mean[0], float(n_hat[0])
+        mean_y = float(np.clip(b[d] / (cz * n_hat), -1.0, 1.0))
+        cxy = b[:d] - n_hat * mean * mean_y
+        sig = pub["sigmas"][RELEASES[1]]
+        lam = float(self.ridge_scale) * sig * math.sqrt(d)
+        A = C + lam * np.eye(d)
+        k = self._k(d)
+        if k is None:
+            try:
+                beta = np.linalg.solve(A, cxy)
+            except np.linalg.LinAlgError:
+                beta = np.linalg.lstsq(A, cxy, rcond=None)[0]
+            how = f"ridge on the regularised noisy moments (lambda = {lam:.4g})"
+        else:
+            beta = pls1_from_moments(A, cxy, k)["coef"]
+            how = f"PLS1 with k = {k} components on the regularised noisy moments (lambda = {lam:.4g})"
+        # z = u / S with S = sqrt(2) x_bound; y~ = (y - y_c) / y_bound
+        S, By = rows.scale, pub["y_bound"]
+        w = pub["V"][:, :d] @ (beta * By / S)
+        self.coef_ = w
+        self.intercept_ = float(pub["y_center"] + By * (mean_y - mean @ beta)
+                                - (pub["x_center"][:d] @ beta) * By / S)
+        if not (np.all(np.isfinite(w)) and math.isfinite(self.intercept_)):
+            raise ValueError("the coefficients are not finite: rescale the data")
+        self.choices_ = {"ridge_lambda": lam, "k": "ridge" if k is None else k, "model": how,
+                         "intercept": "DP mean of y (cross-moment constant entry) clipped to y_range"}
+
+    def _k(self, d: int):
+        if self.n_components == "ridge":
+            return None
+        if self.n_components == "auto":
+            return None
+        return int(min(self.n_components, d))
+
+    def _ledger(self, pub: dict, seed_known: bool, constant: bool = False) -> PrivacyLedger:
+        led = PrivacyLedger()
+        notes = {
+            SUM_RELEASE: "sum of y~ = clip(y - y_c) / y_bound (sensitivity 1): the private constant predictor",
+            RELEASES[0]: "noisy row count (Gaussian, sensitivity 1); sets the released dimension d",
+            RELEASES[1]: "Analyze-Gauss on the upper triangle of Z'Z, z = [u f, B] / (sqrt(2) B), u = V'p(x) - c "
+                         "clipped to ||u|| <= x_bound (public V, c, B); exact sensitivity sqrt(3)/2",
+            RELEASES[2]: "Gaussian on Z'y~, y~ = clip(y - y_c) / y_bound in [-1, 1]; sensitivity ||z|| |y~| <= 1",
+        }
+        for name, (eps, dlt) in pub["budget"].items():
+            mech = GaussianMechanism(eps, dlt, pub["sensitivities"][name], self.calibration)
+            led.add(mech.release(name, note=notes[name]))
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
+        return led
+
+    def predict(self, X):
+        """Predictions p(X) @ coef_ + intercept_, shape (n,)."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.preprocess_.transform(X) @ self.coef_ + self.intercept_
+
+
+def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n_components="auto",
+                      random_state=None, **params) -> StrictEDPLS:
+    """The recommended strict edPLS estimator (``StrictEDPLS``) with the measured defaults.
+
+    Parameters
+    ----------
+    epsilon, delta : the whole fit's budget (every release, the dimension choice included).
+    y_range : (low, high), the response's public physical range.
+    X_public : array (n_pub, m) or None, spectra declared public (centre, bounds and projection come from it).
+    x_bound : float or None, a declared bound (overrides the one from X_public or the data-free one).
+    n_components : "auto", "ridge" or int.
+    random_state : None (fresh entropy) or a known seed (tests).
+    params : other ``StrictEDPLS`` parameters (preprocessing, max_dim, shares, ...).
+
+    Returns
+    -------
+    StrictEDPLS (unfitted).
+    """
+    return StrictEDPLS(epsilon, delta, y_range=tuple(y_range), X_public=X_public, x_bound=x_bound,
+                       n_components=n_components, random_state=random_state, **params)
