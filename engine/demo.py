@@ -54,9 +54,8 @@ from engine.data.attack_sim import make_attack_spectra
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.data.split import train_test_indices
-from engine.methods.edpls import EDPLS
-from engine.methods.edpls.page_strict import private_constant_predictor
-from engine.methods.edpls.recommended import make_strict_edpls
+from engine.methods.baselines import DPConstantRegressor
+from engine.methods.edpls import EDPLS, make_strict_edpls
 from engine.privacy.noise import noise_generator
 from engine.threads import one_blas_thread
 
@@ -417,9 +416,9 @@ def _strict_cost_curve(X_train, y_train, X_test, y_test, grid, replicates, calib
                                     calibration=calibration).fit(X_train, y_train)
             rm.append(_rmsep(fit.predict(X_test), y_test))
             ledgers.append(fit.privacy_ledger_)
-            const, _led = private_constant_predictor(y_train, epsilon=float(eps), delta=delta, y_range=y_range,
-                                                     calibration=calibration, random_state=rng)
-            rm_const.append(_rmsep(np.full(y_test.size, const), y_test))
+            const = DPConstantRegressor(float(eps), delta, y_range=y_range, calibration=calibration,
+                                        random_state=rng).fit(X_train, y_train)
+            rm_const.append(_rmsep(const.predict(X_test), y_test))
         old = EDPLS(n_components=NIR_COMPONENTS, mode="strict", epsilon=float(eps), delta=delta, x_bound=x_bound,
                     y_bound=y_bound, calibration=calibration, random_state=rng).sample_releases(
             X_train, y_train, int(replicates))
@@ -494,8 +493,8 @@ def _cost_step(epsilon, delta, replicates, cost_epsilons, calibration, noise) ->
             StoryNumber("rmsep_plain", "RMSEP, non-private PLS", nonprivate, f"{nonprivate:.3g}", NO_PRIVACY),
             StoryNumber("rmsep_constant", f"RMSEP, private constant ε = {epsilon:g}", constant, f"{constant:.3g}",
                         f"The baseline a private model must beat: a DP mean of y clipped to [{y_range[0]:g}, "
-                        f"{y_range[1]:g}] at the same (ε, δ), median over {replicates} noise draws (one Gaussian "
-                        "release each; a comparison, not part of the model)."),
+                        f"{y_range[1]:g}] at the same (ε, δ), median over {replicates} noise draws (a noisy count "
+                        "and a noisy sum; a comparison, not part of the model)."),
             StoryNumber("sigma_y", "σ_y (test responses)", sigma_y, f"{sigma_y:.3g}",
                         "Scale reference: the spread of the held-out responses (public sample data; predicting "
                         "their mean gives RMSEP ≈ σ_y)."),

@@ -3,15 +3,14 @@ and why in words, its public parameters, and the owner's sheets.
 
 - :func:`compare_recommended`: ``make_strict_edpls`` fitted on the training rows beside plain non-private
   PLS1 (the page's chain and number of components: the page's usual reference), the same estimator without
-  noise (the reference of its coefficients) and :func:`private_constant_predictor` at the same budget, all
-  scored on the test rows;
+  noise (the reference of its coefficients) and the private constant predictor
+  (``engine.methods.baselines.DPConstantRegressor``) at the same budget, all scored on the test rows;
 - :func:`choice_rows`: the fit's ``choices_`` as (what, chose, why) rows for the page;
 - :func:`recommended_public_parameters`, :func:`recommended_no_release_reason`: what the shareable report
   shows, and why there is no shareable model file;
 - :func:`recommended_owner_sheets`: the private sheets of the owner's workbook.
 
-Written by hand: glue between the estimator and the page (no math beyond the constant predictor's one
-Gaussian release, whose sensitivity is proved in its docstring).
+Written by hand: glue between the estimators and the page, no math of its own.
 """
 from __future__ import annotations
 
@@ -20,41 +19,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from engine.methods.baselines import DPConstantRegressor
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.recommended import make_strict_edpls
-from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator
-from engine.privacy.mechanisms import GaussianMechanism
+from engine.privacy import noise_generator
 
-__all__ = ["choice_rows", "compare_recommended", "private_constant_predictor", "recommended_no_release_reason",
-           "recommended_owner_sheets", "recommended_public_parameters"]
-
-
-def private_constant_predictor(y_train, *, epsilon: float, delta: float, y_range, calibration: str = "analytic",
-                               random_state=None) -> tuple[float, PrivacyLedger]:
-    """The private constant predictor: a DP mean of y clipped to the public ``y_range``, at (epsilon, delta).
-
-    One Gaussian release of (sum of (y_i - c), count * h) with c, h the midpoint and half-width of y_range:
-    adding or removing a row changes it by (y_i - c, h), of L2 norm <= sqrt(2) h (attained by a row at
-    either end of the range). The mean is post-processing, clipped to y_range. Returns (the constant, its
-    ledger). What every private model must beat to be worth using; a comparison, not part of another fit.
-    """
-    lo, hi = (float(v) for v in y_range)
-    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-        raise ValueError(f"y_range must be two finite numbers low < high, got {y_range!r}")
-    c, h = (lo + hi) / 2, (hi - lo) / 2
-    yt = np.clip(np.asarray(y_train, dtype=float).ravel(), lo, hi) - c
-    led = PrivacyLedger()
-    if math.isinf(float(epsilon)):  # no noise: the clipped mean, nothing released privately
-        return float(c + yt.mean()), led
-    mech = GaussianMechanism(float(epsilon), float(delta), math.sqrt(2.0) * h, calibration)
-    rng, seed_known = noise_generator(random_state)
-    s, cnt = mech.randomise(np.array([yt.sum(), h * yt.size]), rng)
-    mean = float(np.clip(c + s / max(cnt / h, 1.0), lo, hi))
-    led.add(mech.release("constant predictor: (sum of y - c, count)", note="Gaussian on (sum(clip(y) - c), n h), "
-                         "c, h = midpoint and half-width of the public y_range; sensitivity sqrt(2) h"))
-    if seed_known:
-        led.add_caveat(SEED_KNOWN_CAVEAT)
-    return mean, led
+__all__ = ["choice_rows", "compare_recommended", "recommended_no_release_reason", "recommended_owner_sheets",
+           "recommended_public_parameters"]
 
 
 def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: float, y_range, X_public=None,
@@ -75,8 +46,8 @@ def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: flo
     Returns
     -------
     dict: private (fitted StrictEDPLS), noise_free (the same estimator at epsilon = inf: its coefficients are
-    the private ones' reference), plain (fitted EDPLS at epsilon = inf), constant (the private constant),
-    constant_ledger, pred_private, pred_plain, pred_constant, y_test, rmsep_private, rmsep_plain,
+    the private ones' reference), plain (fitted EDPLS at epsilon = inf), constant (fitted DPConstantRegressor,
+    its own ledger), pred_private, pred_plain, pred_constant, y_test, rmsep_private, rmsep_plain,
     rmsep_constant, sigma_y_test, and for the data owner only n_train, n_test, max_row_norm_train,
     max_abs_y_train, y_range_train.
     """
@@ -88,18 +59,17 @@ def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: flo
     private = make_strict_edpls(epsilon, delta, random_state=seeds, **public).fit(X[tr], y[tr])
     noise_free = make_strict_edpls(math.inf, delta, **public).fit(X[tr], y[tr])
     plain = EDPLS(n_components=int(n_components_reference), epsilon=math.inf, mode="paper").fit(Xr[tr], y[tr])
-    const, const_ledger = private_constant_predictor(y[tr], epsilon=epsilon, delta=delta, y_range=y_range,
-                                                     random_state=seeds)
+    constant = DPConstantRegressor(epsilon, delta, y_range=tuple(y_range), random_state=seeds).fit(X[tr], y[tr])
     yte = y[te]
-    pred_p, pred_0, pred_c = private.predict(X[te]), plain.predict(Xr[te]), np.full(yte.size, const)
+    pred_p, pred_0, pred_c = private.predict(X[te]), plain.predict(Xr[te]), constant.predict(X[te])
 
     def rmsep(pred):
         return float(np.sqrt(np.mean((yte - pred) ** 2)))
 
     Xtr = X[tr]
     return {
-        "private": private, "noise_free": noise_free, "plain": plain, "constant": const,
-        "constant_ledger": const_ledger, "pred_private": pred_p, "pred_plain": pred_0, "pred_constant": pred_c,
+        "private": private, "noise_free": noise_free, "plain": plain, "constant": constant,
+        "pred_private": pred_p, "pred_plain": pred_0, "pred_constant": pred_c,
         "y_test": yte, "rmsep_private": rmsep(pred_p), "rmsep_plain": rmsep(pred_0), "rmsep_constant": rmsep(pred_c),
         "sigma_y_test": float(yte.std()), "n_train": int(tr.size), "n_test": int(te.size),
         "max_row_norm_train": float(np.sqrt((Xtr**2).sum(axis=1)).max()),
@@ -148,11 +118,12 @@ def choice_rows(model) -> list[dict]:
     if isinstance(c.get("budget"), dict):
         add("Budget split", _budget_text(c.pop("budget")), "the X-y cross-moments carry the first PLS weight and "
             "get their own release")
-    if "ridge_lambda" in c:
-        add("Ridge", f"λ = {_fmt(c.pop('ridge_lambda'))}", "scaled to the noise of the released moments (AdaSSP)")
+    lam = c.pop("ridge_lambda", None)
+    if lam is not None:
+        add("Ridge", f"λ = {_fmt(lam)}", "scaled to the noise of the released moments, as AdaSSP does")
     if "model" in c:
         k = c.pop("k", None)
-        add("Model", c.pop("model"), "" if k is None else f"k = {k}")
+        add("Model", c.pop("model"), "" if k in (None, "ridge", 0) else f"k = {k} components")
     if "intercept" in c:
         add("Intercept", c.pop("intercept"))
     c.pop("n_hat", None)  # a DP release used for the dimension; not a choice of its own
@@ -202,7 +173,7 @@ def recommended_owner_sheets(result: dict, *, feature_names=None, test_rows=None
         "n_train (exact)": result["n_train"], "n_test (exact)": result["n_test"],
         "RMSEP private (test rows)": result["rmsep_private"], "RMSEP non-private (test rows)": result["rmsep_plain"],
         "RMSEP private constant predictor (test rows)": result["rmsep_constant"],
-        "private constant": result["constant"], "σ_y (test rows)": result["sigma_y_test"],
+        "private constant": result["constant"].constant_, "σ_y (test rows)": result["sigma_y_test"],
         "largest training row norm": result["max_row_norm_train"], "largest training |y|": result["max_abs_y_train"],
         "training y range": result["y_range_train"],
     }

@@ -269,20 +269,24 @@ def samples_needed(curve: pd.DataFrame, target: float, stat: str = "median") -> 
 
 
 
-def _recommended_weighted_fit(est, pub: dict, rows_for, counts: np.ndarray, rng, noisy: bool):
+def _recommended_weighted_fit(est, pub: dict, rows_for, y_train, counts: np.ndarray, rng, noisy: bool):
     """The fit of ``est`` (a StrictEDPLS) on the rows repeated ``counts`` times, from the distinct rows: the
-    same releases in the same order as ``StrictEDPLS.fit`` (count, Z'Z, Z'y~; sums over rows, so a row
-    drawn c times contributes c times), then its post-processing. Returns (coef, intercept)."""
+    same releases in the same order as ``StrictEDPLS.fit`` (count, then Z'Z and Z'y~, or the sum of y~ when
+    no axis is worth releasing; sums over rows, so a row drawn c times contributes c times), then its
+    post-processing. Returns (coef, intercept)."""
     sig = pub["sigmas"]
     n_hat = float(counts.sum()) + (float(rng.normal(0.0, sig[RELEASES[0]])) if noisy else 0.0)
     d, _ = est.choose_dim(pub, n_hat)
+    model = clone(est)
+    if d == 0:  # no axis worth releasing: the estimator's own fallback, the private constant predictor
+        model._fit_constant(np.repeat(y_train, counts.astype(int)), dict(pub), n_hat, rng)
+        return model.coef_, model.intercept_
     rows, yt = rows_for(d)
     release = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], est.calibration)
     G = release.randomise(release.gram(rows.Z * np.sqrt(counts)[:, None]), 1, rng)[0]
     b = rows.Z.T @ (counts * yt)
     if noisy:
         b = b + rng.normal(0.0, sig[RELEASES[2]], size=b.shape)
-    model = clone(est)
     model._post_process(G, b, rows, pub, d)
     return model.coef_, model.intercept_
 
@@ -338,8 +342,9 @@ def samples_needed_curve_recommended(X_train, y_train, X_test, y_test, sample_si
         rm_priv, rm_clean = [], []
         for _ in range(int(n_replicates)):
             counts = np.bincount(rng.integers(0, n0, n_new), minlength=n0).astype(float)
-            rm_priv.append(rmsep(*_recommended_weighted_fit(est, pub, rows_for, counts, rng, noisy)))
-            rm_clean.append(rmsep(*_recommended_weighted_fit(noise_free, pub_free, rows_for, counts, rng, False)))
+            rm_priv.append(rmsep(*_recommended_weighted_fit(est, pub, rows_for, y_train, counts, rng, noisy)))
+            rm_clean.append(rmsep(*_recommended_weighted_fit(noise_free, pub_free, rows_for, y_train, counts, rng,
+                                                             False)))
         rows.append({"n": n_new, **_rmsep_stats(np.array(rm_priv)), "nonprivate": float(np.median(rm_clean)),
                      "epsilon": float(epsilon), "n_components": str(n_components), "status": status})
         if progress is not None:
