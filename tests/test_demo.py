@@ -127,7 +127,7 @@ def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):
     assert (curve["constant"] >= sigma_y * (1 - 1e-12)).all()
 
 
-def test_cost_step_runs_the_recommended_estimator_and_measures_against_sklearn(seeded_story):
+def test_cost_step_runs_the_recommended_estimator_and_measures_against_sklearn(seeded_story, story):
     """Step 3 is the recommended strict estimator (its own ledgers: three releases inside the budget), its
     non-private reference is scikit-learn's PLS on the same split, and the old strict fit is reported beside."""
     from sklearn.cross_decomposition import PLSRegression
@@ -146,7 +146,8 @@ def test_cost_step_runs_the_recommended_estimator_and_measures_against_sklearn(s
     assert set(curve["releases"]) == {", ".join(RELEASES)}
     fit = make_strict_edpls(1.0, 1e-5, y_range=DEMO_Y_RANGE).fit(X[tr], y[tr])
     assert fit.privacy_ledger_.summary()["basic"][0] == pytest.approx(1.0)  # the whole fit inside ε = 1
-    assert "3 Gaussian releases" in cost.get("rmsep_private").guarantee
+    fresh = story.step("cost").get("rmsep_private").guarantee  # fresh noise: the proven label names the releases
+    assert "proven (1, 1e-05)-DP" in fresh and f"3 Gaussian releases: {', '.join(RELEASES)}" in fresh
     # the earlier strict fit is reported at the same budgets (and is no better than non-private PLS)
     assert (curve["plain_strict"] > curve["nonprivate"]).all()
     assert all(f"{v:.3g} at ε = {e:g}" in cost.notes[1] for v, e in zip(curve["plain_strict"], curve["epsilon"]))

@@ -154,7 +154,7 @@ def test_recommended_fit_exports_say_why_there_is_no_model_file(deferred):
     report = at.session_state["export_report_edpls"]
     assert report.public_parameters["y_range"] == [0.0, 100.0]
     assert report.public_parameters["chose: Preprocessing"].strip("'") in html
-    n_train = re.compile(r"(?<![\d.e-])84(?![\d.])")
+    n_train = re.compile(r"(?<![\w.-])84(?![\w.])")
     assert not n_train.search(html)
     sheets = pd.read_excel(io.BytesIO(download(at, deferred, "edpls_export_workbook")), sheet_name=None)
     assert {"test set", "private statistics", "choices", "coefficients", "exact ledger"} <= set(sheets)
@@ -297,7 +297,7 @@ def test_shareable_exports_and_owner_workbook(deferred):
     assert "clip" not in release.lower() or "clipped to" in release  # the ledger note names the bounds, no count
     for private_number in (fit["max_row_norm_train"], fit["max_abs_y_train"]):
         assert f"{private_number:.6g}" not in release and repr(private_number) not in release
-    n_train = re.compile(r"(?<![\d.e-])84(?![\d.])")  # the exact training row count, as a number of its own
+    n_train = re.compile(r"(?<![\w.-])84(?![\w.])")  # the exact training row count, as a number of its own
     assert not n_train.search(json.dumps(data["fields"])) and not n_train.search(html)
     assert not n_train.search(json.dumps(data["ledger"]))
     xlsx = download(at, deferred, "edpls_export_workbook")

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
@@ -125,7 +126,7 @@ def public_spectra(df, channels) -> np.ndarray:
         raise ValueError(f"the public spectra lack {len(missing)} of the {len(channels)} channels of the private "
                          f"data ({shown})")
     cols = [by_name[str(c)] for c in channels]
-    bad = [str(c) for c in cols if not np.issubdtype(df[c].dtype, np.number)]
+    bad = [str(c) for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
     if bad:
         raise ValueError(f"the public spectra's channel column(s) {', '.join(bad[:5])} are not numeric")
     X = df[cols].to_numpy(dtype=float)
