@@ -13,6 +13,7 @@ instead of drawing a new one, and two sessions never share a noise draw.
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from engine.data.preprocess import CHAIN_INFO, chain_names
@@ -35,7 +36,7 @@ from engine.methods.edpls.page_strict import (
     recommended_owner_sheets,
     recommended_public_parameters,
 )
-from engine.methods.edpls.sweeps import samples_needed_curve_recommended
+from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed_curve_recommended
 from engine.methods.edpls_pipeline import (
     PAGE_DEFAULTS,
     default_x_bound,
@@ -107,9 +108,30 @@ def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_see
                                random_state=noise_seed, **dict(settings))
 
 
-def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None):
-    return rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
-                                  y[test_idx], eps, k, reps, random_state=noise_seed, progress=progress, **params)
+RECOMMENDED_CURVE = "recommended estimator"
+
+
+def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None, recommended=None):
+    """The plain strict (or paper) fit after each chain; with ``recommended`` (its setup) the recommended
+    estimator's curve too, on its own noise stream (a known seed gives it a second known stream)."""
+    parts = 2 if recommended is not None else 1
+
+    def part(i):
+        return None if progress is None else (lambda f, msg: progress((i + f) / parts, msg))
+
+    curves = rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
+                                    y[test_idx], eps, k, reps, random_state=noise_seed, progress=part(0), **params)
+    if recommended is None:
+        return curves
+    rec = rmsep_curve_recommended(X[train_idx], y[train_idx], X[test_idx], y[test_idx], eps, reps,
+                                  delta=params["delta"], calibration=params["calibration"],
+                                  y_range=recommended.y_range, X_public=recommended.X_public,
+                                  random_state=None if noise_seed is None else np.random.SeedSequence([noise_seed, 1]),
+                                  progress=part(1))
+    rec.insert(0, "chain", RECOMMENDED_CURVE)
+    out = pd.concat([rec, curves], ignore_index=True)
+    out["n_components"] = out["n_components"].astype(str)  # "auto" beside the plain fits' k
+    return out
 
 
 @dataclass
@@ -332,10 +354,13 @@ def eps_grid_from(eps_text: str) -> list:
 
 
 def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, later_sheets: dict,
-                  note: str | None = None) -> None:
+                  recommended=None) -> None:
+    """RMSEP against ε after each chain; with ``recommended`` (its setup) the recommended estimator beside."""
     st.subheader("Privacy vs accuracy")
-    if note:
-        st.caption(note)
+    if recommended is not None:
+        st.caption("The recommended estimator's curve (its own preprocessing and projection) beside the plain "
+                   "Analyze-Gauss strict fit after each chain below (its bounds: √m and the largest |y| of the "
+                   "declared range).")
     problem, n_components = choice.problem, choice.n_components
     s1, s2, s3 = st.columns(3)
     chains = s1.multiselect("Preprocessing chains to compare", chain_names(), default=[chain], key="edpls_chains")
@@ -354,10 +379,13 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
                 st.session_state["edpls_curves"] = cached_sweep(
                     "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components,
                                                  reps, sweep_params, budget.noise_seed,
-                                                 progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
+                                                 progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+                                                 recommended=recommended),
                     X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
                                                 sorted(sweep_params.items()), budget.noise_seed,
-                                                budget.session_noise_key)))
+                                                budget.session_noise_key)),
+                    *(() if recommended is None else (repr(recommended.y_range),
+                                                      b"" if recommended.X_public is None else recommended.X_public)))
         except ValueError as err:
             st.error(f"The sweep was refused: {err}")
     curves = st.session_state.get("edpls_curves")
@@ -458,9 +486,7 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
                            calibration=budget.calibration, x_bound=default_x_bound(len(problem.channels)),
                            y_bound=max(abs(v) for v in setup.y_range), chain=chain)
-    sweep_section(choice, res, budget, chain, params, later_sheets,
-                  note="The sweep runs the plain Analyze-Gauss strict fit (bounds: √m and the largest |y| of the "
-                       "declared range) for each chain; the recommended estimator picks its own preprocessing.")
+    sweep_section(choice, res, budget, chain, params, later_sheets, recommended=setup)
     samples_needed_section(choice, res, budget, Xp, params, later_sheets, recommended=setup)
 
 

@@ -191,6 +191,9 @@ def test_sweep_draws_rmsep_curves(page):
     curves = page.session_state["edpls_curves"]
     assert set(curves["epsilon"]) == {0.5, 1, 2, 5, 10, 50, 100}
     assert (curves["median"] >= curves["nonprivate"] * 0.5).all()
+    # the recommended estimator (the page's default strict fit) beside the plain fit after the page's chain
+    assert list(curves["chain"].drop_duplicates()) == ["recommended estimator", "none"]
+    assert (curves.groupby("chain").size() == 7).all() and set(curves["status"]) == {"proven"}
 
 
 def test_bad_epsilon_grid_is_reported_not_crashing(page):

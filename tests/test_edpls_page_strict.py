@@ -17,7 +17,7 @@ from engine.data.io import load_table
 from engine.methods.edpls import make_strict_edpls
 from engine.methods.edpls.page_strict import choice_rows, compare_recommended, recommended_owner_sheets
 from engine.methods.edpls.pipeline import page_problem, public_spectra, sample_y_range
-from engine.methods.edpls.sweeps import samples_needed, samples_needed_curve_recommended
+from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed, samples_needed_curve_recommended
 
 Y_RANGE = (0.0, 100.0)
 
@@ -51,6 +51,20 @@ def test_simulation_equals_the_estimator_on_the_resampled_rows(nir, n_new, publi
     assert curve["median"].iloc[0] == pytest.approx(rmsep(fit.predict(Xte), yte), rel=1e-6)
     assert curve["nonprivate"].iloc[0] == pytest.approx(rmsep(free.predict(Xte), yte), rel=1e-6)
     assert curve["status"].iloc[0] == "not proven"  # a known seed
+
+
+def test_rmsep_curve_replicates_are_the_estimators_fits(nir):
+    """Each replicate of the ε sweep is ``fit`` on the training rows, drawn in order from one generator."""
+    _, p = nir
+    Xtr, ytr, Xte, yte = p.X[p.train], p.y[p.train], p.X[p.test], p.y[p.test]
+    curve = rmsep_curve_recommended(Xtr, ytr, Xte, yte, [1.0, 10.0], 2, delta=1e-5, y_range=Y_RANGE, random_state=4)
+    g = np.random.default_rng(4)
+    for eps, med in zip((1.0, 10.0), curve["median"]):
+        fits = [make_strict_edpls(eps, 1e-5, y_range=Y_RANGE, random_state=g).fit(Xtr, ytr) for _ in range(2)]
+        assert med == pytest.approx(np.median([rmsep(f.predict(Xte), yte) for f in fits]), rel=1e-6)
+    free = make_strict_edpls(math.inf, 1e-5, y_range=Y_RANGE).fit(Xtr, ytr)
+    assert curve["nonprivate"].to_numpy() == pytest.approx(rmsep(free.predict(Xte), yte), rel=1e-6)
+    assert set(curve["status"]) == {"not proven"} and list(curve["epsilon_total_basic"]) == pytest.approx([1, 10])
 
 
 def test_simulation_curve_columns_status_and_the_rows_needed(nir):
