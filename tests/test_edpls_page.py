@@ -80,7 +80,7 @@ def test_recommended_estimator_is_the_default_in_strict_mode(page):
     assert page.sidebar.radio(key="edpls_mode").value == "strict"
     assert page.radio(key="edpls_strict_estimator").value == "recommended"
     assert page.radio(key="edpls_strict_estimator").options == [
-        "recommended (chooses preprocessing, a public projection, the budget split and the ridge)",
+        "recommended (public preprocessing and projection, separate moment releases, ridge)",
         "plain Analyze-Gauss (the strict fit of earlier versions, for comparison)"]
     m = metrics(page)
     assert set(m) == {"RMSEP, private", "RMSEP, non-private", "RMSEP, private constant", "σ_y (test)"}

@@ -82,10 +82,12 @@ def test_simulation_curve_columns_status_and_the_rows_needed(nir):
         samples_needed_curve_recommended(Xtr, ytr, Xte, yte, [1], 1.0, 1e-5, 2, y_range=Y_RANGE)
 
 
-def test_compare_recommended_references_and_ledgers(nir):
+@pytest.mark.parametrize("public", [False, True])
+def test_compare_recommended_references_and_ledgers(nir, public):
     _, p = nir
     res = compare_recommended(p.X, p.y, p.train, p.test, epsilon=1.0, delta=1e-5, y_range=Y_RANGE,
-                              n_components_reference=5)
+                              n_components_reference=5, X_public=p.X[p.test] if public else None)
+    assert ("X_public" in res["private"].choices_["basis"]) == public
     yte = p.y[p.test]
     sk = PLSRegression(5, scale=False).fit(p.X[p.train], p.y[p.train])
     assert res["rmsep_plain"] == pytest.approx(rmsep(sk.predict(p.X[p.test]).ravel(), yte), rel=1e-6)

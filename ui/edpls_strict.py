@@ -22,18 +22,18 @@ from engine.methods.edpls_pipeline import STRICT_ESTIMATORS, public_spectra, sam
 from engine.privacy.wording import ledger_text
 
 ESTIMATOR_LABELS = {
-    "recommended": "recommended (chooses preprocessing, a public projection, the budget split and the ridge)",
+    "recommended": "recommended (public preprocessing and projection, separate moment releases, ridge)",
     "plain": "plain Analyze-Gauss (the strict fit of earlier versions, for comparison)",
 }
 RECOMMENDED_TEXT = (
-    "**Recommended strict estimator.** It fits nothing on your private rows before the release: it picks a "
-    "row-wise preprocessing (SNV, Savitzky-Golay smoothing or derivatives, detrend: each spectrum on its own), "
-    "projects the spectra on a public basis (principal components of the public spectra when you give some, "
-    "else a basis along the wavelength axis) so that the noise grows with the projected dimension and not with "
-    "the channel count, releases the X-moments and the X-y cross-moments with their own share of the budget, "
-    "and regularises the noisy moments (ridge scaled to the noise, intercept shrunk towards the public centre). "
-    "Every release, the choice of the number of components included, is in the ledger: the whole fit is "
-    "(ε, δ)-DP for add/remove-one neighbours."
+    "**Recommended strict estimator.** It fits nothing on your private rows before the release: it applies a "
+    "row-wise preprocessing (each spectrum transformed on its own), projects the spectra on a public basis "
+    "(principal components of the public spectra when you give some, else a basis along the wavelength axis) so "
+    "that the noise grows with the projected dimension and not with the channel count, releases the X-moments "
+    "and the X-y cross-moments each with its own share of the budget, and regularises the noisy moments with a "
+    "ridge scaled to the noise. What it chose, and why, is listed below the results. Every release, the noisy "
+    "count that sets the projected dimension included, is in the ledger: the whole fit is (ε, δ)-DP for "
+    "add/remove-one neighbours."
 )
 
 
