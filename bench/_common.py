@@ -5,6 +5,7 @@
 - ``Claims``: record checked claims (``check``) and reported-only findings (``report``); ``exit_code()``
   is 1 when any checked claim failed, so ``sys.exit(claims.exit_code())`` makes the script fail.
 - ``load_corn()``: the corn NIR data (m5 spectra, moisture), or None when it is not next to the checkout.
+- ``load_corn_instruments()``: the corn spectra of both instruments (m5, mp5) and all four properties.
 - ``Timer``: a perf_counter context manager.
 - ``load_module(name, path)``: import a helper module from its file (e.g. the browser suite's harness in
   ``tests/browser``, which is not a package) without editing ``sys.path``.
@@ -99,6 +100,24 @@ def load_corn():
     Xdf = pd.read_csv(spec)
     y = pd.read_csv(props)["Moisture"].to_numpy(dtype=float)
     return Xdf.to_numpy(dtype=float), y, Xdf.columns.to_numpy(dtype=float)
+
+
+def load_corn_instruments():
+    """{"m5": X (80, 700), "mp5": X (80, 700), "props": DataFrame (80, 4), "wavelengths": (700,)} or None.
+
+    The same 80 corn samples measured on two instruments (m5, mp5) and their four reference properties
+    (Moisture, Oil, Protein, Starch).
+    """
+    files = {"m5": CORN_DIR / "corn_m5spec.csv", "mp5": CORN_DIR / "corn_mp5spec.csv"}
+    props = CORN_DIR / "corn_propvals.csv"
+    if not (props.exists() and all(f.exists() for f in files.values())):
+        return None
+    import pandas as pd
+
+    out = {name: pd.read_csv(f) for name, f in files.items()}
+    wl = out["m5"].columns.to_numpy(dtype=float)
+    return {"m5": out["m5"].to_numpy(dtype=float), "mp5": out["mp5"].to_numpy(dtype=float),
+            "props": pd.read_csv(props), "wavelengths": wl}
 
 
 class Timer:

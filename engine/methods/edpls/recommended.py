@@ -122,12 +122,13 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         "cross_share": [Interval(Real, 0, 1, closed="neither")],
         "dim_threshold": [Interval(Real, 0, None, closed="neither")],
         "ridge_scale": [Interval(Real, 0, None, closed="left")],
+        "shrink_scale": [Interval(Real, 0, None, closed="left")],
         "calibration": CALIBRATION_CONSTRAINT,
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
                  n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
-                 dim_threshold=10.0, ridge_scale=1.0, calibration="analytic", random_state=None):
+                 dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.y_range = y_range
@@ -140,6 +141,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.cross_share = cross_share
         self.dim_threshold = dim_threshold
         self.ridge_scale = ridge_scale
+        self.shrink_scale = shrink_scale
         self.calibration = calibration
         self.random_state = random_state
 
@@ -257,8 +259,8 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     def _fit_constant(self, y, pub, n_hat, rng):
         """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``)."""
         yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
-        eps, dlt = pub["budget"][RELEASES[0]]
-        rest = (float(self.epsilon) - eps, float(self.delta) - dlt)
+        share = 1.0 - float(self.count_share)
+        rest = (float(self.epsilon) * share, float(self.delta) * share)
         mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng)
         pub["budget"] = {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest}
         pub["sigmas"] = {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma}
@@ -280,11 +282,20 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         A = C + lam * np.eye(d)
         k = self._k(d)
         if k is None:
-            try:
-                beta = np.linalg.solve(A, cxy)
-            except np.linalg.LinAlgError:
-                beta = np.linalg.lstsq(A, cxy, rcond=None)[0]
-            how = f"ridge on the regularised noisy moments (lambda = {lam:.4g})"
+            vals, Q = np.linalg.eigh(A)
+            vals = np.maximum(vals, max(lam, 1e-12 * max(float(vals[-1]), 1e-300)))
+            gamma = Q.T @ cxy
+            shrink = np.ones(d)
+            if self.n_components == "auto" and sig > 0:
+                # per-axis Wiener shrinkage: the noise on gamma_j is N(0, sigma_xy^2) plus the X-moment noise
+                # acting on the ridge solution (sigma_xx ||beta||); both sigmas are public
+                beta0 = Q @ (gamma / vals)
+                noise2 = pub["sigmas"][RELEASES[2]] ** 2 + (sig * float(np.linalg.norm(beta0))) ** 2
+                shrink = np.maximum(0.0, 1.0 - float(self.shrink_scale) * noise2 / np.maximum(gamma**2, 1e-300))
+            beta = Q @ (shrink * gamma / vals)
+            how = (f"ridge on the regularised noisy moments (lambda = {lam:.4g})"
+                   + (", per-axis positive-part James-Stein shrinkage max(0, 1 - c noise^2 / gamma^2)"
+                      if self.n_components == "auto" else ""))
         else:
             beta = pls1_from_moments(A, cxy, k)["coef"]
             how = f"PLS1 with k = {k} components on the regularised noisy moments (lambda = {lam:.4g})"
@@ -292,17 +303,19 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         S, By = rows.scale, pub["y_bound"]
         w = pub["V"][:, :d] @ (beta * By / S)
         self.coef_ = w
-        self.intercept_ = float(pub["y_center"] + By * (mean_y - mean @ beta)
+        # the intercept's mean of y, shrunk towards the public centre (positive-part James-Stein, public sigma)
+        sm2 = (pub["sigmas"][RELEASES[2]] / (cz * n_hat)) ** 2
+        mean_y_js = mean_y * max(0.0, 1.0 - sm2 / mean_y**2) if mean_y != 0 else 0.0
+        self.intercept_ = float(pub["y_center"] + By * (mean_y_js - mean @ beta)
                                 - (pub["x_center"][:d] @ beta) * By / S)
         if not (np.all(np.isfinite(w)) and math.isfinite(self.intercept_)):
             raise ValueError("the coefficients are not finite: rescale the data")
         self.choices_ = {"ridge_lambda": lam, "k": "ridge" if k is None else k, "model": how,
-                         "intercept": "DP mean of y (cross-moment constant entry) clipped to y_range"}
+                         "intercept": "DP mean of y (cross-moment constant entry) clipped to y_range, shrunk towards "
+                                      "the centre of y_range by positive-part James-Stein at its public noise level"}
 
     def _k(self, d: int):
-        if self.n_components == "ridge":
-            return None
-        if self.n_components == "auto":
+        if self.n_components in ("ridge", "auto"):
             return None
         return int(min(self.n_components, d))
 
