@@ -4,6 +4,12 @@ Every sweep prepares the clean part of the fit once (``prepared._Prepared``) and
 per setting in one batch; each row's ``status`` column comes from the ledger of the very fit of that row.
 The noise comes from ``engine.privacy.noise_generator(random_state)``: fresh by default, a known seed makes
 every row "not proven".
+
+The recommended strict estimator (``make_strict_edpls``, issue #18) has its own two: ``rmsep_curve_recommended``
+and ``samples_needed_curve_recommended``. Its preprocessing is row-wise and its releases are sums over rows, so
+a fit on rows drawn with replacement is computed from the distinct rows weighted by their counts
+(``_recommended_weighted_fit``: the estimator's own public setup, releases in its order and its
+post-processing; tests check it equals ``fit`` on the materialised rows with the same generator).
 """
 from __future__ import annotations
 
