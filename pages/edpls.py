@@ -1,5 +1,9 @@
 """edPLS page: widgets -> engine.methods.edpls -> figures. No math here.
 
+Strict mode offers two estimators (radio "Strict estimator"): the recommended one (issue #18,
+``make_strict_edpls``: the default) and the plain Analyze-Gauss EDPLS, kept for comparison. The recommended
+one's public inputs, choices and headline numbers are ``ui.edpls_strict``.
+
 Noise: every private fit, sweep and simulation draws its noise through ``budget.noise_seed`` (None:
 fresh OS entropy; the "reproducible noise" switch: a known seed, recorded as not proven). The data
 split keeps its own fixed split seed (a split is not a release). The fit is kept per session for the
@@ -9,6 +13,7 @@ instead of drawing a new one, and two sessions never share a noise draw.
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from engine.data.preprocess import CHAIN_INFO, chain_names
@@ -24,6 +29,14 @@ from engine.methods.edpls import (
     shareable_ledger,
     to_json,
 )
+from engine.methods.edpls.page_strict import (
+    choice_rows,
+    compare_recommended,
+    recommended_no_release_reason,
+    recommended_owner_sheets,
+    recommended_public_parameters,
+)
+from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed_curve_recommended
 from engine.methods.edpls_pipeline import (
     PAGE_DEFAULTS,
     default_x_bound,
@@ -35,6 +48,13 @@ from engine.methods.edpls_pipeline import preprocess as _preprocess
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import usable_dataset
+from ui.edpls_strict import (
+    recommended_metrics,
+    recommended_settings,
+    show_choices,
+    strict_estimator_setting,
+    utility_sentence,
+)
 from ui.exports import export_bar, show_chart
 from ui.figures import (
     edpls_coef_figure,
@@ -80,9 +100,38 @@ def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key):
     return compare_private_plain(X, y, train_idx, test_idx, params, random_state=noise_seed)
 
 
-def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None):
-    return rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
-                                  y[test_idx], eps, k, reps, random_state=noise_seed, progress=progress, **params)
+@st.cache_data(show_spinner=False, max_entries=32)
+def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_seed, session_noise_key):
+    """The recommended strict fit beside the non-private PLS1 (on the page's chain and k) and the private
+    constant predictor; one release per session and settings, as ``fit_pair``."""
+    return compare_recommended(X, y, train_idx, test_idx, X_reference=Xp, X_public=X_public,
+                               random_state=noise_seed, **dict(settings))
+
+
+RECOMMENDED_CURVE = "recommended estimator"
+
+
+def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None, recommended=None):
+    """The plain strict (or paper) fit after each chain; with ``recommended`` (its setup) the recommended
+    estimator's curve too, on its own noise stream (a known seed gives it a second known stream)."""
+    parts = 2 if recommended is not None else 1
+
+    def part(i):
+        return None if progress is None else (lambda f, msg: progress((i + f) / parts, msg))
+
+    curves = rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
+                                    y[test_idx], eps, k, reps, random_state=noise_seed, progress=part(0), **params)
+    if recommended is None:
+        return curves
+    rec = rmsep_curve_recommended(X[train_idx], y[train_idx], X[test_idx], y[test_idx], eps, reps,
+                                  delta=params["delta"], calibration=params["calibration"],
+                                  y_range=recommended.y_range, X_public=recommended.X_public,
+                                  random_state=None if noise_seed is None else np.random.SeedSequence([noise_seed, 1]),
+                                  progress=part(1))
+    rec.insert(0, "chain", RECOMMENDED_CURVE)
+    out = pd.concat([rec, curves], ignore_index=True)
+    out["n_components"] = out["n_components"].astype(str)  # "auto" beside the plain fits' k
+    return out
 
 
 @dataclass
@@ -265,6 +314,34 @@ def export_section(choice: Choice, res: dict, budget, *, label: str, chain: str,
                                                  sweeps=later_sheets))
 
 
+def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain: str, setup, later_sheets: dict):
+    """The recommended fit's shareable files and the owner's workbook (``later_sheets``: filled below)."""
+    ds, problem, private = choice.ds, choice.problem, res["private"]
+    tr, te = problem.train, problem.test
+    split_text = {"random": "random 30 %", "last": "last 30 % of rows"}[choice.split_how]
+    declared = dict(response=choice.response, test_split=split_text, y_range=list(setup.y_range),
+                    public_spectra=setup.public_name or "none")
+    report = RunReport(
+        page="edpls", method=label,
+        data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels]),
+        preprocessing="chosen by the recommended estimator among the row-wise chains (see its choices)",
+        parameters={"epsilon": budget.epsilon, "delta": budget.delta, "y_range": setup.y_range,
+                    "public spectra": setup.public_name or "none", "test rows": split_text, "split seed": SPLIT_SEED,
+                    "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
+                    if budget.noise_seed is not None else "fresh (operating-system entropy)",
+                    "reference (non-private)": f"PLS1, {choice.n_components} LVs, chain {chain}",
+                    "n_train": len(tr), "n_test": len(te), **({"y range": setup.range_note} if setup.range_note
+                                                              else {})},
+        public_parameters=recommended_public_parameters(private, **declared),
+        mode="strict", ledger=shareable_ledger(private.privacy_ledger_), ledger_delta=budget.delta,
+        headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
+                  "RMSEP, private constant predictor": res["rmsep_constant"], "σ_y (test)": res["sigma_y_test"]})
+    why_not = recommended_no_release_reason(private)
+    export_bar(report, release_json=None, no_release_reason=why_not,
+               owner_sheets=lambda: recommended_owner_sheets(res, feature_names=problem.channels, test_rows=te,
+                                                             sweeps=later_sheets))
+
+
 def eps_grid_from(eps_text: str) -> list:
     try:
         eps_grid = sorted({float(v) for v in eps_text.replace(";", ",").split(",") if v.strip()})
@@ -276,8 +353,14 @@ def eps_grid_from(eps_text: str) -> list:
     return eps_grid
 
 
-def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, later_sheets: dict) -> None:
+def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, later_sheets: dict,
+                  recommended=None) -> None:
+    """RMSEP against ε after each chain; with ``recommended`` (its setup) the recommended estimator beside."""
     st.subheader("Privacy vs accuracy")
+    if recommended is not None:
+        st.caption("The recommended estimator's curve (its own preprocessing and projection) beside the plain "
+                   "Analyze-Gauss strict fit after each chain below (its bounds: √m and the largest |y| of the "
+                   "declared range).")
     problem, n_components = choice.problem, choice.n_components
     s1, s2, s3 = st.columns(3)
     chains = s1.multiselect("Preprocessing chains to compare", chain_names(), default=[chain], key="edpls_chains")
@@ -296,10 +379,13 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
                 st.session_state["edpls_curves"] = cached_sweep(
                     "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components,
                                                  reps, sweep_params, budget.noise_seed,
-                                                 progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
+                                                 progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
+                                                 recommended=recommended),
                     X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
                                                 sorted(sweep_params.items()), budget.noise_seed,
-                                                budget.session_noise_key)))
+                                                budget.session_noise_key)),
+                    *(() if recommended is None else (repr(recommended.y_range),
+                                                      b"" if recommended.X_public is None else recommended.X_public)))
         except ValueError as err:
             st.error(f"The sweep was refused: {err}")
     curves = st.session_state.get("edpls_curves")
@@ -314,11 +400,29 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
         later_sheets["RMSEP sweep"] = curves
 
 
-def samples_needed_section(choice: Choice, res: dict, budget, Xp, params: dict, later_sheets: dict) -> None:
-    """Strict mode: how many training rows the chosen budget would need for a target RMSEP."""
-    st.subheader("How many samples would strict mode need?")
+def _simulate(choice: Choice, res: dict, budget, Xp, params: dict, sizes, recommended, progress):
+    """The simulation's curve: the recommended estimator (``recommended``: its setup) or the plain one."""
     problem = choice.problem
     tr, te = problem.train, problem.test
+    if recommended is not None:
+        return samples_needed_curve_recommended(
+            problem.X[tr], problem.y[tr], problem.X[te], res["y_test"], sizes, budget.epsilon, budget.delta, 20,
+            y_range=recommended.y_range, X_public=recommended.X_public, random_state=budget.noise_seed,
+            progress=progress)
+    return samples_needed_curve(
+        Xp[tr], problem.y[tr], Xp[te], res["y_test"], sizes, budget.epsilon, choice.n_components, 20,
+        random_state=budget.noise_seed, progress=progress,
+        **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
+
+
+def samples_needed_section(choice: Choice, res: dict, budget, Xp, params: dict, later_sheets: dict,
+                           recommended=None) -> None:
+    """Strict mode: how many training rows the chosen budget would need for a target RMSEP, for the chosen
+    strict estimator (``recommended``: the recommended estimator's setup; None: the plain one)."""
+    st.subheader("How many samples would strict mode need?")
+    problem = choice.problem
+    tr = problem.train
+    which = "the recommended strict estimator" if recommended is not None else "plain strict edPLS"
     target = st.number_input("Target RMSEP", min_value=1e-9, value=float(max(2 * res["rmsep_plain"], 1e-6)),
                              format="%.4g", key="edpls_target")
     simulation = Sweep("edpls_simulate", "simulation")
@@ -327,27 +431,63 @@ def samples_needed_section(choice: Choice, res: dict, budget, Xp, params: dict, 
         sizes = sorted({n0, *(int(n0 * f) for f in (2, 5, 10, 30, 100, 300, 1000))})
         try:
             with simulation.running("starting") as bar:
-                curve = samples_needed_curve(
-                    Xp[tr], problem.y[tr], Xp[te], res["y_test"], sizes, budget.epsilon, choice.n_components, 20,
-                    random_state=budget.noise_seed, progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
-                    **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
+                curve = _simulate(choice, res, budget, Xp, params, sizes, recommended,
+                                  lambda f, msg: bar.progress(min(f, 1.0), text=msg))
         except ValueError as err:
             st.error(f"The simulation was refused: {err}")
         else:
-            st.session_state["edpls_needed"] = (curve, target)
-    if "edpls_needed" in st.session_state:
-        curve, tgt = st.session_state["edpls_needed"]
+            st.session_state["edpls_needed"] = (curve, target, which)
+    stored = st.session_state.get("edpls_needed")
+    if stored is not None and stored[2] == which:
+        curve, tgt, _ = stored
         need = samples_needed(curve, tgt)
-        show_chart(st, edpls_samples_needed_figure(curve, target=tgt), "samples_needed", page="edpls")
+        show_chart(st, edpls_samples_needed_figure(curve, target=tgt, name=which), "samples_needed", page="edpls")
         st.markdown(
-            f"At ε = {budget.epsilon:g} strict mode reaches a median RMSEP of {tgt:.4g} with about "
+            f"At ε = {budget.epsilon:g} {which} reaches a median RMSEP of {tgt:.4g} with about "
             f"**{need:,.0f}** training rows (you have {len(tr)})." if np.isfinite(need) else
-            f"At ε = {budget.epsilon:g} strict mode does not reach RMSEP {tgt:.4g} even with "
+            f"At ε = {budget.epsilon:g} {which} does not reach RMSEP {tgt:.4g} even with "
             f"{int(curve['n'].max()):,} rows in this simulation: not enough data for this budget."
         )
         st.caption("Simulated by resampling your training rows (optimistic: new samples are assumed to look like "
                    "the ones you have); the noise part is exact. The table is in the owner's workbook.")
         later_sheets["samples needed"] = curve
+
+
+def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
+    """Strict mode with the recommended estimator: public inputs, fit, choices, ledger, exports, simulation."""
+    setup = recommended_settings(choice)
+    problem = choice.problem
+    settings = dict(epsilon=budget.epsilon, delta=budget.delta, y_range=setup.y_range,
+                    n_components_reference=choice.n_components)
+    try:
+        res = fit_recommended(problem.X, problem.y, problem.train, problem.test, Xp, tuple(sorted(settings.items())),
+                              setup.X_public, budget.noise_seed, budget.session_noise_key)
+    except ValueError as err:
+        st.error(f"The recommended strict fit on {choice.ds.name} was refused: {err}")
+        st.stop()
+    label = f"edPLS (strict, recommended, ε = {budget.epsilon:g})"
+    private = res["private"]
+    recommended_metrics(res, len(problem.train))
+    st.markdown(utility_sentence(res, budget.epsilon))
+    show_choices(choice_rows(private))
+    show_ledger(private.privacy_ledger_)
+    f1, f2 = st.columns(2)
+    # the recommended model is linear in the preprocessed spectra: its coefficients beside the same estimator's
+    # without noise (plain PLS on the page's chain is another model on other inputs)
+    show_chart(f1, edpls_coef_figure(choice.axis, private.coef_, res["noise_free"].coef_,
+                                     axis_label=f"{choice.axis_label}, after its preprocessing", private_label=label,
+                                     reference_label="same estimator, no noise (ε = ∞)"), "coefficients",
+               page="edpls")
+    show_chart(f2, edpls_pred_figure(res["y_test"], res["pred_private"], res["pred_plain"], response=choice.response,
+                                     private_label=label), "predictions", page="edpls")
+    later_sheets = {}
+    recommended_exports(choice, res, budget, label=label, chain=chain, setup=setup, later_sheets=later_sheets)
+    # the sweep compares preprocessing chains for the plain estimator, at bounds from the declared range
+    params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
+                           calibration=budget.calibration, x_bound=default_x_bound(len(problem.channels)),
+                           y_bound=max(abs(v) for v in setup.y_range), chain=chain)
+    sweep_section(choice, res, budget, chain, params, later_sheets, recommended=setup)
+    samples_needed_section(choice, res, budget, Xp, params, later_sheets, recommended=setup)
 
 
 def main() -> None:
@@ -356,6 +496,9 @@ def main() -> None:
     noise_std = noise_std_setting(budget)
     choice = data_section()
     chain, info, Xp = preprocessing_section(choice, budget)
+    if budget.mode == "strict" and strict_estimator_setting() == "recommended":
+        recommended_page(choice, budget, chain, Xp)
+        return
     if budget.mode == "strict":
         params, bounds_note = strict_settings(choice, budget, chain)
     else:

@@ -107,7 +107,8 @@ def test_success_sentences_carry_the_utility(seeded_story):
 
 def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):
     cost = seeded_story.step("cost")
-    private, plain, sigma_y = (cost.value(k) for k in ("rmsep_private", "rmsep_plain", "sigma_y"))
+    private, plain, constant, sigma_y = (cost.value(k) for k in ("rmsep_private", "rmsep_plain", "rmsep_constant",
+                                                                  "sigma_y"))
     assert private >= plain
     assert 0.1 < sigma_y < 1.0  # moisture, % w/w (sample_data/README: sd 0.38)
     assert "no guarantee" in cost.get("rmsep_plain").guarantee
@@ -118,6 +119,38 @@ def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):
     assert "σ_y" in cost.headline and f"{sigma_y:.3g}" in cost.headline
     if private >= sigma_y:
         assert "no better than predicting the mean" in cost.headline
+    # the success sentence carries the utility: the private constant predictor at the same budget beside it
+    assert f"{constant:.3g}" in cost.headline and "private constant predictor" in cost.headline
+    assert ("PLS, better than the private constant predictor" in cost.headline) == (private < constant)
+    assert ("PLS, no better than the private constant predictor" in cost.headline) == (private >= constant)
+    # a constant c scores sqrt(σ_y² + (mean - c)²) >= σ_y on the test rows (closed form), at every ε
+    assert (curve["constant"] >= sigma_y * (1 - 1e-12)).all()
+
+
+def test_cost_step_runs_the_recommended_estimator_and_measures_against_sklearn(seeded_story, story):
+    """Step 3 is the recommended strict estimator (its own ledgers: three releases inside the budget), its
+    non-private reference is scikit-learn's PLS on the same split, and the old strict fit is reported beside."""
+    from sklearn.cross_decomposition import PLSRegression
+
+    from engine.demo import DEMO_Y_RANGE, NIR_COMPONENTS, _nir_split
+    from engine.methods.edpls.recommended import RELEASES, make_strict_edpls
+
+    cost = seeded_story.step("cost")
+    curve = cost.figure["curve"]
+    X, y, tr, te, _ = _nir_split()
+    sk = PLSRegression(NIR_COMPONENTS, scale=False).fit(X[tr], y[tr])
+    sk_rmsep = float(np.sqrt(np.mean((sk.predict(X[te]).ravel() - y[te]) ** 2)))
+    assert curve["nonprivate"].to_numpy() == pytest.approx(sk_rmsep, rel=1e-6)
+    assert cost.value("rmsep_plain") == pytest.approx(sk_rmsep, rel=1e-6)
+    assert set(curve["model"]) == {"strict edPLS, recommended estimator"}
+    assert set(curve["releases"]) == {", ".join(RELEASES)}
+    fit = make_strict_edpls(1.0, 1e-5, y_range=DEMO_Y_RANGE).fit(X[tr], y[tr])
+    assert fit.privacy_ledger_.summary()["basic"][0] == pytest.approx(1.0)  # the whole fit inside ε = 1
+    fresh = story.step("cost").get("rmsep_private").guarantee  # fresh noise: the proven label names the releases
+    assert "proven (1, 1e-05)-DP" in fresh and f"3 Gaussian releases: {', '.join(RELEASES)}" in fresh
+    # the earlier strict fit is reported at the same budgets (and is no better than non-private PLS)
+    assert (curve["plain_strict"] > curve["nonprivate"]).all()
+    assert all(f"{v:.3g} at ε = {e:g}" in cost.notes[1] for v, e in zip(curve["plain_strict"], curve["epsilon"]))
 
 
 def test_two_default_stories_draw_different_noise(story):
@@ -201,6 +234,7 @@ def test_home_demo_click_shows_the_three_steps():
     assert float(metrics["edPLS strict, ε = 1: |corr| with the secret"]) < 0.3
     private = float(metrics["RMSEP, strict edPLS ε = 1"])
     assert private >= float(metrics["RMSEP, non-private PLS"])
+    assert float(metrics["RMSEP, private constant ε = 1"]) >= float(metrics["σ_y (test responses)"])
     assert "σ_y (test responses)" in metrics
     markdown = " ".join(m.value for m in at.markdown)
     for heading in ("#### 1.", "#### 2.", "#### 3."):

@@ -1,4 +1,5 @@
-"""The edPLS page end to end under AppTest: fit, both modes, sweep, strict sample-size simulation, fresh
+"""The edPLS page end to end under AppTest: fit, both modes, both strict estimators (the recommended one of
+issue #18 by default, the plain Analyze-Gauss fit for comparison), sweep, strict sample-size simulation, fresh
 noise, and the two kinds of export (shareable release, owner's workbook)."""
 import io
 import json
@@ -11,8 +12,15 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from engine.data.catalog import SAMPLE_SETS
+from engine.data.io import load_table
+from engine.methods.edpls.page_strict import choice_rows, compare_recommended
+from engine.methods.edpls.recommended import RELEASES
+from engine.methods.edpls_pipeline import page_problem
+from engine.privacy.wording import ledger_text
 from engine.release import release_problems
 from engine.workbook import PRIVATE_NOTICE
+from ui.budget import TEACHING_NOISE_SEED
 from ui.exports import LABELS
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")
@@ -52,7 +60,111 @@ def metrics(at):
     return {m.label: m.value for m in at.metric}
 
 
+def plain_strict(at):
+    """Switch the page to the plain Analyze-Gauss strict fit."""
+    at.radio(key="edpls_strict_estimator").set_value("plain").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def sample_problem():
+    sample = SAMPLE_SETS["nir"]
+    return page_problem(load_table(sample.path), sample.response_columns[0], sample.response_columns)
+
+
+def markdown_text(at) -> str:
+    return " ".join(x.value for x in at.markdown)
+
+
+def test_recommended_estimator_is_the_default_in_strict_mode(page):
+    assert page.sidebar.radio(key="edpls_mode").value == "strict"
+    assert page.radio(key="edpls_strict_estimator").value == "recommended"
+    assert page.radio(key="edpls_strict_estimator").options == [
+        "recommended (public preprocessing and projection, separate moment releases, ridge)",
+        "plain Analyze-Gauss (the strict fit of earlier versions, for comparison)"]
+    m = metrics(page)
+    assert set(m) == {"RMSEP, private", "RMSEP, non-private", "RMSEP, private constant", "σ_y (test)"}
+    assert float(m["RMSEP, non-private"]) < 0.1 and float(m["RMSEP, private constant"]) > 0
+    text = markdown_text(page)
+    assert "Recommended strict estimator" in text and "What the recommended estimator chose, and why" in text
+    # the success sentence carries the utility: private, non-private, the private constant and σ_y
+    (sentence,) = [x.value for x in page.markdown if x.value.startswith("**Recommended strict fit at ε = 1:**")]
+    for label in ("RMSEP, private", "RMSEP, non-private", "RMSEP, private constant", "σ_y (test)"):
+        assert m[label] in sentence, label
+    assert "private constant predictor" in sentence
+    assert len(page.get("plotly_chart")) == 2
+    # the y range is declared (a documented public default on the sample set), never read off the rows
+    assert page.number_input(key="edpls_y_low_sample_NIR spectra (synthetic)_moisture").value == 0.0
+    assert page.number_input(key="edpls_y_high_sample_NIR spectra (synthetic)_moisture").value == 100.0
+
+
+def test_recommended_fit_shows_its_own_choices_numbers_and_ledger():
+    """With the teaching switch (a known noise seed) the page's fit is reproducible: the numbers, the choices and
+    the ledger sentence shown are those of compare_recommended with the same seed, and the label says "not
+    proven" because that fit's own ledger does."""
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.sidebar.checkbox(key="edpls_repro").check().run()
+    assert not at.exception, at.exception
+    prob = sample_problem()
+    res = compare_recommended(prob.X, prob.y, prob.train, prob.test, epsilon=1.0, delta=1e-5, y_range=(0.0, 100.0),
+                              n_components_reference=5, random_state=TEACHING_NOISE_SEED)
+    m = metrics(at)
+    assert m["RMSEP, private"] == f"{res['rmsep_private']:.4g}"
+    assert m["RMSEP, non-private"] == f"{res['rmsep_plain']:.4g}"
+    assert m["RMSEP, private constant"] == f"{res['rmsep_constant']:.4g}"
+    private = res["private"]
+    text = markdown_text(at)
+    rows = choice_rows(private)
+    assert {r["what"] for r in rows} >= {"Preprocessing", "Projection", "Budget split"}
+    for r in rows:
+        assert f"**{r['what']}**: {r['chose']}" in text, r
+    assert f"'{private.choices_['chain']}'" in text
+    led = private.privacy_ledger_
+    assert [r.name for r in led.entries] == list(RELEASES)
+    assert ledger_text(led) in [x.value for x in at.markdown]  # the label is this fit's own ledger's
+    assert led.status == "not proven" and "not** a proven guarantee" in ledger_text(led)
+    report = at.session_state["export_report_edpls"]
+    assert report.status == "not proven" and [r.name for r in report.ledger.entries] == list(RELEASES)
+    assert report.ledger.summary()["basic"] == pytest.approx(led.summary()["basic"])
+    assert report.ledger.summary()["basic"][0] == pytest.approx(1.0)  # the whole fit inside the budget
+
+
+def test_plain_analyze_gauss_stays_selectable(page):
+    plain_strict(page)
+    m = metrics(page)
+    assert "of 84" in m["Rows clipped"] and "RMSEP, private constant" not in m
+    assert "Strict mode" in markdown_text(page) and "What the recommended estimator chose" not in markdown_text(page)
+    ledger = page.session_state["export_report_edpls"].ledger
+    assert [r.name for r in ledger.entries] != list(RELEASES) and len(ledger) == 1  # one Analyze-Gauss release
+    page.radio(key="edpls_strict_estimator").set_value("recommended").run()
+    assert not page.exception and "RMSEP, private constant" in metrics(page)
+
+
+def test_recommended_fit_exports_say_why_there_is_no_model_file(deferred):
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == [LABELS["report"], LABELS["workbook"]]
+    assert any(c.value.startswith("No shareable model: the recommended strict estimator has no shareable release")
+               for c in at.caption)
+    html = download(at, deferred, "edpls_export_report")
+    assert release_problems(html) == [] and "random_state" not in html
+    report = at.session_state["export_report_edpls"]
+    assert report.public_parameters["y_range"] == [0.0, 100.0]
+    assert report.public_parameters["chose: Preprocessing"].strip("'") in html
+    n_train = re.compile(r"(?<![\w.-])84(?![\w.])")
+    assert not n_train.search(html)
+    sheets = pd.read_excel(io.BytesIO(download(at, deferred, "edpls_export_workbook")), sheet_name=None)
+    assert {"test set", "private statistics", "choices", "coefficients", "exact ledger"} <= set(sheets)
+    test = pd.read_excel(io.BytesIO(download(at, deferred, "edpls_export_workbook")), sheet_name="test set", header=1)
+    assert list(test.columns) == ["row", "y_test", "pred_private", "pred_nonprivate", "pred_private_constant"]
+    assert test["pred_private_constant"].nunique() == 1 and len(test) == 36
+
+
 def test_strict_fit_shows_figures_ledger_and_downloads(page):
+    plain_strict(page)
     m = metrics(page)
     assert float(m["RMSEP, non-private"]) < 0.1  # the NIR sample is easy without privacy
     assert "of 84" in m["Rows clipped"]
@@ -79,6 +191,9 @@ def test_sweep_draws_rmsep_curves(page):
     curves = page.session_state["edpls_curves"]
     assert set(curves["epsilon"]) == {0.5, 1, 2, 5, 10, 50, 100}
     assert (curves["median"] >= curves["nonprivate"] * 0.5).all()
+    # the recommended estimator (the page's default strict fit) beside the plain fit after the page's chain
+    assert list(curves["chain"].drop_duplicates()) == ["recommended estimator", "none"]
+    assert (curves.groupby("chain").size() == 7).all() and set(curves["status"]) == {"proven"}
 
 
 def test_bad_epsilon_grid_is_reported_not_crashing(page):
@@ -91,7 +206,15 @@ def test_strict_samples_needed_simulation(page):
     page.button(key="edpls_samples").click().run()
     assert not page.exception
     assert len(page.get("plotly_chart")) == 3
-    assert any("strict mode" in x.value and "rows" in x.value for x in page.markdown)
+    curve = page.session_state["edpls_needed"][0]
+    assert list(curve["n"]) == [84, 168, 420, 840, 2520, 8400, 25200, 84000]
+    assert set(curve["status"]) == {"proven"} and (curve["median"] > 0).all()
+    assert any("the recommended strict estimator" in x.value and "rows" in x.value for x in page.markdown)
+    plain_strict(page)  # the other estimator's curve is not shown under this one's name
+    assert len(page.get("plotly_chart")) == 2
+    page.button(key="edpls_samples").click().run()
+    assert not page.exception and len(page.get("plotly_chart")) == 3
+    assert any("plain strict edPLS" in x.value and "rows" in x.value for x in page.markdown)
 
 
 def test_the_same_sweep_in_a_second_session_is_served_from_the_shared_cache():
@@ -116,6 +239,7 @@ def test_the_same_sweep_in_a_second_session_is_served_from_the_shared_cache():
 
 
 def test_strict_mode_with_a_chain_fitted_on_the_private_rows_is_not_called_proven(page):
+    plain_strict(page)
     page.selectbox(key="edpls_chain").set_value("msc").run()
     assert not page.exception
     text = " ".join(x.value for x in page.markdown)
@@ -156,15 +280,11 @@ def test_reproducible_noise_switch_is_recorded_as_not_proven(page):
 def test_shareable_exports_and_owner_workbook(deferred):
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
+    plain_strict(at)
     at.number_input(key="edpls_reps").set_value(5).run()
     at.button(key="edpls_run_sweep").click().run()
     assert not at.exception, at.exception
-    from engine.data.catalog import SAMPLE_SETS
-    from engine.data.io import load_table
-    from engine.methods.edpls_pipeline import page_problem
-
-    sample = SAMPLE_SETS["nir"]
-    prob = page_problem(load_table(sample.path), sample.response_columns[0], sample.response_columns)
+    prob = sample_problem()
     Xtr, ytr = prob.X[prob.train], prob.y[prob.train]
     fit = {"max_row_norm_train": float(np.linalg.norm(Xtr, axis=1).max()), "max_abs_y_train": float(np.abs(ytr).max()),
            "y_test": prob.y[prob.test]}
@@ -180,7 +300,7 @@ def test_shareable_exports_and_owner_workbook(deferred):
     assert "clip" not in release.lower() or "clipped to" in release  # the ledger note names the bounds, no count
     for private_number in (fit["max_row_norm_train"], fit["max_abs_y_train"]):
         assert f"{private_number:.6g}" not in release and repr(private_number) not in release
-    n_train = re.compile(r"(?<![\d.e-])84(?![\d.])")  # the exact training row count, as a number of its own
+    n_train = re.compile(r"(?<![\w.-])84(?![\w.])")  # the exact training row count, as a number of its own
     assert not n_train.search(json.dumps(data["fields"])) and not n_train.search(html)
     assert not n_train.search(json.dumps(data["ledger"]))
     xlsx = download(at, deferred, "edpls_export_workbook")

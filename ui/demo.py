@@ -1,5 +1,6 @@
 """The home page's guided demo (issue #10): one click runs ``engine.demo.guided_story`` and shows
-its three steps (plain PLS leaks, edPLS protects, at this cost in RMSEP). Widgets only, no math.
+its three steps (plain PLS leaks, edPLS protects, at this cost in RMSEP; step 3 is the recommended strict
+estimator beside the private constant predictor). Widgets only, no math.
 
 Before the click the section shows one small teaser chart (``engine.demo.leak_example``, ~20 ms,
 cached), so that plotly.js loads in a new browser tab while the user reads.
@@ -51,6 +52,19 @@ def _numbers(step) -> None:
         col.caption(n.guarantee)
 
 
+def _cost_figure(f: dict):
+    """Step 3's figure, with the private constant predictor's median RMSEP as a dashed line (the baseline a
+    private model must beat) when the curve has it."""
+    fig = demo_cost_figure(f["curve"], sigma_y=f["sigma_y"], epsilon=f["epsilon"], unit=f["unit"],
+                           response=f["response"])
+    curve = f["curve"]
+    if "constant" in curve.columns:
+        c = curve.sort_values("epsilon")
+        fig.add_scatter(x=c["epsilon"], y=c["constant"], mode="lines+markers", name="private constant predictor",
+                        line={"dash": "dash", "color": "#7f7f7f"})
+    return fig
+
+
 def _show(story: GuidedStory) -> None:
     noise = ("fresh privacy noise (new on every run)" if story.fresh_noise else
              "reproducible noise (teaching): the noise seed is known, so no strict number here is proven")
@@ -87,9 +101,7 @@ def _show(story: GuidedStory) -> None:
     st.markdown(cost.headline)
     _numbers(cost)
     f = cost.figure
-    st.plotly_chart(demo_cost_figure(f["curve"], sigma_y=f["sigma_y"], epsilon=f["epsilon"], unit=f["unit"],
-                                     response=f["response"]),
-                    width="stretch", key="demo_cost_chart")
+    st.plotly_chart(_cost_figure(f), width="stretch", key="demo_cost_chart")
     for note in cost.notes:
         st.caption(note)
 

@@ -36,7 +36,8 @@ SWEEP_MS = 240_000
 # page path -> texts that must appear once the page has drawn its results on sample data
 EXPECTED_TEXT = {
     "edpls": ["edPLS: differentially private PLS1 regression", "RMSEP, private", "RMSEP, non-private",
-              "Strict mode", "proven guarantee", "Privacy vs accuracy"],
+              "RMSEP, private constant", "Recommended strict estimator", "What the recommended estimator chose",
+              "proven guarantee", "Privacy vs accuracy"],
     "dp_pcr": ["DP-PCR: differentially private principal component regression", "RMSEP, private",
                "RMSEP, non-private", "Privacy vs accuracy: PCR and PLS side by side"],
     "pca_gauss": ["PCA-Gauss", "Total ε in the ledger", "Strict mode is on"],
@@ -260,7 +261,9 @@ def test_p3ls_upload_and_fit_then_reject_bad_file(page, app_url):
 
 
 def test_edpls_sample_numbers_paper_mode_and_sweep(page, app_url):
-    """edPLS on the NIR sample: the headline numbers are right, paper mode says it is unproven, the sweep draws."""
+    """edPLS on the NIR sample: the recommended strict estimator by default (its choices, the private constant
+    predictor beside it), the plain Analyze-Gauss fit selectable with the headline numbers right, paper mode
+    says it is unproven, the sweep draws."""
     goto_page(page, app_url, "edpls")
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
@@ -268,11 +271,25 @@ def test_edpls_sample_numbers_paper_mode_and_sweep(page, app_url):
     sigma_y = float(metric_value(page, "σ_y (test)"))
     assert plain < 0.2 * sigma_y, (plain, sigma_y)  # 0.043 against 0.37 on the NIR sample
     assert float(metric_value(page, "RMSEP, private")) > plain  # strict ε = 1 costs accuracy
+    assert float(metric_value(page, "RMSEP, private constant")) >= sigma_y * 0.999  # a constant never beats σ_y
+    assert visible_charts(page) == 2
+    assert_texts(page, ["What the recommended estimator chose, and why", "Preprocessing", "Projection",
+                        "proven guarantee", "Shareable release", "No shareable model: the recommended strict",
+                        "Owner's workbook: contains private information"], "edpls strict, recommended")
+    for key in ("edpls_export_report", "edpls_export_workbook"):
+        assert page.locator(f".st-key-{key} button").count() >= 1, f"no {key} button"
+    assert page.locator(".st-key-edpls_export_model button").count() == 0
+    # the plain Analyze-Gauss strict fit stays selectable, with its shareable model file
+    page.locator('[data-testid="stMain"] [data-testid="stRadio"]').filter(has_text="Strict estimator").get_by_text(
+        "plain Analyze-Gauss").click()
+    page.locator('[data-testid="stMetric"]').filter(has_text="Rows clipped").first.wait_for(timeout=LOAD_MS)
+    wait_idle(page, timeout_ms=LOAD_MS)
     assert metric_value(page, "Rows clipped").endswith("of 84")
+    assert float(metric_value(page, "RMSEP, private")) > plain
     assert visible_charts(page) == 2
     # the export bar: the shareable group and the owner's workbook (the coefficients are in the workbook)
-    assert_texts(page, ["proven guarantee", "Shareable release", "Owner's workbook: contains private information"],
-                 "edpls strict")
+    assert_texts(page, ["Strict mode", "proven guarantee", "Shareable release",
+                        "Owner's workbook: contains private information"], "edpls strict, plain")
     for key in ("edpls_export_model", "edpls_export_report", "edpls_export_workbook"):
         assert page.locator(f".st-key-{key} button").count() >= 1, f"no {key} button"
     # paper-faithful mode: the page states that its total is not a proven guarantee

@@ -14,10 +14,11 @@ from ui.figures.layout import (
 )
 
 
-def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str) -> go.Figure:
-    """Regression coefficients over the channel axis, private over non-private."""
+def edpls_coef_figure(axis, coef_private, coef_plain, *, axis_label: str, private_label: str,
+                      reference_label: str = "non-private PLS") -> go.Figure:
+    """Regression coefficients over the channel axis, private over the reference (default non-private PLS)."""
     return coefficient_figure(axis, coef_private, coef_plain, axis_label=axis_label, private_label=private_label,
-                              reference_label="non-private PLS")
+                              reference_label=reference_label)
 
 
 def edpls_pred_figure(y_true, y_private, y_plain, *, response: str, private_label: str) -> go.Figure:
@@ -45,10 +46,10 @@ def edpls_rmsep_curve_figure(curves, *, group: str = "chain", sigma_y: float | N
     return finish(fig)
 
 
-def edpls_samples_needed_figure(curve, *, target: float | None = None) -> go.Figure:
-    """Strict mode: simulated RMSEP against the number of training rows."""
+def edpls_samples_needed_figure(curve, *, target: float | None = None, name: str = "strict edPLS") -> go.Figure:
+    """Strict mode: simulated RMSEP against the number of training rows (``name``: the strict estimator)."""
     fig = go.Figure()
-    add_median_band(fig, curve, "n", colour=PRIVATE_COLOUR, name="strict edPLS", nonprivate_name="non-private",
+    add_median_band(fig, curve, "n", colour=PRIVATE_COLOUR, name=name, nonprivate_name="non-private",
                      nonprivate_colour=NONPRIVATE_COLOUR)
     if target:
         fig.add_hline(y=target, line={"dash": "dash", "color": "#999"}, annotation_text="target RMSEP")

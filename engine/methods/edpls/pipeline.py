@@ -10,7 +10,10 @@ rows, public bounds and EDPLS's private centring. The helpers below are that pip
 - :func:`preprocess`: the chain fitted on the training rows and applied to all rows;
 - :func:`default_x_bound` / :func:`sample_y_bound`: the default public bounds (sqrt(m): channels in
   [-1, 1] by assumption about the instrument; a power of ten above a *public sample set's* |y|);
-- :func:`strict_params`: the EDPLS parameters of a strict fit, with the chain's ledger caveat.
+- :func:`strict_params`: the EDPLS parameters of a strict fit, with the chain's ledger caveat;
+- :data:`STRICT_ESTIMATORS`, :func:`sample_y_range`, :func:`public_spectra`: the page's strict estimators
+  (the recommended ``make_strict_edpls`` of issue #18 is the default; its fit beside the references is
+  ``page_strict``), the default public range of y on a public sample set, and the public spectra table.
 
 :func:`pipeline_audit_case` puts that pipeline through :func:`engine.privacy.audit.epsilon_lower_bound`
 with worst-case neighbours: one added row at the bounds with a single non-zero channel (clipped onto
@@ -24,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
@@ -34,14 +38,17 @@ from engine.methods.edpls.sweeps import chain_caveat
 from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict
 from engine.privacy.mechanisms import sample_symmetric_gaussian
 
-__all__ = ["PAGE_DEFAULTS", "PageProblem", "default_x_bound", "page_problem", "pipeline_audit_case", "preprocess",
-           "sample_y_bound", "strict_params"]
+__all__ = ["PAGE_DEFAULTS", "STRICT_ESTIMATORS", "PageProblem", "default_x_bound", "page_problem",
+           "pipeline_audit_case", "preprocess", "public_spectra", "sample_y_bound", "sample_y_range", "strict_params"]
 
 #: The page's defaults (the budget ones equal ``ui.state.DEFAULTS``; a test checks it).
 PAGE_DEFAULTS = {
     "sample_set": "nir", "test_fraction": 0.3, "split": "random", "split_seed": 0, "chain": "none",
     "max_components": 5, "epsilon": 1.0, "delta": 1e-5, "calibration": "analytic",
+    "strict_estimator": "recommended",
 }
+#: The strict estimators the page offers: the recommended one (issue #18) and the plain Analyze-Gauss EDPLS.
+STRICT_ESTIMATORS = ("recommended", "plain")
 
 
 @dataclass
@@ -87,6 +94,13 @@ def sample_y_bound(y_public) -> float:
     return float(10.0 ** math.ceil(math.log10(float(np.max(np.abs(y_public))) + 1e-12)))
 
 
+def sample_y_range(y_public) -> tuple[float, float]:
+    """The default public range of y for a *public* sample set: [0, b] when every value is >= 0 (a
+    content, e.g. % w/w), else [-b, b], with b = :func:`sample_y_bound` (never call it on private rows)."""
+    b = sample_y_bound(y_public)
+    return (0.0, b) if float(np.min(y_public)) >= 0 else (-b, b)
+
+
 def strict_params(*, n_components: int, epsilon: float, delta: float, calibration: str, x_bound: float,
                   y_bound: float, chain: str = "none", x_center=None, y_center=None) -> dict:
     """EDPLS parameters of the page's strict fit; a chain fitted on the private rows adds its caveat."""
@@ -98,6 +112,29 @@ def strict_params(*, n_components: int, epsilon: float, delta: float, calibratio
     if why:
         params["caveats"] = (why,)
     return params
+
+
+def public_spectra(df, channels) -> np.ndarray:
+    """X_public (n_public, m) from a table the user declares public: the page's channel columns, by name.
+
+    Raises ValueError naming the missing or non-numeric channels (never a silent reordering)."""
+    names = [str(c) for c in df.columns]
+    by_name = dict(zip(names, df.columns))
+    missing = [str(c) for c in channels if str(c) not in by_name]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise ValueError(f"the public spectra lack {len(missing)} of the {len(channels)} channels of the private "
+                         f"data ({shown})")
+    cols = [by_name[str(c)] for c in channels]
+    bad = [str(c) for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
+    if bad:
+        raise ValueError(f"the public spectra's channel column(s) {', '.join(bad[:5])} are not numeric")
+    X = df[cols].to_numpy(dtype=float)
+    if not np.isfinite(X).all():
+        raise ValueError("the public spectra contain missing or infinite values")
+    if X.shape[0] < 2:
+        raise ValueError("the public spectra need at least two rows")
+    return X
 
 
 def upper_triangle(G: np.ndarray) -> np.ndarray:
