@@ -96,7 +96,11 @@ METHODS = (
         "edpls", "edPLS", ":material/stacked_line_chart:",
         "(ε, δ)-differentially private PLS1 regression on spectra, with RMSEP-vs-ε curves.",
         "pages/edpls.py", "engine.methods.edpls:EDPLS", "spectra", "model_json", "engine.methods.edpls:compare",
-        (AuditTarget("edpls", "edPLS", ("strict", "paper"), "engine.methods.edpls.audit_case:edpls_case"),),
+        (AuditTarget("edpls", "edPLS", ("strict", "paper"), "engine.methods.edpls.audit_case:edpls_case"),
+         AuditTarget("edpls_recommended", "edPLS recommended strict (whole fit)", ("strict",),
+                     "engine.methods.edpls.audit_case:strict_edpls_case", plants_bugs=False),
+         AuditTarget("edpls_recommended_cross", "edPLS recommended strict (cross-moments)", ("strict",),
+                     "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),))),
         "bench/reproduce_edpls_corn.py"),
     MethodSpec(
         "dp_pcr", "DP-PCR", ":material/ssid_chart:",
