@@ -36,6 +36,7 @@ from engine.methods.edpls.page_strict import (
     recommended_owner_sheets,
     recommended_public_parameters,
 )
+from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
 from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed_curve_recommended
 from engine.methods.edpls_pipeline import (
     PAGE_DEFAULTS,
@@ -398,6 +399,25 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
                    "the owner's workbook, not in the shareable files.")
         st.dataframe(curves, hide_index=True)
         later_sheets["RMSEP sweep"] = curves
+        if budget.mode == "paper":
+            paper_curve_section(choice, chain, eps_grid, reps, sweep_params, budget)
+
+
+def paper_curve_section(choice: Choice, chain: str, eps_grid, reps: int, sweep_params: dict, budget) -> None:
+    """Why paper mode's RMSEP can rise with ε: the engine's diagnosis, measured on these rows (owner only)."""
+    problem = choice.problem
+    tr, te = problem.train, problem.test
+    Xp = preprocess(problem.X, chain, tr)
+    params = {k: v for k, v in sweep_params.items() if k != "mode"}
+    diag = cached_sweep(
+        "edpls_paper_note", lambda: paper_curve_diagnosis(Xp[tr], problem.y[tr], Xp[te], problem.y[te],
+                                                          list(eps_grid), choice.n_components, min(reps, 100),
+                                                          random_state=budget.noise_seed, **params),
+        Xp, problem.y, tr, te, repr((tuple(eps_grid), choice.n_components, min(reps, 100), sorted(params.items()),
+                                     budget.noise_seed, budget.session_noise_key)))
+    note = paper_curve_note(diag)
+    if note:
+        st.info(note)
 
 
 def _simulate(choice: Choice, res: dict, budget, Xp, params: dict, sizes, recommended, progress):

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
+from engine.methods.edpls import paper_notes
 from engine.methods.edpls.page_strict import choice_rows, compare_recommended
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls_pipeline import page_problem
@@ -194,6 +195,27 @@ def test_sweep_draws_rmsep_curves(page):
     # the recommended estimator (the page's default strict fit) beside the plain fit after the page's chain
     assert list(curves["chain"].drop_duplicates()) == ["recommended estimator", "none"]
     assert (curves.groupby("chain").size() == 7).all() and set(curves["status"]) == {"proven"}
+
+
+@pytest.mark.parametrize("rises", [True, False])
+def test_paper_mode_sweep_shows_the_engines_note_exactly_when_the_curve_rises(page, monkeypatch, rises):
+    """The page shows paper_curve_note's sentence for the diagnosis of these rows, and nothing when it is flat."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 6)), rng.normal(size=40)
+    diag = paper_notes.paper_curve_diagnosis(X[:30], y[:30], X[30:], y[30:], [0.1, 10.0], 2, 5, random_state=0)
+    diag["median"] = [1.0, 3.0] if rises else [1.0, 0.9]
+    expected = paper_notes.paper_curve_note(diag)
+    assert (expected is not None) == rises
+    monkeypatch.setattr(paper_notes, "paper_curve_diagnosis", lambda *a, **k: diag.copy())
+    page.sidebar.radio(key="edpls_mode").set_value("paper").run()
+    page.number_input(key="edpls_reps").set_value(5).run()
+    page.button(key="edpls_run_sweep").click().run()
+    assert not page.exception
+    infos = [i.value for i in page.info]
+    if rises:
+        assert expected in infos
+    else:
+        assert not any("Why this curve rises" in t for t in infos)
 
 
 def test_bad_epsilon_grid_is_reported_not_crashing(page):
