@@ -233,22 +233,37 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         return rows, yt
 
-    def fit(self, X, y):
-        """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing.
+
+        Parameters
+        ----------
+        X : array (n, m); y : array (n,).
+        sample_weight : None or array (n,) of non-negative integer counts. Row i counts ``sample_weight[i]``
+            times, exactly as if it were repeated (the count, every sum and hence the sensitivity argument are
+            those of the repeated rows; a count of 0 drops the row). Each repeat is one individual: the
+            guarantee is per repeat, so pass counts only when each repeat is a distinct record (resampling
+            simulations, deduplicated tables).
+
+        Returns
+        -------
+        self
+        """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        w = _counts(sample_weight, X.shape[0])
         pub = self.public_setup(X.shape[1])
         rng, seed_known = noise_generator(self.random_state)
         noisy = not math.isinf(float(self.epsilon))
-        n_hat, _ = noisy_count(X.shape[0], *pub["budget"][RELEASES[0]], self.calibration, rng)
+        n_hat, _ = noisy_count(float(w.sum()), *pub["budget"][RELEASES[0]], self.calibration, rng)
         d, d_why = self.choose_dim(pub, n_hat)
         if d == 0:
-            self._fit_constant(y, pub, n_hat, rng)
+            self._fit_constant(y, pub, n_hat, rng, w)
         else:
             rows, yt = self.scaled_rows(X, y, pub, d)
             G = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], self.calibration)
-            Gn = G.randomise(G.gram(rows.Z), 1, rng)[0]
-            b = rows.Z.T @ yt
+            Gn = G.randomise(G.gram(rows.Z * np.sqrt(w)[:, None]), 1, rng)[0]
+            b = rows.Z.T @ (w * yt)
             if noisy:
                 b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
             self._post_process(Gn, b, rows, pub, d)
@@ -265,12 +280,12 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         })
         return self
 
-    def _fit_constant(self, y, pub, n_hat, rng):
+    def _fit_constant(self, y, pub, n_hat, rng, w):
         """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``)."""
         yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         share = 1.0 - float(self.count_share)
         rest = (float(self.epsilon) * share, float(self.delta) * share)
-        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng)
+        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w)
         pub["budget"] = {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest}
         pub["sigmas"] = {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma}
         pub["sensitivities"] = {RELEASES[0]: 1.0, SUM_RELEASE: 1.0}
@@ -349,6 +364,19 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.preprocess_.transform(X) @ self.coef_ + self.intercept_
+
+
+def _counts(sample_weight, n: int) -> np.ndarray:
+    """Row counts (n,) as floats: ones, or the given non-negative integers (anything else is refused)."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w != np.round(w)):
+        raise ValueError("sample_weight must be non-negative integer counts, one per row (a row drawn c times "
+                         "counts c times); fractional weights have no add/remove sensitivity argument here")
+    if w.sum() < 1:
+        raise ValueError("sample_weight counts no row")
+    return w
 
 
 def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n_components="auto",
