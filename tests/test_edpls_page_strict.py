@@ -148,3 +148,34 @@ def test_sample_y_range_and_public_spectra(nir):
         public_spectra(df.assign(**{p.channels[0]: "a"}), p.channels)
     with pytest.raises(ValueError, match="two rows"):
         public_spectra(pd.DataFrame(df.iloc[:1]), p.channels)
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_recommended_release_is_shareable_and_predicts_like_the_fit(nir, public):
+    """The shareable release: only DP outputs and declared-public inputs (manifest), no private bookkeeping,
+    and the model rebuilt from the JSON predicts exactly as the fit; a non-private fit has no release."""
+    import json
+
+    from engine.methods.edpls.page_strict import recommended_no_release_reason
+    from engine.methods.edpls.recommended import FORMAT, estimator_from_release, shareable_release, to_json
+    from engine.release import release_problems
+
+    _, p = nir
+    kw = {"X_public": p.X[p.test]} if public else {}
+    fit = make_strict_edpls(1.0, 1e-5, y_range=Y_RANGE, **kw).fit(p.X[p.train], p.y[p.train])
+    assert recommended_no_release_reason(fit) is None
+    text = to_json(fit)
+    rel = json.loads(text)
+    assert rel["format"] == FORMAT and release_problems(rel) == []
+    prov = {m["field"]: (m["provenance"], m["from"]) for m in rel["manifest"]}
+    ledger_names = {r.name for r in fit.privacy_ledger_.entries}
+    for name in ("coef_", "intercept_", "components_"):
+        assert prov[name][0] == "dp" and set(prov[name][1].split(", ")) <= ledger_names
+    assert prov["y_range"][0] == "public" and prov["x_bound"][0] == "public"
+    assert not {"n_hat", "X_public", "random_state", "choices_"} & set(rel["fields"])
+    rebuilt = estimator_from_release(text)
+    np.testing.assert_allclose(rebuilt.predict(p.X[p.test]), fit.predict(p.X[p.test]), rtol=1e-12, atol=1e-12)
+    free = make_strict_edpls(math.inf, 1e-5, y_range=Y_RANGE, **kw).fit(p.X[p.train], p.y[p.train])
+    assert recommended_no_release_reason(free) is not None
+    with pytest.raises(ValueError, match="no privacy"):
+        shareable_release(free)

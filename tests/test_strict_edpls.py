@@ -178,3 +178,37 @@ def test_sklearn_basics_and_refusals(nir):
         StrictEDPLS(1.0, DELTA, y_range=Y_RANGE, count_share=0.5, cross_share=0.6).fit(a.X[:50], a.Y[:50, 0])
     with pytest.raises(ValueError, match="X_public"):
         make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub[:, :10]).fit(a.X[:50], a.Y[:50, 0])
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_sample_weight_counts_equal_the_repeated_rows(nir, public):
+    """Integer counts are the repeated rows: same releases from the same generator, same model (the oracle is
+    the fit on the materialised rows); the constant fallback too (n = 12: no axis)."""
+    pub, a, b = nir
+    kw = {"X_public": pub} if public else {}
+    for n in (12, 300):
+        X, y = a.X[:n], a.Y[:n, 0]
+        counts = np.random.default_rng(n).integers(0, 4, n)
+        counts[0] = max(counts[0], 1)
+        idx = np.repeat(np.arange(n), counts)
+        w = make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, random_state=np.random.default_rng(5), **kw)
+        r = make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, random_state=np.random.default_rng(5), **kw)
+        fw, fr = w.fit(X, y, sample_weight=counts), r.fit(X[idx], y[idx])
+        assert fw.choices_["d"] == fr.choices_["d"]
+        np.testing.assert_allclose(fw.predict(b.X[:50]), fr.predict(b.X[:50]), rtol=1e-9, atol=1e-9)
+        assert [e.name for e in fw.privacy_ledger_.entries] == [e.name for e in fr.privacy_ledger_.entries]
+    # ones are the unweighted fit; a count of 0 drops the row
+    one = make_strict_edpls(np.inf, DELTA, y_range=Y_RANGE, **kw)
+    np.testing.assert_allclose(clone(one).fit(a.X[:300], a.Y[:300, 0], sample_weight=np.ones(300)).coef_,
+                               clone(one).fit(a.X[:300], a.Y[:300, 0]).coef_)
+    drop = np.ones(300)
+    drop[:100] = 0
+    np.testing.assert_allclose(clone(one).fit(a.X[:300], a.Y[:300, 0], sample_weight=drop).coef_,
+                               clone(one).fit(a.X[100:300], a.Y[100:300, 0]).coef_, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("bad", [np.full(50, 0.5), -np.ones(50), np.ones(49), np.zeros(50)])
+def test_sample_weight_refuses_what_has_no_sensitivity_argument(nir, bad):
+    pub, a, _ = nir
+    with pytest.raises(ValueError, match="sample_weight"):
+        make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub).fit(a.X[:50], a.Y[:50, 0], sample_weight=bad)

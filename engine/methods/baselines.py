@@ -48,10 +48,15 @@ def noisy_count(n: int, epsilon: float, delta: float, calibration: str, rng) -> 
     return float(n) + (float(rng.normal(0.0, sigma)) if sigma > 0 else 0.0), sigma
 
 
-def noisy_mean(yt: np.ndarray, n_hat: float, epsilon: float, delta: float, calibration: str, rng) -> tuple:
-    """(mean of y~ in [-1, 1], sigma): the sum release (sensitivity 1) divided by max(n_hat, 1), clipped."""
+def noisy_mean(yt: np.ndarray, n_hat: float, epsilon: float, delta: float, calibration: str, rng,
+               weights=None) -> tuple:
+    """(mean of y~ in [-1, 1], sigma): the sum release (sensitivity 1) divided by max(n_hat, 1), clipped.
+
+    ``weights``: None or non-negative integer counts (a row counted c times adds c y~_i: the sum of the
+    repeated rows, so the sensitivity stays 1 per repeat)."""
     sigma = noise_scale("gaussian", epsilon, delta, 1.0, calibration)
-    s = float(np.sum(yt)) + (float(rng.normal(0.0, sigma)) if sigma > 0 else 0.0)
+    total = np.sum(yt) if weights is None else np.dot(np.asarray(weights, dtype=float), yt)
+    s = float(total) + (float(rng.normal(0.0, sigma)) if sigma > 0 else 0.0)
     return float(np.clip(s / max(float(n_hat), 1.0), -1.0, 1.0)), sigma
 
 

@@ -66,11 +66,18 @@ from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_ba
 from engine.methods.edpls.strict import pls1_from_moments
 from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
 from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
+from engine.privacy.wording import ledger_text
+from engine.release import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
+from engine.release import estimator_from_release as _from_release
+from engine.report import plain_text
 
-__all__ = ["RELEASES", "StrictEDPLS", "make_strict_edpls"]
+__all__ = ["FORMAT", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls", "shareable_release",
+           "to_json"]
 
 #: Ledger names of the three releases, in release order.
 RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
+#: Format tag of the shareable release (``shareable_release``).
+FORMAT = "privalab.edpls_recommended.release/1"
 #: Dimension of the data-independent B-spline basis when there is no X_public.
 SPLINE_DIM = 12
 
@@ -102,6 +109,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     intercept_ : float.
     preprocess_ : fitted row-wise Pipeline (fitted on a public dummy row).
     components_ : array (m, d), the public projection V actually released.
+    x_center_ : array (d,), the public centre on those axes.
     privacy_ledger_ : PrivacyLedger, the three releases (empty at epsilon = inf).
     choices_ : dict, what the fit chose and why (public facts and DP releases only).
     n_features_in_ : int.
@@ -233,26 +241,42 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         return rows, yt
 
-    def fit(self, X, y):
-        """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing.
+
+        Parameters
+        ----------
+        X : array (n, m); y : array (n,).
+        sample_weight : None or array (n,) of non-negative integer counts. Row i counts ``sample_weight[i]``
+            times, exactly as if it were repeated (the count, every sum and hence the sensitivity argument are
+            those of the repeated rows; a count of 0 drops the row). Each repeat is one individual: the
+            guarantee is per repeat, so pass counts only when each repeat is a distinct record (resampling
+            simulations, deduplicated tables).
+
+        Returns
+        -------
+        self
+        """
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        w = _counts(sample_weight, X.shape[0])
         pub = self.public_setup(X.shape[1])
         rng, seed_known = noise_generator(self.random_state)
         noisy = not math.isinf(float(self.epsilon))
-        n_hat, _ = noisy_count(X.shape[0], *pub["budget"][RELEASES[0]], self.calibration, rng)
+        n_hat, _ = noisy_count(float(w.sum()), *pub["budget"][RELEASES[0]], self.calibration, rng)
         d, d_why = self.choose_dim(pub, n_hat)
         if d == 0:
-            self._fit_constant(y, pub, n_hat, rng)
+            self._fit_constant(y, pub, n_hat, rng, w)
         else:
             rows, yt = self.scaled_rows(X, y, pub, d)
             G = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], self.calibration)
-            Gn = G.randomise(G.gram(rows.Z), 1, rng)[0]
-            b = rows.Z.T @ yt
+            Gn = G.randomise(G.gram(rows.Z * np.sqrt(w)[:, None]), 1, rng)[0]
+            b = rows.Z.T @ (w * yt)
             if noisy:
                 b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
             self._post_process(Gn, b, rows, pub, d)
         self.components_ = pub["V"][:, :d]
+        self.x_center_ = np.asarray(pub["x_center"][:d], dtype=float)
         self.preprocess_ = pub["chain"]
         self.privacy_ledger_ = self._ledger(pub, seed_known, constant=d == 0) if noisy else PrivacyLedger()
         self.choices_.update({
@@ -265,12 +289,12 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         })
         return self
 
-    def _fit_constant(self, y, pub, n_hat, rng):
+    def _fit_constant(self, y, pub, n_hat, rng, w):
         """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``)."""
         yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         share = 1.0 - float(self.count_share)
         rest = (float(self.epsilon) * share, float(self.delta) * share)
-        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng)
+        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w)
         pub["budget"] = {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest}
         pub["sigmas"] = {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma}
         pub["sensitivities"] = {RELEASES[0]: 1.0, SUM_RELEASE: 1.0}
@@ -351,6 +375,19 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         return self.preprocess_.transform(X) @ self.coef_ + self.intercept_
 
 
+def _counts(sample_weight, n: int) -> np.ndarray:
+    """Row counts (n,) as floats: ones, or the given non-negative integers (anything else is refused)."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w != np.round(w)):
+        raise ValueError("sample_weight must be non-negative integer counts, one per row (a row drawn c times "
+                         "counts c times); fractional weights have no add/remove sensitivity argument here")
+    if w.sum() < 1:
+        raise ValueError("sample_weight counts no row")
+    return w
+
+
 def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n_components="auto",
                       random_state=None, **params) -> StrictEDPLS:
     """The recommended strict edPLS estimator (``StrictEDPLS``) with the measured defaults.
@@ -371,3 +408,70 @@ def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n
     """
     return StrictEDPLS(epsilon, delta, y_range=tuple(y_range), X_public=X_public, x_bound=x_bound,
                        n_components=n_components, random_state=random_state, **params)
+
+
+# ---------------------------------------------------------------------- shareable release
+def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) -> dict:
+    """The shareable release of a fitted ``StrictEDPLS``, from an explicit field list (``build_release``).
+
+    ==========================  ==================================================================================
+    field                       provenance
+    ==========================  ==================================================================================
+    coef_, intercept_           dp: post-processing of every release in the fit's ledger (the count sets d; the
+                                moments, or the sum of y~ for the constant fallback, set the values)
+    components_                 dp: the public axes (principal axes of the preprocessed X_public, or the
+                                data-independent B-splines) truncated at d, set by the count release
+    x_center_                   public: the centre on those axes (mean of the projected X_public, or 0)
+    n_features_in_              public: the data's schema
+    params                      epsilon, delta, y_range, preprocessing, n_components, calibration (settings);
+                                x_bound (the declared or X_public-derived public bound)
+    ==========================  ==================================================================================
+
+    Never in it: X_public itself, the noisy count n_hat, the seed, row counts. Predict with
+    ``estimator_from_release`` (the row-wise chain is rebuilt from its public name).
+
+    Parameters
+    ----------
+    model : fitted StrictEDPLS with a non-empty ledger (epsilon < inf).
+    public_inputs : dict name -> value the caller declares public (response name, channel names): "info" fields.
+
+    Returns
+    -------
+    dict from :func:`engine.release.build_release` (format :data:`FORMAT`).
+    """
+    check_is_fitted(model, "coef_")
+    if not len(model.privacy_ledger_):
+        raise ValueError("no shareable release: nothing was released with noise (ε = ∞, no privacy)")
+    c = model.choices_
+    names = [r.name for r in model.privacy_ledger_.entries]
+    p = model.get_params(deep=False)
+    fields = [Field("n_features_in_", int(model.n_features_in_), "public", "the data's schema (number of channels)"),
+              Field("coef_", np.asarray(model.coef_, dtype=float), "dp", ", ".join(names)),
+              Field("intercept_", float(model.intercept_), "dp", ", ".join(names)),
+              Field("components_", np.asarray(model.components_, dtype=float), "dp", RELEASES[0]),
+              Field("x_center_", np.asarray(model.x_center_, dtype=float), "public", c["centre_source"])]
+    fields += [Field(k, p[k], "public", SETTING, role="param")
+               for k in ("epsilon", "delta", "preprocessing", "n_components", "calibration")]
+    fields += [Field("y_range", [float(v) for v in p["y_range"]], "public", "user-declared physical range of y",
+                     role="param"),
+               Field("x_bound", float(c["x_bound"]), "public",
+                     PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
+    fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
+    led = model.privacy_ledger_
+    return build_release("edpls_recommended", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)))
+
+
+def to_json(model: StrictEDPLS, **json_kwargs) -> str:
+    """The shareable release of ``model`` as strict JSON text."""
+    return release_to_json(shareable_release(model), **json_kwargs)
+
+
+def estimator_from_release(data) -> StrictEDPLS:
+    """A predicting ``StrictEDPLS`` rebuilt from its shareable release (dict or JSON text): the row-wise chain
+    is rebuilt from its public name, coef_ and intercept_ come from the release."""
+    model = _from_release(data, StrictEDPLS, FORMAT)
+    model.y_range = tuple(model.y_range)
+    for name in ("coef_", "components_", "x_center_"):
+        setattr(model, name, np.asarray(getattr(model, name), dtype=float))
+    model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_))
+    return model

@@ -6,10 +6,9 @@ The noise comes from ``engine.privacy.noise_generator(random_state)``: fresh by 
 every row "not proven".
 
 The recommended strict estimator (``make_strict_edpls``, issue #18) has its own two: ``rmsep_curve_recommended``
-and ``samples_needed_curve_recommended``. Its preprocessing is row-wise and its releases are sums over rows, so
-a fit on rows drawn with replacement is computed from the distinct rows weighted by their counts
-(``_recommended_weighted_fit``: the estimator's own public setup, releases in its order and its
-post-processing; tests check it equals ``fit`` on the materialised rows with the same generator).
+and ``samples_needed_curve_recommended``. Every replicate is the estimator's public ``fit``; a fit on rows drawn
+with replacement is ``fit(X_distinct, y_distinct, sample_weight=counts)`` (its releases are sums over rows, so
+integer counts give exactly the fit on the materialised rows; tests check it with the same generator).
 """
 from __future__ import annotations
 
@@ -23,10 +22,9 @@ from engine.data.preprocess import CHAIN_INFO, make_chain
 from engine.methods.column_checks import frame_names, raise_if_non_numeric, series_name
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.prepared import _small_blas
-from engine.methods.edpls.recommended import RELEASES, make_strict_edpls
+from engine.methods.edpls.recommended import make_strict_edpls
 from engine.methods.edpls.strict import _STRICT_CHUNK_ENTRIES, _strict_postprocess
 from engine.privacy import PrivacyLedger, ledger_totals, noise_generator, sample_symmetric_gaussian
-from engine.privacy.moments import MomentsRelease
 
 __all__ = ["chain_caveat", "rmsep_curve", "rmsep_vs_components", "rmsep_vs_preprocessing", "samples_needed",
            "samples_needed_curve", "rmsep_curve_recommended", "samples_needed_curve_recommended"]
@@ -275,32 +273,9 @@ def samples_needed(curve: pd.DataFrame, target: float, stat: str = "median") -> 
 
 
 
-def _recommended_weighted_fit(est, pub: dict, rows_for, y_train, counts: np.ndarray, rng, noisy: bool):
-    """The fit of ``est`` (a StrictEDPLS) on the rows repeated ``counts`` times, from the distinct rows: the
-    same releases in the same order as ``StrictEDPLS.fit`` (count, then Z'Z and Z'y~, or the sum of y~ when
-    no axis is worth releasing; sums over rows, so a row drawn c times contributes c times), then its
-    post-processing. Returns (coef, intercept)."""
-    sig = pub["sigmas"]
-    n_hat = float(counts.sum()) + (float(rng.normal(0.0, sig[RELEASES[0]])) if noisy else 0.0)
-    d, _ = est.choose_dim(pub, n_hat)
-    model = clone(est)
-    if d == 0:  # no axis worth releasing: the estimator's own fallback, the private constant predictor
-        model._fit_constant(np.repeat(y_train, counts.astype(int)), dict(pub), n_hat, rng)
-        return model.coef_, model.intercept_
-    rows, yt = rows_for(d)
-    release = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], est.calibration)
-    G = release.randomise(release.gram(rows.Z * np.sqrt(counts)[:, None]), 1, rng)[0]
-    b = rows.Z.T @ (counts * yt)
-    if noisy:
-        b = b + rng.normal(0.0, sig[RELEASES[2]], size=b.shape)
-    model._post_process(G, b, rows, pub, d)
-    return model.coef_, model.intercept_
-
-
 def _recommended_setup(X_train, y_train, X_test, y_test, epsilon, delta, y_range, X_public, x_bound, n_components,
                        params):
-    """The estimator and its noise-free twin with their public setups, the checked training responses, the
-    training rows clipped and scaled per released dimension (cached) and the test RMSEP of (coef, intercept)."""
+    """The estimator and its noise-free twin, the checked training arrays and the test RMSEP of a fitted model."""
     est = make_strict_edpls(epsilon, delta, y_range=y_range, X_public=X_public, x_bound=x_bound,
                             n_components=n_components, **params)
     est._validate_params()
@@ -308,21 +283,13 @@ def _recommended_setup(X_train, y_train, X_test, y_test, epsilon, delta, y_range
     X_test, y_test = _as_test_arrays(est, X_test, y_test)
     if X_train.ndim != 2 or X_train.shape[0] != y_train.shape[0] or X_train.shape[0] < 2:
         raise ValueError("X_train must be 2-D with as many rows (at least 2) as y_train")
-    pub = est.public_setup(X_train.shape[1])
     free = clone(est).set_params(epsilon=math.inf)
-    P_test = pub["chain"].transform(X_test)
-    cache = {}
 
-    def rows_for(d):
-        if d not in cache:
-            cache[d] = est.scaled_rows(X_train, y_train, pub, d)
-        return cache[d]
-
-    def rmsep(coef, intercept):
+    def rmsep(model):
         with np.errstate(all="ignore"):
-            return float(np.sqrt(np.mean((P_test @ coef + intercept - y_test) ** 2)))
+            return float(np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)))
 
-    return est, pub, free, free.public_setup(X_train.shape[1]), y_train, rows_for, rmsep
+    return est, free, X_train, y_train, rmsep
 
 
 def rmsep_curve_recommended(X_train, y_train, X_test, y_test, epsilons, n_replicates, *, delta, y_range,
@@ -330,25 +297,24 @@ def rmsep_curve_recommended(X_train, y_train, X_test, y_test, epsilons, n_replic
                             **params) -> pd.DataFrame:
     """RMSEP of the recommended strict estimator (``make_strict_edpls``) over R private fits for each epsilon.
 
-    Each replicate is the estimator's fit on the training rows (``_recommended_weighted_fit`` with every
-    row counted once: the same releases and post-processing as ``fit``; the preprocessing and projection are
-    computed once). Noise from ``noise_generator(random_state)``.
+    Each replicate is the estimator's ``fit`` on the training rows, its noise drawn in order from one
+    generator, ``noise_generator(random_state)``.
 
     Columns: as :func:`rmsep_curve` (epsilon, median, q25, q75, mean, sem, nonprivate: the same estimator
     at epsilon = inf; n_failed, n_replicates, n_components, epsilon_total_basic, delta_total_basic, status,
-    proven from the ledger a fit at that epsilon has).
+    proven from the ledger of the last fit at that epsilon).
     """
-    rng, seed_known = noise_generator(random_state)
+    rng, _ = noise_generator(random_state)
     rows, eps_list = [], [float(e) for e in epsilons]
     for i, eps in enumerate(eps_list):
-        est, pub, free, pub_free, y_tr, rows_for, rmsep = _recommended_setup(
+        est, free, X_tr, y_tr, rmsep = _recommended_setup(
             X_train, y_train, X_test, y_test, eps, delta, y_range, X_public, x_bound, n_components, params)
-        counts = np.ones(y_tr.size)
-        noisy = not math.isinf(eps)
-        nonprivate = rmsep(*_recommended_weighted_fit(free, pub_free, rows_for, y_tr, counts, rng, False))
-        rm = [rmsep(*_recommended_weighted_fit(est, pub, rows_for, y_tr, counts, rng, noisy))
-              for _ in range(int(n_replicates))]
-        led = est._ledger(pub, seed_known) if noisy else PrivacyLedger()
+        nonprivate = rmsep(free.fit(X_tr, y_tr))
+        rm, led = [], PrivacyLedger()
+        for _ in range(int(n_replicates)):
+            fitted = est.set_params(random_state=rng).fit(X_tr, y_tr)
+            rm.append(rmsep(fitted))
+            led = fitted.privacy_ledger_
         rows.append({"epsilon": eps, **_rmsep_stats(np.array(rm)), "nonprivate": nonprivate,
                      "n_replicates": int(n_replicates), "n_components": str(n_components), **_status_columns(led)})
         if progress is not None:
@@ -363,33 +329,33 @@ def samples_needed_curve_recommended(X_train, y_train, X_test, y_test, sample_si
     """The recommended strict estimator (``make_strict_edpls``): RMSEP against the training-set size n.
 
     As :func:`samples_needed_curve`: a training set of size n' is n' rows drawn with replacement from the
-    training rows, then the estimator's releases and post-processing exactly as in a real fit. Its
-    preprocessing is row-wise and its releases are sums over rows, so the fit on the resampled rows is
-    computed from the distinct rows weighted by how often each was drawn: replicate r equals
+    training rows, then the estimator's own ``fit`` on the distinct rows with ``sample_weight`` = how often
+    each was drawn (its releases are sums over rows, so integer counts are exact): replicate r equals
     ``make_strict_edpls(..., random_state=g).fit(X_train[idx], y_train[idx])`` with ``idx`` the replicate's
     draw from the same generator ``g`` (a test checks it), at the cost of the distinct rows only.
     ``nonprivate`` is the median RMSEP of the same estimator without noise (epsilon = inf) on the same
     resampled sets. Noise and resampling draw from ``noise_generator(random_state)``; read the curve as
     optimistic (new samples are assumed to look like the existing ones).
 
-    Columns: n, median, q25, q75, mean, sem, nonprivate, n_failed, epsilon, n_components, status (the
-    ledger status a real fit with these settings would have).
+    Columns: n, median, q25, q75, mean, sem, nonprivate, n_failed, epsilon, n_components, status (from the
+    ledgers of the fits).
     """
-    est, pub, free, pub_free, y_train, rows_for, rmsep = _recommended_setup(
+    est, free, X_train, y_train, rmsep = _recommended_setup(
         X_train, y_train, X_test, y_test, epsilon, delta, y_range, X_public, x_bound, n_components, params)
-    rng, seed_known = noise_generator(random_state)
-    noisy = not math.isinf(float(epsilon))
-    status = _status_columns(est._ledger(pub, seed_known) if noisy else PrivacyLedger())["status"]
-    n0, rows = y_train.size, []
+    rng, _ = noise_generator(random_state)
+    est.set_params(random_state=rng)
+    status, n0, rows = None, y_train.size, []
     sizes = [int(s) for s in sample_sizes]
     for i, n_new in enumerate(sizes):
         if n_new < 2:
             raise ValueError("sample sizes must be >= 2")
         rm_priv, rm_clean = [], []
         for _ in range(int(n_replicates)):
-            counts = np.bincount(rng.integers(0, n0, n_new), minlength=n0).astype(float)
-            rm_priv.append(rmsep(*_recommended_weighted_fit(est, pub, rows_for, y_train, counts, rng, noisy)))
-            rm_clean.append(rmsep(*_recommended_weighted_fit(free, pub_free, rows_for, y_train, counts, rng, False)))
+            counts = np.bincount(rng.integers(0, n0, n_new), minlength=n0)
+            fitted = est.fit(X_train, y_train, sample_weight=counts)
+            status = _status_columns(fitted.privacy_ledger_)["status"]
+            rm_priv.append(rmsep(fitted))
+            rm_clean.append(rmsep(free.fit(X_train, y_train, sample_weight=counts)))
         rows.append({"n": n_new, **_rmsep_stats(np.array(rm_priv)), "nonprivate": float(np.median(rm_clean)),
                      "epsilon": float(epsilon), "n_components": str(n_components), "status": status})
         if progress is not None:
