@@ -37,6 +37,7 @@ from engine.methods.edpls.page_strict import (
     recommended_public_parameters,
 )
 from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
+from engine.methods.edpls.recommended import to_json as recommended_to_json
 from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed_curve_recommended
 from engine.methods.edpls_pipeline import (
     PAGE_DEFAULTS,
@@ -338,7 +339,8 @@ def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain:
         headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
                   "RMSEP, private constant predictor": res["rmsep_constant"], "σ_y (test)": res["sigma_y_test"]})
     why_not = recommended_no_release_reason(private)
-    export_bar(report, release_json=None, no_release_reason=why_not,
+    export_bar(report, release_json=None if why_not else (lambda: recommended_to_json(private, indent=1)),
+               no_release_reason=why_not,
                owner_sheets=lambda: recommended_owner_sheets(res, feature_names=problem.channels, test_rows=te,
                                                              sweeps=later_sheets))
 

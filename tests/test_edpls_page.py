@@ -16,6 +16,7 @@ from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.methods.edpls import paper_notes
 from engine.methods.edpls.page_strict import choice_rows, compare_recommended
+from engine.methods.edpls.recommended import FORMAT as RECOMMENDED_FORMAT
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls_pipeline import page_problem
 from engine.privacy.wording import ledger_text
@@ -142,21 +143,29 @@ def test_plain_analyze_gauss_stays_selectable(page):
     assert not page.exception and "RMSEP, private constant" in metrics(page)
 
 
-def test_recommended_fit_exports_say_why_there_is_no_model_file(deferred):
+def n_train_in(text: str) -> bool:
+    """The exact number of training rows (84, private) as a number of its own in ``text``."""
+    return bool(re.search(r"(?<![\w.-])84(?![\w.])", text))
+
+
+def test_recommended_fit_exports_its_shareable_model(deferred):
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == [LABELS["report"], LABELS["workbook"]]
-    assert any(c.value.startswith("No shareable model: the recommended strict estimator has no shareable release")
-               for c in at.caption)
+    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"]]
+    assert not any(c.value.startswith("No shareable model") for c in at.caption)
+    model_text = download(at, deferred, "edpls_export_model")
+    model_text = model_text.decode() if isinstance(model_text, bytes) else model_text
+    release = json.loads(model_text)
+    assert release["format"] == RECOMMENDED_FORMAT and release_problems(release) == []
+    assert not n_train_in(model_text) and "n_hat" not in model_text and "random_state" not in model_text
     html = download(at, deferred, "edpls_export_report")
     assert release_problems(html) == [] and "random_state" not in html
     report = at.session_state["export_report_edpls"]
     assert report.public_parameters["y_range"] == [0.0, 100.0]
     assert report.public_parameters["chose: Preprocessing"].strip("'") in html
-    n_train = re.compile(r"(?<![\w.-])84(?![\w.])")
-    assert not n_train.search(html)
+    assert not n_train_in(html)
     sheets = pd.read_excel(io.BytesIO(download(at, deferred, "edpls_export_workbook")), sheet_name=None)
     assert {"test set", "private statistics", "choices", "coefficients", "exact ledger"} <= set(sheets)
     test = pd.read_excel(io.BytesIO(download(at, deferred, "edpls_export_workbook")), sheet_name="test set", header=1)
