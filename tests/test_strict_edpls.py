@@ -212,3 +212,17 @@ def test_sample_weight_refuses_what_has_no_sensitivity_argument(nir, bad):
     pub, a, _ = nir
     with pytest.raises(ValueError, match="sample_weight"):
         make_strict_edpls(1.0, DELTA, y_range=Y_RANGE, X_public=pub).fit(a.X[:50], a.Y[:50, 0], sample_weight=bad)
+
+
+def test_a_flat_spectrum_maps_to_the_zero_row_and_few_channels_are_refused_by_name():
+    chain = rowwise_chain("snv+sg1", 12)
+    rising = np.arange(12.0) ** 1.5
+    out = chain.transform(np.vstack([np.full(12, 3.0), rising]))
+    assert np.array_equal(out[0], np.zeros(12))  # SNV of a flat row has no shape: zero, inside every bound
+    np.testing.assert_array_equal(out[1], rowwise_chain("snv+sg1", 12).transform(rising[None, :])[0])
+    X = np.random.default_rng(0).normal(size=(20, 12))
+    X[3] = 1.0  # a flat private row does not break the fit
+    model = make_strict_edpls(1.0, 1e-5, y_range=(-3.0, 3.0), random_state=0).fit(X, X[:, 0])
+    assert np.isfinite(model.predict(X)).all()
+    with pytest.raises(ValueError, match="at least 8 channels"):
+        make_strict_edpls(1.0, 1e-5, y_range=(-3.0, 3.0)).fit(X[:, :3], X[:, 0])

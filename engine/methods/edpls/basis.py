@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 import scipy.interpolate
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from engine.data.preprocess import CHAIN_INFO, make_chain
 
@@ -51,8 +53,25 @@ def rowwise_chain(name: str, m: int):
             raise ValueError(f"chain part {part!r} is not a row-wise chain that learns nothing from the data; "
                              "the recommended strict fit takes only those (e.g. 'snv', 'sg1', 'detrend')")
     chain = make_chain(name)
-    dummy = np.linspace(-1.0, 1.0, int(m))[None, :] ** 2  # public and non-constant (SNV divides by its std)
-    return chain.fit(np.vstack([dummy, dummy[:, ::-1]]))
+    dummy = np.arange(int(m), dtype=float)[None, :] ** 2  # public and non-constant (SNV divides by its std)
+    chain.fit(np.vstack([dummy, dummy[:, ::-1]]))
+    # A flat spectrum has no shape: SNV would divide by a zero std and the filters would refuse the NaN.
+    # It maps to the zero row (norm 0, inside every bound), still one row in, one row out.
+    return Pipeline([("rowwise", FunctionTransformer(flat_rows_to_zero, kw_args={"chain": chain},
+                                                     feature_names_out="one-to-one"))])
+
+
+def flat_rows_to_zero(X, chain):
+    """``chain.transform`` on the rows that vary; rows with a single value map to zeros (row-wise, no data)."""
+    X = np.asarray(X, dtype=float)
+    flat = np.ptp(X, axis=1) == 0 if X.size else np.zeros(X.shape[0], dtype=bool)
+    if flat.all():
+        return np.zeros_like(X)
+    if not flat.any():
+        return chain.transform(X)
+    out = np.zeros((X.shape[0], chain.transform(X[~flat][:1]).shape[1]))
+    out[~flat] = chain.transform(X[~flat])
+    return out
 
 
 def chain_operator(name: str, m: int) -> np.ndarray:

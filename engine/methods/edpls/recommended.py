@@ -80,6 +80,8 @@ RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
 FORMAT = "privalab.edpls_recommended.release/1"
 #: Dimension of the data-independent B-spline basis when there is no X_public.
 SPLINE_DIM = 12
+#: Fewest channels the default chain and basis take (Savitzky-Golay window 5, a cubic spline basis).
+MIN_CHANNELS = 8
 
 
 class StrictEDPLS(RegressorMixin, BaseEstimator):
@@ -260,6 +262,10 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         w = _counts(sample_weight, X.shape[0])
+        if X.shape[1] < MIN_CHANNELS:
+            raise ValueError(f"the recommended strict fit is for spectra: it needs at least {MIN_CHANNELS} channels "
+                             f"(its derivative filter and spline basis), got {X.shape[1]}; use EDPLS(mode='strict') "
+                             "or AdaSSP for a few variables")
         pub = self.public_setup(X.shape[1])
         rng, seed_known = noise_generator(self.random_state)
         noisy = not math.isinf(float(self.epsilon))
