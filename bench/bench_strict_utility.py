@@ -37,7 +37,7 @@ import sys
 
 import numpy as np
 
-from bench._common import Claims, Timer, emit, load_corn_instruments, parse_args
+from _common import Claims, Timer, emit, load_corn_instruments, parse_args
 from engine.data.sample_generators import make_nir_spectra
 from engine.methods.adassp import AdaSSP
 from engine.methods.baselines import DPConstantRegressor
