@@ -274,11 +274,11 @@ def test_edpls_sample_numbers_paper_mode_and_sweep(page, app_url):
     assert float(metric_value(page, "RMSEP, private constant")) >= sigma_y * 0.999  # a constant never beats σ_y
     assert visible_charts(page) == 2
     assert_texts(page, ["What the recommended estimator chose, and why", "Preprocessing", "Projection",
-                        "proven guarantee", "Shareable release", "No shareable model: the recommended strict",
+                        "proven guarantee", "Shareable release",
                         "Owner's workbook: contains private information"], "edpls strict, recommended")
-    for key in ("edpls_export_report", "edpls_export_workbook"):
+    # the recommended fit has its own shareable model file (privalab.edpls_recommended.release/1)
+    for key in ("edpls_export_model", "edpls_export_report", "edpls_export_workbook"):
         assert page.locator(f".st-key-{key} button").count() >= 1, f"no {key} button"
-    assert page.locator(".st-key-edpls_export_model button").count() == 0
     # the plain Analyze-Gauss strict fit stays selectable, with its shareable model file
     page.locator('[data-testid="stMain"] [data-testid="stRadio"]').filter(has_text="Strict estimator").get_by_text(
         "plain Analyze-Gauss").click()

@@ -134,9 +134,11 @@ def sites_csv(n: int = 400, seed: int = 8) -> bytes:
 # ------------------------------------------------------------------------------------------- tests
 def test_edpls_upload_bound_fit_and_budget(page, app_url):
     open_with_upload(page, app_url, "edpls", "my_spectra.csv", spectra_csv(), "60 rows × 41 columns")
-    # strict mode gives an uploaded file no |y| bound: the page asks for one instead of reading it off the data
-    assert_texts(page, ["Enter a public bound on |y|"], "edpls upload, no bound yet")
-    set_main_number(page, "Public bound on |y|", "10")
+    # strict mode (the recommended estimator) gives an uploaded file no range of y: the page asks for the
+    # property's public range instead of reading it off the data
+    assert_texts(page, ["Enter the public range of y"], "edpls upload, no range yet")
+    set_main_number(page, "Public range of y: lowest possible value", "-10")
+    set_main_number(page, "Public range of y: highest possible value", "10")
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     assert_no_exception(page, "edpls fit on the upload")
@@ -144,8 +146,9 @@ def test_edpls_upload_bound_fit_and_budget(page, app_url):
     plain = _number(metric_value(page, "RMSEP, non-private"))
     sigma_y = _number(metric_value(page, "σ_y (test)"))
     assert plain < 0.2 * sigma_y, f"non-private PLS on a near-linear upload: RMSEP {plain} vs σ_y {sigma_y}"
-    assert "of 42" in metric_value(page, "Rows clipped")  # 70 % of 60 rows train
-    assert_texts(page, ["fat", "proven guarantee", "Strict mode"], "edpls strict fit")
+    assert _number(metric_value(page, "RMSEP, private constant")) >= 0.999 * sigma_y  # the baseline beside it
+    assert_texts(page, ["fat", "proven guarantee", "What the recommended estimator chose, and why"],
+                 "edpls strict fit")
     private_eps1 = metric_value(page, "RMSEP, private")
     set_sidebar_epsilon(page, "50")
     private_eps50 = wait_metric_change(page, "RMSEP, private", private_eps1)
