@@ -25,13 +25,13 @@ from engine.privacy import (
     noise_scale,
     resolve_calibration,
 )
+from engine.privacy.clipping import row_norms
 from engine.privacy.moments import (
     MomentsRelease,
     add_remove_sensitivity,
     centred_moments,
     psd_project,
     replace_one_sensitivity,
-    row_norms,
     scale_rows,
 )
 from engine.threads import one_blas_thread

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.numerics import pow2_exponent
+
 __all__ = ["ColumnStats", "check_columns", "column_label", "frame_names", "raise_if_non_numeric",
            "series_name", "pow2_exponent"]
 
@@ -118,11 +120,6 @@ class ColumnStats:
     @property
     def largest(self) -> float:
         return float(self.absmax.max()) if self.absmax.size else 0.0
-
-
-def pow2_exponent(value: float) -> int:
-    """e with value * 2^-e in [0.5, 1) (0 for value 0): dividing by 2^e is exact in float64."""
-    return int(np.frexp(float(value))[1]) if value > 0 else 0
 
 
 def _blocks(n: int, m: int):

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ClipReport", "clip_abs", "clip_rows_l2"]
+from engine.numerics import safe_scale_exponent
+
+__all__ = ["ClipReport", "clip_abs", "clip_factors", "clip_rows_l2", "row_norms"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,35 @@ def _check_bound(bound: float) -> float:
     return bound
 
 
+def row_norms(A: np.ndarray) -> np.ndarray:
+    """Euclidean row norms without overflow or underflow (exact power-of-two rescaling when needed).
+
+    Parameters
+    ----------
+    A : array (n, d)
+
+    Returns
+    -------
+    array (n,)
+    """
+    A = np.asarray(A, dtype=float)
+    if A.size == 0:
+        return np.zeros(A.shape[0])
+    e = safe_scale_exponent(float(np.abs(A).max()))
+    B = A if e == 0 else np.ldexp(A, -e)
+    out = np.sqrt(np.einsum("ij,ij->i", B, B))
+    return out if e == 0 else np.ldexp(out, e)
+
+
+def clip_factors(norms: np.ndarray, bound: float) -> tuple[np.ndarray, ClipReport]:
+    """min(1, bound / norm) per row, and the clip report (rows beyond the bound are scaled onto it)."""
+    norms = np.asarray(norms, dtype=float)
+    over = norms > bound
+    f = np.ones_like(norms)
+    f[over] = bound / norms[over]
+    return f, ClipReport(float(bound), norms.size, int(over.sum()), float(norms.max()) if norms.size else 0.0)
+
+
 def clip_rows_l2(X, bound: float):
     """Scale each row of X down to L2 norm <= bound (rows inside the ball are unchanged).
 
@@ -58,11 +89,7 @@ def clip_rows_l2(X, bound: float):
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n, m), got shape {X.shape}")
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    over = norms > bound
-    factors = np.ones_like(norms)
-    factors[over] = bound / norms[over]
-    report = ClipReport(bound, X.shape[0], int(over.sum()), float(norms.max()) if norms.size else 0.0)
+    factors, report = clip_factors(row_norms(X), bound)
     return X * factors[:, None], report
 
 

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .calibration import noise_scale, resolve_calibration
-from .clipping import ClipReport
+from .clipping import clip_factors, row_norms
 from .ledger import Release
 from .mechanisms import as_generator, sample_symmetric_gaussian
 
@@ -73,10 +73,8 @@ __all__ = [
     "ScaledRows",
     "add_remove_sensitivity",
     "centred_moments",
-    "clip_factors",
     "psd_project",
     "replace_one_sensitivity",
-    "row_norms",
     "scale_rows",
 ]
 
@@ -90,43 +88,6 @@ REPLACE_ONE_SENSITIVITY = {
     (2, 0.0): math.sqrt(3.0 / 2.0),
     (2, 1.0): math.sqrt(32.0 / 27.0),
 }
-
-
-def _pow2_exponent(largest: float) -> int:
-    """e with largest / 2^e in [1, 2) when largest is far from 1 (0 otherwise): exact rescaling."""
-    if not (largest > 0 and math.isfinite(largest)):
-        return 0
-    e = math.frexp(largest)[1] - 1
-    return e if abs(e) > 256 else 0
-
-
-def row_norms(A: np.ndarray) -> np.ndarray:
-    """Euclidean row norms without overflow or underflow (power-of-two rescaling when needed).
-
-    Parameters
-    ----------
-    A : array (n, d)
-
-    Returns
-    -------
-    array (n,)
-    """
-    A = np.asarray(A, dtype=float)
-    if A.size == 0:
-        return np.zeros(A.shape[0])
-    e = _pow2_exponent(float(np.abs(A).max()))
-    B = A if e == 0 else np.ldexp(A, -e)
-    out = np.sqrt(np.einsum("ij,ij->i", B, B))
-    return out if e == 0 else np.ldexp(out, e)
-
-
-def clip_factors(norms: np.ndarray, bound: float) -> tuple[np.ndarray, ClipReport]:
-    """min(1, bound / norm) per row, and the clip report (rows beyond the bound are scaled onto it)."""
-    norms = np.asarray(norms, dtype=float)
-    over = norms > bound
-    f = np.ones_like(norms)
-    f[over] = bound / norms[over]
-    return f, ClipReport(float(bound), norms.size, int(over.sum()), float(norms.max()) if norms.size else 0.0)
 
 
 @dataclass

@@ -40,7 +40,7 @@ from engine.privacy import (
     noise_scale,
     sample_symmetric_gaussian,
 )
-from engine.privacy.moments import clip_factors, row_norms
+from engine.privacy.clipping import clip_factors, row_norms
 
 __all__ = ["AdaSSP", "RELEASES"]
 

@@ -37,13 +37,8 @@ from engine.methods.column_checks import (
     series_name,
 )
 from engine.methods.dp_cca.sensitivity import SENSITIVITY, release_sensitivity  # noqa: F401  (old names)
-from engine.privacy.moments import (
-    MomentsRelease,
-    centred_moments,
-    replace_one_sensitivity,
-    row_norms,
-    scale_rows,
-)
+from engine.privacy.clipping import row_norms
+from engine.privacy.moments import MomentsRelease, centred_moments, replace_one_sensitivity, scale_rows
 
 #: Relative eigenvalue floor of the whitening (only matters for singular data; 0 noise).
 _REL_FLOOR = 1e-12
@@ -262,7 +257,7 @@ class _Prepared:
         }
 
 
-#: Euclidean row norms without overflow or underflow (``engine.privacy.moments.row_norms``).
+#: Euclidean row norms without overflow or underflow (``engine.privacy.clipping.row_norms``).
 _row_norms = row_norms
 
 

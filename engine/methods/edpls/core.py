@@ -25,9 +25,9 @@ matrix) the rounding error of the recurrence became the weight direction, P'W lo
 stay within 1e-14 of it for every k <= 300 (scikit-learn's NIPALS drifts to ~1 % there).
 
 Scale. X and y are divided by exact powers of two when their largest value lies outside
-[2^-256, 2^256] (``_SAFE_EXP``), so no square or product over- or underflows, and the results are
-multiplied back (P, xmax and the means by the X factor, c and ymax by the y factor): powers of two are
-exact in float64, so the path of c X, c' y is the path of X, y in the new units bit for bit (for c a
+[2^-256, 2^256] (``engine.numerics.safe_scale_exponent``), so no square or product over- or underflows,
+and the results are multiplied back (P, xmax and the means by the X factor, c and ymax by the y factor):
+powers of two are exact in float64, so the path of c X, c' y is the path of X, y in the new units bit for bit (for c a
 power of two; to rounding otherwise). Every tolerance is relative to the data's own scale:
 
 - rank: a score E_j w with ||E_j w|| <= ``_RANK_FACTOR`` max(n, m) eps ||X||_F is zero: X has numerical
@@ -58,8 +58,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.methods.column_checks import pow2_exponent
 from engine.methods.edpls.strict import pls1_from_moments, strict_sensitivity  # noqa: F401 (old edpls_core names)
+from engine.numerics import safe_scale_exponent
 from engine.threads import one_blas_thread
 
 __all__ = ["QUANTITIES"]
@@ -80,17 +80,7 @@ _Y_EXPLAINED = 10.0
 #: X'f counts as zero (y explained as far as X can explain it) when ||E_j' f_j|| <= _G_EXPLAINED eps ||X||_F ||f_j||.
 _G_EXPLAINED = 64.0
 
-#: Data whose largest |value| lies in [2^-_SAFE_EXP, 2^_SAFE_EXP] are used as they are; other data are
-#: divided by a power of two first (exact), so no square or product leaves float64's range.
-_SAFE_EXP = 256
-
 _EPS = float(np.finfo(float).eps)
-
-
-def _scale_exponent(largest: float) -> int:
-    """0 inside the safe range, else the power of two that brings the largest |value| to [0.5, 1)."""
-    e = pow2_exponent(largest)
-    return 0 if -_SAFE_EXP <= e <= _SAFE_EXP else e
 
 
 # =============================================================================================
@@ -230,8 +220,8 @@ def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centring: bool, ymax_r
 
     Raises ValueError when X runs out of numerical rank or y is explained before K components.
     """
-    ex = _scale_exponent(float(np.abs(X).max()) if x_largest is None else float(x_largest))
-    ey = _scale_exponent(float(np.abs(y).max()) if y_largest is None else float(y_largest))
+    ex = safe_scale_exponent(float(np.abs(X).max()) if x_largest is None else float(x_largest))
+    ey = safe_scale_exponent(float(np.abs(y).max()) if y_largest is None else float(y_largest))
     Xs = X if ex == 0 else np.ldexp(X, -ex)
     ys = y if ey == 0 else np.ldexp(y, -ey)
     explicit_mean = Xs.mean(axis=0) if (centring and Xs.size <= _COPY_LIMIT) else None
