@@ -21,13 +21,13 @@ from .calibration import (
 from .clipping import ClipReport, clip_abs, clip_rows_l2
 from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
 from .mechanisms import (
-    AnalyzeGauss,
     GaussianMechanism,
     LaplaceMechanism,
     as_generator,
     sample_gaussian_vector,
     sample_symmetric_gaussian,
 )
+from .moments import AnalyzeGauss
 from .noise import SEED_KNOWN_CAVEAT, FreshGenerator, fresh_generator, noise_generator
 
 __all__ = [

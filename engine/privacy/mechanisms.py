@@ -2,8 +2,8 @@
 
 A mechanism is built from (epsilon, delta, sensitivity) and knows its noise scale; it adds
 noise to vectors, batches of vectors, or symmetric matrices, and describes itself as a
-ledger record. ``AnalyzeGauss`` is the symmetric-noise release of a second-moment matrix
-(Dwork, Talwar, Thakurta & Zhang 2014) shared by DP-CCA and edPLS's strict mode.
+ledger record. The symmetric-noise release of a second-moment matrix (Analyze-Gauss, Dwork, Talwar,
+Thakurta & Zhang 2014) is ``engine.privacy.moments`` (``MomentsRelease``, ``AnalyzeGauss``).
 
 Written by hand: no kept library exposes a seeded, vectorised symmetric-matrix Gaussian
 release with our ledger; the calibration itself lives in ``calibration.py``.
@@ -19,7 +19,6 @@ from .calibration import check_eps_delta, noise_scale, resolve_calibration
 from .ledger import Release
 
 __all__ = [
-    "AnalyzeGauss",
     "GaussianMechanism",
     "LaplaceMechanism",
     "as_generator",
@@ -131,76 +130,4 @@ class LaplaceMechanism:
             delta=0.0,
             sensitivity_source=sensitivity_source,
             note=note,
-        )
-
-
-@dataclass
-class AnalyzeGauss:
-    """Analyze-Gauss: release Z'Z + E, E symmetric Gaussian (upper triangle i.i.d., mirrored).
-
-    Sensitivity. With every row ||z_i||_2 <= row_bound, adding or removing one row changes
-    the sum Z'Z by z z', whose upper triangle (with diagonal) has L2 norm
-    <= ||z z'||_F = ||z||^2 <= row_bound^2. So under add/remove neighbours the released
-    upper triangle has L2 sensitivity ``row_bound**2`` (the default). Under replace-one
-    neighbours it is sqrt(2) row_bound^2 (pass ``neighbouring="replace"``). The DP-CCA poster
-    releases the mean (1/N) Z'Z under replace-one: that is this mechanism with the result
-    divided by a public N and sensitivity sqrt(2)/N, which gives the same noise-to-signal ratio.
-
-    Calibration as ``GaussianMechanism``.
-    """
-
-    epsilon: float
-    delta: float
-    row_bound: float = 1.0
-    neighbouring: str = "add_remove"
-    calibration: str = "analytic"
-    mechanism: GaussianMechanism = field(init=False)
-
-    def __post_init__(self):
-        if self.neighbouring not in ("add_remove", "replace"):
-            raise ValueError("neighbouring must be 'add_remove' or 'replace'")
-        if not self.row_bound > 0:
-            raise ValueError(f"row_bound must be > 0, got {self.row_bound}")
-        sens = self.row_bound**2 * (np.sqrt(2.0) if self.neighbouring == "replace" else 1.0)
-        self.mechanism = GaussianMechanism(self.epsilon, self.delta, float(sens), self.calibration)
-
-    @property
-    def sigma(self) -> float:
-        return self.mechanism.sigma
-
-    @property
-    def sensitivity(self) -> float:
-        return self.mechanism.sensitivity
-
-    def randomise(self, Z, random_state=None, n_replicates=None, *, check_bound: bool = True) -> np.ndarray:
-        """Noisy second-moment matrix of the rows of Z.
-
-        Parameters
-        ----------
-        Z : array (n, d), rows already clipped to ``row_bound`` (checked unless told not to).
-        n_replicates : int or None. With R, returns R independent releases, shape (R, d, d).
-
-        Returns
-        -------
-        (d, d) or (R, d, d) exactly symmetric array Z'Z + E.
-        """
-        Z = np.asarray(Z, dtype=float)
-        if Z.ndim != 2:
-            raise ValueError(f"Z must be 2-D (n, d), got shape {Z.shape}")
-        if check_bound:
-            worst = float(np.sqrt((Z**2).sum(axis=1)).max()) if Z.shape[0] else 0.0
-            if worst > self.row_bound * (1 + 1e-9):
-                raise ValueError(
-                    f"a row of Z has L2 norm {worst:.6g} > row_bound {self.row_bound}; clip first "
-                    "(engine.privacy.clip_rows_l2)"
-                )
-        gram = Z.T @ Z
-        noise = sample_symmetric_gaussian(self.sigma, Z.shape[1], random_state, n_replicates)
-        return gram + noise
-
-    def release(self, name: str = "second-moment matrix Z'Z", *, note: str = "") -> Release:
-        return self.mechanism.release(
-            name,
-            sensitivity_source="public",
-            note=note or f"Analyze-Gauss, {self.neighbouring} neighbours, rows clipped to norm {self.row_bound:g}",
         )

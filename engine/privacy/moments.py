@@ -63,12 +63,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calibration import noise_scale, resolve_calibration
+from .calibration import noise_scale
 from .clipping import clip_factors, row_norms
 from .ledger import Release
-from .mechanisms import as_generator, sample_symmetric_gaussian
+from .mechanisms import GaussianMechanism, as_generator, sample_symmetric_gaussian
 
 __all__ = [
+    "AnalyzeGauss",
     "MomentsRelease",
     "ScaledRows",
     "add_remove_sensitivity",
@@ -293,13 +294,84 @@ class MomentsRelease:
 
     def record(self, name: str = "second-moment matrix Z'Z", *, sensitivity_source: str = "public",
                note: str = "") -> Release:
-        """The ledger record of one release (keyword-only details)."""
+        """The ledger record of one release: the Gaussian mechanism's own record at this sensitivity."""
         if not self.noisy:
             raise ValueError("epsilon = inf releases nothing under differential privacy: no ledger record")
-        cal = resolve_calibration(self.calibration, self.epsilon)
-        return Release(name=name, mechanism="gaussian", calibration=cal, sensitivity=float(self.sensitivity),
-                       scale=float(self.sigma), epsilon=float(self.epsilon), delta=float(self.delta),
-                       sensitivity_source=sensitivity_source, note=note)
+        mechanism = GaussianMechanism(float(self.epsilon), float(self.delta), float(self.sensitivity), self.calibration)
+        return mechanism.release(name, sensitivity_source=sensitivity_source, note=note)
+
+
+@dataclass
+class AnalyzeGauss:
+    """Analyze-Gauss with the generic bound: release Z'Z + E for rows ||z_i|| <= ``row_bound``.
+
+    Sensitivity. Adding or removing one row changes the sum Z'Z by z z', whose upper triangle (with
+    diagonal) has L2 norm <= ||z z'||_F = ||z||^2 <= row_bound^2: sensitivity ``row_bound**2`` under
+    add/remove neighbours (the default), sqrt(2) row_bound^2 under replace-one (``neighbouring="replace"``).
+    The exact, tighter sensitivities of structured rows are ``add_remove_sensitivity`` and
+    ``replace_one_sensitivity``. The DP-CCA poster releases the mean (1/N) Z'Z under replace-one: that is
+    this mechanism with the result divided by a public N and sensitivity sqrt(2)/N, which gives the same
+    noise-to-signal ratio.
+
+    The Gram matrix and the noise are ``MomentsRelease``'s; calibration as ``GaussianMechanism``.
+    """
+
+    epsilon: float
+    delta: float
+    row_bound: float = 1.0
+    neighbouring: str = "add_remove"
+    calibration: str = "analytic"
+    mechanism: GaussianMechanism = field(init=False)
+
+    def __post_init__(self):
+        if self.neighbouring not in ("add_remove", "replace"):
+            raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+        if not self.row_bound > 0:
+            raise ValueError(f"row_bound must be > 0, got {self.row_bound}")
+        sens = self.row_bound**2 * (np.sqrt(2.0) if self.neighbouring == "replace" else 1.0)
+        self.mechanism = GaussianMechanism(self.epsilon, self.delta, float(sens), self.calibration)
+
+    @property
+    def sigma(self) -> float:
+        return self.mechanism.sigma
+
+    @property
+    def sensitivity(self) -> float:
+        return self.mechanism.sensitivity
+
+    def randomise(self, Z, random_state=None, n_replicates=None, *, check_bound: bool = True) -> np.ndarray:
+        """Noisy second-moment matrix of the rows of Z.
+
+        Parameters
+        ----------
+        Z : array (n, d), rows already clipped to ``row_bound`` (checked unless told not to).
+        n_replicates : int or None. With R, returns R independent releases, shape (R, d, d).
+
+        Returns
+        -------
+        (d, d) or (R, d, d) exactly symmetric array Z'Z + E.
+        """
+        Z = np.asarray(Z, dtype=float)
+        if Z.ndim != 2:
+            raise ValueError(f"Z must be 2-D (n, d), got shape {Z.shape}")
+        if check_bound:
+            worst = float(row_norms(Z).max()) if Z.shape[0] else 0.0
+            if worst > self.row_bound * (1 + 1e-9):
+                raise ValueError(
+                    f"a row of Z has L2 norm {worst:.6g} > row_bound {self.row_bound}; clip first "
+                    "(engine.privacy.clip_rows_l2)"
+                )
+        release = MomentsRelease(self.epsilon, self.delta, self.sensitivity, self.mechanism.calibration,
+                                 "replace_one" if self.neighbouring == "replace" else "add_remove")
+        G = release.randomise(release.gram(Z), 1 if n_replicates is None else int(n_replicates), random_state)
+        return G[0] if n_replicates is None else G
+
+    def release(self, name: str = "second-moment matrix Z'Z", *, note: str = "") -> Release:
+        return self.mechanism.release(
+            name,
+            sensitivity_source="public",
+            note=note or f"Analyze-Gauss, {self.neighbouring} neighbours, rows clipped to norm {self.row_bound:g}",
+        )
 
 
 def centred_moments(G: np.ndarray, const_z: float, *, n_public: int | None = None):
