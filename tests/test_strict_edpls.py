@@ -226,3 +226,33 @@ def test_a_flat_spectrum_maps_to_the_zero_row_and_few_channels_are_refused_by_na
     assert np.isfinite(model.predict(X)).all()
     with pytest.raises(ValueError, match="at least 8 channels"):
         make_strict_edpls(1.0, 1e-5, y_range=(-3.0, 3.0)).fit(X[:, :3], X[:, 0])
+
+
+def test_refits_reuse_the_public_setup_until_a_public_input_changes(nir, monkeypatch):
+    """A sweep refits with only random_state changed: the public setup is computed once, and again as soon as
+    a public input (X_public, y_range, epsilon) changes; every refit equals a fresh estimator's fit, also after
+    a fit that fell back to the private constant (which must not alter the kept setup)."""
+    X_public, a, _ = nir
+    X, y = a.X, a.Y[:, 0]
+    calls = []
+    original = StrictEDPLS.public_setup
+    monkeypatch.setattr(StrictEDPLS, "public_setup", lambda self, m: calls.append(m) or original(self, m))
+
+    def fresh(seed, rows=slice(None), **kw):
+        params = {"y_range": (0.0, 100.0), "X_public": X_public, "random_state": seed, **kw}
+        return make_strict_edpls(1.0, 1e-5, **params).fit(X[rows], y[rows])
+
+    est = make_strict_edpls(1.0, 1e-5, y_range=(0.0, 100.0), X_public=X_public)
+    for seed, rows in ((1, slice(None)), (2, slice(0, 30)), (3, slice(None))):
+        kept = est.set_params(random_state=seed).fit(X[rows], y[rows])
+        ref = fresh(seed, rows)
+        assert kept.choices_["d"] == ref.choices_["d"]
+        np.testing.assert_array_equal(kept.coef_, ref.coef_)
+        assert kept.intercept_ == ref.intercept_
+        assert [r.name for r in kept.privacy_ledger_.entries] == [r.name for r in ref.privacy_ledger_.entries]
+    assert est.set_params(random_state=2).fit(X[:30], y[:30]).choices_["d"] == 0  # the fallback was exercised
+    assert len(calls) == 1 + 3  # the kept estimator's first fit, and each fresh estimator's
+    est.set_params(y_range=(0.0, 50.0)).fit(X, y)
+    est.set_params(X_public=X_public[::2]).fit(X, y)
+    est.set_params(epsilon=2.0).fit(X, y)
+    assert len(calls) == 4 + 3
