@@ -12,8 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.audit_catalog import (AUDIT_TARGETS, DEFAULT_BUG, DEFAULT_TRIALS, PAGE_BUGS, make_case, plants_bugs,
-                                  target_label)
+from engine.audit_catalog import (
+    AUDIT_TARGETS,
+    DEFAULT_BUG,
+    DEFAULT_TRIALS,
+    PAGE_BUGS,
+    make_case,
+    plants_bugs,
+    target_label,
+)
 from engine.privacy.audit import AUDIT_CONFIDENCE, BUG_FACTORS, run_case
 from ui.figures.audit import audit_bound_figure
 
