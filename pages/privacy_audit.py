@@ -58,8 +58,9 @@ def trial_settings(target: str, mode: str) -> tuple[str, int, int]:
     if not can_plant:
         bug = "none"
     trials = col2.select_slider("Trials per data set", options=TRIAL_OPTIONS, value=DEFAULT_TRIALS,
-                                key="audit_trials", help="Half choose the test, half evaluate it. About a second "
-                                                         "per 100,000 trials (more for larger releases).")
+                                format_func=lambda n: f"{n:,}", key="audit_trials",
+                                help="Half choose the test, half evaluate it. About a second per 100,000 trials "
+                                     "(more for larger releases).")
     seed = st.number_input("Simulation seed (the audit's trials)", min_value=0, value=0, step=1, key="audit_seed",
                            help="Fixes the random draws of this simulation (the release run many times on generated "
                                 "data) so that an audit can be repeated. It is not the noise of anything you "

@@ -91,4 +91,5 @@ def test_page_default_run_shows_human_titles_and_99_percent():
     assert any(target_label(DEFAULT_TARGET) in h for h in heads), heads
     assert not any("analytic_gaussian" in h or "_bug_" in h for h in heads), heads
     assert any("99 %" in m.label for m in at.metric), [m.label for m in at.metric]
-    assert any("caught" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("exceeds the claimed ε" in e.value and ": caught" in e.value for e in at.error), at.error
+    assert not any("not caught" in w.value for w in at.warning)
