@@ -32,8 +32,10 @@ The catalogue (``engine.audit_catalog.audit_cases``) audits every mechanism of `
 preprocessing, with worst-case neighbours (each method's ``audit_case`` module: this module
 imports no method). Everything a method computes after its noise call is post-processing,
 which cannot increase epsilon, so auditing the raw noisy release is the strongest black-box
-audit of the method. Planted bugs (noise scaled down by 2, sensitivity halved) show that the
-auditor has teeth.
+audit of the method. Planted bugs (noise scaled down by 2 or 4, sensitivity understated by 2 or 4:
+``BUG_FACTORS``) show that the auditor has teeth. At eps = 1 and 99 % confidence the factor-4 bugs are caught
+at 10^5 trials for every bug-planting release (the audit page's default, ``engine.audit_catalog``); the
+factor-2 bugs need about 10^6.
 
 What the audits show (``bench/audit_all.py``, eps = 1, delta = 1e-5): every strict-mode release
 stays below its claim; both planted bugs are caught for every mechanism and every Gaussian or
