@@ -69,7 +69,7 @@ def pca_gauss_scatter_figure(real, synthetic, *, x: str = "c1", y: str = "c2", c
                 marker.update(color=frame[colour], colorscale="Viridis", cmin=-1, cmax=1,
                               showscale=col == 2, colorbar={"title": colour})
             elif classes:
-                marker.update(color="#555555")
+                marker.update(color="#222222")  # not a class colour (the palette has a grey)
             fig.add_scatter(x=frame[x], y=yy, mode="markers", marker=marker, name=name, showlegend=bool(name),
                             row=1, col=col)
     x_range = _shared_range(shown, x)
