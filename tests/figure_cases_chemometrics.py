@@ -43,6 +43,8 @@ CASES = {
     "chemometrics_t2_q_figure": lambda: F.chemometrics_t2_q_figure(_t2_q_table(), {0.95: 9.0, 0.99: 12.6},
                                                                    {0.95: 0.11, 0.99: 0.154}),
     "chemometrics_spectra_figure": lambda: F.chemometrics_spectra_figure(
-        AXIS, RNG.normal(size=(5, 120)).cumsum(axis=1), RNG.normal(size=(5, 120)), axis_label="channel (column name)",
-        chain="sg1", row_labels=[f"row {r}" for r in (0, 20, 40, 60, 80)]),
+        AXIS, RNG.normal(size=(5, 120)).cumsum(axis=1),
+        {"after 'sg1' (the non-private reference's chain)": RNG.normal(size=(5, 120)),
+         "after 'snv+sg1' (the recommended estimator's own, row-wise)": RNG.normal(size=(5, 120))},
+        axis_label="channel (column name)", row_labels=[f"row {r}" for r in (0, 20, 40, 60, 80)]),
 }

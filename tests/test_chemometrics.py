@@ -28,6 +28,7 @@ from engine.methods.chemometrics import (
     latent_model,
     max_cv_components,
     mean_baseline,
+    means_not_beaten,
     metrics_table,
     no_better_than_mean,
     outlier_diagnostics,
@@ -185,6 +186,12 @@ def test_mean_baseline_and_the_badge_rule():
     with pytest.raises(ValueError):
         mean_baseline(y_test)
     assert no_better_than_mean(1.0, 1.0) and no_better_than_mean(2.0, 1.0) and not no_better_than_mean(0.9, 1.0)
+    # the private model at RMSEP 1.2: beats the DP mean at sqrt(5/3) = 1.29, not the training mean at sqrt(2/3)
+    private = y_test + np.array([1.2, -1.2, 1.2])
+    assert means_not_beaten(y_test, private, dp_pred=[3.0] * 3, y_train=y_train) == [
+        (TRAIN_MEAN_LABEL, pytest.approx(math.sqrt(2 / 3)))]
+    assert means_not_beaten(y_test, y_test + 2, dp_pred=[3.0] * 3) == [(DP_MEAN_LABEL, pytest.approx(math.sqrt(5 / 3)))]
+    assert means_not_beaten(y_test, y_test + 0.1, dp_pred=[3.0] * 3, y_train=y_train) == []
 
 
 # ------------------------------------------------------------------------------------ diagnostics
@@ -346,7 +353,9 @@ def test_edpls_page_shows_the_staples_on_the_nir_sample(deferred):
     assert row["R²"] == pytest.approx(r2_score(prob.y[prob.test], ref), rel=1e-6)
     assert row["RPD"] == pytest.approx(np.std(prob.y[prob.test], ddof=1) / np.sqrt(np.mean((ref - prob.y[prob.test])
                                                                                             ** 2)), rel=1e-6)
-    assert "private constant predictor (DP mean)" in set(table["model"])
+    assert {"private constant predictor (DP mean)", "training mean of y (owner's view)"} <= set(table["model"])
+    mean_row = table[table["model"] == "training mean of y (owner's view)"].iloc[0]
+    assert mean_row["bias"] == pytest.approx(prob.y[prob.train].mean() - prob.y[prob.test].mean(), rel=1e-9)
     assert "test predictions outside the declared public y range [0, 100]" in text
     assert "Over the 95 % / 99 % limits:" in text and ("Jackson-Mudholkar" in text or "Box" in text)
     # the owner's workbook carries the diagnostics' tables
@@ -370,12 +379,13 @@ def test_edpls_plain_and_paper_branches_show_the_staples():
 def test_dp_pcr_page_shows_the_staples_with_pcr():
     at = open_staples("dp_pcr.py", "dp_pcr_staples")
     assert len(at.get("plotly_chart")) == at.charts_before + 4  # no VIP, no preprocessing on this page
+    assert [t.label for t in at.tabs][-5:] == [*TABS[:3], "Loadings", TABS[4]]
     text = text_of(at)
     assert "cross-validation of non-private PCR" in text
     assert any("VIP (variable importance in projection) is defined for PLS" in x.value for x in at.info)
 
 
-def _badge_app(pred_offset: float, dp: bool):
+def _badge_app(pred_offset: float, dp: str):
     import numpy as np
 
     from ui.chemometrics import Staples, mean_badge
@@ -385,16 +395,22 @@ def _badge_app(pred_offset: float, dp: bool):
     mean_badge(Staples(page="t", X_raw=np.zeros((20, 3)), X_model=np.zeros((20, 3)), y=y, train=train, test=test,
                        axis=np.arange(3), axis_label="c", response="y", k_page=1,
                        pred_private=y[test] + pred_offset, pred_reference=y[test], private_label="p",
-                       private_model=None, dp_mean_pred=np.full(10, 5.0) if dp else None))
+                       private_model=None,
+                       dp_mean_pred={"none": None, "five": np.full(10, 5.0), "exact": y[test]}[dp]))
 
 
-@pytest.mark.parametrize(("offset", "dp", "shown", "which"), [(0.1, False, False, ""), (4.0, False, True, "training"),
-                                                               (4.0, True, True, "DP mean"), (2.0, True, False, "")])
+@pytest.mark.parametrize(("offset", "dp", "shown", "which"), [
+    (0.1, "none", False, ()), (4.0, "none", True, ("training mean",)), (2.0, "five", False, ()),
+    (4.0, "five", True, ("DP mean", "training mean")), (0.1, "exact", True, ("DP mean",))])
 def test_the_badge_shows_exactly_when_no_better_than_the_mean(offset, dp, shown, which):
-    """Test y = 1, 3, ..., 19 (/ 2): predicting the mean 5 (training mean 4.5) gives RMSEP about 2.9."""
+    """Test y = 10 (2i + 1) / 19: predicting 5 (a DP mean) or the training mean (4.74) gives RMSEP about 3;
+    a DP mean equal to the test values ("exact") is beaten by nothing."""
     at = AppTest.from_function(_badge_app, kwargs={"pred_offset": offset, "dp": dp}).run()
     assert not at.exception, at.exception
     markdown = " ".join(x.value for x in at.markdown)
     assert (NO_BETTER in markdown) is shown
-    if shown:
-        assert which in " ".join(x.value for x in at.caption)
+    caption = " ".join(x.value for x in at.caption)
+    for label in which:
+        assert label in caption
+    if "training mean" not in which:
+        assert "training mean" not in caption

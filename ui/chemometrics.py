@@ -22,9 +22,8 @@ import streamlit as st
 from engine.methods.chemometrics import (
     example_rows,
     fit_reference,
-    mean_baseline,
+    means_not_beaten,
     metrics_table,
-    no_better_than_mean,
     outlier_diagnostics,
     private_k_choice,
     range_check,
@@ -47,7 +46,7 @@ TITLE = "Model diagnostics (owner's view, not private): RMSECV, R², RPD, bias, 
 OWNER_VIEW = "Owner's view, not private: computed on your rows without noise. For you only (owner's workbook)."
 NO_BETTER = "Private model no better than predicting the mean"
 TABS = ("RMSECV vs latent variables", "R², RPD, bias", "Outside the y range", "Loadings and VIP", "T² and Q outliers",
-        "Raw vs preprocessed")
+        "Raw vs preprocessed")  # PCR: "Loadings" and no spectra tab when nothing preprocesses the rows
 MAX_K = 20
 ONE_SE = "one-standard-error rule"
 
@@ -74,7 +73,13 @@ class Staples:
     declared_range: tuple | None = None
     range_label: str = "the declared public y range"
     dp_mean_pred: np.ndarray | None = None
-    chain: str | None = None
+    chain: str | None = None  # the reference's chain (None: the page fits raw rows)
+    private_preprocess: object | None = None  # the private estimator's own fitted row-wise chain, if it has one
+    private_chain: str | None = None
+
+    def tabs(self) -> list[str]:
+        tabs = list(TABS[:5]) if self.method == "pls" else [*TABS[:3], "Loadings", TABS[4]]
+        return tabs + ([TABS[5]] if self.chain is not None or self.private_preprocess is not None else [])
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -91,13 +96,16 @@ def _reference(X_train, y_train, X_test, k: int, method: str, train_rows, test_r
 
 
 def mean_badge(s: Staples) -> None:
-    """The plain badge when the private model's test RMSEP is at least that of predicting the mean."""
+    """The plain badge when the private model's test RMSEP is at least that of predicting the mean: the DP mean
+    (the private constant predictor, when the page has one) or the training mean (owner's view)."""
     yte = s.y[s.test]
-    base, label = mean_baseline(yte, dp_pred=s.dp_mean_pred, y_train=s.y[s.train])
-    rmsep = float(np.sqrt(np.mean((s.pred_private - yte) ** 2)))
-    if no_better_than_mean(rmsep, base):
+    missed = means_not_beaten(yte, s.pred_private, dp_pred=s.dp_mean_pred, y_train=s.y[s.train])
+    if missed:
+        rmsep = float(np.sqrt(np.mean((s.pred_private - yte) ** 2)))
         st.badge(NO_BETTER, icon=":material/warning:", color="orange")
-        st.caption(f"Its test RMSEP {rmsep:.4g} is not below {base:.4g}, the RMSEP of predicting {label}.")
+        st.caption(f"Its test RMSEP {rmsep:.4g} is not below the RMSEP of predicting "
+                   + " nor of predicting ".join(f"{label} ({base:.4g})" for label, base in missed)
+                   + ". Measured on your test rows (owner's view, not private).")
 
 
 def _labels(s: Staples) -> tuple[str, str]:
@@ -135,6 +143,7 @@ def _metrics_tab(s: Staples, sheets: dict) -> None:
     preds = {private: s.pred_private, reference: s.pred_reference}
     if s.dp_mean_pred is not None:
         preds["private constant predictor (DP mean)"] = s.dp_mean_pred
+    preds["training mean of y (owner's view)"] = np.full(len(yte), float(np.mean(s.y[s.train])))
     table = metrics_table(yte, preds)
     st.dataframe(table, hide_index=True, column_config={c: st.column_config.NumberColumn(format="%.4g")
                                                         for c in ("RMSEP", "R²", "RPD", "bias")})
@@ -169,8 +178,8 @@ def _range_tab(s: Staples, sheets: dict) -> None:
 
 def _reference_tab(s: Staples, loadings, vips, sheets: dict) -> None:
     f1, f2 = st.columns(2)
-    show_chart(f1, chemometrics_loadings_figure(s.axis, loadings, axis_label=s.axis_label,
-                                                model=METHODS[s.method]), "loadings", page=s.page)
+    show_chart(f1, chemometrics_loadings_figure(s.axis, loadings, axis_label=s.axis_label, model=METHODS[s.method],
+                                                prefix="LV" if s.method == "pls" else "PC"), "loadings", page=s.page)
     if vips is not None:
         show_chart(f2, chemometrics_vip_figure(s.axis, vips, axis_label=s.axis_label), "vip", page=s.page)
         top = np.argsort(vips)[::-1][:5]
@@ -206,15 +215,21 @@ def _outlier_tab(s: Staples, diag, sheets: dict) -> None:
 
 
 def _spectra_tab(s: Staples) -> None:
-    if s.chain is None:
-        st.info("This page fits on the raw spectra: there is no preprocessing to compare.")
-        return
     rows = example_rows(s.train, 5)
-    show_chart(st, chemometrics_spectra_figure(s.axis, s.X_raw[rows], s.X_model[rows], axis_label=s.axis_label,
-                                               chain=s.chain, row_labels=[f"row {r}" for r in rows]),
+    panels = {}
+    if s.chain is not None and s.chain != "none":
+        panels[f"after '{s.chain}' (the non-private reference's chain)"] = s.X_model[rows]
+    if s.private_preprocess is not None:
+        panels[f"after '{s.private_chain}' (the private estimator's own, row-wise)"] = \
+            s.private_preprocess.transform(s.X_raw[rows])
+    if not panels:
+        st.info("The rows are used as they are (chain 'none'): there is no preprocessing to compare.")
+        return
+    show_chart(st, chemometrics_spectra_figure(s.axis, s.X_raw[rows], panels, axis_label=s.axis_label,
+                                               row_labels=[f"row {r}" for r in rows]),
                "raw_vs_preprocessed", page=s.page)
-    st.caption(f"{OWNER_VIEW} Five training rows spread over the training set; the chain '{s.chain}' is the one the "
-               "non-private reference uses.")
+    st.caption(f"{OWNER_VIEW} Five training rows spread over the training set."
+               + (" The non-private reference uses the raw spectra (chain 'none')." if s.chain == "none" else ""))
 
 
 def staples_section(s: Staples, later_sheets: dict | None = None) -> None:
@@ -226,7 +241,8 @@ def staples_section(s: Staples, later_sheets: dict | None = None) -> None:
     sheets = {}
     with box:
         st.caption(OWNER_VIEW)
-        tabs = st.tabs(list(TABS))
+        names = s.tabs()
+        tabs = st.tabs(names)
         with tabs[0]:
             _rmsecv_tab(s, sheets)
         with tabs[1]:
@@ -244,8 +260,9 @@ def staples_section(s: Staples, later_sheets: dict | None = None) -> None:
                 _reference_tab(s, loadings, vips, sheets)
             with tabs[4]:
                 _outlier_tab(s, diag, sheets)
-        with tabs[5]:
-            _spectra_tab(s)
+        if len(names) > 5:
+            with tabs[5]:
+                _spectra_tab(s)
     if later_sheets is not None:
         later_sheets.update({f"diagnostics {k}"[:31]: v for k, v in sheets.items()})
 
@@ -272,7 +289,9 @@ def edpls_staples(choice, res: dict, Xp, *, label: str, chain: str, y_range=None
                 axis=choice.axis, axis_label=choice.axis_label, response=choice.response,
                 k_page=int(choice.n_components), pred_private=np.asarray(res["pred_private"]),
                 pred_reference=np.asarray(res["pred_plain"]), private_label=label, private_model=res["private"],
-                declared_range=declared, range_label=where, dp_mean_pred=res.get("pred_constant"), chain=chain)
+                declared_range=declared, range_label=where, dp_mean_pred=res.get("pred_constant"), chain=chain,
+                private_preprocess=getattr(res["private"], "preprocess_", None),
+                private_chain=getattr(res["private"], "preprocessing", None))
     staples_section(s, later_sheets)
 
 

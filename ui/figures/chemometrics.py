@@ -69,13 +69,14 @@ def chemometrics_prediction_figure(y_true, predictions: dict, outside: dict, *, 
     return finish(fig)
 
 
-def chemometrics_loadings_figure(axis, loadings, *, axis_label: str, n_show: int = 3,
-                                 model: str = "PLS") -> go.Figure:
-    """X-loadings of the first ``n_show`` latent variables of the non-private reference, over the channels."""
+def chemometrics_loadings_figure(axis, loadings, *, axis_label: str, n_show: int = 3, model: str = "PLS",
+                                 prefix: str = "LV") -> go.Figure:
+    """X-loadings of the first ``n_show`` latent variables of the non-private reference, over the channels
+    (``prefix``: "LV" for PLS, "PC" for PCR)."""
     loadings = np.asarray(loadings, dtype=float)
     fig = go.Figure()
     for a in range(min(n_show, loadings.shape[1])):
-        fig.add_scatter(x=axis, y=loadings[:, a], mode="lines", name=f"LV {a + 1}",
+        fig.add_scatter(x=axis, y=loadings[:, a], mode="lines", name=f"{prefix} {a + 1}",
                         line={"color": GROUP_PALETTE[a % len(GROUP_PALETTE)]})
     fig.update_layout(title=f"X-loadings, non-private {model} (owner's view)", xaxis_title=axis_label,
                       yaxis_title="loading")
@@ -119,19 +120,18 @@ def chemometrics_t2_q_figure(table, t2_limits: dict, q_limits: dict) -> go.Figur
     return finish(fig)
 
 
-def chemometrics_spectra_figure(axis, raw, preprocessed, *, axis_label: str, chain: str, row_labels) -> go.Figure:
-    """A few training spectra raw (top) and after the preprocessing chain (bottom), one colour per row."""
-    raw, pre = np.atleast_2d(np.asarray(raw, dtype=float)), np.atleast_2d(np.asarray(preprocessed, dtype=float))
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=("raw spectra", f"after the preprocessing '{chain}'"))
-    for i, label in enumerate(row_labels):
-        colour = GROUP_PALETTE[i % len(GROUP_PALETTE)]
-        fig.add_scatter(x=axis, y=raw[i], mode="lines", name=str(label), legendgroup=str(label),
-                        line={"color": colour}, row=1, col=1)
-        fig.add_scatter(x=axis, y=pre[i], mode="lines", name=str(label), legendgroup=str(label), showlegend=False,
-                        line={"color": colour}, row=2, col=1)
-    fig.update_xaxes(title_text=axis_label, row=2, col=1)
-    fig.update_yaxes(title_text="raw", row=1, col=1)
-    fig.update_yaxes(title_text="preprocessed", row=2, col=1)
-    fig.update_layout(title="Training spectra before and after preprocessing (owner's view)", height=560)
+def chemometrics_spectra_figure(axis, raw, panels: dict, *, axis_label: str, row_labels) -> go.Figure:
+    """A few training spectra raw (top) and after each preprocessing below (``panels``: title -> rows, same rows as
+    ``raw``), one colour per row."""
+    raw = np.atleast_2d(np.asarray(raw, dtype=float))
+    rows = 1 + len(panels)
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.24 / rows,
+                        subplot_titles=("raw spectra", *panels))
+    for p, values in enumerate([raw, *[np.atleast_2d(np.asarray(v, dtype=float)) for v in panels.values()]]):
+        for i, label in enumerate(row_labels):
+            fig.add_scatter(x=axis, y=values[i], mode="lines", name=str(label), legendgroup=str(label),
+                            showlegend=p == 0, line={"color": GROUP_PALETTE[i % len(GROUP_PALETTE)]}, row=p + 1, col=1)
+        fig.update_yaxes(title_text="raw" if p == 0 else "preprocessed", row=p + 1, col=1)
+    fig.update_xaxes(title_text=axis_label, row=rows, col=1)
+    fig.update_layout(title="Training spectra before and after preprocessing (owner's view)", height=260 * rows + 40)
     return finish(fig)

@@ -36,6 +36,7 @@ from engine.methods.chemometrics.diagnostics import (
 )
 from engine.methods.chemometrics.metrics import (
     mean_baseline,
+    means_not_beaten,
     metrics_table,
     no_better_than_mean,
     range_check,
@@ -44,7 +45,7 @@ from engine.methods.chemometrics.metrics import (
 
 __all__ = [
     "OutlierDiagnostics", "RMSECVCurve", "example_rows", "fit_reference", "latent_model", "max_cv_components",
-    "mean_baseline", "metrics_table", "no_better_than_mean", "outlier_diagnostics", "private_k_choice", "q_limit",
-    "range_check", "reference_loadings", "regression_metrics", "rmsecv_curve", "t2_limit", "vip",
-    "vip_from_weights",
+    "mean_baseline", "means_not_beaten", "metrics_table", "no_better_than_mean", "outlier_diagnostics",
+    "private_k_choice", "q_limit", "range_check", "reference_loadings", "regression_metrics", "rmsecv_curve",
+    "t2_limit", "vip", "vip_from_weights",
 ]

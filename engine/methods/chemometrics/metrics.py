@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import r2_score
 
-__all__ = ["DP_MEAN_LABEL", "TRAIN_MEAN_LABEL", "mean_baseline", "metrics_table", "no_better_than_mean",
-           "range_check", "regression_metrics"]
+__all__ = ["DP_MEAN_LABEL", "TRAIN_MEAN_LABEL", "mean_baseline", "means_not_beaten", "metrics_table",
+           "no_better_than_mean", "range_check", "regression_metrics"]
 
 DP_MEAN_LABEL = "the private constant predictor (a DP mean of y, same budget)"
 TRAIN_MEAN_LABEL = "the training mean of y (owner's view, not private)"
@@ -91,3 +91,18 @@ def mean_baseline(y_test, *, dp_pred=None, y_train=None) -> tuple[float, str]:
 def no_better_than_mean(rmsep_private: float, rmsep_mean: float) -> bool:
     """True when the private model's test RMSEP is at least that of predicting the mean."""
     return float(rmsep_private) >= float(rmsep_mean)
+
+
+def means_not_beaten(y_test, pred_private, *, dp_pred=None, y_train=None) -> list[tuple[str, float]]:
+    """The ways of predicting the mean that the private model does not beat on the test rows: [(label, RMSEP)],
+    from the DP mean (``dp_pred``, when the page has one) and the training mean (``y_train``, owner's view).
+    Empty when the private model beats every one given."""
+    y = np.asarray(y_test, dtype=float).ravel()
+    rmsep = math.sqrt(float(np.mean((np.asarray(pred_private, dtype=float).ravel() - y) ** 2)))
+    out = []
+    for kwargs in ({"dp_pred": dp_pred}, {"y_train": y_train}):
+        if next(iter(kwargs.values())) is not None:
+            base, label = mean_baseline(y, **kwargs)
+            if no_better_than_mean(rmsep, base):
+                out.append((label, base))
+    return out
