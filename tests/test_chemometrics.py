@@ -414,3 +414,26 @@ def test_the_badge_shows_exactly_when_no_better_than_the_mean(offset, dp, shown,
         assert label in caption
     if "training mean" not in which:
         assert "training mean" not in caption
+
+
+def _tiny_app():
+    import numpy as np
+
+    from ui.chemometrics import Staples, staples_section
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(4, 12)), np.array([1.0, 2.0, 3.0, 4.0])
+    staples_section(Staples(page="tiny", X_raw=X, X_model=X, y=y, train=np.arange(3), test=np.array([3]),
+                            axis=np.arange(12), axis_label="c", response="y", k_page=2, pred_private=np.array([2.0]),
+                            pred_reference=np.array([3.5]), private_label="p", private_model=None, chain="snv"))
+
+
+def test_staples_on_too_few_rows_say_so_without_an_exception():
+    """Three training rows and one test row: no metrics of one row (a message in its tab), the rest drawn."""
+    at = AppTest.from_function(_tiny_app)
+    at.session_state["tiny_staples"] = True
+    at.run()
+    assert not at.exception, at.exception
+    infos = " ".join(x.value for x in at.info)
+    assert "Metrics: not available on these rows" in infos
+    assert len(at.get("plotly_chart")) >= 3

@@ -115,11 +115,7 @@ def _labels(s: Staples) -> tuple[str, str]:
 
 def _rmsecv_tab(s: Staples, sheets: dict) -> None:
     Xtr, ytr = s.X_model[s.train], s.y[s.train]
-    try:
-        curve = _cv(Xtr, ytr, MAX_K, s.method)
-    except ValueError as err:
-        st.info(f"No cross-validation here: {err}.")
-        return
+    curve = _cv(Xtr, ytr, MAX_K, s.method)
     choice = private_k_choice(s.private_model)
     marks = {f"page's k = {s.k_page}": s.k_page}
     if choice["k"] is not None and choice["k"] != s.k_page:
@@ -232,8 +228,29 @@ def _spectra_tab(s: Staples) -> None:
                + (" The non-private reference uses the raw spectra (chain 'none')." if s.chain == "none" else ""))
 
 
+def _in_tab(tab, name: str, draw, *args) -> None:
+    """Draw one staple in its tab; data it cannot use gives a message there, never an exception box."""
+    with tab:
+        try:
+            draw(*args)
+        except (ValueError, np.linalg.LinAlgError) as err:
+            st.info(f"{name}: not available on these rows ({err}).")
+
+
+def _reference_tabs(s: Staples, tabs, sheets: dict) -> None:
+    Xtr, Xte = s.X_model[s.train], s.X_model[s.test]
+    try:
+        loadings, vips, diag = _reference(Xtr, s.y[s.train], Xte, s.k_page, s.method, s.train, s.test)
+    except (ValueError, np.linalg.LinAlgError) as err:
+        for tab in tabs:
+            tab.info(f"The non-private reference could not be fitted on these rows: {err}.")
+        return
+    _in_tab(tabs[0], "Loadings", _reference_tab, s, loadings, vips, sheets)
+    _in_tab(tabs[1], "T² and Q", _outlier_tab, s, diag, sheets)
+
+
 def staples_section(s: Staples, later_sheets: dict | None = None) -> None:
-    """The badge, then the lazy expander with the six staples in tabs (tables into ``later_sheets``)."""
+    """The badge, then the lazy expander with the staples in tabs (tables into ``later_sheets``)."""
     mean_badge(s)
     box = st.expander(TITLE, key=f"{s.page}_staples", on_change="rerun")
     if not box.open:
@@ -243,26 +260,12 @@ def staples_section(s: Staples, later_sheets: dict | None = None) -> None:
         st.caption(OWNER_VIEW)
         names = s.tabs()
         tabs = st.tabs(names)
-        with tabs[0]:
-            _rmsecv_tab(s, sheets)
-        with tabs[1]:
-            _metrics_tab(s, sheets)
-        with tabs[2]:
-            _range_tab(s, sheets)
-        Xtr, Xte = s.X_model[s.train], s.X_model[s.test]
-        try:
-            loadings, vips, diag = _reference(Xtr, s.y[s.train], Xte, s.k_page, s.method, s.train, s.test)
-        except ValueError as err:
-            for tab in tabs[3:5]:
-                tab.info(f"The non-private reference could not be fitted: {err}.")
-        else:
-            with tabs[3]:
-                _reference_tab(s, loadings, vips, sheets)
-            with tabs[4]:
-                _outlier_tab(s, diag, sheets)
+        _in_tab(tabs[0], "RMSECV", _rmsecv_tab, s, sheets)
+        _in_tab(tabs[1], "Metrics", _metrics_tab, s, sheets)
+        _in_tab(tabs[2], "Predictions outside the y range", _range_tab, s, sheets)
+        _reference_tabs(s, tabs[3:5], sheets)
         if len(names) > 5:
-            with tabs[5]:
-                _spectra_tab(s)
+            _in_tab(tabs[5], "Raw vs preprocessed", _spectra_tab, s)
     if later_sheets is not None:
         later_sheets.update({f"diagnostics {k}"[:31]: v for k, v in sheets.items()})
 
