@@ -21,6 +21,7 @@ from engine.methods.edpls import shareable_ledger
 from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.chemometrics import dp_pcr_staples
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
@@ -193,6 +194,7 @@ def main():
     label = f"DP-PCR (ε = {budget.epsilon:g})"
     show_fit(problem, result, response, label)
     later_sheets = {}  # filled by the sweep below; the workbook is built on click, after this run
+    dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets)
     show_exports(ds, response, split, problem, result, params, budget, label, later_sheets)
     show_sweep(problem, k, params, budget, later_sheets)
 

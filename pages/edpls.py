@@ -49,6 +49,7 @@ from engine.methods.edpls_pipeline import (
 from engine.methods.edpls_pipeline import preprocess as _preprocess
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.chemometrics import edpls_staples
 from ui.data_picker import usable_dataset
 from ui.edpls_strict import (
     recommended_metrics,
@@ -503,6 +504,7 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     show_chart(f2, edpls_pred_figure(res["y_test"], res["pred_private"], res["pred_plain"], response=choice.response,
                                      private_label=label), "predictions", page="edpls")
     later_sheets = {}
+    edpls_staples(choice, res, Xp, label=label, chain=chain, y_range=setup.y_range, later_sheets=later_sheets)
     recommended_exports(choice, res, budget, label=label, chain=chain, setup=setup, later_sheets=later_sheets)
     # the sweep compares preprocessing chains for the plain estimator, at bounds from the declared range
     params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
@@ -529,6 +531,7 @@ def main() -> None:
     label = f"edPLS ({'strict' if budget.mode == 'strict' else 'paper'}, ε = {budget.epsilon:g})"
     results_section(choice, res, budget, label)
     later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
+    edpls_staples(choice, res, Xp, label=label, chain=chain, y_bound=params.get("y_bound"), later_sheets=later_sheets)
     export_section(choice, res, budget, label=label, chain=chain, info=info, params=params,
                    bounds_note=bounds_note, later_sheets=later_sheets)
     sweep_section(choice, res, budget, chain, params, later_sheets)
