@@ -163,7 +163,8 @@ def noise_std_setting(budget) -> str:
 
 def data_section() -> Choice:
     ds = usable_dataset("spectra", key="edpls_data", hint="Pick a sample set or upload a spectra table to start.",
-                        needs="edPLS needs a numeric response and at least two numeric channel columns")
+                        needs="edPLS needs a numeric response and at least two numeric channel columns",
+                        two_files=True)
     c1, c2, c3 = st.columns(3)
     response = response_picker(ds, "edpls", c1)
     split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",

@@ -24,9 +24,10 @@ import streamlit as st
 from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
 from engine.data.catalog import load_sample, sample_sets
 from engine.data.columns import MissingRows, drop_missing_rows
+from engine.data.xy_files import join_xy, shared_columns
 from ui.state import init_state
 
-SAMPLE, UPLOAD = "Sample data", "Upload a file"
+SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Dataset:
     refusal: str | None = None
     dropped: MissingRows | None = None
     drop_missing: bool = field(default=True, compare=False)  # the user's tick (kept with the data set)
+    files: tuple = ()  # (spectra file, reference file) when joined from two files
 
     @property
     def numeric_columns(self) -> list:
@@ -117,7 +119,7 @@ def _still_using(current: Dataset | None) -> None:
 
 
 def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
-                check: Callable | None = None) -> Dataset | None:
+                check: Callable | None = None, two_files: bool = False) -> Dataset | None:
     """Render the picker and return the selected data set (or None when none is valid yet).
 
     kind: restrict sample sets to one kind ("spectra", "timeseries", "two_views", "process");
@@ -132,13 +134,17 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
     current = _current_for_page(kind, check, key, slot)
     set_aside = stored is not None and current is None
     source_key = f"{key}_source"
+    sources = (SAMPLE, UPLOAD, TWO_FILES) if two_files else (SAMPLE, UPLOAD)
     if source_key not in st.session_state:  # a first visit (Streamlit drops a widget's state): follow the choice
-        st.session_state[source_key] = UPLOAD if current is not None and current.origin == "upload" else SAMPLE
-    source = st.radio("Data source", (SAMPLE, UPLOAD), horizontal=True, key=source_key,
+        origin = SAMPLE if current is None or current.origin != "upload" else UPLOAD
+        st.session_state[source_key] = TWO_FILES if origin == UPLOAD and current.files and two_files else origin
+    source = st.radio("Data source", sources, horizontal=True, key=source_key,
                       on_change=_mark_explicit, args=(key,))
     box_shown = False
     if source == SAMPLE:
         current = _sample_choice(kind, current, key, slot, store=explicit or not set_aside)
+    elif source == TWO_FILES:
+        current = _two_files_choice(kind, check, current, key, slot)
     else:
         current, box_shown = _upload_choice(kind, check, current, key, slot)
     if current is not None and current.raw is not None and not box_shown:
@@ -323,6 +329,50 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
     return current, False
 
 
+def _read_one(up) -> pd.DataFrame:
+    """One uploaded file's table, or DataError with the engine's message."""
+    df, problem, _ = _try_load(up.getvalue(), up.name)
+    if problem is not None:
+        message, row, column, line = problem
+        raise DataError(message, file=up.name, row=row, column=column, line=line)
+    return df
+
+
+def _two_files_choice(kind: str | None, check: Callable | None, current: Dataset | None, key: str,
+                      slot: str) -> Dataset | None:
+    """A spectra file and a reference values file, matched by row order or by a shared id column
+    (``engine.data.xy_files``); a mismatch shows the engine's message naming both files."""
+    c1, c2 = st.columns(2)
+    x_up = c1.file_uploader("Spectra (X): one row per sample, one column per wavelength", key=f"{key}_xfile")
+    y_up = c2.file_uploader("Reference values (Y): one row per sample, one column per property", key=f"{key}_yfile")
+    if x_up is None or y_up is None:
+        if current is not None and current.files:
+            st.caption(f"Using {current.name}, chosen earlier; upload two other files to replace them.")
+        else:
+            st.info("Upload both files: the spectra and the reference values of the same samples.")
+        return current if current is not None and current.files else None
+    display = f"{x_up.name} + {y_up.name}"
+    try:
+        x_df, y_df = _read_one(x_up), _read_one(y_up)
+        shared = shared_columns(x_df, y_df)
+        options = [None, *shared]
+        on = st.radio("Match the rows", options, index=1 if len(shared) == 1 else 0, horizontal=True,
+                      key=f"{key}_match_{display}",
+                      format_func=lambda c: "by row order" if c is None else f"by the shared column '{c}'")
+        df = join_xy(x_df, y_df, x_up.name, y_up.name, on=on)
+        _check(df, display, kind, check)
+    except DataError as err:
+        st.error(f"Files rejected: {err}")
+        _still_using(current)
+        return current
+    responses = tuple(c for c in y_df.columns if c != on and pd.api.types.is_numeric_dtype(y_df[c]))
+    if current is None or current.name != display or not current.df.equals(df):
+        current = Dataset(display, df, "upload", kind, responses, files=(x_up.name, y_up.name))
+        current.checks[key] = None
+        _store(current, slot)
+    return current
+
+
 def _stored_missing_choice(ds: Dataset, key: str) -> Dataset | None:
     """A stored upload whose rows with missing values are left out: the same checkbox on this page (unticked:
     the engine's refusal, and no data here until it is ticked again)."""
@@ -347,13 +397,15 @@ def _preview(ds: Dataset) -> None:
             st.caption(f"First 40 of {n_cols} columns shown.")
 
 
-def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3) -> Dataset:
+def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3,
+                   two_files: bool = False) -> Dataset:
     """The data picker, and the page stops here (with a message) until a data set it can use is chosen.
 
     hint : what to do when nothing is chosen yet (an info box). needs : what the page needs, shown with the file's
-    name and its number of numeric columns when it has fewer than ``min_numeric``.
+    name and its number of numeric columns when it has fewer than ``min_numeric``. two_files: also offer
+    "X and Y as two files".
     """
-    ds = data_picker(kind, key=key)
+    ds = data_picker(kind, key=key, two_files=two_files)
     if ds is None:
         st.info(hint)
         st.stop()

@@ -69,7 +69,7 @@ def page_problem(df, response: str, response_columns=(), *, split: str = "random
 
     The split seed is a data-split seed, not a noise seed (a split is not a release).
     """
-    numeric = [c for c in df.columns if np.issubdtype(df[c].dtype, np.number)]
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]  # text columns may be StringDtype
     if x_columns is not None:
         bad = [str(c) for c in x_columns if c not in numeric or c == response]
         if bad:
