@@ -18,6 +18,9 @@ def response_picker(ds, key: str, where=st) -> str:
     numeric = numeric_columns(ds.df)
     candidates = response_candidates(ds.df, ds.response_columns)
     options = candidates + [c for c in numeric if c not in candidates]
+    if not candidates:
+        st.warning(f"{ds.name}: every numeric column is named by a number (a wavelength or channel), so none is "
+                   "proposed as the response: choose it in 'Response (y)'.", icon=":material/help:")
     return where.selectbox("Response (y)", options, index=0, key=f"{key}_response_{ds.origin}_{ds.name}",
                            help="Candidates first: named numeric columns (a property, not a wavelength or an id).")
 
