@@ -64,6 +64,8 @@ def test_upload_on_home_follows_to_edpls_with_property_defaults():
     assert at.selectbox(key="edpls_response_upload_lab.csv").value == "moisture"
     assert at.select_slider(key="edpls_xrange_edpls_upload_lab.csv_moisture").value == ("1100", "1158")
     assert "Left out of X: sample_id, oil, protein, starch" in _captions(at)
+    # strict mode: no range of y is read off the upload, the page asks for the public one
+    assert any("Enter the public range of y" in i.value for i in at.info)
 
     # unticked: the engine's refusal again, and no fit
     at.checkbox(key="edpls_data_dropna_lab.csv").uncheck().run()
