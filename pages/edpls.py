@@ -50,6 +50,7 @@ from engine.methods.edpls_pipeline import preprocess as _preprocess
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.chemometrics import edpls_staples
+from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.edpls_strict import (
     recommended_metrics,
@@ -163,24 +164,23 @@ def noise_std_setting(budget) -> str:
 
 def data_section() -> Choice:
     ds = usable_dataset("spectra", key="edpls_data", hint="Pick a sample set or upload a spectra table to start.",
-                        needs="edPLS needs a numeric response and at least two numeric channel columns")
-    numeric = ds.numeric_columns
-    default_resp = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
+                        needs="edPLS needs a numeric response and at least two numeric channel columns",
+                        two_files=True)
     c1, c2, c3 = st.columns(3)
-    response = c1.selectbox("Response (y)", numeric, index=numeric.index(default_resp[0]), key="edpls_response")
-    excluded = set(ds.response_columns) | {response}
-    channels = [c for c in numeric if c not in excluded]
+    response = response_picker(ds, "edpls", c1)
     split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",
                          format_func=lambda v: {"random": "random 30 %", "last": "last 30 % of rows"}[v])
+    channels = x_picker(ds, response, "edpls")
     n_max = max(1, min(20, len(channels), len(ds.df) - 3))
     n_components = int(c3.number_input("Latent variables", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
                                        key="edpls_k"))
     if len(channels) < 2:
-        st.error(f"{ds.name}: after taking '{response}' as the response, fewer than two channel columns remain.")
+        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
         st.stop()
     try:
         problem = page_problem(ds.df, response, ds.response_columns, split=split_how,
-                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED)
+                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED,
+                               x_columns=channels)
     except ValueError as err:
         st.error(f"{ds.name}: {err}")
         st.stop()
