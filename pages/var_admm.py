@@ -16,6 +16,7 @@ from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
     NOT_DP_MODEL,
+    PER_VALUE_UNIT,
     SCHEME_LABELS,
     calibrated_noise_scale,
     calibrates_from_epsilon,
@@ -291,17 +292,20 @@ def defence_statement(defence: Defence, budget, calibrated: bool) -> None:
         st.markdown(f"**{mode_text}** {DP_STATEMENTS[name if name == 'naive_laplace' else law]}")
         if release is not None:
             led = release.defence
-            st.markdown(led.headline())
-            st.dataframe(led.to_frame(), hide_index=True)
+            if len(led.ledger):  # the headline: one owner's whole series (the T values composed)
+                show_ledger(led.ledger, budget.delta)
+                with st.expander(f"A smaller ε for a single value ({PER_VALUE_UNIT}): not the guarantee for an "
+                                 "owner's whole series"):
+                    st.caption(f"Event level: this ε protects one value only. An owner's whole series of {led.T} "
+                               "values is protected by the larger ε above.")
+                    show_ledger(led.per_value, budget.delta, note=False)
+                    st.dataframe(led.to_frame(), hide_index=True)
+            else:
+                st.markdown(led.headline())
             if release.n_outside:
                 st.info(f"{release.n_outside} of {release.noisy.size} values lay outside "
                         f"[{defence.public_range[0]:.4g}, {defence.public_range[1]:.4g}] and were clipped before the "
                         "noise (exact count: private, shown to you only).")
-            if len(led.ledger):
-                st.markdown(f"**Ledger for one owner's whole series** ({led.T} values composed):")
-                show_ledger(led.ledger, budget.delta)
-                with st.expander("Ledger per value (event level)"):
-                    show_ledger(led.per_value, budget.delta)
     elif name in ("orthogonal_rows", "compressed_rows", "post_multiplication"):
         st.markdown(f"**Not DP.** {DP_STATEMENTS['transform']} Least squares is unchanged by an orthogonal M and by "
                     "post-multiplication once the N's are inverted, i.e. once every owner's secret is shared.")
