@@ -157,7 +157,7 @@ def intro() -> None:
         "Two data holders send their rows to a server that fits **one PLS model** and sends the model "
         "components (weights W, loadings P) back to both. The edPLS paper shows that each party can then "
         "recover the **source of variability only the other party has**: it fits a local PLS on its own rows "
-        "and projects the shared components off its own span (paper Eq. 5); latent variable k of what is left "
+        "and removes from the shared components everything its own rows can explain; latent variable k of what is left "
         "is the other party's secret. Below: the attack on plain PLS and on edPLS, and how its success falls "
         "with ε."
     )

@@ -148,7 +148,7 @@ def mode_notice(budget) -> None:
                 icon=":material/verified_user:")
     else:
         st.warning("**Paper-faithful mode**: each view is centred at its sample mean and scaled by its largest "
-                   "row norm, as the poster assumes. Those numbers come from the private data, so the (ε, δ) "
+                   "row norm, as the DP-CCA paper assumes. Those numbers come from the private data, so the (ε, δ) "
                    "shown is claimed, not proven.", icon=":material/science:")
 
 
@@ -362,7 +362,7 @@ def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: 
     X_df, Y_df = views.X, views.Y
     c1, c2 = st.columns([1, 3])
     n_rep = int(c1.number_input("Replicates per point", 2, 200, 10, key="dp_cca_reps"))
-    c2.caption(f"Grids as on the poster: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
+    c2.caption(f"Grids as in the DP-CCA paper: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
                f"N up to the {result['n_train']} training rows (ε, δ fixed), δ ∈ {{1e-6 … 1e-2}} (ε, N fixed); "
                "the fixed values are the budget and data above.")
     config = (views.name, len(X_df), X_df.shape[1], Y_df.shape[1], test_fraction, seed,
@@ -415,7 +415,8 @@ def ledger_tab(result: dict, budget) -> None:
     show_ledger(private.privacy_ledger_, budget.delta, expanded=True)
     exact_eps = private.privacy_ledger_.total("gdp", budget.delta)[0]
     st.caption("One Analyze-Gauss release of the joint second-moment matrix; U, V and the correlations are "
-               "post-processing of it. Replace-one neighbours (N public), as on the poster; the record holds the "
+               "post-processing of it. Neighbouring data sets differ by replacing one row (N public), as in the DP-CCA "
+               "paper; the record holds the "
                f"worst-case change of the released numbers for this construction ({private.sensitivity_:.4g}: √2 "
                "for a joint bound, √(32/27) for per-view bounds with private centring). Exact ε of this single "
                "Gaussian release at δ = "

@@ -68,7 +68,7 @@ from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
 PAPER_FLAWS = (
-    "**What paper-faithful mode does and does not guarantee.** It runs Algorithm 1 of the edPLS paper: "
+    "**What paper-faithful mode does and does not guarantee.** It runs the edPLS paper's algorithm as published: "
     "noise is added to the weights, scores, X-loadings and y-loading of every component, each release "
     "with the full (ε, δ), as the paper's accounting says. Its sensitivities are the largest row norm and "
     "largest |y| of the private residuals, so the noise scale itself depends on the private data; the "

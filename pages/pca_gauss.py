@@ -98,7 +98,8 @@ def intro() -> None:
         "and the privacy ledger."
     )
     st.info(f"**What our analysis of the paper found.**\n- **Lap-PCA.** {FINDINGS['lap_pca']}\n"
-            f"- **Algorithm 1.** {FINDINGS['alg1_blob']}\n- **Algorithm 3.** {FINDINGS['alg3_centring']}",
+            f"- **Clustering recipe.** {FINDINGS['alg1_blob']}\n"
+            f"- **Classification recipe.** {FINDINGS['alg3_centring']}",
             icon=":material/fact_check:")
 
 
@@ -291,7 +292,7 @@ def ledger_tab(result: dict, budget, strict: bool) -> None:
     model = result["model"]
     show_ledger(result["ledger"], delta=budget.delta if len(result["ledger"]) else None, expanded=True)
     st.caption(N_PUBLIC_NOTE)
-    st.markdown("**Every noise draw** (one row per release; per class for Algorithm 3; owner's view):")
+    st.markdown("**Every noise draw** (one row per release; per class for classification; owner's view):")
     st.dataframe(result["noise_log"], hide_index=True, width="stretch")
     st.caption(f"Scaling: {model.scaling_['source']}. Smallest eigenvalue of the noisy matrix before the PSD fix: "
                f"{model.min_eig_before_fix_:.4g} ({'clipped at 0' if strict else 'numpy SVD sampler'}).")
@@ -303,7 +304,7 @@ def synthetic_downloads(setup: Setup, result: dict, target_name: str) -> None:
     st.markdown("The shareable synthetic data are drawn from the DP model only"
                 + (", mapped back to your columns with the released W and the public box."
                    if mapped else ", in the released space c1..ck (" + (
-                       "Algorithm 1's W is not released" if setup.source == "nonprivate" else
+                       "the clustering recipe's W is not released" if setup.source == "nonprivate" else
                        "W or the box is not public") + ", so they cannot be mapped back to your columns)."))
     if mapped:
         st.download_button("Synthetic data, released space (CSV, shareable)",

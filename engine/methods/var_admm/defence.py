@@ -141,7 +141,7 @@ DP_STATEMENTS = {
     "transform": ("Multiplicative and linear transformations are not differentially private: they hide the data "
                   "only as long as the transformation matrix stays secret, and known records reveal it."),
     "admm_noise": ("Noise on ADMM's shared coefficients or messages is not calibrated to any sensitivity here "
-                   "and carries no DP guarantee; the attacks below still recover the data (Prop. 4)."),
+                   "and carries no DP guarantee; the attacks below still recover the data (as the paper shows)."),
 }
 
 #: The ledger caveat of a range the user did not declare public.
