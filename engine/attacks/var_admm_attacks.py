@@ -290,7 +290,7 @@ def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = N
                             formula="base protocol: Y is an input of the central node",
                             note="In the base protocol the central node receives Y itself: every series is known "
                                  "before the first iteration (the paper's central-node leak matters only for the "
-                                 "variant).")
+                                 "Y-free variant).")
     vectors, relerr, recs = [], [], {}
     prev_col = None
     sv, rank = np.array([]), 0
