@@ -31,6 +31,7 @@ from engine.methods.dp_cca import (
     to_json,
     views_from_frame,
 )
+from engine.privacy.wording import paper_claim, paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
@@ -339,10 +340,16 @@ def results_section(views: Views, result: dict, budget) -> None:
                f"Preprocessing: {private.preprocessing_}.")
 
 
+def private_label(private) -> str:
+    """The private fit's legend: strict's ε, or paper mode's claim with the audit's figure."""
+    return "private (DP)" if private.mode == "strict" else paper_label("DP-CCA", private.epsilon, "dp_cca")
+
+
 def correlations_tab(views: Views, result: dict, n_components: int) -> None:
     private, nonprivate = result["private"], result["nonprivate"]
     show_chart(st, dp_cca_correlation_bars(private.canonical_correlations_, nonprivate.canonical_correlations_,
-                                           views.truth), "canonical_correlations", page="dp_cca")
+                                           views.truth, private_label=private_label(private)),
+               "canonical_correlations", page="dp_cca")
     table = pd.DataFrame({
         "pair": range(1, n_components + 1),
         "private (training)": private.canonical_correlations_,
@@ -382,7 +389,10 @@ def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: 
     if stored is not None and stored["config"] == config:
         summary = stored["summary"]
         for parameter in ("epsilon", "n_samples", "delta"):
-            show_chart(st, dp_cca_sweep_figure(summary, parameter), f"sweep_{parameter}", page="dp_cca")
+            title = (f"Utility vs {paper_claim(None, 'dp_cca')}" if parameter == "epsilon" and
+                     budget.mode == "paper" else None)
+            show_chart(st, dp_cca_sweep_figure(summary, parameter, title=title), f"sweep_{parameter}",
+                       page="dp_cca")
         with st.expander("Sweep table"):
             st.caption("status: the guarantee of each point's fits, from their own ledger (ε = ∞: no privacy). "
                        "The table is evaluated on your private rows: it is for you, not for sharing.")
@@ -434,7 +444,8 @@ def export_section(views: Views, result: dict, budget, source: str, params: dict
     private, nonprivate, sim = result["private"], result["nonprivate"], result["similarity"]
     declared = {"two views from": source, "held-out share": test_fraction}
     report = RunReport(
-        page="dp_cca", method=f"DP-CCA ({budget.mode}, ε = {budget.epsilon:g})",
+        page="dp_cca", method=(f"DP-CCA (strict, ε = {budget.epsilon:g})" if budget.mode == "strict" else
+                               paper_label("DP-CCA", budget.epsilon, "dp_cca")),
         data=DataInfo.from_parts(views.name, {"synthetic": "generated (make_two_views)", "instruments": "sample",
                                               "files": "upload"}.get(source) or views.origin,
                                  [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(len(X_df), d_x + d_y),

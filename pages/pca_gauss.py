@@ -30,6 +30,7 @@ from engine.methods.synthetic_utility import (
     shareable_synthetic_frame,
     summarise,
 )
+from engine.privacy.wording import paper_claim, paper_label
 from engine.release import release_to_json
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
@@ -240,7 +241,8 @@ def show_utility_sweep(setup: Setup, result: dict, frame: pd.DataFrame, metric_c
     refs = {k.replace("_", " "): v for k, v in result["references"].items() if "silhouette" not in k
             or metric_choice == "silhouette"}
     show_chart(st, pca_gauss_utility_figure(summary, metric_label=METRICS[metric_choice][0], references=refs,
-                                            title=f"{setup.name}: {METRICS[metric_choice][0]}"),
+                                            title=f"{setup.name}: {METRICS[metric_choice][0]}" + (
+                                                "" if strict else f", against the {paper_claim(None, 'pca_gauss')}")),
                "utility_vs_epsilon", page="pca_gauss")
     if not strict and "pca_gauss_laplace" in methods:
         st.caption("Paper mode: the Lap-PCA line uses the printed scale, so its true ε is M·α·ε + (1 − α)·ε, "
@@ -323,7 +325,8 @@ def run_report(setup: Setup, result: dict, budget, noise_seed) -> RunReport:
                          "mean share": float(s.mean_share), "K (clusters)": s.K if task == "unsupervised" else None,
                          "number of training rows N": "public (replace-one neighbours)", **s.public_text}
     return RunReport(
-        page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})",
+        page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})" + (
+            "" if budget.mode == "strict" else f"; {paper_label('PCA-Gauss', budget.epsilon, 'pca_gauss')}"),
         data=DataInfo.from_frame(s.df, s.name, s.origin),
         preprocessing=f"box scaling: {model.scaling_['source']}; centre = midpoint of the bounds; every entry "
                       "clipped to the box",

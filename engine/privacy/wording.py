@@ -37,6 +37,7 @@ __all__ = [
     "neighbouring_text",
     "paper_audit",
     "paper_audit_source",
+    "paper_claim",
     "paper_label",
     "plural",
     "status_label",
@@ -263,21 +264,34 @@ def paper_audit(method: str, epsilon: float) -> tuple[PaperAudit | None, bool]:
     return max(informative, key=lambda a: a.epsilon_lb / a.claimed_epsilon), False
 
 
-def paper_label(title: str, epsilon: float, method: str | None = None) -> str:
+def _audit_clause(method: str | None, epsilon: float | None) -> str:
+    """"not valid; audit finds ε ≥ X" (measured at this claimed ε), "not valid; at a claimed ε = e the audit
+    finds ε ≥ X" (measured at another: always so for ``epsilon=None``, an axis of several ε), or "not valid: its
+    noise is scaled by the private data" (no stored audit)."""
+    audit, exact = paper_audit(method, 1.0 if epsilon is None else epsilon) if method else (None, False)
+    if audit is None:
+        return "not valid: its noise is scaled by the private data"
+    if epsilon is not None and exact and audit.epsilon_lb > audit.claimed_epsilon:
+        return f"not valid; audit finds ε ≥ {audit.epsilon_lb:.3g}"
+    return f"not valid; at a claimed ε = {audit.claimed_epsilon:g} the audit finds ε ≥ {audit.epsilon_lb:.3g}"
+
+
+def paper_claim(epsilon: float | None, method: str | None = None) -> str:
+    """"claimed ε = 1 per release (not valid; audit finds ε ≥ 11.1)"; ``epsilon=None``: "claimed ε per release
+    (…)" for an axis or a legend that spans several ε (the audit figure then names its own claimed ε)."""
+    eps = "ε" if epsilon is None else f"ε = {epsilon:g}"
+    return f"claimed {eps} per release ({_audit_clause(method, epsilon)})"
+
+
+def paper_label(title: str, epsilon: float | None, method: str | None = None) -> str:
     """The one label of a paper-faithful result, for legends, titles and reports.
 
     "edPLS paper mode: claimed ε = 1 per release (not valid; audit finds ε ≥ 11.1)". ``method`` is the
-    audit catalogue's key ("edpls", "dp_cca", "pca_gauss"); without a stored audit at this ε the nearest
-    stored one is named with its own claimed ε; without any, the label says "not valid" and why.
+    audit catalogue's key ("edpls", "dp_cca", "pca_gauss"; None: no stored audit applies, e.g. another
+    noise variant); without a stored audit at this ε the nearest stored one is named with its own claimed ε;
+    without any, the label says "not valid" and why. ``epsilon=None``: a label for several ε (a sweep's legend).
     """
-    claimed = f"{title} paper mode: claimed ε = {epsilon:g} per release"
-    audit, exact = paper_audit(method, epsilon) if method else (None, False)
-    if audit is None:
-        return f"{claimed} (not valid: its noise is scaled by the private data)"
-    if exact and audit.epsilon_lb > audit.claimed_epsilon:
-        return f"{claimed} (not valid; audit finds ε ≥ {audit.epsilon_lb:.3g})"
-    return (f"{claimed} (not valid; at a claimed ε = {audit.claimed_epsilon:g} the audit finds "
-            f"ε ≥ {audit.epsilon_lb:.3g})")
+    return f"{title} paper mode: {paper_claim(epsilon, method)}"
 
 
 def paper_audit_source(method: str, epsilon: float) -> str:
