@@ -335,9 +335,15 @@ def _attack_steps(epsilon, delta, seed, n_data_draws, noise_per_draw, calibratio
         "partly": f"The attack still works some of the time, while {utility}",
         "fails": "The attack still works: this ε does not protect the secret band",
     }[verdict]
-    title = (f"edPLS (strict mode) at ε = {epsilon:g}: "
-             + (f"the leak is gone, at RMSEP {strict_rmsep:.3g} (plain PLS {plain_rmsep:.3g}, mean "
-                f"{mean_rmsep:.3g})" if verdict == "stops" else "the leak is not closed"))
+    rmseps = f"RMSEP {strict_rmsep:.3g}; plain PLS {plain_rmsep:.3g}, predicting the mean {mean_rmsep:.3g}"
+    if verdict != "stops":
+        title = f"edPLS (strict mode) at ε = {epsilon:g}: the leak is not closed"
+    elif useless:  # a success sentence never hides that the protected model predicts nothing
+        title = (f"edPLS (strict mode) at ε = {epsilon:g}: the leak is gone, but the private model predicts no "
+                 f"better than the mean ({rmseps})")
+    else:
+        title = (f"edPLS (strict mode) at ε = {epsilon:g}: the leak is gone, and the private model predicts better "
+                 f"than the mean ({rmseps})")
     protect = StoryStep(
         2, "protect", title,
         (f"{says}. The same attack on edPLS in strict mode at ε = {epsilon:g}, δ = {delta:g} recovers a direction "

@@ -103,6 +103,10 @@ def test_success_sentences_carry_the_utility(seeded_story):
     if not f["sim_rmsep_strict"] < f["sim_rmsep_mean"]:  # the honest part: a useless model is called so
         assert "no better than predicting the mean" in claim
     assert "the leak is gone" in protect.title and f"RMSEP {f['sim_rmsep_strict']:.3g}" in protect.title
+    # the title's success claim says, in the same sentence, whether the protected model beats the mean
+    useless = not f["sim_rmsep_strict"] < f["sim_rmsep_mean"]
+    assert ("predicts no better than the mean" in protect.title) == useless
+    assert ("predicts better than the mean" in protect.title) == (not useless)
 
 
 def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):

@@ -149,13 +149,12 @@ def headline_total(summary: dict, delta: float | None = None) -> tuple[float, fl
 
 
 def _accountant_phrase(key: str, summary: dict) -> str:
-    if key == "pld" and "gdp" in summary:  # Gaussian-only: the PLD total is the exact Gaussian composition
-        return "composed exactly (Gaussian noise only)"
+    if key in ("pld", "gdp") and "gdp" in summary:  # Gaussian-only: the PLD total is the exact Gaussian composition
+        return "totalled by the exact composition of Gaussian noise"
     if key == "basic" and float(summary["basic"][1]) == 0:
-        return "pure ε-DP, δ = 0"
-    return {"pld": "composed with the privacy-loss distribution, the tightest valid total",
-            "gdp": "composed exactly (Gaussian noise only)",
-            "zcdp": "composed through zero-concentrated DP",
+        return "pure ε-DP with δ = 0"
+    return {"pld": "totalled by the privacy-loss distribution, the tightest valid total",
+            "zcdp": "totalled through zero-concentrated DP",
             "basic": "every release's ε and δ added up"}[key]
 
 
@@ -174,11 +173,11 @@ def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict
     n = int(s.get("n_releases", len(ledger)))
     what = f"{plural(n, 'noisy release')}, {_accountant_phrase(key, s)}"
     if s["status"] == "proven":
-        return head + (f", proven.** {what[0].upper() + what[1:]}; every sensitivity comes from public bounds and "
-                       "the noise is fresh.")
+        return head + (f", proven.** {what[0].upper() + what[1:]}. This is a proven guarantee: every sensitivity "
+                       "comes from public bounds and the noise is fresh.")
     reasons = "; ".join(r.removeprefix("not proven: ") for r in s.get("reasons_not_proven", []))
-    return head + (f", not proven**: {reasons or 'see the ledger'}. These numbers hold only if those assumptions "
-                   f"did ({what}).")
+    return head + (f", not proven.** These totals are **not** a proven guarantee: {reasons or 'see the ledger'} "
+                   f"({what}).")
 
 
 def accountants_frame(ledger: PrivacyLedger, delta: float | None = None, summary: dict | None = None
