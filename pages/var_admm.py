@@ -405,7 +405,9 @@ def export_section(setup: Setup, fit: dict, defence: Defence, budget) -> None:
 
 
 def defended_label(defence: Defence) -> str:
-    return DEFENCES[defence.name].split(',')[0].lower()
+    """The defence's whole label (never cut), its first letter lower-cased unless it starts an acronym."""
+    label = DEFENCES[defence.name]
+    return label if label[:2].isupper() else label[0].lower() + label[1:]
 
 
 def forecasts_tab(setup: Setup, fit: dict, defence: Defence) -> None:
