@@ -25,6 +25,7 @@ import pandas as pd
 from .ledger import PrivacyLedger
 
 __all__ = [
+    "ACCOUNTANT_NAMES",
     "MODE_TEXT",
     "NEIGHBOURING_DETAIL",
     "NEIGHBOURING_NOTE",
