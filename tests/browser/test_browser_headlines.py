@@ -27,7 +27,7 @@ NEGATED = re.compile(r"not proven|not a proven|is not proven|\"proven\"|“prove
 
 def legend_texts(page) -> list[str]:
     """Every legend entry of every drawn plotly chart (the SVG's own text, as the user sees it)."""
-    return page.locator(f"{PLOTLY_CHART} .legendtext").all_inner_texts()
+    return page.locator(f"{PLOTLY_CHART} .legendtext").evaluate_all("els => els.map(e => e.textContent || '')")
 
 
 def main_blocks(page) -> list[str]:
