@@ -54,8 +54,9 @@ MODE_TEXT = {
     "paper": (
         "**Paper-faithful mode** reproduces the published algorithm, weak points included: "
         "its sensitivity bounds are computed from the private data and each release is given "
-        "the full (ε, δ). The ε it claims per release is not valid: the privacy audit finds a much "
-        "larger ε (see each result's label). The totals shown are what the paper's noise would cost "
+        "the full (ε, δ). Where the privacy audit has measured it, the ε it claims per release is not "
+        "valid: the audit finds a larger ε (each result's label says how much). The totals shown are what "
+        "the paper's noise would cost "
         "*if* its bounds held; they are not a proven guarantee."
     ),
 }
