@@ -57,6 +57,7 @@ from engine.data.split import train_test_indices
 from engine.methods.baselines import DPConstantRegressor
 from engine.methods.edpls import EDPLS, make_strict_edpls
 from engine.privacy.noise import noise_generator
+from engine.privacy.wording import format_delta
 from engine.threads import one_blas_thread
 
 __all__ = [
@@ -216,8 +217,9 @@ def _strict_guarantee(epsilon: float, delta: float, status: str, reasons: str, b
     """The guarantee sentence of strict edPLS numbers, from the status of the fits' own ledgers; ``releases``
     says what the fit releases (from its ledger)."""
     if status == "proven":
-        return (f"edPLS strict mode: proven ({epsilon:g}, {delta:g})-DP for the whole fit ({releases}, "
-                f"add/remove-one neighbours; public bounds {bounds}; fresh noise).")
+        return (f"edPLS strict mode: (ε = {epsilon:g}, δ = {format_delta(delta)})-differential privacy per row "
+                f"(one row added or removed), proven, for the whole fit ({releases}; public bounds {bounds}; fresh "
+                "noise).")
     if status == "no privacy":
         return f"edPLS strict mode at ε = {epsilon:g}: nothing was released with noise, so no privacy."
     return (f"edPLS strict mode at ε = {epsilon:g}, δ = {delta:g}, {reasons or 'not proven'} (public bounds "

@@ -32,6 +32,7 @@ __all__ = [
     "PAPER_AUDITS",
     "PaperAudit",
     "accountants_frame",
+    "format_delta",
     "guarantee_unit",
     "headline_total",
     "ledger_text",
@@ -97,7 +98,7 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def _fmt_delta(d: float) -> str:
+def format_delta(d: float) -> str:
     """1e-05 -> "1e-5", 0 -> "0", 0.0123 -> "0.012"."""
     if d == 0:
         return "0"
@@ -170,7 +171,7 @@ def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict
         return "No private release: these results carry no differential-privacy guarantee (ε = ∞)."
     s = ledger.summary(delta) if summary is None else summary
     eps, d, key = headline_total(s, delta)
-    head = (f"**Guarantee: (ε = {_fmt_eps(eps)}, δ = {_fmt_delta(d)})-differential privacy "
+    head = (f"**Guarantee: (ε = {_fmt_eps(eps)}, δ = {format_delta(d)})-differential privacy "
             f"{neighbouring_text(ledger)}")
     n = int(s.get("n_releases", len(ledger)))
     what = f"{plural(n, 'noisy release')}, {_accountant_phrase(key, s)}"
@@ -302,5 +303,5 @@ def paper_audit_source(method: str, epsilon: float) -> str:
         return "No stored audit of this paper-mode release: its claim is not valid because its noise is scaled by " \
                "the private data."
     at = "this claimed ε" if exact else f"a claimed ε = {audit.claimed_epsilon:g}"
-    return (f"The audit figure is a stored measurement at {at}, δ = {_fmt_delta(audit.delta)}: {audit.setting}; "
+    return (f"The audit figure is a stored measurement at {at}, δ = {format_delta(audit.delta)}: {audit.setting}; "
             f"{PAPER_AUDIT_PROTOCOL}. It is a lower bound: the true ε can only be larger.")

@@ -25,9 +25,11 @@ from test_browser_app import LOAD_MS, assert_texts
 NEGATED = re.compile(r"not proven|not a proven|is not proven|\"proven\"|“proven”", re.IGNORECASE)
 
 
-def legend_texts(page) -> list[str]:
-    """Every legend entry of every drawn plotly chart (the SVG's own text, as the user sees it)."""
-    return page.locator(f"{PLOTLY_CHART} .legendtext").evaluate_all("els => els.map(e => e.textContent || '')")
+def legend_texts(page, chart=None) -> list[str]:
+    """Every legend entry of every drawn plotly chart, or of ``chart`` (a locator): the SVG's own text, as the
+    user sees it."""
+    where = page.locator(PLOTLY_CHART) if chart is None else chart
+    return where.locator(".legendtext").evaluate_all("els => els.map(e => e.textContent || '')")
 
 
 def main_blocks(page) -> list[str]:
@@ -82,7 +84,10 @@ def test_attack_lab_own_data_labels_come_from_the_fit(page, app_url):
         if "not proven" in block:
             rest = NEGATED.sub("", block)
             assert "proven" not in rest.lower(), f"'proven' beside 'not proven': {block!r}"
-    # the reconstruction's legend names the fit's status from its ledger, and no paper-mode label appears
-    legends = " | ".join(legend_texts(page))
+    # the reconstruction (the page's first chart) names the strict fit's status from its ledger, not paper mode
+    legends = " | ".join(legend_texts(page, page.locator(PLOTLY_CHART).first))
     assert "edPLS strict mode, ε = 1, not proven" in legends, legends
     assert "paper mode" not in legends.lower(), legends
+    # the sweep compares the paper variants too: their legends say their ε is a claim
+    sweep = " | ".join(legend_texts(page))
+    assert all("claimed ε per release (not valid" in t for t in sweep.split(" | ") if "paper mode" in t), sweep
