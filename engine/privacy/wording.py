@@ -67,8 +67,8 @@ _RELATION = {"add_remove": "added or removed", "replace": "replaced by another"}
 
 NEIGHBOURING_NOTE = (
     "ε values are comparable only under the same neighbouring relation: replacing one row is removing one and "
-    "adding another, so an ε under *replace one row* corresponds to about twice that ε under *add or remove one "
-    "row*."
+    "adding another, so a guarantee of ε under *add or remove one row* gives about twice that ε under *replace "
+    "one row*."
 )
 NEIGHBOURING_DETAIL = (
     "A differential-privacy guarantee says how much one person's data can change what is released. "
@@ -79,8 +79,9 @@ NEIGHBOURING_DETAIL = (
     "of rows and differ in the contents of one. The number of rows is public.\n\n"
     "Replacing a row is one removal followed by one addition, so a release that is ε-DP under add/remove is "
     "about 2ε-DP under replace-one (exactly: (2ε, (1 + e^ε)·δ)). Comparing edPLS at ε = 1 with DP-CCA at ε = 1 "
-    "therefore compares two different promises: to put them on one scale, double the add/remove ε (or halve the "
-    "replace-one ε, roughly). Each ledger states the relation it was computed for."
+    "therefore compares two different promises: to put them on one scale, double the add/remove ε (a replace-one "
+    "guarantee gives no add/remove guarantee at all: it assumes the number of rows is public). Each ledger states "
+    "the relation it was computed for."
 )
 
 #: Accountants in words (the keys of :func:`engine.privacy.ledger.ledger_totals`).
