@@ -57,6 +57,7 @@ from engine.data.split import train_test_indices
 from engine.methods.baselines import DPConstantRegressor
 from engine.methods.edpls import EDPLS, make_strict_edpls
 from engine.privacy.noise import noise_generator
+from engine.privacy.wording import format_delta
 from engine.threads import one_blas_thread
 
 __all__ = [
@@ -216,8 +217,9 @@ def _strict_guarantee(epsilon: float, delta: float, status: str, reasons: str, b
     """The guarantee sentence of strict edPLS numbers, from the status of the fits' own ledgers; ``releases``
     says what the fit releases (from its ledger)."""
     if status == "proven":
-        return (f"edPLS strict mode: proven ({epsilon:g}, {delta:g})-DP for the whole fit ({releases}, "
-                f"add/remove-one neighbours; public bounds {bounds}; fresh noise).")
+        return (f"edPLS strict mode: (ε = {epsilon:g}, δ = {format_delta(delta)})-differential privacy per row "
+                f"(one row added or removed), proven, for the whole fit ({releases}; public bounds {bounds}; fresh "
+                "noise).")
     if status == "no privacy":
         return f"edPLS strict mode at ε = {epsilon:g}: nothing was released with noise, so no privacy."
     return (f"edPLS strict mode at ε = {epsilon:g}, δ = {delta:g}, {reasons or 'not proven'} (public bounds "
@@ -335,9 +337,15 @@ def _attack_steps(epsilon, delta, seed, n_data_draws, noise_per_draw, calibratio
         "partly": f"The attack still works some of the time, while {utility}",
         "fails": "The attack still works: this ε does not protect the secret band",
     }[verdict]
-    title = (f"edPLS (strict mode) at ε = {epsilon:g}: "
-             + (f"the leak is gone, at RMSEP {strict_rmsep:.3g} (plain PLS {plain_rmsep:.3g}, mean "
-                f"{mean_rmsep:.3g})" if verdict == "stops" else "the leak is not closed"))
+    rmseps = f"RMSEP {strict_rmsep:.3g}; plain PLS {plain_rmsep:.3g}, predicting the mean {mean_rmsep:.3g}"
+    if verdict != "stops":
+        title = f"edPLS (strict mode) at ε = {epsilon:g}: the leak is not closed"
+    elif useless:  # a success sentence never hides that the protected model predicts nothing
+        title = (f"edPLS (strict mode) at ε = {epsilon:g}: the leak is gone, but the private model predicts no "
+                 f"better than the mean ({rmseps})")
+    else:
+        title = (f"edPLS (strict mode) at ε = {epsilon:g}: the leak is gone, and the private model predicts better "
+                 f"than the mean ({rmseps})")
     protect = StoryStep(
         2, "protect", title,
         (f"{says}. The same attack on edPLS in strict mode at ε = {epsilon:g}, δ = {delta:g} recovers a direction "

@@ -171,7 +171,8 @@ def _object_array(raw, shape):
 
 def ledger_from_dict(data: dict) -> PrivacyLedger:
     """A :class:`PrivacyLedger` from ``PrivacyLedger.to_dict()`` output (non-finite strings allowed)."""
-    led = PrivacyLedger(neighbouring=data.get("neighbouring", "add_remove"), caveats=list(data.get("caveats", [])))
+    led = PrivacyLedger(neighbouring=data.get("neighbouring", "add_remove"), caveats=list(data.get("caveats", [])),
+                        unit=str(data.get("unit", "")))
     fields = set(Release.__dataclass_fields__)
     for e in data.get("entries", []):
         e = {k: (_NONFINITE[v] if isinstance(v, str) and v in _NONFINITE and k != "name" else v)

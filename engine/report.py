@@ -42,7 +42,7 @@ import pandas as pd
 from .export import encode_value
 from .fingerprint import data_fingerprint, data_sha256, owner_key
 from .privacy.ledger import PrivacyLedger, ledger_totals
-from .privacy.wording import MODE_TEXT, ledger_text
+from .privacy.wording import ACCOUNTANT_NAMES, MODE_TEXT, ledger_text, neighbouring_text, plural
 from .workbook import OwnerWorkbook
 
 __all__ = ["DataInfo", "RunReport", "data_sha256", "environment_versions", "plain_text"]
@@ -311,15 +311,14 @@ class RunReport:
         parts.append(f"<p>{ledger_html}</p>")
         rows = self.ledger_rows()
         if rows:
-            parts.append(f"<h3>Privacy ledger ({len(rows)} release{'s' if len(rows) != 1 else ''}, "
-                         f"{e(self.ledger.neighbouring)} neighbours)</h3>")
+            parts.append(f"<h3>Privacy ledger ({e(plural(len(rows), 'release'))}, guarantee "
+                         f"{e(neighbouring_text(self.ledger))})</h3>")
             parts.append(table([[r[k] for k in ("release", "mechanism", "sensitivity", "sensitivity source",
                                                 "noise scale", "epsilon", "delta", "note")] for r in rows],
                                ["release", "mechanism", "sensitivity", "sensitivity source", "noise scale", "ε",
                                 "δ", "note"]))
-            totals = [("basic composition", *summary["basic"])]
-            totals += [(name, *summary[key]) for key, name in (("zcdp", "zCDP"), ("pld", "PLD accountant"),
-                                                               ("gdp", "exact Gaussian (GDP)")) if key in summary]
+            totals = [(ACCOUNTANT_NAMES[key], *summary[key]) for key in ("pld", "gdp", "zcdp", "basic")
+                      if key in summary]
             parts.append("<h3>Totals</h3>" + table(totals, ["accounting", "total ε", "δ"]))
         parts.append("<h2>Software</h2>" + kv(self.versions))
         return _page(f"PrivaLab run report: {self.method}", parts)

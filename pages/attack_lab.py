@@ -38,6 +38,7 @@ from engine.data.attack_sim import PAPER_BANDS, make_attack_spectra
 from engine.methods.edpls import EDPLS, shareable_ledger, to_json
 from engine.methods.edpls import no_release_reason as edpls_no_release_reason
 from engine.privacy.noise import SEED_KNOWN_CAVEAT
+from engine.privacy.wording import paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
@@ -137,6 +138,29 @@ def shareable_model(outcome):
     return (lambda: text), None
 
 
+# --------------------------------------------------------------------------- labels
+#: Paper-mode variants: their title and the stored audit behind their label (the σ² variant has none).
+PAPER_VARIANTS = {"paper_sigma": ("edPLS, noise std σ", "edpls"),
+                  "paper_sigma_squared": ("edPLS, noise std σ² (authors' code)", None)}
+
+
+def model_label(setting: str, epsilon: float, outcome=None) -> str:
+    """The label of a fitted model: paper mode's claim with the audit's figure, strict mode's ε with the status
+    of that very fit's ledger (never "proven" unless its ledger says so), plain PLS as such."""
+    if setting in PAPER_VARIANTS:
+        title, audit_key = PAPER_VARIANTS[setting]
+        return paper_label(title, epsilon, audit_key)
+    if setting == "strict":
+        status = "" if outcome is None else f", {outcome.status}"
+        return f"edPLS strict mode, ε = {epsilon:g}{status}"
+    return SETTINGS.get(setting, setting)
+
+
+def sweep_labels() -> dict:
+    """The sweep's legend: paper variants say their ε is a claim (the status column holds each fit's ledger)."""
+    return {**SETTINGS, **{k: paper_label(title, None, key) for k, (title, key) in PAPER_VARIANTS.items()}}
+
+
 # --------------------------------------------------------------------------- page sections
 @dataclass
 class Attack:
@@ -157,7 +181,7 @@ def intro() -> None:
         "Two data holders send their rows to a server that fits **one PLS model** and sends the model "
         "components (weights W, loadings P) back to both. The edPLS paper shows that each party can then "
         "recover the **source of variability only the other party has**: it fits a local PLS on its own rows "
-        "and projects the shared components off its own span (paper Eq. 5); latent variable k of what is left "
+        "and removes from the shared components everything its own rows can explain; latent variable k of what is left "
         "is the other party's secret. Below: the attack on plain PLS and on edPLS, and how its success falls "
         "with ε."
     )
@@ -304,7 +328,7 @@ def reconstruction_section(attack: Attack, budget, chosen: str, n_components: in
         st.stop()
     show_chart(
         st, attack_reconstruction_figure(problem.axis, plain.secret_display, plain.display, private.display,
-                                         private_label=f"recovered from {SETTINGS[chosen]}, ε = {eps:g}",
+                                         private_label=f"recovered from {model_label(chosen, eps, private)}",
                                          secret_label=attack.secret_label, secret_centre=problem.secret_centre,
                                          axis_title=attack.axis_title),
         "reconstruction", page="attack_lab", key="attack_recon_chart",
@@ -327,8 +351,8 @@ def reconstruction_section(attack: Attack, budget, chosen: str, n_components: in
            " (reproducible: the noise seed is known)")
         + "; the sweep below averages many."
     )
-    if private.ledger is not None:
-        st.markdown(f"**Guarantee of this edPLS model** ({SETTINGS[chosen]}): **{private.status}**")
+    if private.ledger is not None:  # the label is this fit's own ledger's headline, nothing else
+        st.markdown(f"**Guarantee of this edPLS model** ({model_label(chosen, eps, private)}):")
         show_ledger(private.ledger, delta=delta)
     with st.expander("The two parties' data", expanded=False):
         show_chart(st, attack_party_spectra_figure(problem.axis, problem.X_own, problem.X_other,
@@ -394,7 +418,7 @@ def success_section(attack: Attack, summary, chosen: str, eps: float) -> str:
     metric = m2.radio("Success measure", ("correlation", "hit", "cosine"), horizontal=True, key="attack_metric",
                       format_func=lambda m: {"correlation": "|correlation|", "hit": "peak found (±2)",
                                              "cosine": "|cos| (reachable part)"}[m])
-    show_chart(st, attack_success_figure(summary, component=component, metric=metric, labels=SETTINGS,
+    show_chart(st, attack_success_figure(summary, component=component, metric=metric, labels=sweep_labels(),
                                          component_label=COMPONENTS[component]),
                f"success_{component}_{metric}", page="attack_lab", key="attack_success_chart")
     verdict_text = verdict(summary, chosen, eps, secret_is_truth=attack.problem.secret is not None)
@@ -427,7 +451,7 @@ def run_report(attack: Attack, budget, outcomes: tuple, *, scenario_name: str, c
     if bounds_public:
         public_parameters["public bounds (‖x‖, |y|)"] = [problem.x_bound, problem.y_bound]
     return RunReport(
-        page="attack_lab", method=f"Attack lab (PLS): {SETTINGS[chosen]} against plain PLS",
+        page="attack_lab", method=f"Attack lab (PLS): {model_label(chosen, eps, private)} against plain PLS",
         data=attack.data_info(), preprocessing="none (the attack uses the rows as given)",
         parameters={"scenario": scenario_name, "latent variables k": n_components, "latent variable read": lv,
                     "epsilon": eps, "delta": delta, "calibration": calibration, "model shown": chosen,

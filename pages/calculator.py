@@ -5,6 +5,7 @@ import streamlit as st
 
 from engine.privacy.calculator import compose_identical_gaussian, per_release_sigma_table, sigma_curve
 from engine.privacy.calibration import gaussian_epsilon
+from engine.privacy.wording import ACCOUNTANT_NAMES, plural
 from engine.report import RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
@@ -58,8 +59,8 @@ def one_release(budget, sens: float):
 
 def many_releases(budget, sens: float, k: int, one) -> tuple:
     """The whole budget split over k releases, and the total of k full-budget releases."""
-    st.subheader(f"{k} releases")
-    st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {k} releases:** "
+    st.subheader(plural(k, "release").capitalize())
+    st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {plural(k, 'release')}:** "
                 "σ each release needs.")
     split_table = per_release_sigma_table(budget.epsilon, budget.delta, sens, k)
     st.dataframe(split_table, hide_index=True)
@@ -68,7 +69,8 @@ def many_releases(budget, sens: float, k: int, one) -> tuple:
     )
     tot = compose_identical_gaussian(one["analytic_sigma"], sens, k, budget.delta, min(0.5, k * budget.delta))
     st.dataframe(
-        [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()], hide_index=True,
+        [{"accounting": ACCOUNTANT_NAMES.get(m, m), "total ε": e, "at δ": d} for m, (e, d) in tot.items()],
+        hide_index=True,
     )
     return split_table, tot
 
@@ -77,9 +79,10 @@ def downloads(budget, sens: float, k: int, curve, one, split_table, tot, inverse
     st.subheader("Downloads")
     # Everything on this page is computed from the numbers typed above (ε, δ, Δ, k): no private data is read, so
     # the results are public and go into the shareable report with the inputs.
-    sigma_rows = {f"σ per release over {k} releases, {r['accounting']}": r["sigma_per_release"]
+    sigma_rows = {f"σ per release over {plural(k, 'release')}, {r['accounting']}": r["sigma_per_release"]
                   for r in split_table.to_dict("records")}
-    totals = {f"total ε of {k} full-budget releases, {m} (at δ = {d:.2g})": e for m, (e, d) in tot.items()}
+    totals = {f"total ε of {plural(k, 'full-budget release')}, {ACCOUNTANT_NAMES.get(m, m)} (at δ = {d:.2g})": e
+              for m, (e, d) in tot.items()}
     report = RunReport(
         page="calculator", method="Noise & budget calculator",
         parameters={"epsilon": budget.epsilon, "delta": budget.delta, "L2 sensitivity Δ": sens, "releases k": k},

@@ -31,6 +31,7 @@ from engine.methods.dp_cca import (
     to_json,
     views_from_frame,
 )
+from engine.privacy.wording import paper_claim, paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
@@ -148,7 +149,7 @@ def mode_notice(budget) -> None:
                 icon=":material/verified_user:")
     else:
         st.warning("**Paper-faithful mode**: each view is centred at its sample mean and scaled by its largest "
-                   "row norm, as the poster assumes. Those numbers come from the private data, so the (ε, δ) "
+                   "row norm, as the DP-CCA paper assumes. Those numbers come from the private data, so the (ε, δ) "
                    "shown is claimed, not proven.", icon=":material/science:")
 
 
@@ -339,10 +340,16 @@ def results_section(views: Views, result: dict, budget) -> None:
                f"Preprocessing: {private.preprocessing_}.")
 
 
+def private_label(private) -> str:
+    """The private fit's legend: strict's ε, or paper mode's claim with the audit's figure."""
+    return "private (DP)" if private.mode == "strict" else paper_label("DP-CCA", private.epsilon, "dp_cca")
+
+
 def correlations_tab(views: Views, result: dict, n_components: int) -> None:
     private, nonprivate = result["private"], result["nonprivate"]
     show_chart(st, dp_cca_correlation_bars(private.canonical_correlations_, nonprivate.canonical_correlations_,
-                                           views.truth), "canonical_correlations", page="dp_cca")
+                                           views.truth, private_label=private_label(private)),
+               "canonical_correlations", page="dp_cca")
     table = pd.DataFrame({
         "pair": range(1, n_components + 1),
         "private (training)": private.canonical_correlations_,
@@ -362,7 +369,7 @@ def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: 
     X_df, Y_df = views.X, views.Y
     c1, c2 = st.columns([1, 3])
     n_rep = int(c1.number_input("Replicates per point", 2, 200, 10, key="dp_cca_reps"))
-    c2.caption(f"Grids as on the poster: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
+    c2.caption(f"Grids as in the DP-CCA paper: ε ∈ {{{', '.join(f'{e:g}' for e in EPS_GRID)}}} (N, δ fixed), "
                f"N up to the {result['n_train']} training rows (ε, δ fixed), δ ∈ {{1e-6 … 1e-2}} (ε, N fixed); "
                "the fixed values are the budget and data above.")
     config = (views.name, len(X_df), X_df.shape[1], Y_df.shape[1], test_fraction, seed,
@@ -382,7 +389,10 @@ def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: 
     if stored is not None and stored["config"] == config:
         summary = stored["summary"]
         for parameter in ("epsilon", "n_samples", "delta"):
-            show_chart(st, dp_cca_sweep_figure(summary, parameter), f"sweep_{parameter}", page="dp_cca")
+            title = (f"Utility vs {paper_claim(None, 'dp_cca')}" if parameter == "epsilon" and
+                     budget.mode == "paper" else None)
+            show_chart(st, dp_cca_sweep_figure(summary, parameter, title=title), f"sweep_{parameter}",
+                       page="dp_cca")
         with st.expander("Sweep table"):
             st.caption("status: the guarantee of each point's fits, from their own ledger (ε = ∞: no privacy). "
                        "The table is evaluated on your private rows: it is for you, not for sharing.")
@@ -413,14 +423,14 @@ def scores_tab(result: dict) -> None:
 def ledger_tab(result: dict, budget) -> None:
     private = result["private"]
     show_ledger(private.privacy_ledger_, budget.delta, expanded=True)
-    exact_eps = private.privacy_ledger_.total("gdp", budget.delta)[0]
     st.caption("One Analyze-Gauss release of the joint second-moment matrix; U, V and the correlations are "
-               "post-processing of it. Replace-one neighbours (N public), as on the poster; the record holds the "
+               "post-processing of it. Neighbouring data sets differ by replacing one row (N public), as in the DP-CCA "
+               "paper; the record holds the "
                f"worst-case change of the released numbers for this construction ({private.sensitivity_:.4g}: √2 "
-               "for a joint bound, √(32/27) for per-view bounds with private centring). Exact ε of this single "
-               "Gaussian release at δ = "
-               f"{budget.delta:.1e} (Balle & Wang): {exact_eps:.4g}"
-               + (" (the classic calibration is conservative)" if private.calibration_ == "classic" else "")
+               "for a joint bound, √(32/27) for per-view bounds with private centring). The headline's ε is the exact "
+               "ε of this single Gaussian release at its δ"
+               + (" (below the ε asked for: the classic calibration is conservative)"
+                  if private.calibration_ == "classic" else "")
                + ("; paper mode: this holds only if the data-dependent centre and scale were public." if
                   budget.mode == "paper" else "."))
 
@@ -433,7 +443,8 @@ def export_section(views: Views, result: dict, budget, source: str, params: dict
     private, nonprivate, sim = result["private"], result["nonprivate"], result["similarity"]
     declared = {"two views from": source, "held-out share": test_fraction}
     report = RunReport(
-        page="dp_cca", method=f"DP-CCA ({budget.mode}, ε = {budget.epsilon:g})",
+        page="dp_cca", method=(f"DP-CCA (strict, ε = {budget.epsilon:g})" if budget.mode == "strict" else
+                               paper_label("DP-CCA", budget.epsilon, "dp_cca")),
         data=DataInfo.from_parts(views.name, {"synthetic": "generated (make_two_views)", "instruments": "sample",
                                               "files": "upload"}.get(source) or views.origin,
                                  [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(len(X_df), d_x + d_y),

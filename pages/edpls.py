@@ -47,6 +47,7 @@ from engine.methods.edpls_pipeline import (
     strict_params,
 )
 from engine.methods.edpls_pipeline import preprocess as _preprocess
+from engine.privacy.wording import paper_claim, paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.chemometrics import edpls_staples
@@ -69,8 +70,10 @@ from ui.figures import (
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
+#: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
+PAPER_AUDIT_KEY = {"sigma": "edpls"}
 PAPER_FLAWS = (
-    "**What paper-faithful mode does and does not guarantee.** It runs Algorithm 1 of the edPLS paper: "
+    "**What paper-faithful mode does and does not guarantee.** It runs the edPLS paper's algorithm as published: "
     "noise is added to the weights, scores, X-loadings and y-loading of every component, each release "
     "with the full (ε, δ), as the paper's accounting says. Its sensitivities are the largest row norm and "
     "largest |y| of the private residuals, so the noise scale itself depends on the private data; the "
@@ -394,7 +397,10 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
             st.error(f"The sweep was refused: {err}")
     curves = st.session_state.get("edpls_curves")
     if curves is not None:
-        show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"]), "rmsep_curves", page="edpls")
+        x_title = ("ε per the chosen accounting" if budget.mode == "strict" else
+                   paper_claim(None, PAPER_AUDIT_KEY.get(sweep_params.get("noise_std", "sigma"))))
+        show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"], x_title=x_title),
+                   "rmsep_curves", page="edpls")
         st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
                    "table's epsilon_total_basic column. The status column is each fit's own ledger: \"proven\", "
                    "\"not proven\" (data-derived sensitivities, a chain fitted on the private rows, a known noise "
@@ -528,7 +534,8 @@ def main() -> None:
     else:
         params, bounds_note = paper_settings(choice, budget, chain, noise_std), None
     res = fit_section(choice, Xp, params, budget)
-    label = f"edPLS ({'strict' if budget.mode == 'strict' else 'paper'}, ε = {budget.epsilon:g})"
+    label = (f"edPLS (strict, ε = {budget.epsilon:g})" if budget.mode == "strict" else
+             paper_label("edPLS", budget.epsilon, PAPER_AUDIT_KEY.get(noise_std)))
     results_section(choice, res, budget, label)
     later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
     edpls_staples(choice, res, Xp, label=label, chain=chain, y_bound=params.get("y_bound"), later_sheets=later_sheets)

@@ -236,20 +236,20 @@ def error_tab(result: dict) -> None:
 def coefficients_tab(result: dict, responses: list) -> None:
     kpi = st.selectbox("KPI", list(responses), key="p3ls_coef_kpi")
     show_chart(st, p3ls_coefficients_figure(result["coefficients"], kpi), f"coefficients_{kpi}", page="p3ls")
-    st.caption("Each company recovers only its own rows B_i of the coefficient matrix (paper Algorithm 3) and can "
+    st.caption("Each company recovers only its own rows B_i of the coefficient matrix (as in the paper) and can "
                "read how its variables drive the final KPIs. Σ_i X_i B_i is the joint prediction.")
 
 
 def contribution_tab(result: dict) -> None:
     show_chart(st, p3ls_contribution_figure(result["relevance"]), "contribution", page="p3ls")
     table = result["relevance"]["training rows"].rename(columns={
-        "r2_x": "R²_Xi (share of all X, eq. 16)", "r2_x_block": "R²_Xi (own columns)",
-        "r2_xy": "R²_XiY training (eq. 18)"})
+        "r2_x": "R²_Xi (share of all X)", "r2_x_block": "R²_Xi (own columns)",
+        "r2_xy": "R²_XiY training"})
     table["R²_XiY test"] = result["relevance"]["test rows"]["r2_xy"].to_numpy()
     st.dataframe(table, hide_index=True, width="stretch")
     st.caption(
-        f"R²_Y of the joint model (eq. 17, LC only): {result['r2_y']:.4f}; R²_X: {result['r2_x']:.4f} "
-        "(the eq. 16 shares sum to it). R²_XiY is computed by the paper's Algorithm 4: the CSP sees only "
+        f"R²_Y of the joint model (LC only): {result['r2_y']:.4f}; R²_X: {result['r2_x']:.4f} "
+        "(the companies' R²_Xi shares sum to it). R²_XiY is computed as in the paper: the CSP sees only "
         "masked residuals and returns SS(Y − X_i B_i). These are partial predictions of one joint model: "
         "with correlated blocks they can be negative and need not sum to R²_Y, so they are not a fair-division "
         "rule. The CSP learns every party's score."
@@ -272,7 +272,7 @@ def choice_of_k_tab(result: dict) -> None:
     chosen = {m: int(overall.loc[m, "k"]) for m in overall.index}
     show_chart(st, p3ls_validation_figure(result["validation"], chosen), "choice_of_k", page="p3ls")
     st.caption("The label contributor picks k from the validation scores and its own Q (the models are nested); "
-               "only the chosen model's B_i are released, so fewer columns of Q leak (spec 3.4, caveat 1).")
+               "only the chosen model's B_i are released, so fewer columns of Q leak.")
 
 
 def main() -> None:

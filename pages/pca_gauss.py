@@ -31,6 +31,7 @@ from engine.methods.synthetic_utility import (
     shareable_synthetic_frame,
     summarise,
 )
+from engine.privacy.wording import paper_claim, paper_label
 from engine.release import release_to_json
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
@@ -99,7 +100,8 @@ def intro() -> None:
         "and the privacy ledger."
     )
     st.info(f"**What our analysis of the paper found.**\n- **Lap-PCA.** {FINDINGS['lap_pca']}\n"
-            f"- **Algorithm 1.** {FINDINGS['alg1_blob']}\n- **Algorithm 3.** {FINDINGS['alg3_centring']}",
+            f"- **Clustering recipe.** {FINDINGS['alg1_blob']}\n"
+            f"- **Classification recipe.** {FINDINGS['alg3_centring']}",
             icon=":material/fact_check:")
 
 
@@ -264,7 +266,8 @@ def show_utility_sweep(setup: Setup, result: dict, frame: pd.DataFrame, metric_c
     refs = {k.replace("_", " "): v for k, v in result["references"].items() if "silhouette" not in k
             or metric_choice == "silhouette"}
     show_chart(st, pca_gauss_utility_figure(summary, metric_label=METRICS[metric_choice][0], references=refs,
-                                            title=utility_title(setup, metric_choice)),
+                                            title=utility_title(setup, metric_choice) + (
+                                                "" if strict else f", against the {paper_claim(None, 'pca_gauss')}")),
                "utility_vs_epsilon", page="pca_gauss")
     if metric_choice in UNFAIR_METRICS:
         st.warning(f"**Not a fair comparison with the real data**: {UNFAIR_METRICS[metric_choice]}. The default "
@@ -324,7 +327,7 @@ def ledger_tab(result: dict, budget, strict: bool) -> None:
     model = result["model"]
     show_ledger(result["ledger"], delta=budget.delta if len(result["ledger"]) else None, expanded=True)
     st.caption(N_PUBLIC_NOTE)
-    st.markdown("**Every noise draw** (one row per release; per class for Algorithm 3; owner's view):")
+    st.markdown("**Every noise draw** (one row per release; per class for classification; owner's view):")
     st.dataframe(result["noise_log"], hide_index=True, width="stretch")
     st.caption(f"Scaling: {model.scaling_['source']}. Smallest eigenvalue of the noisy matrix before the PSD fix: "
                f"{model.min_eig_before_fix_:.4g} ({'clipped at 0' if strict else 'numpy SVD sampler'}).")
@@ -336,7 +339,7 @@ def synthetic_downloads(setup: Setup, result: dict, target_name: str) -> None:
     st.markdown("The shareable synthetic data are drawn from the DP model only"
                 + (", mapped back to your columns with the released W and the public box."
                    if mapped else ", in the released space c1..ck (" + (
-                       "Algorithm 1's W is not released" if setup.source == "nonprivate" else
+                       "the clustering recipe's W is not released" if setup.source == "nonprivate" else
                        "W or the box is not public") + ", so they cannot be mapped back to your columns)."))
     if mapped:
         st.download_button("Synthetic data, released space (CSV, shareable)",
@@ -355,7 +358,8 @@ def run_report(setup: Setup, result: dict, budget, noise_seed) -> RunReport:
                          "mean share": float(s.mean_share), "K (clusters)": s.K if task == "unsupervised" else None,
                          "number of training rows N": "public (replace-one neighbours)", **s.public_text}
     return RunReport(
-        page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})",
+        page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})" + (
+            "" if budget.mode == "strict" else f"; {paper_label('PCA-Gauss', budget.epsilon, 'pca_gauss')}"),
         data=DataInfo.from_frame(s.df, s.name, s.origin),
         preprocessing=f"box scaling: {model.scaling_['source']}; centre = midpoint of the bounds; every entry "
                       "clipped to the box",

@@ -16,6 +16,7 @@ from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
     NOT_DP_MODEL,
+    PER_VALUE_UNIT,
     SCHEME_LABELS,
     calibrated_noise_scale,
     calibrates_from_epsilon,
@@ -72,13 +73,14 @@ def intro() -> None:
         "solves it by **ADMM** (Gonçalves, Bessa & Pinson): each owner keeps its series and exchanges only "
         "intermediate matrices with a central node. This page fits that model on your series, measures the skill "
         "over each owner's local model, and then shows what the exchanged matrices **leak**: the paper's "
-        "Propositions 2-4, run live."
+        "three leak results, run live."
     )
     st.warning(
         "**No ADMM variant here is private.** An owner rebuilds every other owner's series exactly after a handful "
-        "of iterations (Prop. 3), the central node too (Prop. 2); random masks and noise on the coefficients do "
-        "not stop it (Prop. 4). **Only additive noise on values clipped into a range you declare public is (local) "
-        "differentially private, per value**; over an owner's whole series the ε adds up over its values. "
+        "of iterations, the central node too; random masks and noise on the coefficients do "
+        "not stop it. **Only additive noise on values clipped into a range you declare public is (local) "
+        "differentially private**. Its guarantee is stated for an owner's whole series (the ε of one value, "
+        "added up over the series); a single value alone gets a smaller ε, shown apart and labelled so. "
         "Multiplicative and linear transformations and noise inside ADMM are **not DP**.",
         icon=":material/lock_open:",
     )
@@ -154,8 +156,8 @@ def model_options(setup: Setup) -> tuple[str, dict]:
                                    3000 if stop_mode.startswith("Boyd") else 50, key="var_admm_iter"))
     init = c10.selectbox("Initialisation", ("random", "zero"), key="var_admm_init",
                          help="zero: Boyd's default, the first broadcast is 2Y/(n + ρ) (every series leaks). "
-                              "random: the paper's Prop. 3 setting.")
-    variant = c11.selectbox("Protocol", ("base (47): central node holds Y", "Y-free (71)"), key="var_admm_variant")
+                              "random: the setting in which the paper shows the owners' leak.")
+    variant = c11.selectbox("Protocol", ("base: central node holds Y", "Y-free"), key="var_admm_variant")
     scheme = st.selectbox("ADMM scheme", list(SCHEME_CHOICES), format_func=SCHEME_CHOICES.get,
                           key="var_admm_scheme",
                           help="Automatic runs the accelerated scheme for the fit (ρ = n, where the broadcast no "
@@ -205,7 +207,7 @@ def fit_summary(setup: Setup, fit: dict) -> None:
               help="Largest coefficient difference between the distributed fit and the pooled fit of the same "
                    "settings.")
     m3.metric("Median MAE gain over local AR", f"{table['mae_gain_pct'].median():.1f} %",
-              help="100 (1 − MAE_VAR / MAE_AR) per owner; AR = each owner's own lags only (spec 6.3).")
+              help="100 (1 − MAE_VAR / MAE_AR) per owner; AR = each owner's own lags only.")
     m4.metric("Owners gaining ≥ 10 % (MAE)", f"{int((table['mae_gain_pct'] >= 10).sum())} of {len(table)}")
     scheme_text = (f"**ADMM scheme that ran: {fit['scheme']}**, {SCHEME_LABELS[fit['scheme']]}"
                    + (f" (ρ = n = {fit['rho_used']:g}; ρ above is not used" if fit["scheme"] == "anderson" else
@@ -292,17 +294,20 @@ def defence_statement(defence: Defence, budget, calibrated: bool) -> None:
         st.markdown(f"**{mode_text}** {DP_STATEMENTS[name if name == 'naive_laplace' else law]}")
         if release is not None:
             led = release.defence
-            st.markdown(led.headline())
-            st.dataframe(led.to_frame(), hide_index=True)
+            if len(led.ledger):  # the headline: one owner's whole series (the T values composed)
+                show_ledger(led.ledger, budget.delta)
+                with st.expander(f"A smaller ε for a single value ({PER_VALUE_UNIT}): not the guarantee for an "
+                                 "owner's whole series"):
+                    st.caption(f"Event level: this ε protects one value only. An owner's whole series of {led.T} "
+                               "values is protected by the larger ε above.")
+                    show_ledger(led.per_value, budget.delta, note=False)
+                    st.dataframe(led.to_frame(), hide_index=True)
+            else:
+                st.markdown(led.headline())
             if release.n_outside:
                 st.info(f"{release.n_outside} of {release.noisy.size} values lay outside "
                         f"[{defence.public_range[0]:.4g}, {defence.public_range[1]:.4g}] and were clipped before the "
                         "noise (exact count: private, shown to you only).")
-            if len(led.ledger):
-                st.markdown(f"**Ledger for one owner's whole series** ({led.T} values composed):")
-                show_ledger(led.ledger, budget.delta)
-                with st.expander("Ledger per value (event level)"):
-                    show_ledger(led.per_value, budget.delta)
     elif name in ("orthogonal_rows", "compressed_rows", "post_multiplication"):
         st.markdown(f"**Not DP.** {DP_STATEMENTS['transform']} Least squares is unchanged by an orthogonal M and by "
                     "post-multiplication once the N's are inverted, i.e. once every owner's secret is shared.")
@@ -401,7 +406,9 @@ def export_section(setup: Setup, fit: dict, defence: Defence, budget) -> None:
 
 
 def defended_label(defence: Defence) -> str:
-    return DEFENCES[defence.name].split(',')[0].lower()
+    """The defence's whole label (never cut), its first letter lower-cased unless it starts an acronym."""
+    label = DEFENCES[defence.name]
+    return label if label[:2].isupper() else label[0].lower() + label[1:]
 
 
 def forecasts_tab(setup: Setup, fit: dict, defence: Defence) -> None:

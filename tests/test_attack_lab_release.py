@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
 FITS = "attack_lab_private_fits"
 README_SHEET = "PRIVATE read me"
+#: The proven guarantee of a strict fit at the default budget, as the headline states it.
+PROVEN = "(ε = 1, δ = 1e-5)-differential privacy per row (one row added or removed), proven"
 
 
 def lab(**state) -> AppTest:
@@ -93,7 +95,7 @@ def test_default_page_labels_come_from_the_ledgers_and_exports_are_clean():
     # labels: the model's guarantee, every sweep row and the verdict come from the fits' ledgers
     assert outcome.status == "proven" and outcome.ledger.status == "proven"
     markdown = " ".join(m.value for m in at.markdown)
-    assert "(edPLS strict mode): **proven**" in markdown
+    assert "(edPLS strict mode, ε = 1, proven):" in markdown and "differential privacy per row" in markdown
     s = sweep_summary(at)
     assert set(s[s.setting == "plain"].status) == {"no privacy"} and set(s[s.setting == "strict"].status) == {"proven"}
     assert not ((s.status == "proven") & ~np.isfinite(s.epsilon)).any()
@@ -133,7 +135,7 @@ def test_teaching_switch_reproduces_the_noise_and_nothing_is_proven_or_shareable
     a, b = private_outcome(one), private_outcome(two)
     np.testing.assert_array_equal(a.recovered["P"], b.recovered["P"])
     assert a.status == "not proven" and any("noise seed is known" in r for r in a.ledger.reasons_not_proven())
-    assert "(edPLS strict mode): **not proven**" in " ".join(m.value for m in one.markdown)
+    assert "(edPLS strict mode, ε = 1, not proven):" in " ".join(m.value for m in one.markdown)
     s = sweep_summary(one)
     assert set(s[s.setting == "strict"].status) == {"not proven"}
     assert all("not proven (the noise seed is known" in v for v in verdicts(one))
@@ -163,7 +165,8 @@ def test_own_data_with_bounds_read_off_the_rows_is_labelled_not_proven_and_keeps
     # the guarantee label is the fit's ledger: not proven, and the page never says proven beside it
     assert outcome.status == "not proven" and report.status == "not proven"
     markdown = " ".join(m.value for m in at.markdown)
-    assert "(edPLS strict mode): **not proven**" in markdown and "**proven**" not in markdown
+    assert "(edPLS strict mode, ε = 1, not proven):" in markdown and "**proven**" not in markdown
+    assert ", proven):" not in markdown and ", proven.**" not in markdown
     assert "proven (ε, δ)-DP" not in markdown + " ".join(c.value for c in at.caption)
     assert all("guarantee of these fits: not proven" in v for v in verdicts(at))
     s = sweep_summary(at)
@@ -216,7 +219,7 @@ def test_demo_draws_fresh_noise_on_every_run_and_labels_it_proven():
     assert first.step("protect").value("strict_corr") != second.step("protect").value("strict_corr")
     assert first.step("cost").value("rmsep_private") != second.step("cost").value("rmsep_private")
     captions = " ".join(c.value for c in at.caption)
-    assert "proven (1, 1e-05)-DP" in captions and "not proven" not in captions
+    assert PROVEN in captions and "not proven" not in captions
     assert "fresh privacy noise" in captions
 
 
@@ -224,5 +227,5 @@ def test_demo_with_the_teaching_switch_says_not_proven():
     at, story = _demo_story(pl_reproducible=True)
     assert not story.fresh_noise
     captions = " ".join(c.value for c in at.caption)
-    assert "not proven: the noise seed is known" in captions and "proven (1, 1e-05)-DP" not in captions
+    assert "not proven: the noise seed is known" in captions and PROVEN not in captions
     assert story.step("protect").figure["status"] == "not proven"

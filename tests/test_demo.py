@@ -11,6 +11,9 @@ from streamlit.testing.v1 import AppTest
 from engine.demo import DEMO_COST_EPSILONS, guided_story, leak_example
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 
+#: The proven guarantee of a strict fit at the default budget, as the headline states it.
+PROVEN = "(ε = 1, δ = 1e-5)-differential privacy per row (one row added or removed), proven"
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 120
 STORY_CHARTS = ("demo_leak_chart", "demo_protect_chart", "demo_cost_chart")
@@ -67,15 +70,15 @@ def test_strict_edpls_at_eps_1_stops_the_attack(seeded_story):
 
 
 def test_fresh_noise_strict_numbers_are_labelled_from_their_ledgers(story):
-    """Default (fresh noise): the label says what the math gives, proven (1, 1e-05)-DP, and the ledgers agree."""
+    """Default (fresh noise): the label says what the math gives, proven (ε = 1, δ = 1e-5), and the ledgers agree."""
     protect, cost = story.step("protect"), story.step("cost")
     assert protect.figure["status"] == "proven" and protect.figure["proven"] is True
     assert protect.figure["picture_status"] == "proven"
-    assert "proven (1, 1e-05)-DP" in protect.get("strict_corr").guarantee
+    assert PROVEN in protect.get("strict_corr").guarantee
     assert "not proven" not in protect.get("strict_corr").guarantee
     ledger = protect.figure["ledger"]
     assert len(ledger) == 1 and ledger.proven and ledger.status == "proven" and not ledger.caveats
-    assert "proven (1, 1e-05)-DP" in cost.get("rmsep_private").guarantee
+    assert PROVEN in cost.get("rmsep_private").guarantee
     curve = cost.figure["curve"]
     assert set(curve.status) == {"proven"} and bool(curve.proven.all())
 
@@ -85,7 +88,7 @@ def test_a_known_noise_seed_is_labelled_not_proven_everywhere(seeded_story):
     assert not seeded_story.fresh_noise
     for n in (protect.get("strict_corr"), protect.get("strict_hit"), cost.get("rmsep_private")):
         assert "not proven: the noise seed is known" in n.guarantee, n.key
-        assert "proven (1, 1e-05)-DP" not in n.guarantee
+        assert PROVEN not in n.guarantee
     assert protect.figure["status"] == "not proven" and protect.figure["proven"] is False
     assert protect.figure["ledger"].status == "not proven"
     curve = cost.figure["curve"]
@@ -103,6 +106,10 @@ def test_success_sentences_carry_the_utility(seeded_story):
     if not f["sim_rmsep_strict"] < f["sim_rmsep_mean"]:  # the honest part: a useless model is called so
         assert "no better than predicting the mean" in claim
     assert "the leak is gone" in protect.title and f"RMSEP {f['sim_rmsep_strict']:.3g}" in protect.title
+    # the title's success claim says, in the same sentence, whether the protected model beats the mean
+    useless = not f["sim_rmsep_strict"] < f["sim_rmsep_mean"]
+    assert ("predicts no better than the mean" in protect.title) == useless
+    assert ("predicts better than the mean" in protect.title) == (not useless)
 
 
 def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):
@@ -147,7 +154,7 @@ def test_cost_step_runs_the_recommended_estimator_and_measures_against_sklearn(s
     fit = make_strict_edpls(1.0, 1e-5, y_range=DEMO_Y_RANGE).fit(X[tr], y[tr])
     assert fit.privacy_ledger_.summary()["basic"][0] == pytest.approx(1.0)  # the whole fit inside ε = 1
     fresh = story.step("cost").get("rmsep_private").guarantee  # fresh noise: the proven label names the releases
-    assert "proven (1, 1e-05)-DP" in fresh and f"3 Gaussian releases: {', '.join(RELEASES)}" in fresh
+    assert PROVEN in fresh and f"3 Gaussian releases: {', '.join(RELEASES)}" in fresh
     # the earlier strict fit is reported at the same budgets (and is no better than non-private PLS)
     assert (curve["plain_strict"] > curve["nonprivate"]).all()
     assert all(f"{v:.3g} at ε = {e:g}" in cost.notes[1] for v, e in zip(curve["plain_strict"], curve["epsilon"]))
@@ -241,7 +248,7 @@ def test_home_demo_click_shows_the_three_steps():
         assert heading in markdown
     assert "proven guarantee" in markdown  # the ledger sentence of the strict model
     captions = " ".join(c.value for c in at.caption)
-    assert "proven (1, 1e-05)-DP" in captions and "no guarantee" in captions
+    assert PROVEN in captions and "no guarantee" in captions
     # "go deeper" links to the attack lab and edPLS, on top of the home page's own links
     links = [link.proto.page for link in at.get("page_link")]
     assert len(links) == len(METHOD_PAGES + TOOL_PAGES) + 2

@@ -441,7 +441,7 @@ def test_page_renders_release_and_sweep():
     assert any(k.startswith("Synthetic → real: SVM accuracy") for k in labels)
     assert float(labels["Total ε in the ledger (basic composition)"]) == pytest.approx(at.session_state["pl_epsilon"])
     assert len(at.get("plotly_chart")) == 3  # scatter, marginals, correlation heat maps
-    assert any("Total" in m.value and "ε" in m.value for m in at.markdown)  # the ledger sentence
+    assert any("Guarantee: (ε = " in m.value for m in at.markdown)  # the ledger's headline
     at.multiselect(key="pg_eps_grid").set_value([1.0, 100.0])
     at.number_input(key="pg_reps").set_value(1)
     at.button(key="pg_run_sweep").click().run()

@@ -25,15 +25,15 @@ from engine.methods.synthetic_utility import (
 from ui.data_picker import data_picker
 
 TASK_TEXT = {
-    "unsupervised": "Unsupervised / clustering (Algorithm 1)",
-    "regression": "Regression (Algorithm 2)",
-    "classification": "Classification (Algorithm 3, one Gaussian per class)",
+    "unsupervised": "Unsupervised / clustering",
+    "regression": "Regression",
+    "classification": "Classification (one Gaussian per class)",
 }
 SOURCE_TEXT = {
     "public": "Pub-PCA: PCA of public data (free)",
     "laplace": "Lap-PCA: Laplace-noised covariance (ε_PCA = α·ε)",
     "analyze_gauss": "AG-PCA: Analyze-Gauss (ε_PCA = α·ε, δ)",
-    "nonprivate": "Non-private W of the same data (Algorithm 1 as printed)",
+    "nonprivate": "Non-private W of the same data (the paper's clustering recipe)",
 }
 DATA_KINDS = ("scikit-learn data set", "Sample data or upload")
 BOUND_SOURCES = {

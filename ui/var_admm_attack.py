@@ -24,10 +24,10 @@ def attack_inputs(setup: Setup, fit: dict, defence: Defence) -> tuple:
                           key="var_admm_kmax"))
     b1, b2, b3 = st.columns(3)
     attack_init = b1.selectbox("Initialisation of this run", ("random", "zero"), key="var_admm_attack_init")
-    coef_noise = float(b2.number_input("Noise on shared coefficients (73), sd", 0.0, 10.0,
+    coef_noise = float(b2.number_input("Noise on shared coefficients, sd", 0.0, 10.0,
                                        defence.strength if defence.name == "coef_noise" else 0.0,
                                        key="var_admm_attack_coef_noise"))
-    message_noise = float(b3.number_input("Noise on messages (74), sd", 0.0, 10.0,
+    message_noise = float(b3.number_input("Noise on messages, sd", 0.0, 10.0,
                                           defence.strength if defence.name == "message_noise" else 0.0,
                                           format="%.5f", key="var_admm_attack_msg_noise"))
     return attacker, victim, K_max, coef_noise, message_noise, attack_init
@@ -64,7 +64,8 @@ def show_attack(setup: Setup, fit: dict, att: dict, victim: str) -> None:
     ns = sorted({2, 10, 44, n})
     live = [(att["T"], res.k_exact, "this attack: exact")] if res.k_exact else None
     show_chart(st, var_breach_figure(breach_table(Ts, ns, [p]), p=p, live=live), "breach", page="var_admm")
-    st.caption("Paper Fig. 10: the iteration counts of (58) and (61). Counting is necessary, not sufficient; the "
+    st.caption("As in the paper: the iterations after which the owners and the central node hold as many equations as "
+               "unknowns. Counting is necessary, not sufficient; the "
                "attacks above are constructive and reach the owners' bound generically.")
 
 

@@ -31,7 +31,7 @@ from engine.methods.var_admm import (
     to_json,
 )
 
-CENTRAL_ATTACKER = "central node (Y-free variant (71))"
+CENTRAL_ATTACKER = "central node (Y-free variant)"
 
 
 @st.cache_data(show_spinner="Reading the series ...", max_entries=8)
@@ -67,7 +67,7 @@ def model_kw(settings: dict) -> dict:
 SCHEME_CHOICES = {
     "auto": "Automatic: accelerated for the fit, the paper's scheme for the attacks",
     "anderson": "Accelerated: ρ = n with Anderson mixing",
-    "paper": "The paper's plain scheme (47)/(71)",
+    "paper": "The paper's plain scheme",
     "balanced": "Paper's scheme + residual balancing of ρ",
     "relaxed": "Paper's scheme + over-relaxation (α = 1.6)",
 }

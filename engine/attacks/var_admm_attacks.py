@@ -287,9 +287,10 @@ def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = N
         recs = {int(k): truth.copy() for k in Ks}
         return AttackResult("central node", [name], Ks, np.zeros((len(Ks), 1)), recs, truth,
                             0, 0, p, p, np.array([]), centred=centred,
-                            formula="(47): Y is an input of the central node",
-                            note="In (47) the central node receives Y itself: every series is known before the first "
-                                 "iteration (Prop. 2 matters only for the Y-free variant (71)).")
+                            formula="base protocol: Y is an input of the central node",
+                            note="In the base protocol the central node receives Y itself: every series is known "
+                                 "before the first iteration (the paper's central-node leak matters only for the "
+                                 "Y-free variant).")
     vectors, relerr, recs = [], [], {}
     prev_col = None
     sv, rank = np.array([]), 0
@@ -307,8 +308,8 @@ def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = N
         "central node", [name], Ks, np.array(relerr), recs, truth, predicted_k=_central_formula(T, n, p),
         k_needed=large_t_central(n, p), rank_needed=p, rank_found=rank,
         singular_values=sv / sv[0] if sv.size and sv[0] > 0 else sv, centred=centred,
-        formula="(58): k = ceil(Tp / (Tn - pn))",
-        note=f"Y-free variant (71): the central node never receives Y and still rebuilds {name}'s series.")
+        formula="central node's count: k = ceil(Tp / (Tn - pn))",
+        note=f"Y-free variant: the central node never receives Y and still rebuilds {name}'s series.")
 
 
 def _central_formula(T, n, p):
@@ -374,7 +375,7 @@ def owner_attack(model: CollaborativeVAR, attacker=0, K_max: int | None = None) 
         f"owner {trace.owner_names[a]}", names, Ks, np.array(relerr), recs, truth,
         predicted_k=breach_iterations_owner(T, n, p), k_needed=owner_attack_needs(n, p), rank_needed=d,
         rank_found=rank, singular_values=sv / sv[0] if sv.size and sv[0] > 0 else sv, centred=centred,
-        formula="(61): k = ceil((Tn + (n-1)(Tp + T)) / (Tn - (n-1)pn))",
+        formula="owners' count: k = ceil((Tn + (n-1)(Tp + T)) / (Tn - (n-1)pn))",
         note=f"{trace.owner_names[a]} uses only the broadcasts, its own series and the public n and rho.",
         extra={"Z_attacker": Z_a.shape})
 

@@ -111,11 +111,14 @@ class PrivacyLedger:
     entries : list of Release, in release order.
     neighbouring : "add_remove" (default) or "replace", the neighbouring relation the
         sensitivities were computed for.
+    unit : what one neighbouring step changes, as the guarantee's sentences name it ("" = one row;
+        e.g. "owner's whole series" for VAR-ADMM's defence): the guarantee is per this unit.
     """
 
     entries: list = field(default_factory=list)
     neighbouring: str = "add_remove"
     caveats: list = field(default_factory=list)
+    unit: str = ""
 
     def add_caveat(self, reason: str) -> None:
         """Record a reason the guarantee is not proven (kept once, in order)."""
@@ -240,8 +243,9 @@ class PrivacyLedger:
         return ledger_totals(self, delta, pld=True, as_json=False)
 
     def to_dict(self) -> dict:
-        return {"neighbouring": self.neighbouring, "entries": [asdict(r) for r in self.entries],
-                "caveats": list(self.caveats)}
+        out = {"neighbouring": self.neighbouring, "entries": [asdict(r) for r in self.entries],
+               "caveats": list(self.caveats)}
+        return {**out, "unit": self.unit} if self.unit else out
 
 
 def _json_float(v: float):

@@ -123,7 +123,7 @@ def var_attack_error_figure(K, relerr, *, victims, predicted_k=None, k_exact=Non
                   annotation_position="bottom right")
     if predicted_k is not None:
         fig.add_vline(x=predicted_k, line_color="#9467bd", line_dash="dash",
-                      annotation_text=f"paper {formula.split(':')[0] or 'formula'}: K = {predicted_k}",
+                      annotation_text=f"paper's formula: K = {predicted_k}",
                       annotation_position="top left")
     if k_needed is not None and k_needed != predicted_k:
         fig.add_vline(x=k_needed, line_color="#8c564b", line_dash="dot", annotation_text=f"large-T limit: {k_needed}",
@@ -185,9 +185,9 @@ def var_breach_figure(table, *, p: int, live=None) -> go.Figure:
     fig = go.Figure()
     for n in sorted(table["n"].unique()):
         part = table[(table["n"] == n) & (table["p"] == p)]
-        fig.add_scatter(x=part["T"], y=part["k_owner"], mode="lines", name=f"owners (61), n = {n}")
+        fig.add_scatter(x=part["T"], y=part["k_owner"], mode="lines", name=f"owners, n = {n}")
         fig.add_scatter(x=part["T"], y=part["k_central"], mode="lines", line={"dash": "dot"},
-                        name=f"central node (58), n = {n}")
+                        name=f"central node, n = {n}")
     for T, K, label in live or []:
         fig.add_scatter(x=[T], y=[K], mode="markers", marker={"size": 12, "symbol": "star", "color": "#d62728"},
                         name=label)

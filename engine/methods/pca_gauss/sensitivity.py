@@ -21,17 +21,18 @@ ALPHA_GRID = tuple(round(0.1 * i, 1) for i in range(1, 10))
 FINDINGS = {
     "lap_pca": (
         "Lap-PCA as printed adds Laplace noise of scale M·a²/(N·ε), but the covariance's L1 sensitivity "
-        "(the paper's own Prop. 3) is M²·a²/N: the printed release is under-noised by a factor M, i.e. it is "
+        "(by the paper's own result) is M²·a²/N: the printed release is under-noised by a factor M, i.e. it is "
         "(M·ε)-DP, not ε-DP. Strict mode uses M²."
     ),
     "alg1_blob": (
-        "Algorithm 1 releases only the P noisy eigenvalues of the data's covariance (its W is non-private and "
-        "never released): its synthetic data are one axis-aligned Gaussian blob, with no clusters and no link to "
+        "The clustering recipe releases only the P noisy eigenvalues of the data's covariance (its W is non-private "
+        "and never released): its synthetic data are one axis-aligned Gaussian blob, with no clusters and no link to "
         "the original features. Its silhouette tracks P, not ε."
     ),
     "alg3_centring": (
-        "Algorithm 3's class-covariance bound P²a²/N_C ignores the re-centring with the class mean and fails for "
-        "P ≤ 3; its class counts are used unprotected. Strict mode releases noisy counts, sums and second moments."
+        "The classification recipe's class-covariance bound P²a²/N_C ignores the re-centring with the class mean and "
+        "fails for P ≤ 3; its class counts are used unprotected. Strict mode releases noisy counts, sums and second "
+        "moments."
     ),
 }
 

@@ -141,7 +141,7 @@ DP_STATEMENTS = {
     "transform": ("Multiplicative and linear transformations are not differentially private: they hide the data "
                   "only as long as the transformation matrix stays secret, and known records reveal it."),
     "admm_noise": ("Noise on ADMM's shared coefficients or messages is not calibrated to any sensitivity here "
-                   "and carries no DP guarantee; the attacks below still recover the data (Prop. 4)."),
+                   "and carries no DP guarantee; the attacks below still recover the data (as the paper shows)."),
 }
 
 #: The ledger caveat of a range the user did not declare public.
@@ -340,8 +340,8 @@ def defence_ledger(law: str, b: float, public_range, declared_public: bool, T: i
     :class:`DefenceLedger` (per value and per series ledgers, neighbouring "replace").
     """
     T, n_owners, copies = int(T), int(n_owners), int(copies)
-    per_value = PrivacyLedger(neighbouring="replace")
-    per_series = PrivacyLedger(neighbouring="replace")
+    per_value = PrivacyLedger(neighbouring="replace", unit=PER_VALUE_UNIT.removeprefix("one "))
+    per_series = PrivacyLedger(neighbouring="replace", unit=PER_SERIES_UNIT.removeprefix("one "))
     inf = math.inf
     out = DefenceLedger(law, float(b), None if public_range is None else _check_range(public_range),
                         bool(declared_public), T, n_owners, float(delta), copies, per_value, per_series, inf, inf)

@@ -150,11 +150,11 @@ DEFENCES = {
     "gaussian": "Gaussian noise on every value, N(0, b²)",
     "uniform": "Uniform noise on every value, U(-b, b)",
     "naive_laplace": "Naive: independent Laplace noise on every entry of Z and Y",
-    "coef_noise": "ADMM with noise on the shared coefficients (73), sd b",
-    "message_noise": "ADMM with noise on every message (74), sd b",
-    "orthogonal_rows": "Orthogonal row mixing M (T x T), records-split transformation (6)",
+    "coef_noise": "ADMM with noise on the shared coefficients, sd b",
+    "message_noise": "ADMM with noise on every message, sd b",
+    "orthogonal_rows": "Orthogonal row mixing M (T x T), records-split transformation",
     "compressed_rows": "Row compression M (k x T, k = T/2), Zhou et al.",
-    "post_multiplication": "Post-multiplication Z N_z, Y N_y (features split, (8)), inverted with the N's",
+    "post_multiplication": "Post-multiplication Z N_z, Y N_y (features split), inverted with the N's",
 }
 
 

@@ -52,10 +52,10 @@ __all__ = [
 
 SCHEMES = ("auto", "paper", "anderson", "balanced", "relaxed")
 SCHEME_LABELS = {
-    "paper": "the paper's plain ADMM (47)/(71): fixed ρ, owners' factorisations cached",
+    "paper": "the paper's plain ADMM: fixed ρ, owners' factorisations cached",
     "anderson": "ADMM at ρ = n with block Anderson acceleration (safeguarded), owners' factorisations cached",
-    "balanced": "ADMM (47) with residual balancing of ρ (Boyd et al. 2011, 3.4.1)",
-    "relaxed": "ADMM (47) with over-relaxation α = 1.6 (Boyd et al. 2011, 3.4.3)",
+    "balanced": "the paper's ADMM with residual balancing of ρ (Boyd et al. 2011)",
+    "relaxed": "the paper's ADMM with over-relaxation α = 1.6 (Boyd et al. 2011)",
 }
 #: over-relaxation of the "relaxed" scheme (Boyd 3.4.3 suggests 1.5 to 1.8)
 RELAXATION = 1.6
