@@ -16,8 +16,10 @@ the reason and the report shows each figure's data as a table instead.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,11 +84,21 @@ def figure_title(fig, default: str = "") -> str:
     return str(title) if title else default
 
 
+def _array(values) -> np.ndarray:
+    """A trace's data as an array: plain lists, numpy arrays, or plotly's typed-array spec (``bdata``)."""
+    if isinstance(values, dict) and "bdata" in values:
+        arr = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values.get("dtype", "f8")))
+        shape = values.get("shape")
+        if shape:
+            arr = arr.reshape([int(n) for n in str(shape).split(",")] if isinstance(shape, str) else shape)
+        return arr
+    return np.asarray(values, dtype=object)
+
+
 def _column(values) -> list:
     if values is None:
         return []
-    arr = np.asarray(values, dtype=object).ravel()
-    return [v.item() if isinstance(v, np.generic) else v for v in arr]
+    return [v.item() if isinstance(v, np.generic) else v for v in _array(values).ravel()]
 
 
 def figure_frame(fig) -> pd.DataFrame:
@@ -96,7 +108,7 @@ def figure_frame(fig) -> pd.DataFrame:
         name = trace.get("name") or f"trace {i + 1}"
         cols = {k: _column(trace.get(k)) for k in ("x", "y", "z") if trace.get(k) is not None}
         if trace.get("type") in ("heatmap", "contour", "surface") and "z" in cols:
-            z = np.asarray(trace["z"], dtype=float)
+            z = _array(trace["z"])
             cols = {"z (rows × columns)": [" × ".join(map(str, z.shape))]}
         n = max((len(v) for v in cols.values()), default=0)
         if not n:
@@ -174,6 +186,7 @@ def render_pngs(figures: list, timeout: float | None = None) -> tuple[list | Non
         except BaseException as exc:  # noqa: BLE001 - any failure means: tables instead
             result["error"] = exc
 
+    start = time.monotonic()
     if not _LOCK.acquire(timeout=timeout):
         return None, f"another static export was still running after {timeout:.0f} s"
     try:
@@ -182,7 +195,8 @@ def render_pngs(figures: list, timeout: float | None = None) -> tuple[list | Non
         worker.join(timeout + 10)  # the export cancels itself at ``timeout``; the margin covers closing the browser
     finally:
         _LOCK.release()
-    if worker.is_alive() or isinstance(result.get("error"), (asyncio.TimeoutError, TimeoutError)):
+    timed_out = time.monotonic() - start >= timeout  # a cancelled start surfaces as the browser's own error
+    if worker.is_alive() or timed_out or isinstance(result.get("error"), (asyncio.TimeoutError, TimeoutError)):
         return None, f"plotly's static export did not finish within {timeout:.0f} s"
     if "error" in result:
         return None, f"plotly's static export failed ({type(result['error']).__name__})"

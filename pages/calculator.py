@@ -8,6 +8,7 @@ from engine.report import RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
 from ui.figures import sigma_curve_figure
+from ui.figures.report import report_figure
 
 
 def intro() -> None:
@@ -67,7 +68,7 @@ def downloads(budget, sens: float, k: int, curve, one, split_table, tot) -> None
             else one["classic_sigma"],
             "Laplace scale b, one release (computed)": one["laplace_scale"],
             **{f"{name} (computed)": v for name, v in {**sigma_rows, **totals}.items()}},
-        mode=None,
+        mode=None, figures=report_figure("σ against ε", sigma_curve_figure(curve, sens, budget.delta), shareable=True),
         mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
                    "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
                    "one is proven only for ε ≤ 1). Inputs and results are public."),
