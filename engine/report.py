@@ -337,6 +337,12 @@ class RunReport:
                 "total ε" + ("" if proven else " (not proven)"): eps, "at δ": delta, "accountant": f"{name} (tightest)",
                 "neighbouring datasets": f"{self.ledger.neighbouring} one row"}
 
+    def add_figures(self, figures: dict) -> "RunReport":
+        """Add ``name -> ReportFigure`` entries (each with its declared shareability)."""
+        self.figures = {**self.figures, **as_report_figures(figures)}
+        self._images = None
+        return self
+
     def _figure_html(self, e) -> list:
         shared = {n: f for n, f in self.figures.items() if f.shareable}
         withheld = [n for n, f in self.figures.items() if not f.shareable]

@@ -237,3 +237,37 @@ def test_export_browser_sends_every_request_to_its_proxy(monkeypatch):
     assert any("example.invalid/privalab-leak.png" in line for line in proxy.lines), proxy.lines
     assert rf.CLOSED_PROXY.startswith("127.0.0.1:")
     assert not any("mathjax" in line.lower() or "cdn" in line.lower() for line in proxy.lines), proxy.lines
+
+
+# ------------------------------------------------------------------------------------------ page helpers
+def test_page_helpers_draw_the_released_values_only():
+    import pandas as pd
+
+    from ui.figures.report import private_coefficients, private_values, synthetic_rows
+
+    coef = np.array([0.5, -0.25, 0.125])
+    figs = private_coefficients(["1100", "1104", "1108"], coef, label="edPLS (ε = 1)", shareable=True)
+    fig = figs["coefficients"].figure
+    assert figs["coefficients"].shareable and len(fig.data) == 1
+    assert list(fig.data[0].x) == [1100.0, 1104.0, 1108.0] and list(fig.data[0].y) == list(coef)
+    assert private_coefficients(["a", "b"], coef, label="x", shareable=True) == {}  # length mismatch: none
+    assert list(private_coefficients(["a", "b", "c"], coef, label="x", shareable=False)["coefficients"]
+                .figure.data[0].x) == [0, 1, 2]
+    bars = private_values("canonical correlation", [0.9, 0.4], shareable=False)["canonical correlation"]
+    assert not bars.shareable and list(bars.figure.data[0].y) == [0.9, 0.4]
+    syn = pd.DataFrame({"c1": [1.0, 2.0, 3.0], "c2": [4.0, 5.0, 6.0], "label": ["a", "b", "a"]})
+    fig = synthetic_rows(syn, shareable=True)["synthetic rows"].figure
+    assert sorted(t.name for t in fig.data) == ["a", "b"]
+    assert sorted(float(v) for t in fig.data for v in t.x) == [1.0, 2.0, 3.0]
+    assert synthetic_rows(pd.DataFrame({"x": [1.0]}), shareable=True) == {}
+
+
+def test_add_figures_checks_the_declaration_and_renders_again(monkeypatch):
+    monkeypatch.setenv(rf.EXPORT_SWITCH, "off")
+    rep = report()
+    first = rep.to_html()
+    assert "<h2>Figures</h2>" not in first
+    rep.add_figures({"coef": ReportFigure(marked_figure([4.5, 5.5, 6.5]), shareable=True)})
+    assert "<h2>Figures</h2>" in rep.to_html() and "5.5" in rep.to_html()
+    with pytest.raises(TypeError):
+        rep.add_figures({"bare": marked_figure([1, 2, 3])})

@@ -54,3 +54,23 @@ def private_values(name: str, values, *, shareable: bool, title: str = "", label
     fig.update_layout(title=title, xaxis_title="component", yaxis_title=name, showlegend=False)
     return {name: ReportFigure(finish(fig), shareable=shareable,
                                caption=caption or "The released (differentially private) model only.")}
+
+
+def synthetic_rows(synthetic, *, shareable: bool, max_points: int = 1500) -> dict:
+    """``{"synthetic rows": ReportFigure}``: the released synthetic rows alone (first two released columns, or
+    the first against y), coloured by their label where they have one; ``{}`` without a released column."""
+    cols = [c for c in synthetic.columns if str(c).startswith("c")]
+    if not cols:
+        return {}
+    x = cols[0]
+    y = cols[1] if len(cols) > 1 else ("y" if "y" in synthetic.columns else None)
+    rows = synthetic.iloc[:max_points]
+    fig = go.Figure()
+    groups = rows.groupby("label", sort=True) if "label" in rows.columns else [("synthetic rows", rows)]
+    for label, part in groups:
+        fig.add_scatter(x=part[x], y=part[y] if y else np.zeros(len(part)), mode="markers", name=str(label),
+                        marker={"size": 4, "opacity": 0.6})
+    fig.update_layout(title="Synthetic rows (DP release), released space", xaxis_title=str(x),
+                      yaxis_title=str(y or ""), showlegend="label" in rows.columns)
+    caption = f"The first {len(rows)} synthetic rows; no real row is drawn."
+    return {"synthetic rows": ReportFigure(finish(fig), shareable=shareable, caption=caption)}
