@@ -17,9 +17,9 @@ import time
 
 from _common import fmt, parse_args  # bench/ is the script's own directory
 from engine.audit_catalog import audit_cases
-from engine.privacy.audit import run_case
+from engine.privacy.audit import AUDIT_CONFIDENCE, run_case
 
-ALPHA = 0.01
+ALPHA = 1 - AUDIT_CONFIDENCE
 
 
 def main(argv=None) -> int:

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.privacy.calculator import compose_identical_gaussian, per_release_sigma_table, sigma_curve
+from engine.privacy.calibration import gaussian_epsilon
 from engine.report import RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
@@ -20,8 +21,28 @@ def intro() -> None:
     )
 
 
+def epsilon_text(eps: float) -> str:
+    if eps == float("inf"):
+        return "no finite ε at this δ"
+    return f"{eps:.5g}"
+
+
+def inverse_section(budget, sens: float, one) -> tuple[float, float]:
+    """The inverse: the smallest ε the Gaussian mechanism with a typed σ satisfies at the budget's δ."""
+    st.markdown("**The other way round: which ε does a given σ buy?** Type the standard deviation of the "
+                "Gaussian noise; the page gives the smallest ε for which that noise, on a query of sensitivity Δ, "
+                f"is (ε, δ = {budget.delta:.1e})-differentially private (exact, analytic Gaussian).")
+    c1, c2 = st.columns(2)
+    sigma = float(c1.number_input("Noise σ (standard deviation)", min_value=1e-9,
+                                  value=float(f"{one['analytic_sigma']:.4g}"), format="%.6g", key="calc_sigma_inv"))
+    eps = gaussian_epsilon(sigma, budget.delta, sens)
+    c2.metric(f"Smallest ε at σ = {sigma:.4g} (δ = {budget.delta:.1e}, Δ = {sens:g})", epsilon_text(eps))
+    return sigma, eps
+
+
 def one_release(budget, sens: float):
-    """σ for one release at the budget, and σ against ε; returns the curve and the budget's row."""
+    """σ for one release at the budget, σ against ε, and the inverse; returns the curve, the budget's row and
+    the inverse's (σ, ε)."""
     st.subheader("One release")
     curve = sigma_curve(np.geomspace(0.05, 50, 60), budget.delta, sens)
     one = sigma_curve([budget.epsilon], budget.delta, sens).iloc[0]
@@ -30,8 +51,10 @@ def one_release(budget, sens: float):
     c2.metric("Classic Gaussian σ",
               "not proven for ε > 1" if np.isnan(one["classic_sigma"]) else f"{one['classic_sigma']:.5g}")
     c3.metric("Laplace scale b (Δ read as L1)", f"{one['laplace_scale']:.5g}")
-    show_chart(st, sigma_curve_figure(curve, sens, budget.delta), "sigma_vs_epsilon", page="calculator")
-    return curve, one
+    inverse = inverse_section(budget, sens, one)
+    show_chart(st, sigma_curve_figure(curve, sens, budget.delta, chosen=(budget.epsilon, one["analytic_sigma"]),
+                                      inverse=inverse), "sigma_vs_epsilon", page="calculator")
+    return curve, one, inverse
 
 
 def many_releases(budget, sens: float, k: int, one) -> tuple:
@@ -51,7 +74,7 @@ def many_releases(budget, sens: float, k: int, one) -> tuple:
     return split_table, tot
 
 
-def downloads(budget, sens: float, k: int, curve, one, split_table, tot) -> None:
+def downloads(budget, sens: float, k: int, curve, one, split_table, tot, inverse) -> None:
     st.subheader("Downloads")
     # Everything on this page is computed from the numbers typed above (ε, δ, Δ, k): no private data is read, so
     # the results are public and go into the shareable report with the inputs.
@@ -67,8 +90,11 @@ def downloads(budget, sens: float, k: int, curve, one, split_table, tot) -> None
             "classic Gaussian σ, one release (computed)": "not proven for ε > 1" if np.isnan(one["classic_sigma"])
             else one["classic_sigma"],
             "Laplace scale b, one release (computed)": one["laplace_scale"],
+            "σ typed for the inverse": inverse[0],
+            "smallest ε at that σ, analytic Gaussian (computed)": epsilon_text(inverse[1]),
             **{f"{name} (computed)": v for name, v in {**sigma_rows, **totals}.items()}},
-        mode=None, figures=report_figure("σ against ε", sigma_curve_figure(curve, sens, budget.delta), shareable=True),
+        mode=None, figures=report_figure("σ against ε", sigma_curve_figure(
+            curve, sens, budget.delta, chosen=(budget.epsilon, one["analytic_sigma"])), shareable=True),
         mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
                    "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
                    "one is proven only for ε ≤ 1). Inputs and results are public."),
@@ -87,9 +113,9 @@ def main() -> None:
     col1, col2 = st.columns(2)
     sens = col1.number_input("L2 sensitivity Δ of one release", min_value=1e-9, value=1.0, format="%.4g")
     k = int(col2.number_input("Number of releases k", min_value=1, max_value=10_000, value=4, step=1))
-    curve, one = one_release(budget, sens)
+    curve, one, inverse = one_release(budget, sens)
     split_table, tot = many_releases(budget, sens, k, one)
-    downloads(budget, sens, k, curve, one, split_table, tot)
+    downloads(budget, sens, k, curve, one, split_table, tot, inverse)
 
 
 main()

@@ -21,6 +21,8 @@ from engine.methods.edpls import shareable_ledger
 from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.chemometrics import dp_pcr_staples
+from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
@@ -45,19 +47,19 @@ def pick_problem():
     """Data, response, split and number of components (stops the page when the data cannot be used)."""
     ds = usable_dataset("spectra", key="dp_pcr_data", hint="Pick a sample set or upload a spectra table to start.",
                         needs="DP-PCR needs a numeric response and at least two numeric channel columns")
-    numeric = ds.numeric_columns
-    default = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
     c1, c2, c3 = st.columns(3)
-    response = c1.selectbox("Response (y)", numeric, index=numeric.index(default[0]), key="dp_pcr_response")
+    response = response_picker(ds, "dp_pcr", c1)
     split = c2.radio("Test rows", tuple(SPLITS), horizontal=True, key="dp_pcr_split", format_func=SPLITS.get)
+    channels = x_picker(ds, response, "dp_pcr")
+    if len(channels) < 2:
+        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
+        st.stop()
     try:
         problem = page_problem(ds.df, response, ds.response_columns, split=split,
-                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED)
+                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED,
+                               x_columns=channels)
     except ValueError as err:
         st.error(f"{ds.name}: {err}")
-        st.stop()
-    if len(problem.channels) < 2:
-        st.error(f"{ds.name}: after taking '{response}' as the response, fewer than two channel columns remain.")
         st.stop()
     n_max = max(1, min(20, len(problem.channels), len(problem.train) - 2))
     k = int(c3.number_input("Principal components", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
@@ -196,6 +198,7 @@ def main():
     label = f"DP-PCR (ε = {budget.epsilon:g})"
     show_fit(problem, result, response, label)
     later_sheets = {}  # filled by the sweep below; the workbook is built on click, after this run
+    dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets)
     show_exports(ds, response, split, problem, result, params, budget, label, later_sheets)
     show_sweep(problem, k, params, budget, later_sheets)
 

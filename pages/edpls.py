@@ -49,6 +49,8 @@ from engine.methods.edpls_pipeline import (
 from engine.methods.edpls_pipeline import preprocess as _preprocess
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.chemometrics import edpls_staples
+from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.edpls_strict import (
     recommended_metrics,
@@ -163,24 +165,23 @@ def noise_std_setting(budget) -> str:
 
 def data_section() -> Choice:
     ds = usable_dataset("spectra", key="edpls_data", hint="Pick a sample set or upload a spectra table to start.",
-                        needs="edPLS needs a numeric response and at least two numeric channel columns")
-    numeric = ds.numeric_columns
-    default_resp = [c for c in ds.response_columns if c in numeric] or [numeric[0]]
+                        needs="edPLS needs a numeric response and at least two numeric channel columns",
+                        two_files=True)
     c1, c2, c3 = st.columns(3)
-    response = c1.selectbox("Response (y)", numeric, index=numeric.index(default_resp[0]), key="edpls_response")
-    excluded = set(ds.response_columns) | {response}
-    channels = [c for c in numeric if c not in excluded]
+    response = response_picker(ds, "edpls", c1)
     split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",
                          format_func=lambda v: {"random": "random 30 %", "last": "last 30 % of rows"}[v])
+    channels = x_picker(ds, response, "edpls")
     n_max = max(1, min(20, len(channels), len(ds.df) - 3))
     n_components = int(c3.number_input("Latent variables", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
                                        key="edpls_k"))
     if len(channels) < 2:
-        st.error(f"{ds.name}: after taking '{response}' as the response, fewer than two channel columns remain.")
+        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
         st.stop()
     try:
         problem = page_problem(ds.df, response, ds.response_columns, split=split_how,
-                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED)
+                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED,
+                               x_columns=channels)
     except ValueError as err:
         st.error(f"{ds.name}: {err}")
         st.stop()
@@ -508,6 +509,7 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     show_chart(f2, edpls_pred_figure(res["y_test"], res["pred_private"], res["pred_plain"], response=choice.response,
                                      private_label=label), "predictions", page="edpls")
     later_sheets = {}
+    edpls_staples(choice, res, Xp, label=label, chain=chain, y_range=setup.y_range, later_sheets=later_sheets)
     recommended_exports(choice, res, budget, label=label, chain=chain, setup=setup, later_sheets=later_sheets)
     # the sweep compares preprocessing chains for the plain estimator, at bounds from the declared range
     params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
@@ -534,6 +536,7 @@ def main() -> None:
     label = f"edPLS ({'strict' if budget.mode == 'strict' else 'paper'}, ε = {budget.epsilon:g})"
     results_section(choice, res, budget, label)
     later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
+    edpls_staples(choice, res, Xp, label=label, chain=chain, y_bound=params.get("y_bound"), later_sheets=later_sheets)
     export_section(choice, res, budget, label=label, chain=chain, info=info, params=params,
                    bounds_note=bounds_note, later_sheets=later_sheets)
     sweep_section(choice, res, budget, chain, params, later_sheets)

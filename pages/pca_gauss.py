@@ -18,6 +18,7 @@ from engine.methods.pca_gauss import (
     owner_sheets,
     shareable_release,
 )
+from engine.methods.pca_gauss.evaluation import UNFAIR_METRICS
 from engine.methods.synthetic_utility import (
     METHOD_LABELS,
     METRICS,
@@ -190,11 +191,25 @@ def utility_table(result: dict) -> pd.DataFrame:
     return pd.DataFrame({"synthetic → real": result["utility"], "real → real": result["utility_real"]})
 
 
+def real_with_labels(setup: Setup, result: dict) -> tuple[pd.DataFrame, str | None]:
+    """The real rows to draw and the column to colour them by: the class (classification), y (regression), or for
+    clustering the optional true labels of the real rows (owner's view; the synthetic rows carry none)."""
+    real, task = result["real"], setup.task
+    if task == "classification":
+        return real, "label"
+    if task == "regression":
+        return real, "y"
+    labels = result["split"].y_test
+    if labels is None or len(labels) != len(real):
+        return real, None
+    return real.assign(label=np.asarray(labels).astype(str)), "label"
+
+
 def real_vs_synthetic_tab(setup: Setup, result: dict) -> None:
     task, source = setup.task, setup.source
-    real, synthetic = result["real"], result["synthetic"]
+    synthetic = result["synthetic"]
+    real, colour = real_with_labels(setup, result)
     released_cols = [c for c in synthetic.columns if c.startswith("c")]
-    colour = "label" if task == "classification" else "y" if task == "regression" else None
     if len(released_cols) >= 2:
         axes = st.columns(2)
         x_col = axes[0].selectbox("x axis", released_cols, 0, key="pg_x")
@@ -203,6 +218,9 @@ def real_vs_synthetic_tab(setup: Setup, result: dict) -> None:
         x_col, y_col = released_cols[0], "y" if task == "regression" else released_cols[0]
     show_chart(st, pca_gauss_scatter_figure(real, synthetic, x=x_col, y=y_col, colour=colour), "scatter",
                page="pca_gauss")
+    if task == "unsupervised" and colour is not None:
+        st.caption(f"Real rows coloured by the true labels of {setup.target!r} (your view); a clustering release "
+                   "has no labels, so its synthetic rows are drawn in one colour.")
     shown = released_cols[:6] + (["y"] if task == "regression" else [])
     show_chart(st, pca_gauss_marginals_figure(real, synthetic, shown), "marginals", page="pca_gauss")
     show_chart(st, pca_gauss_correlation_figure(result["corr_real"], result["corr_synthetic"]), "correlations",
@@ -232,6 +250,13 @@ def run_utility_sweep(setup: Setup, result: dict, budget, noise_seed, fit_id: in
     return rows
 
 
+def utility_title(setup: Setup, metric: str) -> str:
+    """The utility chart's title: the data set, the metric and, for a fair metric, how it compares."""
+    how = "not comparable with the real data" if metric in UNFAIR_METRICS else \
+        "trained on synthetic rows, tested on real rows"
+    return f"{setup.name}: {METRICS[metric][0].split(' (')[0]} ({how})"
+
+
 def show_utility_sweep(setup: Setup, result: dict, frame: pd.DataFrame, metric_choice: str, methods: list,
                        strict: bool) -> None:
     if metric_choice not in frame.columns:
@@ -240,8 +265,12 @@ def show_utility_sweep(setup: Setup, result: dict, frame: pd.DataFrame, metric_c
     refs = {k.replace("_", " "): v for k, v in result["references"].items() if "silhouette" not in k
             or metric_choice == "silhouette"}
     show_chart(st, pca_gauss_utility_figure(summary, metric_label=METRICS[metric_choice][0], references=refs,
-                                            title=f"{setup.name}: {METRICS[metric_choice][0]}"),
+                                            title=utility_title(setup, metric_choice)),
                "utility_vs_epsilon", page="pca_gauss")
+    if metric_choice in UNFAIR_METRICS:
+        st.warning(f"**Not a fair comparison with the real data**: {UNFAIR_METRICS[metric_choice]}. The default "
+                   f"metric, {METRICS[PRIMARY_METRIC[setup.task]][0]}, trains on synthetic rows and tests on real "
+                   "rows.", icon=":material/warning:")
     if not strict and "pca_gauss_laplace" in methods:
         st.caption("Paper mode: the Lap-PCA line uses the printed scale, so its true ε is M·α·ε + (1 − α)·ε, "
                    "not the ε on the axis.")
@@ -264,8 +293,12 @@ def utility_tab(setup: Setup, result: dict, budget, noise_seed, fit_id: int, str
     e1, e2 = st.columns([3, 1])
     eps_grid = e1.multiselect("ε grid", EPS_GRID, default=[0.1, 1.0, 10.0, 100.0, 1000.0], key="pg_eps_grid")
     reps = int(e2.number_input("Replicates", 1, 20, 3, key="pg_reps"))
-    metric_choice = st.selectbox("Metric", [m for m in METRICS if m in result["utility"]], key=f"pg_metric_{task}",
-                                 format_func=lambda m: METRICS[m][0])
+    metric_options = [m for m in METRICS if m in result["utility"]]
+    primary = PRIMARY_METRIC[task]
+    metric_choice = st.selectbox("Metric", metric_options, key=f"pg_metric_{task}",
+                                 index=metric_options.index(primary) if primary in metric_options else 0,
+                                 format_func=lambda m: METRICS[m][0] + (" (fair: trained on synthetic, tested on "
+                                                                         "real)" if m == primary else ""))
     sweep_options = {"bounds": s.bounds, "y_bounds": s.y_bounds, "public_declared": s.public_declared}
     if task == "classification":
         sweep_options["labels"] = s.labels

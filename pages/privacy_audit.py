@@ -4,8 +4,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from engine.audit_catalog import AUDIT_TARGETS, make_case
-from engine.privacy.audit import epsilon_lower_bound
+from engine.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, PAGE_BUGS, make_case, plants_bugs, target_label
+from engine.privacy.audit import AUDIT_CONFIDENCE, epsilon_lower_bound
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
@@ -14,10 +14,11 @@ from ui.figures.report import report_figure
 from ui.progress import Sweep
 
 QUANTILES = [0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0]
+TRIAL_OPTIONS = sorted({10_000, 20_000, 50_000, DEFAULT_TRIALS, 200_000, 500_000, 1_000_000, 3_000_000})
+CONFIDENCE_TEXT = f"{100 * AUDIT_CONFIDENCE:g} %"
 
-
-BUG_LABELS = {"none": "none (the real release)", "noise_halved": "noise scaled down by 2",
-              "sensitivity_halved": "sensitivity halved"}
+#: Page keys of the planted bugs ("none" for no bug: a selectbox option cannot be None).
+BUG_LABELS = {(key or "none"): label for key, label in PAGE_BUGS.items()}
 
 
 def intro() -> None:
@@ -26,7 +27,8 @@ def intro() -> None:
         "We tried to break each release: it is run many times on two neighbouring data sets (one row "
         "added, removed or replaced, chosen as the worst case for the method), every output is reduced "
         "to one number, and the best threshold test between the two sets gives a lower bound on ε that "
-        "holds with 95% confidence (Clopper-Pearson). A bound above the claim proves the claim wrong; a "
+        f"holds with {CONFIDENCE_TEXT} confidence (Clopper-Pearson). A bound above the claim proves the claim wrong; "
+        "a "
         "bound below it only says this attack did not break it."
     )
 
@@ -46,12 +48,20 @@ def target_section(budget) -> tuple[str, str]:
     return target, mode
 
 
-def trial_settings(mode: str) -> tuple[str, int, int]:
+def trial_settings(target: str, mode: str) -> tuple[str, int, int]:
     col1, col2 = st.columns(2)
+    can_plant = mode == "strict" and plants_bugs(target)
     bug = col1.selectbox("Planted bug (strict mode; shows the auditor has teeth)", list(BUG_LABELS),
-                         format_func=BUG_LABELS.get, key="audit_bug", disabled=mode != "strict")
-    trials = col2.select_slider("Trials per data set", options=[10_000, 20_000, 50_000, 100_000, 200_000, 500_000],
-                                value=50_000, key="audit_trials")
+                         format_func=BUG_LABELS.get, key="audit_bug", disabled=not can_plant,
+                         help="A deliberately broken copy of the release. At the default budget (ε = 1) and the "
+                              f"default {DEFAULT_TRIALS:,} trials the audit catches the bugs scaled by 4; the "
+                              "halved ones are subtler and need about a million trials.")
+    if not can_plant:
+        bug = "none"
+    trials = col2.select_slider("Trials per data set", options=TRIAL_OPTIONS, value=DEFAULT_TRIALS,
+                                format_func=lambda n: f"{n:,}", key="audit_trials",
+                                help="Half choose the test, half evaluate it. About a second per 100,000 trials "
+                                     "(more for larger releases).")
     seed = st.number_input("Simulation seed (the audit's trials)", min_value=0, value=0, step=1, key="audit_seed",
                            help="Fixes the random draws of this simulation (the release run many times on generated "
                                 "data) so that an audit can be repeated. It is not the noise of anything you "
@@ -70,10 +80,11 @@ def run_section(budget, target: str, mode: str, bug: str, trials: int, seed: int
         else:
             with audit_run.running("running the release on D and D′ ...") as bar:
                 res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
-                                          chunk=max(1, int(trials) // 10),
+                                          alpha=1 - AUDIT_CONFIDENCE, chunk=max(1, int(trials) // 10),
                                           progress=lambda f: bar.progress(min(1.0, f),
                                                                           text=f"{100 * f:.0f}% of the trials"))
-            st.session_state["audit_result"] = {"case": case, "result": res, "seed": int(seed)}
+            st.session_state["audit_result"] = {"case": case, "result": res, "seed": int(seed),
+                                                "title": target_label(target)}
 
 
 def verdict_section(case, res) -> bool:
@@ -81,7 +92,7 @@ def verdict_section(case, res) -> bool:
     exceeded = res.epsilon_lb > case.claimed_eps
     if exceeded and case.mode == "strict":
         st.error("The audit **exceeds the claimed ε**: this release is not as private as it says"
-                 + (f" (planted bug: {BUG_LABELS[case.bug]})." if case.bug else "."))
+                 + (f" (planted bug: {PAGE_BUGS.get(case.bug, case.bug)}: caught)." if case.bug else "."))
     elif exceeded:
         st.warning("The audit **exceeds the stated ε**: paper mode's data-dependent noise does not give the "
                    "guarantee it states.")
@@ -92,43 +103,56 @@ def verdict_section(case, res) -> bool:
     return exceeded
 
 
-def results_section(case, res) -> bool:
-    st.subheader(f"Audit: {case.name} ({case.mode} mode)")
+def confidence_text(res) -> str:
+    return f"{100 * res.confidence:g} %"
+
+
+def audit_title(case, title: str) -> str:
+    """The human heading of an audit: the target's title, its mode and the planted bug if any."""
+    bug = f", planted bug: {PAGE_BUGS.get(case.bug, case.bug)}" if case.bug else ""
+    return f"{title} ({case.mode} mode{bug})"
+
+
+def results_section(case, res, title: str) -> bool:
+    st.subheader(f"Audit: {audit_title(case, title)}")
     c1, c2, c3 = st.columns(3)
     claim_text = "no guarantee (∞)" if math.isinf(case.claimed_eps) else f"{case.claimed_eps:.3g}"
     c1.metric(f"Claimed ε (δ = {case.delta:.1e})", claim_text)
-    c2.metric("Audited ε lower bound (95%)", f"{res.epsilon_lb:.3f}")
+    c2.metric(f"Audited ε lower bound ({confidence_text(res)} confidence)", f"{res.epsilon_lb:.3f}")
     c3.metric("Trials per data set", f"{res.n_trials:,}")
     exceeded = verdict_section(case, res)
     st.caption(f"Neighbours: {case.neighbours}. Release: {case.note}. Test: statistic '{res.statistic}', "
                f"threshold {res.threshold:.4g}, rejection rates {res.rate_num:.3g} vs {res.rate_den:.3g} "
                f"(point estimate of the bound {res.eps_point:.3g}).")
-    show_chart(st, audit_histogram_figure(res.stat_D, res.stat_D_prime, res.threshold, statistic=res.statistic),
+    show_chart(st, audit_histogram_figure(res.stat_D, res.stat_D_prime, res.threshold, statistic=res.statistic,
+                                          title=f"Release outputs on neighbouring data sets: {title}"),
                f"histogram_{case.method}", page="privacy_audit")
     if math.isfinite(case.claimed_eps):
-        show_chart(st, audit_bound_figure([case.name], [case.claimed_eps], [res.epsilon_lb]), f"bound_{case.method}",
-                   page="privacy_audit")
+        show_chart(st, audit_bound_figure([audit_title(case, title)], [case.claimed_eps], [res.epsilon_lb],
+                                          confidence=res.confidence), f"bound_{case.method}", page="privacy_audit")
     return exceeded
 
 
-def export_section(case, res, exceeded: bool, seed: int, stored: dict) -> None:
+def export_section(case, res, exceeded: bool, seed: int, stored: dict, title: str) -> None:
     # The audit runs on generated worst-case neighbours D and D′, not on anyone's data: its settings and results
     # are public and go into the shareable report; the simulation seed and the trial statistics go to the workbook.
-    row = {"release": case.name, "method": case.method, "mode": case.mode, "planted bug": case.bug or "none",
+    bug_text = PAGE_BUGS.get(case.bug, case.bug)
+    row = {"release": audit_title(case, title), "method": case.method, "mode": case.mode, "planted bug": bug_text,
            "claimed epsilon": case.claimed_eps, "delta": case.delta, "epsilon lower bound": res.epsilon_lb,
-           "point estimate": res.eps_point, "confidence": res.confidence, "trials per data set": res.n_trials,
+           "point estimate": res.eps_point, "confidence": confidence_text(res), "trials per data set": res.n_trials,
            "statistic": res.statistic, "threshold": res.threshold, "rejection rate (numerator)": res.rate_num,
            "rejection rate (denominator)": res.rate_den, "exceeds the claim": bool(exceeded)}
     report = RunReport(
-        page="privacy_audit", method=f"Privacy audit: {case.name}",
-        data=DataInfo.from_parts(f"neighbouring data sets D and D′ of {case.method}", "generated (worst case)",
+        page="privacy_audit", method=f"Privacy audit: {audit_title(case, title)}",
+        data=DataInfo.from_parts(f"neighbouring data sets D and D′ of {title}", "generated (worst case)",
                                  [case.D, case.D_prime], shape=(), note=f"Neighbours: {case.neighbours}."),
         preprocessing="none",
         parameters={**row, "simulation seed (audit trials, not a release's noise)": stored.get("seed", int(seed))},
         public_parameters=row, mode=None,
         figures=report_figure("histogram", audit_histogram_figure(res.stat_D, res.stat_D_prime, res.threshold,
-                                                                  statistic=res.statistic), shareable=True),
-        mode_text=(f"**Audit of a deliberately broken release ({case.bug}).** The planted bug removes the "
+                                                                  statistic=res.statistic,
+                                                                  title=f"Release outputs: {title}"), shareable=True),
+        mode_text=(f"**Audit of a deliberately broken release ({bug_text}).** The planted bug removes the "
                    "guarantee the mode would give: this release is not (ε, δ)-DP, and the audit is there to "
                    "catch that." if case.bug else
                    f"**An audit releases nothing from private data.** It runs the {case.mode}-mode release many "
@@ -147,15 +171,16 @@ def main() -> None:
     intro()
     budget = budget_picker("audit", modes=("strict", "paper"), show_calibration=False)
     target, mode = target_section(budget)
-    bug, trials, seed = trial_settings(mode)
+    bug, trials, seed = trial_settings(target, mode)
     run_section(budget, target, mode, bug, trials, seed)
     stored = st.session_state.get("audit_result")
     if stored is None:
         st.caption("Pick a target and press **Run audit**.")
         return
     case, res = stored["case"], stored["result"]
-    exceeded = results_section(case, res)
-    export_section(case, res, exceeded, seed, stored)
+    title = stored.get("title", case.name)
+    exceeded = results_section(case, res, title)
+    export_section(case, res, exceeded, seed, stored, title)
 
 
 main()

@@ -46,6 +46,7 @@ from ui.var_admm_runs import (
     Defence,
     Setup,
     fit_and_forecast,
+    own_units,
     read_panel,
     run_defence,
     sweep_point,
@@ -408,12 +409,20 @@ def forecasts_tab(setup: Setup, fit: dict, defence: Defence) -> None:
     site = st.selectbox("Site", fit["sites"], key="var_admm_site")
     j = fit["sites"].index(site)
     n_show = min(len(fit["times"]), 24 * 7 if setup.hourly else 200)
+    centre = fit["centres"][j]
+    night = None if fit["night"] is None else fit["night"][:n_show, j]
     show_chart(st, var_forecast_figure(
-        fit["times"][:n_show], fit["actual"][:n_show, j], fit["var_pred"][:n_show, j], fit["ar_pred"][:n_show, j],
-        site=site, defended=None if defended is None else defended["var_pred"][:n_show, j],
-        defended_label=f"with {defended_label(defence)}"), f"forecast_{site}", page="var_admm")
-    st.caption("First week (or 200 steps) of the test period. Values as fitted: each site centred on its training "
-               "(daytime) mean.")
+        fit["times"][:n_show], own_units(fit["actual"][:n_show, j], centre),
+        own_units(fit["var_pred"][:n_show, j], centre), own_units(fit["ar_pred"][:n_show, j], centre),
+        site=site, defended=None if defended is None else own_units(defended["var_pred"][:n_show, j], centre),
+        defended_label=f"with {defended_label(defence)}", night=night,
+        y_title=f"{site} (the series' own units)"), f"forecast_{site}", page="var_admm")
+    st.caption("First week (or 200 steps) of the test period, in the series' own units: the model forecasts each "
+               "site centred on its training " + ("daytime " if setup.solar else "") + "mean, and that mean is "
+               f"added back here ({centre:.4g} for {site}). The mean is {site}'s own private statistic: this is "
+               f"{site}'s owner's view of their own series, not a released value."
+               + (" Shaded: night (hours the site's output is 0; the solar fit scores daylight hours only)."
+                  if night is not None else ""))
 
 
 def skill_tab(fit: dict, defence: Defence) -> None:

@@ -188,3 +188,8 @@ CASES = {
     "demo_cost_figure": lambda: F.demo_cost_figure(_rmsep_curves(("strict edPLS",)).rename(columns={"chain": "x"}),
                                                    sigma_y=0.37, epsilon=1.0, unit="%", response="moisture"),
 }
+
+# the chemometrics staples (issue #19) keep their small inputs in their own file
+from figure_cases_chemometrics import CASES as _CHEMOMETRICS_CASES  # noqa: E402
+
+CASES.update(_CHEMOMETRICS_CASES)

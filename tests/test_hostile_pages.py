@@ -190,7 +190,7 @@ PAGES = {
                              "ids_x.csv": ["at least 5 data rows", "has 4"],
                              "duplicate_timestamp.csv": ["at least 3 numeric columns", "has 2", "'time'"]}),
     "dp_pcr": PageSpec("pages/dp_pcr.py", "dp_pcr_data", ("small_spectra.csv", _small_spectra()),
-                       presets={"dp_pcr_y_bound_upload_small_spectra.csv_1100": 10.0},  # a declared public bound
+                       presets={"dp_pcr_y_bound_upload_small_spectra.csv_oil": 10.0},  # a declared public bound
                        accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}),
                        words={"constant_column.csv": ["column has the same value", "'1104'"],
                               "ids_x.csv": ["at least 5 data rows", "has 4"],
@@ -399,4 +399,6 @@ def test_an_upload_from_home_that_does_not_fit_a_page_is_set_aside(corpus):
     warnings = " ".join(w.value for w in at.warning)
     assert "long_duplicates.csv, chosen earlier, cannot be used on this page" in warnings
     assert "at least 5 data rows" in warnings or "numeric column" in warnings
-    assert _dataset(at).origin == "sample" and _charts(at) >= 1
+    # the page works on its own sample set, and the upload stays chosen for the pages that can use it (issue #19)
+    assert at.radio(key="p3ls_data_source").value == "Sample data" and _charts(at) >= 1
+    assert _dataset(at).name == "long_duplicates.csv"

@@ -271,3 +271,53 @@ def test_write_sample_data_is_bit_for_bit(tmp_path):
     readme = (tmp_path / "a" / "README.md").read_text()
     assert "python -m engine.data.samples" in readme
     assert all(name in readme for name in S.SAMPLE_FILES if name != "README.md")
+
+
+# ----------------------------------------------------------------------------- real spectra (chemotools, run time)
+def test_real_sets_are_read_at_run_time_not_shipped():
+    from engine.data.catalog import SAMPLE_SETS, sample_sets
+
+    real = [s for s in SAMPLE_SETS.values() if s.loader]
+    assert {s.key for s in real} == {"fermentation", "coffee"}
+    for s in real:
+        assert s.file == "" and s.path is None and "(chemotools)" in s.title
+    shipped = {p.name.lower() for p in (ROOT / "sample_data").iterdir()}
+    assert not any("ferment" in n or "coffee" in n for n in shipped)
+    assert sample_sets("spectra")[0].key == "nir"  # the synthetic set stays the spectra pages' default
+
+
+def test_fermentation_set_matches_chemotools():
+    datasets = pytest.importorskip("chemotools.datasets")
+    from engine.data.catalog import SAMPLE_SETS, load_sample, public_reference
+
+    s = SAMPLE_SETS["fermentation"]
+    assert s.kind == "spectra" and s.response_columns == ("glucose",)
+    df = load_sample("fermentation")
+    X, y = datasets.load_fermentation_train()
+    assert df.shape[0] == 21 and df.columns[-1] == "glucose"
+    np.testing.assert_array_equal(df["glucose"].to_numpy(), y["glucose"].to_numpy())
+    # every kept channel is the package's column of that wavenumber; only all-zero channels are left out
+    kept = df.columns[:-1]
+    cols = {float(c): c for c in X.columns}
+    for c in (kept[0], kept[500], kept[-1]):
+        np.testing.assert_array_equal(df[c].to_numpy(), X[cols[float(c)]].to_numpy())
+    dropped = [c for c in X.columns if f"{float(c):g}" not in set(kept)]
+    assert len(kept) + len(dropped) == X.shape[1] == 1047
+    assert all((X[c] == 0).all() for c in dropped) and (df[kept].std() > 0).all()
+    pub = public_reference("fermentation")
+    assert pub.shape == (1629, 1047) and set(kept) <= set(pub.columns)
+    np.testing.assert_array_equal(pub[kept[3]].to_numpy(), datasets.load_fermentation_test()[0].iloc[:, 3])
+    assert public_reference("nir") is None
+
+
+def test_coffee_set_has_three_origins():
+    pytest.importorskip("chemotools.datasets")
+    from engine.data.catalog import SAMPLE_SETS, load_sample
+    from engine.data.columns import response_candidates
+
+    s = SAMPLE_SETS["coffee"]
+    df = load_sample("coffee")
+    assert df.shape == (60, 1842) and s.label_column == "origin" == df.columns[-1]
+    assert df["origin"].value_counts().to_dict() == {"Ethiopia": 20, "Brasil": 20, "Vietnam": 20}
+    assert response_candidates(df) == []  # a text label, no numeric response: not offered on edPLS
+    assert s.kind not in ("spectra",)

@@ -3,6 +3,14 @@
 A bad upload shows the engine's message (file, row, column) and the previously selected
 data stays selected: the valid choice lives in ``st.session_state["pl_dataset"]`` and is
 only replaced by data that loaded cleanly.
+
+The choice follows the user: the radio "Data source" starts on the origin of the stored choice (an upload
+chosen on the home page is still the data on edPLS). A page that cannot use the stored choice says so and
+works on its own first sample set without replacing the stored choice (until the user picks one there).
+
+Missing values: a file refused only for empty / "n/a" cells in numeric columns shows the engine's refusal
+and a checkbox "Drop rows with missing values (n rows)"; ticked, the rows are left out (their count and row
+numbers shown) and the file is used. The choice is kept with the data set, so it follows it to other pages.
 """
 from __future__ import annotations
 
@@ -14,8 +22,12 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
-from engine.data.catalog import SAMPLE_SETS, sample_sets
+from engine.data.catalog import load_sample, sample_sets
+from engine.data.columns import MissingRows, drop_missing_rows
+from engine.data.xy_files import join_xy, shared_columns
 from ui.state import init_state
+
+SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
 
 
 @dataclass
@@ -27,6 +39,14 @@ class Dataset:
     response_columns: tuple = field(default_factory=tuple)
     # picker key -> message of the page's check (None: usable there); filled by data_picker
     checks: dict = field(default_factory=dict, compare=False, repr=False)
+    key: str | None = None  # the sample set's catalog key (None for an upload)
+    label_column: str | None = None  # a text column of class labels (a sample set's declaration)
+    # an upload refused for missing cells: its frame with NaN, the engine's refusal, the rows left out
+    raw: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    refusal: str | None = None
+    dropped: MissingRows | None = None
+    drop_missing: bool = field(default=True, compare=False)  # the user's tick (kept with the data set)
+    files: tuple = ()  # (spectra file, reference file) when joined from two files
 
     @property
     def numeric_columns(self) -> list:
@@ -35,14 +55,20 @@ class Dataset:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _try_load(data: bytes, name: str, sheet: str | None = None):
-    """(DataFrame, None) or (None, the engine's message), cached per content: a refused file
-    (e.g. a million columns) is parsed once, not on every rerun or page."""
+    """(DataFrame, None, None) or (None, the engine's message, the frame with NaN when missing cells are the
+    only problem), cached per content: a refused file (e.g. a million columns) is parsed once, not on every
+    rerun or page."""
     buf = io.BytesIO(data)
     buf.name, buf.size = name, len(data)
     try:
-        return load_table(buf, name=name, sheet=sheet), None
+        return load_table(buf, name=name, sheet=sheet), None, None
     except DataError as err:
-        return None, (str(err), err.row, err.column, err.line)
+        problem = (str(err), err.row, err.column, err.line)
+    try:
+        raw = load_table(buf, name=name, sheet=sheet, missing="keep")
+    except DataError:
+        raw = None
+    return None, problem, raw
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -72,7 +98,7 @@ def _usable_here(ds: Dataset, kind: str | None, check: Callable | None, key: str
 
 @st.cache_data(show_spinner=False)
 def _load_sample(key: str) -> pd.DataFrame:
-    return load_table(SAMPLE_SETS[key].path)
+    return load_sample(key)
 
 
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
@@ -93,60 +119,87 @@ def _still_using(current: Dataset | None) -> None:
 
 
 def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
-                check: Callable | None = None) -> Dataset | None:
+                check: Callable | None = None, two_files: bool = False) -> Dataset | None:
     """Render the picker and return the selected data set (or None when none is valid yet).
 
     kind: restrict sample sets to one kind ("spectra", "timeseries", "two_views", "process");
     None offers all of them. An upload must also pass ``engine.data.check_usable`` for the kind
     and the page's ``check(df, name)`` (raising DataError) before it replaces the selection; a
-    refused upload shows the engine's message and the previous data stay selected. An upload
-    chosen on another page that does not suit this one is set aside with a message.
+    refused upload shows the engine's message and the previous data stay selected. A choice made
+    on another page that does not suit this one is set aside with a message (and kept stored).
     """
     init_state()
+    explicit = st.session_state.pop(f"{key}_explicit", False)  # the user picked here (not a page default)
+    stored: Dataset | None = st.session_state.get(slot)
     current = _current_for_page(kind, check, key, slot)
-    source = st.radio("Data source", ("Sample data", "Upload a file"), horizontal=True, key=f"{key}_source")
-    if source == "Sample data":
-        current = _sample_choice(kind, current, key, slot)
+    set_aside = stored is not None and current is None
+    source_key = f"{key}_source"
+    sources = (SAMPLE, UPLOAD, TWO_FILES) if two_files else (SAMPLE, UPLOAD)
+    if source_key not in st.session_state:  # a first visit (Streamlit drops a widget's state): follow the choice
+        origin = SAMPLE if current is None or current.origin != "upload" else UPLOAD
+        st.session_state[source_key] = TWO_FILES if origin == UPLOAD and current.files and two_files else origin
+    source = st.radio("Data source", sources, horizontal=True, key=source_key,
+                      on_change=_mark_explicit, args=(key,))
+    box_shown = False
+    if source == SAMPLE:
+        current = _sample_choice(kind, current, key, slot, store=explicit or not set_aside)
+    elif source == TWO_FILES:
+        current = _two_files_choice(kind, check, current, key, slot)
     else:
-        current = _upload_choice(kind, check, current, key, slot)
+        current, box_shown = _upload_choice(kind, check, current, key, slot)
+    if current is not None and current.raw is not None and not box_shown:
+        current = _stored_missing_choice(current, key)
     if current is not None:
         _preview(current)
     return current
 
 
+def _mark_explicit(key: str) -> None:
+    st.session_state[f"{key}_explicit"] = True
+
+
 def _current_for_page(kind: str | None, check: Callable | None, key: str, slot: str) -> Dataset | None:
     """The data chosen earlier (on any page), or None when they do not suit this page."""
     current: Dataset | None = st.session_state.get(slot)
-    if current is not None and kind is not None and current.kind not in (kind, None):
-        return None  # a data set of another kind does not fit this page
-    if current is not None and current.origin == "upload":
+    if current is None:
+        return None
+    if current.origin == "upload":  # an upload is judged on its contents, wherever it was chosen
         reason = _usable_here(current, kind, check, key)
         if reason is not None:
-            st.warning(f"{current.name}, chosen earlier, cannot be used on this page: {reason}",
-                       icon=":material/warning:")
+            st.warning(f"{current.name}, chosen earlier, cannot be used on this page: {reason} It stays chosen "
+                       "for the pages that can use it.", icon=":material/warning:")
             return None
+        return current
+    if kind is not None and current.kind not in (kind, None):
+        return None  # a sample set of another kind does not fit this page
     return current
 
 
-def _sample_choice(kind: str | None, current: Dataset | None, key: str, slot: str) -> Dataset | None:
+def _sample_choice(kind: str | None, current: Dataset | None, key: str, slot: str, *,
+                   store: bool = True) -> Dataset | None:
+    """The chosen sample set; stored as the selection unless ``store`` is False (a page default used while the
+    stored choice, made elsewhere, does not suit this page)."""
     choices = sample_sets(kind) or sample_sets()
     titles = [s.title for s in choices]
     default = 0
     if current is not None and current.origin == "sample" and current.name in titles:
         default = titles.index(current.name)
-    title = st.selectbox("Sample set", titles, index=default, key=f"{key}_sample")
+    title = st.selectbox("Sample set", titles, index=default, key=f"{key}_sample", on_change=_mark_explicit,
+                         args=(key,))
     chosen = choices[titles.index(title)]
     if current is None or current.name != chosen.title:
         try:
             df = _load_sample(chosen.key)
-        except (DataError, OSError) as err:
+        except (DataError, OSError, ImportError) as err:
             st.error(
                 f"Sample set '{chosen.title}' could not be read ({err}). "
                 "Regenerate the samples with `python -m engine.data.samples`."
             )
         else:
-            current = Dataset(chosen.title, df, "sample", chosen.kind, chosen.response_columns)
-            _store(current, slot)
+            current = Dataset(chosen.title, df, "sample", chosen.kind, chosen.response_columns, key=chosen.key,
+                              label_column=chosen.label_column or None)
+            if store:
+                _store(current, slot)
     if current is not None and chosen.description:
         st.caption(chosen.description)
     return current
@@ -176,7 +229,7 @@ def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: 
     if refused is not None and refused[0] == verdict:
         raise DataError(refused[1], file=name)
     try:
-        df, problem = _try_load(data, name, sheet)
+        df, problem, _ = _try_load(data, name, sheet)
         if problem is not None:
             message, row, column, line = problem
             raise DataError(message, file=name, row=row, column=column, line=line)
@@ -187,14 +240,68 @@ def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: 
     return df
 
 
+def _drop_box(key: str, name: str, count: int, value: bool, ds: Dataset | None = None) -> bool:
+    """The checkbox "Drop rows with missing values (n rows)" of one file; its state starts from ``value`` and,
+    for a stored data set ``ds``, is kept with it (so the choice follows the data to other pages)."""
+    box_key = f"{key}_dropna_{name}"
+    if box_key not in st.session_state:
+        st.session_state[box_key] = value
+
+    def _keep():
+        if ds is not None:
+            ds.drop_missing = bool(st.session_state[box_key])
+
+    return st.checkbox(f"Drop rows with missing values ({count} row{'s' if count != 1 else ''})", key=box_key,
+                       on_change=_keep, help="Leave out every row with an empty or 'n/a' cell in a numeric column "
+                                             "instead of refusing the file. The rows left out are listed.")
+
+
+def _missing_upload(data: bytes, name: str, sheet: str | None, display: str, kind: str | None,
+                    check: Callable | None, current: Dataset | None, key: str, slot: str,
+                    err: DataError) -> tuple[Dataset | None, bool]:
+    """A file refused only for missing cells: the refusal and the checkbox; ticked, the file without those rows.
+    Returns (the selection, whether the checkbox was shown)."""
+    raw = _try_load(data, name, sheet)[2]
+    if raw is None:
+        return None, False
+    gone = drop_missing_rows(raw)[1]
+    same = current if current is not None and current.name == display and current.raw is not None else None
+    if not _drop_box(key, display, gone.count, False, same):
+        st.error(f"Upload rejected: {err}")
+        if same is not None:  # this file, its rows no longer dropped: no data here until the box is ticked
+            return None, True
+        _still_using(current)
+        return current, True
+    try:
+        df, gone = drop_missing_rows(raw, file=display, min_rows=2)
+        _check(df, display, kind, check)
+    except DataError as why:
+        st.error(f"Upload rejected: {why}")
+        _still_using(current)
+        return current, True
+    if current is None or current.name != display or not current.df.equals(df):
+        current = Dataset(display, df, "upload", kind, raw=raw, refusal=str(err), dropped=gone)
+        current.checks[key] = None
+        _store(current, slot)
+    current.drop_missing = True
+    st.caption(f"Left out: {gone.describe()}.")
+    return current, True
+
+
 def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | None, key: str,
-                   slot: str) -> Dataset | None:
+                   slot: str) -> tuple[Dataset | None, bool]:
+    """The upload (or the data chosen earlier while the uploader is empty), and whether the missing-values
+    checkbox was shown here."""
     up = st.file_uploader(
         "CSV, TSV or XLSX: one row per sample (or per time step), one column per variable",
         type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
     )
-    if up is None or _too_large(up, current):
-        return current
+    if up is None:
+        if current is not None and current.origin == "upload":
+            st.caption(f"Using {current.name}, chosen earlier; upload another file to replace it.")
+        return current, False
+    if _too_large(up, current):
+        return current, False
     data = up.getvalue()
     sheet = None
     sheets = _sheets(data) if up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES else []
@@ -209,6 +316,9 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
         st.warning(str(note), icon=":material/table_view:")
         _still_using(current)
     except DataError as err:
+        chosen, shown = _missing_upload(data, up.name, sheet, display, kind, check, current, key, slot, err)
+        if shown:
+            return chosen, True
         st.error(f"Upload rejected: {err}")
         _still_using(current)
     else:
@@ -216,7 +326,63 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
             current = Dataset(display, df, "upload", kind)
             current.checks[key] = None
             _store(current, slot)
+    return current, False
+
+
+def _read_one(up) -> pd.DataFrame:
+    """One uploaded file's table, or DataError with the engine's message."""
+    df, problem, _ = _try_load(up.getvalue(), up.name)
+    if problem is not None:
+        message, row, column, line = problem
+        raise DataError(message, file=up.name, row=row, column=column, line=line)
+    return df
+
+
+def _two_files_choice(kind: str | None, check: Callable | None, current: Dataset | None, key: str,
+                      slot: str) -> Dataset | None:
+    """A spectra file and a reference values file, matched by row order or by a shared id column
+    (``engine.data.xy_files``); a mismatch shows the engine's message naming both files."""
+    c1, c2 = st.columns(2)
+    x_up = c1.file_uploader("Spectra (X): one row per sample, one column per wavelength", key=f"{key}_xfile")
+    y_up = c2.file_uploader("Reference values (Y): one row per sample, one column per property", key=f"{key}_yfile")
+    if x_up is None or y_up is None:
+        if current is not None and current.files:
+            st.caption(f"Using {current.name}, chosen earlier; upload two other files to replace them.")
+        else:
+            st.info("Upload both files: the spectra and the reference values of the same samples.")
+        return current if current is not None and current.files else None
+    display = f"{x_up.name} + {y_up.name}"
+    try:
+        x_df, y_df = _read_one(x_up), _read_one(y_up)
+        shared = shared_columns(x_df, y_df)
+        options = [None, *shared]
+        on = st.radio("Match the rows", options, index=1 if len(shared) == 1 else 0, horizontal=True,
+                      key=f"{key}_match_{display}",
+                      format_func=lambda c: "by row order" if c is None else f"by the shared column '{c}'")
+        df = join_xy(x_df, y_df, x_up.name, y_up.name, on=on)
+        _check(df, display, kind, check)
+    except DataError as err:
+        st.error(f"Files rejected: {err}")
+        _still_using(current)
+        return current
+    responses = tuple(c for c in y_df.columns if c != on and pd.api.types.is_numeric_dtype(y_df[c]))
+    if current is None or current.name != display or not current.df.equals(df):
+        current = Dataset(display, df, "upload", kind, responses, files=(x_up.name, y_up.name))
+        current.checks[key] = None
+        _store(current, slot)
     return current
+
+
+def _stored_missing_choice(ds: Dataset, key: str) -> Dataset | None:
+    """A stored upload whose rows with missing values are left out: the same checkbox on this page (unticked:
+    the engine's refusal, and no data here until it is ticked again)."""
+    if _drop_box(key, ds.name, ds.dropped.count, ds.drop_missing, ds):
+        ds.drop_missing = True
+        st.caption(f"Left out: {ds.dropped.describe()}.")
+        return ds
+    ds.drop_missing = False
+    st.error(f"{ds.refusal} Tick 'Drop rows with missing values' to leave those rows out.")
+    return None
 
 
 def _preview(ds: Dataset) -> None:
@@ -231,13 +397,15 @@ def _preview(ds: Dataset) -> None:
             st.caption(f"First 40 of {n_cols} columns shown.")
 
 
-def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3) -> Dataset:
+def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3,
+                   two_files: bool = False) -> Dataset:
     """The data picker, and the page stops here (with a message) until a data set it can use is chosen.
 
     hint : what to do when nothing is chosen yet (an info box). needs : what the page needs, shown with the file's
-    name and its number of numeric columns when it has fewer than ``min_numeric``.
+    name and its number of numeric columns when it has fewer than ``min_numeric``. two_files: also offer
+    "X and Y as two files".
     """
-    ds = data_picker(kind, key=key)
+    ds = data_picker(kind, key=key, two_files=two_files)
     if ds is None:
         st.info(hint)
         st.stop()

@@ -6,8 +6,9 @@ The recommended estimator (``make_strict_edpls``) is the default in strict mode;
 EDPLS stays selectable for comparison (``pages/edpls.py`` keeps its widgets and keys). Public inputs are
 declared by the user: the property's physical range ``y_range`` (on a public sample set a documented
 default, the power of ten above its |y|; an upload gets none) and, optionally, a spectra table the user
-declares public (``X_public``: another instrument, a library, unlabelled spectra). Nothing public is read
-off the private rows.
+declares public (``X_public``: another instrument, a library, unlabelled spectra), or, on a sample set that
+ships published unlabelled spectra (the fermentation set's 1629), those, declared public as a published data
+set. Nothing public is read off the private rows.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 import streamlit as st
 
 from engine.data import DataError, load_table
+from engine.data.catalog import SAMPLE_SETS, public_reference
 from engine.methods.edpls_pipeline import STRICT_ESTIMATORS, public_spectra, sample_y_range
 from engine.privacy.wording import ledger_text
 
@@ -89,7 +91,36 @@ def _read_public(data: bytes, name: str):
         return None, str(err)
 
 
-def _public_spectra_input(channels) -> tuple[np.ndarray | None, str | None]:
+@st.cache_data(show_spinner=False, max_entries=2)
+def _sample_reference(key: str):
+    return public_reference(key)
+
+
+def _published_reference(ds, channels) -> tuple[np.ndarray | None, str | None]:
+    """A sample set's published unlabelled spectra (the fermentation set's 1629), offered as public spectra:
+    declared public because they are a published data set; recorded as such in the report."""
+    sample = SAMPLE_SETS.get(ds.key) if ds.origin == "sample" and getattr(ds, "key", None) else None
+    if sample is None or not sample.public_reference:
+        return None, None
+    if not st.checkbox(f"Use {sample.public_reference_text} as the public spectra", True,
+                       key=f"edpls_public_reference_{sample.key}",
+                       help="They are published with the data set, so they are public: the projection basis, "
+                            "the centre and the bounds may be computed from them."):
+        return None, None
+    try:
+        X_public = public_spectra(_sample_reference(sample.key), channels)
+    except (ValueError, ImportError, OSError) as err:
+        st.error(f"The published reference spectra are not used: {err}")
+        return None, None
+    st.caption(f"Public spectra: {X_public.shape[0]} rows, {sample.public_reference_text}.")
+    return X_public, f"{sample.public_reference_text}, {X_public.shape[0]} rows"
+
+
+def _public_spectra_input(channels, ds=None) -> tuple[np.ndarray | None, str | None]:
+    if ds is not None:
+        X_public, name = _published_reference(ds, channels)
+        if X_public is not None:
+            return X_public, name
     up = st.file_uploader("Public spectra (optional): a table with the same channel columns that you declare "
                           "public (another instrument, a spectral library, unlabelled spectra)",
                           key="edpls_public_upload",
@@ -113,7 +144,7 @@ def recommended_settings(choice) -> RecommendedSetup:
     """The recommended estimator's text and public inputs."""
     st.markdown(RECOMMENDED_TEXT)
     y_range, note = _y_range_inputs(choice.ds, choice.response, choice.problem.y)
-    X_public, name = _public_spectra_input(choice.problem.channels)
+    X_public, name = _public_spectra_input(choice.problem.channels, choice.ds)
     return RecommendedSetup(y_range, X_public, name, note)
 
 

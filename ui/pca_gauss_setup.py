@@ -14,6 +14,7 @@ import streamlit as st
 
 from engine.data import DataError, load_table
 from engine.methods.pca_gauss import ALPHA_GRID, N_PUBLIC_NOTE, TASKS
+from engine.methods.pca_gauss.evaluation import default_task
 from engine.methods.synthetic_utility import (
     BUNDLED_SETS,
     SOURCE_METHOD,
@@ -119,8 +120,8 @@ def data_section(setup: Setup) -> tuple:
         st.info("Pick a sample set or upload a table with one row per record.")
         st.stop()
     setup.df, setup.name, setup.origin = dataset.df, dataset.name, dataset.origin
-    default_target = next(iter(dataset.response_columns), None)
-    return ("regression" if default_target else "unsupervised"), default_target
+    # a text label column (e.g. the origin of coffee spectra) is the class; else a listed numeric response
+    return default_task(dataset.df, dataset.response_columns)
 
 
 def task_section(setup: Setup, default_task: str, default_target: str | None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -99,7 +100,17 @@ def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict) 
         "n_obs": admm.n_obs_, "messages": log, "volume": trace.log.volume(by=("sender",)), "sites": panel.sites,
         "train_end": panel.train_end, "n_test_scored": int(panel.score_mask.sum()), "T_total": len(panel.Y),
         "coef_table": coef_table(admm),
+        # Owner's view: the centre each site was fitted around (its own training (daytime) mean, private) and, for
+        # solar series, where its own output is 0 (night), to draw the forecasts in the series' own units.
+        "centres": panel.means.copy(), "night": None if not solar else ~panel.daylight[ev.target_rows],
     }
+
+
+def own_units(values, centre: float):
+    """Forecasts or actual values of one site in the series' own units: the centred values plus the centre the fit
+    subtracted (post-processing of the forecasts; the centre is that owner's own training mean, so the result is
+    the owner's view of their own series)."""
+    return np.asarray(values, dtype=float) + float(centre)
 
 
 def raw_scale(panel):

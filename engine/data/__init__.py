@@ -1,10 +1,14 @@
 """Data intake for PrivaLab: reading user files into checked tables and model-ready shapes.
 
 ``load_table`` reads CSV / TSV / XLSX (paths or Streamlit uploads) and raises
-:class:`DataError` with a message naming the file, column and row for anything unusable.
+:class:`DataError` with a message naming the file, column and row for anything unusable
+(``missing="keep"`` keeps empty cells as NaN, for ``drop_missing_rows`` on the user's request).
+``engine.data.columns`` proposes a lab export's response and X columns; ``load_xy_files`` joins a
+spectra file and a reference values file.
 The shape loaders return frozen dataclasses: :class:`TimeSeriesData` (VAR) and
 :class:`TwoViewData` (CCA from two files). No streamlit, no pickle.
 """
+from .columns import drop_missing_rows, response_candidates, x_columns
 from .io import (
     MAX_CELLS,
     MAX_COLUMNS,
@@ -28,6 +32,7 @@ from .validate import (
     check_min_rows,
     require_numeric,
 )
+from .xy_files import join_xy, load_xy_files
 
 __all__ = [
     "DataError",
@@ -50,4 +55,9 @@ __all__ = [
     "check_usable",
     "KIND_NEEDS",
     "xlsx_sheet_names",
+    "drop_missing_rows",
+    "response_candidates",
+    "x_columns",
+    "join_xy",
+    "load_xy_files",
 ]

@@ -127,9 +127,15 @@ def _what_is_wrong(raw: str, c: int) -> str:
     return f"'{raw}' is infinite; a numeric column needs finite numbers"
 
 
-def _check_numeric_cells(header, cells, vals, code, num_cols: list, meta: _Meta) -> None:
-    """Name the first cell of a numeric column that is not a finite number (and count the others)."""
+def _check_numeric_cells(header, cells, vals, code, num_cols: list, meta: _Meta, keep_missing: bool = False) -> None:
+    """Name the first cell of a numeric column that is not a finite number (and count the others).
+
+    keep_missing: empty cells and "no value" tokens are accepted (they stay NaN); text, decimal commas
+    outside a semicolon file and infinite values are still refused."""
     bad = ~np.isfinite(vals[:, num_cols])
+    if keep_missing:
+        sub = code[:, num_cols]
+        bad &= ~((sub == _EMPTY) | (sub == _NA))
     if not bad.any():
         return
     k = int(np.argmax(bad.ravel()))
@@ -151,8 +157,9 @@ def _check_numeric_cells(header, cells, vals, code, num_cols: list, meta: _Meta)
     )
 
 
-def _grid_to_frame(header: list, rows: list, meta: _Meta) -> pd.DataFrame:
-    """Typed DataFrame (n x p) from string cells; raises DataError on any unusable cell."""
+def _grid_to_frame(header: list, rows: list, meta: _Meta, keep_missing: bool = False) -> pd.DataFrame:
+    """Typed DataFrame (n x p) from string cells; raises DataError on any unusable cell (a missing one
+    stays NaN with ``keep_missing``)."""
     p = len(header)
     n = len(rows)
     if n == 0:
@@ -166,7 +173,7 @@ def _grid_to_frame(header: list, rows: list, meta: _Meta) -> pd.DataFrame:
     _check_distinct_names(header, keep, meta.name)
     num_cols = [j for j in keep if numeric[j]]
     if num_cols:
-        _check_numeric_cells(header, cells, vals, code, num_cols, meta)
+        _check_numeric_cells(header, cells, vals, code, num_cols, meta, keep_missing)
     frames = []
     if num_cols:
         frames.append(pd.DataFrame(vals[:, num_cols], columns=[header[j] for j in num_cols]))
@@ -180,7 +187,7 @@ def _grid_to_frame(header: list, rows: list, meta: _Meta) -> pd.DataFrame:
     return df
 
 
-def _load(source, name=None, sheet=None) -> tuple[pd.DataFrame, _Meta]:
+def _load(source, name=None, sheet=None, keep_missing: bool = False) -> tuple[pd.DataFrame, _Meta]:
     """The checked table and where its rows came from (for loaders that name rows in messages)."""
     data, name = _read_source(source, name)
     ext = _check_extension(name)
@@ -195,10 +202,11 @@ def _load(source, name=None, sheet=None) -> tuple[pd.DataFrame, _Meta]:
         text = _decode(data, name)
         header, rows, lines, delim = _text_grid(text, name, ext)
         meta = _Meta(name, "text", np.asarray(lines, dtype=np.int64), delim)
-    return _grid_to_frame(header, rows, meta), meta
+    return _grid_to_frame(header, rows, meta, keep_missing), meta
 
 
-def load_table(source, name: str | None = None, *, sheet: str | int | None = None) -> pd.DataFrame:
+def load_table(source, name: str | None = None, *, sheet: str | int | None = None,
+               missing: str = "refuse") -> pd.DataFrame:
     """Read a CSV, TSV or XLSX file into a checked DataFrame.
 
     Parameters
@@ -211,6 +219,11 @@ def load_table(source, name: str | None = None, *, sheet: str | int | None = Non
         File name used in messages and for the format (by extension: .csv, .tsv, .txt, .xlsx).
     sheet : str | int, optional
         XLSX sheet name or 0-based index. Required when the workbook has several sheets.
+    missing : "refuse" (default) or "keep"
+        What an empty cell or a "no value" token (``NA``, ``n/a``, ``NaN``, ``-``, ...) in a numeric column
+        does: "refuse" raises DataError naming the file, column and row; "keep" (an explicit choice, e.g.
+        before dropping those rows with ``engine.data.columns.drop_missing_rows``) keeps it as NaN. Text,
+        decimal commas outside a semicolon file and infinite values are refused either way.
 
     Returns
     -------
@@ -233,8 +246,9 @@ def load_table(source, name: str | None = None, *, sheet: str | int | None = Non
         file over ``MAX_UPLOAD_MB``, more than ``MAX_COLUMNS`` columns or ``MAX_CELLS``
         cells, unsupported extension, several sheets without ``sheet``.
     """
-    return _load(source, name, sheet)[0]
-
+    if missing not in ("refuse", "keep"):
+        raise ValueError(f"missing must be 'refuse' or 'keep', not {missing!r}")
+    return _load(source, name, sheet, keep_missing=missing == "keep")[0]
 
 
 

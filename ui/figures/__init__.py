@@ -20,6 +20,14 @@ from ui.figures.audit import (
 from ui.figures.calculator import (
     sigma_curve_figure,
 )
+from ui.figures.chemometrics import (
+    chemometrics_loadings_figure,
+    chemometrics_prediction_figure,
+    chemometrics_rmsecv_figure,
+    chemometrics_spectra_figure,
+    chemometrics_t2_q_figure,
+    chemometrics_vip_figure,
+)
 from ui.figures.demo import (
     demo_cost_figure,
     demo_leak_figure,
@@ -90,6 +98,12 @@ __all__ = [
     "edpls_pred_figure",
     "edpls_rmsep_curve_figure",
     "edpls_samples_needed_figure",
+    "chemometrics_loadings_figure",
+    "chemometrics_prediction_figure",
+    "chemometrics_rmsecv_figure",
+    "chemometrics_spectra_figure",
+    "chemometrics_t2_q_figure",
+    "chemometrics_vip_figure",
     "PCA_GAUSS_COLOURS",
     "pca_gauss_correlation_figure",
     "pca_gauss_marginals_figure",

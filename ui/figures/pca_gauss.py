@@ -1,6 +1,7 @@
 """Figures of the PCA-Gauss page (pages/pca_gauss.py), issue #6."""
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -23,32 +24,61 @@ _PG_QUALITATIVE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c56
                    "#bcbd22", "#17becf")
 
 
+def _shared_range(frames, column: str, pad: float = 0.05) -> list | None:
+    """[lo, hi] over every frame's ``column`` (padded), so real and synthetic panels share one scale."""
+    values = [np.asarray(f[column], dtype=float) for f in frames if column in f.columns and len(f)]
+    values = np.concatenate(values) if values else np.array([])
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    lo, hi = float(values.min()), float(values.max())
+    span = hi - lo or max(abs(lo), 1.0)
+    return [lo - pad * span, hi + pad * span]
+
+
+def _is_class_column(frame, colour) -> bool:
+    return colour is not None and colour in frame.columns and frame[colour].dtype.kind not in "fiu"
+
+
 def pca_gauss_scatter_figure(real, synthetic, *, x: str = "c1", y: str = "c2", colour: str | None = None,
                              max_points: int = 1500) -> go.Figure:
-    """Real (left) and synthetic (right) rows in the released space, same axes, coloured by label or y."""
+    """Real (left) and synthetic (right) rows in the released space on the same axis ranges, coloured by class
+    (one colour per class, the same in both panels) or by a numeric y; a panel without the colour column (the
+    synthetic rows of a clustering release carry no labels) is drawn in one colour."""
     fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.05,
                         subplot_titles=("Real rows (mapped by W)", "Synthetic rows (DP release)"))
-    for col, frame in ((1, real), (2, synthetic)):
-        frame = frame.iloc[:max_points]
+    shown = [real.iloc[:max_points], synthetic.iloc[:max_points]]
+    classes = sorted({str(v) for f in shown if _is_class_column(f, colour) for v in f[colour]})
+    in_legend = set()
+    for col, frame in ((1, shown[0]), (2, shown[1])):
         yy = frame[y] if y in frame.columns else [0.0] * len(frame)
-        if colour is not None and colour in frame.columns and frame[colour].dtype.kind not in "fiu":
-            for k, label in enumerate(sorted(set(real[colour]) | set(synthetic[colour]))):
-                part = frame[frame[colour] == label]
+        if _is_class_column(frame, colour):
+            labels = frame[colour].astype(str)
+            for k, label in enumerate(classes):
+                part = frame[labels == label]
                 fig.add_scatter(x=part[x], y=part[y] if y in part.columns else [0.0] * len(part), mode="markers",
-                                name=str(label), legendgroup=str(label), showlegend=col == 1,
+                                name=label, legendgroup=label, showlegend=len(part) > 0 and label not in in_legend,
                                 marker={"size": 4, "opacity": 0.6, "color": _PG_QUALITATIVE[k % len(_PG_QUALITATIVE)]},
                                 row=1, col=col)
+                if len(part):
+                    in_legend.add(label)
         else:
             marker = {"size": 4, "opacity": 0.6}
-            if colour is not None and colour in frame.columns:
+            name = "synthetic rows (no labels)" if classes else None
+            if colour is not None and colour in frame.columns and not classes:
                 marker.update(color=frame[colour], colorscale="Viridis", cmin=-1, cmax=1,
                               showscale=col == 2, colorbar={"title": colour})
-            fig.add_scatter(x=frame[x], y=yy, mode="markers", marker=marker, showlegend=False, row=1, col=col)
-    fig.update_xaxes(title_text=x)
+            elif classes:
+                marker.update(color="#222222")  # not a class colour (the palette has a grey)
+            fig.add_scatter(x=frame[x], y=yy, mode="markers", marker=marker, name=name, showlegend=bool(name),
+                            row=1, col=col)
+    x_range = _shared_range(shown, x)
+    y_range = _shared_range(shown, y) if any(y in f.columns for f in shown) else None
+    fig.update_xaxes(title_text=x, range=x_range, matches="x")
+    fig.update_yaxes(range=y_range, matches="y")
     fig.update_yaxes(title_text=y, col=1)
     fig.update_layout(height=420, legend={"title": colour or ""})
     return finish(fig)
-
 
 
 def pca_gauss_marginals_figure(real, synthetic, columns, *, bins: int = 30) -> go.Figure:

@@ -11,11 +11,30 @@ VAR_COLOURS = {"actual": "#222222", "var": NONPRIVATE_COLOUR, "ar": "#7f7f7f", "
                "reconstruction": "#d62728", "primal": "#1f77b4", "dual": "#ff7f0e", "coef": "#2ca02c"}
 
 
+def _runs(mask) -> list[tuple[int, int]]:
+    """(first, last) indices of each run of True in a boolean sequence."""
+    m = np.asarray(mask, dtype=bool)
+    if m.size == 0:
+        return []
+    edges = np.diff(np.concatenate([[0], m.astype(int), [0]]))
+    return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1))
+
+
 def var_forecast_figure(times, actual, var_pred, ar_pred, *, site: str, defended=None,
-                        defended_label: str = "with the defence") -> go.Figure:
+                        defended_label: str = "with the defence", night=None,
+                        y_title: str = "value (as fitted: centred)") -> go.Figure:
     """One site's test-period series: actual against the collaborative VAR, the local AR and,
-    optionally, the VAR under a defence (one-step-ahead forecasts)."""
+    optionally, the VAR under a defence (one-step-ahead forecasts). ``night``: booleans per time step, shaded
+    (the hours the series is 0); ``y_title`` names the units the values are in."""
     fig = go.Figure()
+    times = list(times)
+    runs = _runs(night) if night is not None else []
+    for first, last in runs:
+        x1 = times[last + 1] if last + 1 < len(times) else times[last]
+        fig.add_vrect(x0=times[first], x1=x1, fillcolor="#7f7f9f", opacity=0.15, line_width=0, layer="below")
+    if runs:  # a legend entry for the shading (vrects have none)
+        fig.add_scatter(x=[times[runs[0][0]]], y=[None], name="night (output 0 in the series)", mode="markers",
+                        marker={"symbol": "square", "size": 12, "color": "rgba(127, 127, 159, 0.3)"})
     fig.add_scatter(x=times, y=actual, name="actual", mode="lines", line={"color": VAR_COLOURS["actual"], "width": 2})
     fig.add_scatter(x=times, y=var_pred, name="collaborative VAR", mode="lines",
                     line={"color": VAR_COLOURS["var"], "width": 1.5})
@@ -25,7 +44,7 @@ def var_forecast_figure(times, actual, var_pred, ar_pred, *, site: str, defended
         fig.add_scatter(x=times, y=defended, name=f"VAR {defended_label}", mode="lines",
                         line={"color": VAR_COLOURS["defended"], "width": 1, "dash": "dash"})
     fig.update_layout(title=f"One-step-ahead forecasts against the actual series: {site}", height=380,
-                      yaxis={"title": "value (as fitted: centred)"})
+                      yaxis={"title": y_title})
     return finish(fig)
 
 

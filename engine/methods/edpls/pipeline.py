@@ -63,14 +63,21 @@ class PageProblem:
 
 
 def page_problem(df, response: str, response_columns=(), *, split: str = "random", test_fraction: float = 0.3,
-                 split_seed: int = 0) -> PageProblem:
-    """The page's response, channels (every other numeric column but the declared responses) and split.
+                 split_seed: int = 0, x_columns=None) -> PageProblem:
+    """The page's response, channels and split. Channels: ``x_columns`` when given (the user's choice, in that
+    order; never the response), else every other numeric column but the declared responses.
 
     The split seed is a data-split seed, not a noise seed (a split is not a release).
     """
-    numeric = [c for c in df.columns if np.issubdtype(df[c].dtype, np.number)]
-    excluded = set(response_columns) | {response}
-    channels = [c for c in numeric if c not in excluded]
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]  # text columns may be StringDtype
+    if x_columns is not None:
+        bad = [str(c) for c in x_columns if c not in numeric or c == response]
+        if bad:
+            raise ValueError(f"X columns {', '.join(bad[:5])} are not numeric columns other than the response")
+        channels = list(x_columns)
+    else:
+        excluded = set(response_columns) | {response}
+        channels = [c for c in numeric if c not in excluded]
     X = df[channels].to_numpy(dtype=float)
     y = df[response].to_numpy(dtype=float)
     tr, te = train_test_indices(len(y), test_fraction, how=split, random_state=split_seed)

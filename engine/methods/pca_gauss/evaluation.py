@@ -26,8 +26,8 @@ from engine.threads import one_blas_thread
 
 from .estimator import PCAGauss
 
-__all__ = ["METRICS", "PRIMARY_METRIC", "Split", "default_public_size", "evaluate", "gaussian_reference_silhouette",
-           "make_split", "reference_levels"]
+__all__ = ["METRICS", "PRIMARY_METRIC", "UNFAIR_METRICS", "Split", "default_public_size", "default_task",
+           "evaluate", "gaussian_reference_silhouette", "make_split", "reference_levels"]
 
 
 @dataclass
@@ -121,7 +121,46 @@ METRICS = {
     "transfer_ari": ("transfer ARI (synthetic centroids on real rows vs real K-Means)", True),
     "label_ari": ("label ARI (synthetic centroids on real rows vs true labels)", True),
 }
+#: The default (fair) metric per task: a model trained on synthetic rows and tested on real rows (held-out test rows,
+#: or for clustering the real rows' own K-Means), so the real data are the ceiling a release can only approach.
 PRIMARY_METRIC = {"classification": "svm_accuracy", "regression": "krr_rmse", "unsupervised": "transfer_ari"}
+
+#: Metrics that do not compare a release with the real data fairly, and why (the page says so beside them).
+UNFAIR_METRICS = {
+    "silhouette": "the silhouette scores the synthetic rows against their own K-Means labels: a noisy Gaussian "
+                  "model's well-separated blobs score higher than real data, so every synthetic release beats the "
+                  "real data on it (it tracks P, not ε)",
+}
+
+
+def _class_column(col) -> bool:
+    """A usable class column: 2 to 50 classes of at least 4 rows each, no missing value (as the harness checks)."""
+    if col.isna().any():
+        return False
+    counts = col.astype(str).value_counts()
+    return 2 <= counts.size <= 50 and int(counts.min()) >= 4
+
+
+def default_task(df, response_columns=()) -> tuple[str, str | None]:
+    """The task and target a table suggests: (task, target column or None).
+
+    A text column that is a usable class column (e.g. a label or origin; a listed response first) gives
+    classification; otherwise a numeric listed response gives regression; otherwise clustering with no target.
+    Reads only column types and the set of values (the choice of task, not a released number).
+    """
+    listed = [c for c in response_columns if c in df.columns]
+    text = [c for c in df.columns if not _is_numeric(df[c])]
+    for c in [c for c in listed if c in text] + [c for c in text if c not in listed]:
+        if _class_column(df[c]):
+            return "classification", c
+    numeric = [c for c in listed if _is_numeric(df[c])]
+    if numeric:
+        return "regression", numeric[0]
+    return "unsupervised", None
+
+
+def _is_numeric(col) -> bool:
+    return col.dtype.kind in "biuf"
 
 
 def _real_space(split: Split, rows: str):

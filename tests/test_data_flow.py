@@ -1,0 +1,121 @@
+"""The data flow a user expects (issue #19), under Streamlit's AppTest: the chosen data follow the user to every
+page that can use it, a lab export's response and X columns default sensibly, rows with missing values are
+dropped only on request, and X and Y can come as two files on edPLS."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 180
+PROPS = ["moisture", "oil", "protein", "starch"]
+
+
+def lab_export_bytes(n: int = 40, m: int = 30, missing=((3, "1108"), (8, "1130"))) -> bytes:
+    """sample_id first, wavelengths 1100, 1102, ..., the four properties last; ``missing``: (data row, column)
+    cells left empty."""
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(n, 2))
+    X = 0.3 + 0.05 * scores @ rng.normal(size=(2, m)) + 0.002 * rng.normal(size=(n, m))
+    df = pd.DataFrame(X.round(5), columns=[str(1100 + 2 * j) for j in range(m)])
+    df.insert(0, "sample_id", np.arange(1, n + 1))
+    for j, p in enumerate(PROPS):
+        df[p] = (10 + scores[:, j % 2] + 0.1 * rng.normal(size=n)).round(3)
+    df = df.astype(object)
+    for row, col in missing:
+        df.loc[row - 1, col] = ""
+    return df.to_csv(index=False).encode()
+
+
+def _home() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    return at
+
+
+def _captions(at) -> str:
+    return " | ".join(c.value for c in at.caption)
+
+
+def test_upload_on_home_follows_to_edpls_with_property_defaults():
+    at = _home()
+    at.radio(key="home_data_source").set_value("Upload a file").run()
+    at.file_uploader(key="home_data_upload").set_value(("lab.csv", lab_export_bytes(), "text/csv")).run()
+    # refused for its missing cells (file, row, column named) unless the rows are dropped on request
+    errors = " ".join(e.value for e in at.error)
+    assert "lab.csv" in errors and "'1108'" in errors and "data row 3" in errors
+    assert at.session_state["pl_dataset"].name != "lab.csv"
+    box = at.checkbox(key="home_data_dropna_lab.csv")
+    assert box.label == "Drop rows with missing values (2 rows)" and box.value is False
+    box.check().run()
+    assert not at.exception
+    ds = at.session_state["pl_dataset"]
+    assert ds.name == "lab.csv" and ds.df.shape == (38, 35)
+    assert "Left out: 2 data rows (3, 8)" in _captions(at)
+
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    assert at.radio(key="edpls_data_source").value == "Upload a file"  # not replaced by the sample set
+    assert at.session_state["pl_dataset"].name == "lab.csv"
+    assert at.checkbox(key="edpls_data_dropna_lab.csv").value is True
+    assert at.selectbox(key="edpls_response_upload_lab.csv").value == "moisture"
+    assert at.select_slider(key="edpls_xrange_edpls_upload_lab.csv_moisture").value == ("1100", "1158")
+    assert "Left out of X: sample_id, oil, protein, starch" in _captions(at)
+    # strict mode: no range of y is read off the upload, the page asks for the public one
+    assert any("Enter the public range of y" in i.value for i in at.info)
+
+    # unticked: the engine's refusal again, and no fit
+    at.checkbox(key="edpls_data_dropna_lab.csv").uncheck().run()
+    assert not at.exception
+    assert any("'1108'" in e.value and "data row 3" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+
+
+def test_a_choice_that_does_not_suit_a_page_is_kept_for_the_others():
+    at = _home()
+    at.selectbox(key="home_data_sample").set_value("Solar PV, 44 sites (synthetic)").run()
+    assert at.session_state["pl_dataset"].name == "Solar PV, 44 sites (synthetic)"
+    at.switch_page("pages/dp_pcr.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="dp_pcr_data_sample").value == "NIR spectra (synthetic)"  # the page still works
+    assert at.session_state["pl_dataset"].name == "Solar PV, 44 sites (synthetic)"  # and the choice is kept
+    at.selectbox(key="dp_pcr_data_sample").set_value("Fermentation MIR spectra with glucose (chemotools)").run()
+    assert not at.exception, at.exception
+    assert at.session_state["pl_dataset"].name.startswith("Fermentation")  # an explicit pick replaces it
+    assert at.selectbox(key="dp_pcr_response_sample_" + at.session_state["pl_dataset"].name).value == "glucose"
+
+
+def test_x_and_y_as_two_files_on_edpls():
+    rng = np.random.default_rng(1)
+    n, m = 30, 12
+    s = rng.normal(size=n)
+    X = pd.DataFrame(0.3 + 0.05 * np.outer(s, rng.normal(size=m)) + 0.002 * rng.normal(size=(n, m)),
+                     columns=[str(1100 + 2 * j) for j in range(m)])
+    X.insert(0, "sample", [f"c{i:02d}" for i in range(n)])
+    Y = pd.DataFrame({"sample": [f"c{i:02d}" for i in range(n)], "oil": 3 + s, "protein": 9 - s})
+    Y = Y.iloc[rng.permutation(n)]  # another order: matched by the shared id
+    at = AppTest.from_file(str(ROOT / "pages" / "edpls.py"), default_timeout=TIMEOUT)
+    at.session_state["pl_mode"] = "paper"  # fits an upload without a declared y range
+    at.run()
+    at.radio(key="edpls_data_source").set_value("X and Y as two files").run()
+    at.file_uploader(key="edpls_data_xfile").set_value(("spectra.csv", X.to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    at.file_uploader(key="edpls_data_yfile").set_value(("refs.csv", Y.to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    assert not at.exception, at.exception
+    ds = at.session_state["pl_dataset"]
+    assert ds.name == "spectra.csv + refs.csv" and ds.response_columns == ("oil", "protein")
+    np.testing.assert_allclose(ds.df["oil"].to_numpy(), 3 + s)  # rows matched by id, not by order
+    assert at.selectbox(key=f"edpls_response_upload_{ds.name}").value == "oil"
+    assert at.get("plotly_chart"), [e.value for e in at.error]
+    # ids that do not match: a message naming both files, the joined data stay selected
+    Y2 = Y.assign(sample=[f"d{i:02d}" for i in range(n)])
+    at.file_uploader(key="edpls_data_yfile").set_value(("refs2.csv", Y2.to_csv(index=False).encode(),
+                                                        "text/csv")).run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "spectra.csv" in errors and "refs2.csv" in errors and "'sample'" in errors
+    assert at.session_state["pl_dataset"].name == "spectra.csv + refs.csv"
