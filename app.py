@@ -1,4 +1,6 @@
 """PrivaLab: home page and navigation; nothing else."""
+from pathlib import Path
+
 import streamlit as st
 
 from ui.data_picker import data_picker
@@ -26,7 +28,9 @@ def home() -> None:
     data_picker(key="home_data")
 
 
-st.set_page_config(page_title="PrivaLab", page_icon=":material/shield_lock:", layout="wide")
+# A bundled icon file: a material-icon or emoji favicon is fetched by the browser from a font CDN on every load.
+ICON = str(Path(__file__).resolve().parent / "assets" / "privalab_icon.png")
+st.set_page_config(page_title="PrivaLab", page_icon=ICON, layout="wide")
 nav = st.navigation(
     {
         "": [st.Page(home, title="Home", icon=":material/home:", default=True)],

@@ -24,6 +24,7 @@ Two forms, never mixed (issue #15):
 """
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import functools
 import html
@@ -42,10 +43,19 @@ import pandas as pd
 from .export import encode_value
 from .fingerprint import data_fingerprint, data_sha256, owner_key
 from .privacy.ledger import PrivacyLedger, ledger_totals
-from .privacy.wording import ACCOUNTANT_NAMES, MODE_TEXT, ledger_text, neighbouring_text, plural
+from .privacy.wording import (
+    ACCOUNTANT_NAMES,
+    MODE_TEXT,
+    headline_total,
+    ledger_text,
+    neighbouring_text,
+    plural,
+)
+from .report_figures import ReportFigure, as_report_figures, figure_frame, figure_title, render_pngs, table_sample
 from .workbook import OwnerWorkbook
 
-__all__ = ["DataInfo", "RunReport", "data_sha256", "environment_versions", "plain_text"]
+__all__ = ["DataInfo", "ReportFigure", "RunReport", "data_sha256", "environment_versions", "plain_text",
+           "summarise_columns"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Headline numbers such as test errors or clip counts are evaluations for the data owner, computed on the
@@ -56,7 +66,8 @@ HEADLINE_NOTE = ("These results are evaluations for the data owner (e.g. errors 
 MODE_LABEL = {"strict": "Strict (public bounds, provable settings)", "paper": "Paper-faithful (not proven)",
               None: "no differential privacy"}
 _PACKAGES = (("numpy", "numpy"), ("pandas", "pandas"), ("scikit-learn", "scikit-learn"), ("scipy", "scipy"),
-             ("streamlit", "streamlit"), ("plotly", "plotly"), ("dp-accounting", "dp-accounting"))
+             ("streamlit", "streamlit"), ("plotly", "plotly"), ("kaleido", "kaleido"),
+             ("dp-accounting", "dp-accounting"))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -163,11 +174,49 @@ class DataInfo:
         return self.name if first in ("sample", "generated", "scikit-learn") else "the owner's file"
 
 
-def _summarise_columns(columns, head: int = 6) -> str:
-    cols = [str(c) for c in columns]
+def _number(name: str) -> float | None:
+    try:
+        value = float(name)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _listing(cols: list, head: int) -> str:
     if len(cols) <= 2 * head:
-        return ", ".join(cols) or "-"
-    return f"{len(cols)} columns: " + ", ".join(cols[:head]) + ", …, " + ", ".join(cols[-head:])
+        return ", ".join(cols)
+    return ", ".join(cols[:head]) + ", …, " + ", ".join(cols[-head:])
+
+
+def summarise_columns(columns, response: str | None = None, *, unit: str = "", head: int = 6,
+                      min_spectral: int = 10) -> str:
+    """The columns a run used, in one line a reader takes in at a glance.
+
+    Columns named by a number (wavelengths, wavenumbers, channels) are counted and given by their range
+    once there are ``min_spectral`` of them: ``"351 spectral columns 1100–2498 (step 4) nm, response
+    protein"``; other columns are listed (``head`` first and last when there are many). ``unit`` is added
+    to the range only when the caller knows it (a column name carries none)."""
+    cols = [str(c) for c in columns]
+    if not cols:
+        return "-"
+    resp = str(response) if response is not None and str(response) in cols else None
+    rest = [c for c in cols if c != resp]
+    numeric = [(c, _number(c)) for c in rest if _number(c) is not None]
+    parts = []
+    if len(numeric) >= min_spectral:
+        names, values = [c for c, _ in numeric], np.array([v for _, v in numeric])
+        lo, hi = names[int(np.argmin(values))], names[int(np.argmax(values))]
+        steps = np.abs(np.diff(values))
+        step = f" (step {_fmt(float(steps[0]))})" if len(steps) and np.allclose(steps, steps[0], rtol=1e-6) else ""
+        parts.append(f"{len(names)} spectral columns {lo}–{hi}{step}{' ' + unit if unit else ''}")
+        rest = [c for c in rest if _number(c) is None]
+    if resp is not None:
+        parts.append(f"response {resp}")
+    if rest:
+        listing = _listing(rest, head)
+        parts.append(listing if not parts and len(rest) <= 2 * head else
+                     f"{len(rest)} {'other ' if parts else ''}column{'s' if len(rest) != 1 else ''}: {listing}")
+    return ", ".join(parts)
 
 
 # --------------------------------------------------------------------------- report
@@ -182,6 +231,9 @@ class RunReport:
     parameters: every setting of the run (owner's view, workbook only).
     public_parameters: the inputs the user declared public (ε, δ, public bounds, k, ...): the only
     parameters the shareable report shows. Seeds never belong here.
+    figures: the page's key figures, name -> :class:`engine.report_figures.ReportFigure` with an explicit
+    ``shareable=True/False``: the shareable report embeds only the shareable ones (static PNG, or a table
+    of the figure's data where static export is unavailable); the others go to the owner's workbook.
     """
 
     page: str
@@ -196,8 +248,13 @@ class RunReport:
     ledger_delta: float | None = None
     headline: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    figures: dict = field(default_factory=dict)
     created: str = field(default_factory=_now)
     versions: dict = field(default_factory=environment_versions)
+    _images: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        self.figures = as_report_figures(self.figures)
 
     # ----------------------------------------------------------------- derived
     @property
@@ -274,34 +331,82 @@ class RunReport:
         json_kwargs.setdefault("ensure_ascii", False)
         return json.dumps(self.to_dict(), **json_kwargs)
 
+    def headline_totals(self, summary: dict | None = None) -> dict:
+        """The shareable headline: releases, the tightest total (ε, δ) and its accountant, the relation."""
+        summary = summary if summary is not None else self._summary()
+        if summary is None:
+            return {"noisy releases": 0, "total ε": "∞ (nothing released with calibrated noise)"}
+        eps, delta, key = headline_total(summary)  # the one tightest valid total, as the page's headline
+        proven = self.status == "proven"
+        return {"noisy releases": summary["n_releases"],
+                "total ε" + ("" if proven else " (not proven)"): eps, "at δ": delta,
+                "accountant": f"{ACCOUNTANT_NAMES[key]} (tightest valid)",
+                "guarantee": neighbouring_text(self.ledger)}
+
+    def add_figures(self, figures: dict) -> "RunReport":
+        """Add ``name -> ReportFigure`` entries (each with its declared shareability)."""
+        self.figures = {**self.figures, **as_report_figures(figures)}
+        self._images = None
+        return self
+
+    def _figure_html(self, e) -> list:
+        shared = {n: f for n, f in self.figures.items() if f.shareable}
+        withheld = [n for n, f in self.figures.items() if not f.shareable]
+        if not shared and not withheld:
+            return []
+        parts = ["<h2>Figures</h2>"]
+        figs = {n: f.resolve() for n, f in shared.items()}
+        pngs, why = self._static_images(figs)
+        if why:
+            parts.append(f"<p class='note'>Static images unavailable ({e(why)}): each figure's data as a table.</p>")
+        for i, (name, fig) in enumerate(figs.items()):
+            parts.append(f"<figure><figcaption><strong>{e(figure_title(fig, name))}</strong>"
+                         + (f" {e(shared[name].caption)}" if shared[name].caption else "") + "</figcaption>")
+            if pngs:
+                alt = e(f"{figure_title(fig, name)} (static image)")
+                parts.append(f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(pngs[i]).decode()}">')
+            else:
+                frame, note = table_sample(figure_frame(fig))
+                parts.append(_table(frame.itertuples(index=False), list(frame.columns), e)
+                             + (f"<p class='note'>{e(note)}</p>" if note else ""))
+            parts.append("</figure>")
+        if withheld:
+            parts.append(f"<p class='note'>Not in this shareable report: {e(', '.join(withheld))} (computed from "
+                         "private rows without noise; their data are in the owner's workbook).</p>")
+        return parts
+
+    def _static_images(self, figs: dict) -> tuple:
+        """PNGs of the shareable figures, rendered once per report (a second download gives the same file)."""
+        if self._images is None:
+            self._images = render_pngs(list(figs.values())) if figs else ([], "")
+        return self._images
+
     def to_html(self) -> str:
-        """The shareable report as one self-contained HTML page (no script, no external resource)."""
+        """The shareable report as one self-contained HTML page (no script, no external resource).
+
+        Sections: what was fitted, guarantee, headline numbers, figures (shareable ones only), ledger, public
+        parameters, software."""
         e = html.escape
         summary = self._summary()
 
-        def table(rows, header=None) -> str:
-            head = "" if header is None else "<tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr>"
-            body = "".join("<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows)
-            return f"<table>{head}{body}</table>"
-
         def kv(d: dict) -> str:
-            return table([(k, v) for k, v in d.items()]) if d else "<p>none</p>"
+            return _table(d.items(), None, e, kv=True) if d else "<p>none</p>"
 
         parts = [f"<h1>PrivaLab run report: {e(self.method)}</h1>",
                  "<p class='guarantee'>Shareable report: it holds the privacy ledger, the guarantee and the inputs "
                  "declared public. Evaluations on private rows, exact counts and the data fingerprint are in the "
-                 "owner's workbook, not here.</p>",
-                 kv({"page": self.page, "method": self.method, "date": self.created})]
-        parts.append("<h2>Data</h2>")
+                 "owner's workbook, not here.</p>", "<h2>What was fitted</h2>"]
+        fitted = {"method": self.method, "page": self.page, "date": self.created}
         if self.data is None:
-            parts.append("<p>No data set: this page uses none.</p>")
+            fitted["data set"] = "none: this page uses no data set"
         else:
             d = self.data
-            parts.append(kv({"data set": d.public_name, "origin": d.origin, "rows": self._rows_statement(),
-                             f"columns used ({len(d.columns)})": _summarise_columns(d.columns)}))
-        parts.append("<h2>Preprocessing</h2>" + f"<p>{e(str(self.preprocessing))}</p>")
-        parts.append("<h2>Public parameters</h2>" + kv(self.public_parameters))
-        parts.append("<h2>Privacy</h2>")
+            fitted.update({"data set": d.public_name, "origin": d.origin, "rows": self._rows_statement(),
+                           f"columns used ({len(d.columns)})": summarise_columns(
+                               d.columns, self.public_parameters.get("response"))})
+        fitted["preprocessing"] = str(self.preprocessing)
+        parts.append(kv(fitted))
+        parts.append("<h2>Guarantee</h2>")
         parts.append(kv({"mode": MODE_LABEL.get(self.mode, str(self.mode)), "guarantee of this fit": self.status}))
         parts.append(f"<p class='guarantee'>{_md_html(self.guarantee_markdown)}</p>")
         if self.ledger is not None:
@@ -309,17 +414,26 @@ class RunReport:
         else:
             ledger_html = e(self.ledger_statement())
         parts.append(f"<p>{ledger_html}</p>")
+        parts.append("<h2>Headline numbers</h2>" + kv(self.headline_totals(summary)))
+        parts.append("<p class='note'>Errors and counts on the owner's private rows are evaluations without noise: "
+                     "they are in the owner's workbook only.</p>")
+        parts += self._figure_html(e)
         rows = self.ledger_rows()
+        parts.append("<h2>Ledger</h2>")
         if rows:
             parts.append(f"<h3>Privacy ledger ({e(plural(len(rows), 'release'))}, guarantee "
                          f"{e(neighbouring_text(self.ledger))})</h3>")
-            parts.append(table([[r[k] for k in ("release", "mechanism", "sensitivity", "sensitivity source",
-                                                "noise scale", "epsilon", "delta", "note")] for r in rows],
-                               ["release", "mechanism", "sensitivity", "sensitivity source", "noise scale", "ε",
-                                "δ", "note"]))
+            keys = ("release", "mechanism", "sensitivity", "sensitivity source", "noise scale", "epsilon", "delta",
+                    "note")
+            parts.append(_table([[r[k] for k in keys] for r in rows], ["release", "mechanism", "sensitivity",
+                                                                        "sensitivity source", "noise scale", "ε",
+                                                                        "δ", "note"], e))
             totals = [(ACCOUNTANT_NAMES[key], *summary[key]) for key in ("pld", "gdp", "zcdp", "basic")
                       if key in summary]
-            parts.append("<h3>Totals</h3>" + table(totals, ["accounting", "total ε", "δ"]))
+            parts.append("<h3>Totals</h3>" + _table(totals, ["accounting", "total ε", "δ"], e))
+        else:
+            parts.append("<p>No release with calibrated noise.</p>")
+        parts.append("<h2>Public parameters</h2>" + kv(self.public_parameters))
         parts.append("<h2>Software</h2>" + kv(self.versions))
         return _page(f"PrivaLab run report: {self.method}", parts)
 
@@ -343,6 +457,9 @@ class RunReport:
             sheets["columns used"] = pd.DataFrame({"column": list(self.data.columns)})
         if self.notes:
             sheets["notes"] = [plain_text(str(n)) for n in self.notes]
+        for name, fig in self.figures.items():  # the figures kept out of the shareable report: their data
+            if not fig.shareable:
+                sheets[f"figure {name}"] = figure_frame(fig.resolve())
         sheets["software"] = dict(self.versions)
         return sheets
 
@@ -353,13 +470,27 @@ class RunReport:
                              notes=[HEADLINE_NOTE])
 
 
+def _table(rows, header, e, kv: bool = False) -> str:
+    head = "" if header is None else "<tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table class='{'kv' if kv else 'grid'}'>{head}{body}</table>"
+
+
+# A fixed layout: key-value tables span the page; the key column is at least 16em wide and never wraps (a
+# long value wraps inside its own cell, anywhere, instead of squeezing the key to one letter per line).
+STYLE = ("body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:62em;margin:2em auto;padding:0 1em;"
+         "color:#222;line-height:1.4}h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;"
+         "margin-top:1.6em}h3{font-size:1em}table{border-collapse:collapse;margin:.5em 0}"
+         "td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top;font-size:.9em}"
+         "th{background:#f4f4f4;white-space:nowrap}table.kv{width:100%}"
+         "table.kv td:first-child{width:16em;min-width:16em;white-space:nowrap;background:#fafafa;font-weight:600}"
+         "table.kv td+td{overflow-wrap:anywhere}table.grid td{overflow-wrap:anywhere;min-width:4em}"
+         "figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}"
+         "figcaption{margin-bottom:.3em}.guarantee{background:#f6f8fa;padding:.5em;border-left:3px solid #888}"
+         ".note{color:#555;font-size:.9em}")
+
+
 def _page(title: str, parts: list) -> str:
-    style = ("body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60em;margin:2em auto;"
-             "padding:0 1em;color:#222}h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;"
-             "margin-top:1.5em}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;"
-             "padding:.25em .5em;text-align:left;vertical-align:top;font-size:.9em;word-break:break-word}"
-             "th{background:#f4f4f4}.guarantee{background:#f6f8fa;padding:.5em;border-left:3px solid #888}"
-             ".note{color:#555}")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{style}</style></head><body>\n"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             + "\n".join(parts) + "\n</body></html>\n")

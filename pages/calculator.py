@@ -10,6 +10,7 @@ from engine.report import RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
 from ui.figures import sigma_curve_figure
+from ui.figures.report import report_figure
 
 
 def intro() -> None:
@@ -95,7 +96,8 @@ def downloads(budget, sens: float, k: int, curve, one, split_table, tot, inverse
             "σ typed for the inverse": inverse[0],
             "smallest ε at that σ, analytic Gaussian (computed)": epsilon_text(inverse[1]),
             **{f"{name} (computed)": v for name, v in {**sigma_rows, **totals}.items()}},
-        mode=None,
+        mode=None, figures=report_figure("σ against ε", sigma_curve_figure(
+            curve, sens, budget.delta, chosen=(budget.epsilon, one["analytic_sigma"])), shareable=True),
         mode_text=("This page releases nothing from private data: it computes the noise scales a budget needs and "
                    "what repeated releases cost in total (the analytic Gaussian calibration is exact; the classic "
                    "one is proven only for ε ≤ 1). Inputs and results are public."),

@@ -42,6 +42,7 @@ from ui.figures import (
     dp_cca_scores_figure,
     dp_cca_sweep_figure,
 )
+from ui.figures.report import private_values
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 
@@ -455,6 +456,8 @@ def export_section(views: Views, result: dict, budget, source: str, params: dict
                     "n_test": result["n_test"]},
         public_parameters=public_parameters(private, **declared),
         mode=budget.mode, ledger=private.privacy_ledger_, ledger_delta=budget.delta,
+        figures=private_values("canonical correlation", private.canonical_correlations_,
+                               shareable=not no_release_reason(private)),
         headline={"captured correlation (held-out)": result["captured"], "subspace similarity": sim["angle_cos"],
                   "noise τ on C": private.tau_, "regularisation λ": private.regularization_,
                   "rows clipped": private.n_clipped_,

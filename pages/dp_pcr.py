@@ -26,6 +26,7 @@ from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
+from ui.figures.report import private_coefficients
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
@@ -127,6 +128,8 @@ def show_exports(ds, response, split, problem, result, params, budget, label, la
                     "n_train": len(problem.train), "n_test": len(problem.test)},
         public_parameters=public_parameters(private, response=response, test_split=SPLITS[split]),
         mode="strict", ledger=shareable_ledger(private.privacy_ledger_), ledger_delta=budget.delta,
+        figures=private_coefficients(problem.channels, private.coef_, label=label,
+                                     shareable=not no_release_reason(private)),
         headline={**result.headline, "rows clipped": f"{private.n_clipped_} of {len(problem.train)}"})
     why_not = no_release_reason(private)
     test = (problem.X[problem.test], problem.y[problem.test])

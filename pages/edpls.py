@@ -67,6 +67,7 @@ from ui.figures import (
     edpls_rmsep_curve_figure,
     edpls_samples_needed_figure,
 )
+from ui.figures.report import private_coefficients
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
@@ -307,6 +308,8 @@ def export_section(choice: Choice, res: dict, budget, *, label: str, chain: str,
         public_parameters=public_parameters(private, preprocessing=chain, response=choice.response,
                                             test_split=split_text),
         mode=budget.mode, ledger=shareable_ledger(private), ledger_delta=budget.delta,
+        figures=private_coefficients(problem.channels, private.coef_, label=label,
+                                     shareable=not no_release_reason(private)),
         mode_text=(STRICT_LEAKY_CHAIN.format(chain=chain, note=info.get("strict_note", ""))
                    if strict and info.get("learns_from_data") else None),
         headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
@@ -340,6 +343,8 @@ def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain:
                                                               else {})},
         public_parameters=recommended_public_parameters(private, **declared),
         mode="strict", ledger=shareable_ledger(private.privacy_ledger_), ledger_delta=budget.delta,
+        figures=private_coefficients(problem.channels, getattr(private, "coef_", None), label=label,
+                                     shareable=not recommended_no_release_reason(private)),
         headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
                   "RMSEP, private constant predictor": res["rmsep_constant"], "σ_y (test)": res["sigma_y_test"]})
     why_not = recommended_no_release_reason(private)

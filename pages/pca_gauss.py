@@ -42,6 +42,7 @@ from ui.figures import (
     pca_gauss_scatter_figure,
     pca_gauss_utility_figure,
 )
+from ui.figures.report import synthetic_rows
 from ui.ledger_view import show_ledger
 from ui.pca_gauss_setup import (
     SOURCE_TEXT,
@@ -397,6 +398,7 @@ def export_tab(setup: Setup, result: dict, budget, noise_seed, sweep_key: tuple)
     st.caption(f"The guarantee covers the synthetic rows and the model as a whole "
                f"(ε = {b['epsilon_ledger_basic']:.4g} in the ledger): {guarantee}.")
     report = run_report(setup, result, budget, noise_seed)
+    report.add_figures(synthetic_rows(result["synthetic"], shareable=no_release is None))
 
     def private_sheets() -> dict:
         sheets = owner_sheets(model, split.feature_names)

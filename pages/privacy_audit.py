@@ -10,6 +10,7 @@ from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
 from ui.figures import audit_bound_figure, audit_histogram_figure
+from ui.figures.report import report_figure
 from ui.progress import Sweep
 
 QUANTILES = [0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0]
@@ -148,6 +149,9 @@ def export_section(case, res, exceeded: bool, seed: int, stored: dict, title: st
         preprocessing="none",
         parameters={**row, "simulation seed (audit trials, not a release's noise)": stored.get("seed", int(seed))},
         public_parameters=row, mode=None,
+        figures=report_figure("histogram", audit_histogram_figure(res.stat_D, res.stat_D_prime, res.threshold,
+                                                                  statistic=res.statistic,
+                                                                  title=f"Release outputs: {title}"), shareable=True),
         mode_text=(f"**Audit of a deliberately broken release ({bug_text}).** The planted bug removes the "
                    "guarantee the mode would give: this release is not (ε, δ)-DP, and the audit is there to "
                    "catch that." if case.bug else

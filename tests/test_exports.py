@@ -42,6 +42,7 @@ PAGE_ID = {p.file: Path(p.file).stem for p in METHOD_PAGES + TOOL_PAGES}
 NO_MODEL = {"pages/calculator.py", "pages/privacy_audit.py"} | {
     spec.page for spec in METHODS if spec.export_format == "none"}
 HOSTILE = "<script>alert('x')</script>.csv"
+EMBEDDED_PNG = re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]+"')
 README_SHEET = "PRIVATE read me"
 
 
@@ -135,7 +136,9 @@ def test_shareable_report_holds_no_private_value(pages, file):
     assert page_html == report.to_html()  # the button serves the report of this very run
     visible = text_of(page_html).replace(report.created, "")  # the date's digits are not counts
     assert page_html.startswith("<!DOCTYPE html>") and "<script" not in page_html.lower()
-    assert "src=" not in page_html and "<link" not in page_html and "@import" not in page_html  # no network
+    # no network: the only src= are embedded PNGs (figures), nothing links or imports anything
+    assert "src=" not in EMBEDDED_PNG.sub("", page_html), file
+    assert "<link" not in page_html and "@import" not in page_html and "url(" not in page_html
     assert release_problems(page_html) == [], (file, release_problems(page_html))
     assert not re.search(r"random_state|\bseed\b", page_html.replace("noise seed is known", ""), re.I), file
     assert release_problems(report.to_json()) == []
@@ -263,6 +266,22 @@ def test_chart_config_carries_the_file_name():
     cfg = chart_config("dp_cca", "sweep epsilon/δ")
     assert cfg["toImageButtonOptions"]["filename"] == "dp_cca_sweep_epsilon"
     assert chart_config("edpls", "coefficients")["toImageButtonOptions"]["filename"] == "edpls_coefficients"
+
+
+def test_every_download_button_in_the_source_ignores_the_click():
+    """Every st.download_button of pages/ and ui/ passes on_click="ignore" (a rerun would invalidate the
+    deferred files of the other buttons: "MediaFileStorageError: Deferred file not found")."""
+    calls = 0
+    for path in sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"), ROOT / "app.py"]):
+        text = path.read_text()
+        for match in re.finditer(r"\.download_button\(", text):
+            calls += 1
+            depth, i = 1, match.end()
+            while depth and i < len(text):
+                depth += {"(": 1, ")": -1}.get(text[i], 0)
+                i += 1
+            assert 'on_click="ignore"' in text[match.end():i], f"{path.name}: a download button reruns the page"
+    assert calls >= 5
 
 
 def test_no_page_calls_plotly_chart_directly():
