@@ -389,13 +389,13 @@ def export_section(setup: Setup, fit: dict, defence: Defence, budget) -> None:
     report = run_report(setup, fit, defence, budget, shared)
 
     def _owner_sheets() -> dict:
-        forecasts = pd.DataFrame({"time": fit["times"]})
+        forecasts = pd.DataFrame({"time": fit["times"]})  # in the series' own units, as on the forecast tab
         for i, site in enumerate(fit["sites"]):
-            forecasts[f"{site} actual"] = fit["actual"][:, i]
-            forecasts[f"{site} VAR"] = fit["var_pred"][:, i]
-            forecasts[f"{site} AR"] = fit["ar_pred"][:, i]
+            forecasts[f"{site} actual"] = fit["actual"][:, i] + fit["centres"][i]
+            forecasts[f"{site} VAR"] = fit["var_pred"][:, i] + fit["centres"][i]
+            forecasts[f"{site} AR"] = fit["ar_pred"][:, i] + fit["centres"][i]
             if defended is not None:
-                forecasts[f"{site} VAR defended"] = defended["var_pred"][:, i]
+                forecasts[f"{site} VAR defended"] = defended["var_pred"][:, i] + fit["centres"][i]
         return owner_sheets(reference_model=fit["coef_table"], skill=fit["table"],
                             defended_skill=None if defended is None else defended["table"], release=defence.release,
                             Y=Y.to_numpy(dtype=float), owner_names=list(Y.columns), forecasts=forecasts)
