@@ -5,6 +5,13 @@ with a multi-threaded BLAS each product pays thread start-up and synchronisation
 the product itself, and worker threads that each call a multi-threaded BLAS oversubscribe the cores.
 threadpoolctl (a scikit-learn dependency) sets the limit; this module only gives it one name.
 
+Large products and eigendecompositions are no exception on this app's machines: multi-threaded OpenBLAS is fast
+only on idle cores. As soon as anything else runs (another session of the server, another process), its threads
+spin-wait for cores they do not get. Measured on 2 shared cores: two eigh of 700 x 700 took 6.8 s (median) with
+OpenBLAS's 2 threads against 0.57 s with one; edPLS's 4-chain RMSEP sweep on the fermentation spectra (1041
+channels) took 208 s when strict mode kept the threads and 16-38 s on one thread (the "238 s once, 22 s the next
+time" of issue #19; ``bench/bench_sweep.py``).
+
 Examples
 --------
 >>> import numpy as np
