@@ -1,6 +1,7 @@
 """PrivaLab: home page and navigation; nothing else."""
 import streamlit as st
 
+from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
 from ui.demo import guided_demo
 from ui.pages import METHOD_PAGES, TOOL_PAGES
@@ -26,6 +27,7 @@ def home() -> None:
     data_picker(key="home_data")
 
 
+serve_with_one_blas_thread()  # sessions share the cores: threaded BLAS spin-waits, ~10x slower (engine/threads.py)
 st.set_page_config(page_title="PrivaLab", page_icon=":material/shield_lock:", layout="wide")
 nav = st.navigation(
     {
