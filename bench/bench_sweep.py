@@ -14,7 +14,8 @@ Figures (seconds unless named otherwise):
 - ``sweep_two_sessions_s``: the same sweep run twice at once in two threads (two browser sessions of one
   server); ``two_sessions_vs_serial``: that wall time over 2 x ``sweep_warm_s`` (1 or below: the two sweeps
   share the cores without slowing each other down beyond the cores' count).
-- ``eigh_blas_threads``: OpenBLAS's thread count in this process; ``eigh_default_threads_s`` and
+- ``eigh_blas_threads``: OpenBLAS's thread count in this process before the server's limit (the sweeps run, as
+  in the server, after ``serve_with_one_blas_thread``); ``eigh_default_threads_s`` and
   ``eigh_one_thread_s``: one eigendecomposition of the sweep's size with the default threads and with one, each
   while a second thread does the same (a second session); ``eigh_default_vs_one_thread``: their ratio, the
   cause of the 238 s (before the fix the strict sweep kept OpenBLAS's threads).
@@ -36,7 +37,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from _common import Claims, emit, parse_args
 from engine.methods.edpls.pipeline import default_x_bound, strict_params
 from engine.methods.edpls.sweeps import rmsep_curve_recommended, rmsep_vs_preprocessing
-from engine.threads import one_blas_thread
+from engine.threads import one_blas_thread, serve_with_one_blas_thread
 
 CHAINS = ("none", "snv", "msc", "sg1")
 PAGE_EPS = (0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0)
@@ -87,21 +88,20 @@ def in_two_threads(fn) -> float:
     return time.perf_counter() - start
 
 
-def eigh_figures(m: int, seed: int) -> dict:
+def eigh_figures(m: int, seed: int, default_threads: int) -> dict:
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((m, m))
     A = A + A.T
 
     def default():
-        with threadpool_limits(limits=None):
+        with threadpool_limits(limits=default_threads, user_api="blas"):
             np.linalg.eigh(A)
 
     def one():
         with one_blas_thread():
             np.linalg.eigh(A)
 
-    blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
-    out = {"eigh_blas_threads": blas[0] if blas else "none"}
+    out = {"eigh_blas_threads": default_threads}
     out["eigh_one_thread_s"] = in_two_threads(one)
     out["eigh_default_threads_s"] = in_two_threads(default)
     out["eigh_default_vs_one_thread"] = out["eigh_default_threads_s"] / out["eigh_one_thread_s"]
@@ -120,13 +120,18 @@ def main() -> int:
     emit("channels", data[0].shape[1])
     emit("sweep_parts", f"{len(CHAINS)} chains + recommended, {len(eps)} eps, {reps} replicates")
     sweep = make_sweep(data, eps, reps, args.seed)
+    blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    default_threads = max(blas) if blas else 1
+    # as the server (app.py) does: one BLAS thread for the process, so that two sessions' sweeps cannot restore
+    # each other's thread limit to the default (threadpoolctl's limit is process-wide)
+    serve_with_one_blas_thread()
     cold = timed(sweep)
     warm = timed(sweep)
     emit("sweep_cold_s", round(cold, 2))
     emit("sweep_warm_s", round(warm, 2))
     two = in_two_threads(sweep)
     emit("sweep_two_sessions_s", round(two, 2))
-    for key, value in eigh_figures(data[0].shape[1] + 1, args.seed).items():
+    for key, value in eigh_figures(data[0].shape[1] + 1, args.seed, default_threads).items():
         emit(key, round(value, 3) if isinstance(value, float) else value)
     emit("two_sessions_vs_serial", round(two / (2 * warm), 3))
     claims.report("two_sessions_no_slower_than_serial", two <= 2 * warm * 1.25,
