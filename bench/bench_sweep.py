@@ -17,8 +17,10 @@ Figures (seconds unless named otherwise):
 - ``eigh_blas_threads``: OpenBLAS's thread count in this process before the server's limit (the sweeps run, as
   in the server, after ``serve_with_one_blas_thread``); ``eigh_default_threads_s`` and
   ``eigh_one_thread_s``: one eigendecomposition of the sweep's size with the default threads and with one, each
-  while a second thread does the same (a second session); ``eigh_default_vs_one_thread``: their ratio, the
-  cause of the 238 s (before the fix the strict sweep kept OpenBLAS's threads).
+  while a second thread does the same (a second session); ``eigh_default_vs_one_thread``: their ratio. It
+  depends on what else runs on the machine: below 1 on idle cores (0.63 measured: the second thread helps), about
+  12 with other processes busy on them (6.8 s against 0.57 s at a load of 12 on 2 cores), which is the 238 s
+  against 22 s of issue #19 (before the fix the strict sweep kept OpenBLAS's threads).
 
 Claim (checked): ``sweep_cold_vs_warm < 2.5``; the ratios after it are reported as findings (the machine is
 shared and its load varies). --quick: 2 values of ε and 2 replicates; full: the page's 7 values and 10.
