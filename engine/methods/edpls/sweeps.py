@@ -92,8 +92,11 @@ def _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates,
     cores. Once anything else runs (another session, a second run of the page, another process), its threads
     spin-wait for cores they do not get, and every call is about ten times slower: measured here, two eigh of
     700 x 700, median 6.8 s with OpenBLAS's 2 threads against 0.57 s with one (2 cores, loaded); 9 eigh of
-    1040 x 1040 (the fermentation spectra), 126.5 s against 10.6 s. On idle cores one thread costs at most the
-    second core's share. ``bench/bench_sweep.py`` measures the sweep cold, warm and beside a second one.
+    1040 x 1040 (the fermentation spectra), 126.5 s against 10.6 s. The page's 4-chain sweep with the recommended
+    curve (fermentation, 2 values of ε, 2 replicates) took 208 s with the threads at a load of 12 and 4.5 s on
+    nearly idle cores, against 16-38 s and 6.0 s on one thread: no cache was cold, the machine was busy. One thread
+    costs at most the second core's share on idle cores. ``bench/bench_sweep.py`` measures the sweep cold, warm
+    and beside a second one.
     """
     with one_blas_thread():
         return _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, noise,
