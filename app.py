@@ -3,6 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
 from ui.demo import guided_demo
 from ui.pages import METHOD_PAGES, TOOL_PAGES
@@ -30,6 +31,7 @@ def home() -> None:
 
 # A bundled icon file: a material-icon or emoji favicon is fetched by the browser from a font CDN on every load.
 ICON = str(Path(__file__).resolve().parent / "assets" / "privalab_icon.png")
+serve_with_one_blas_thread()  # sessions share the cores: threaded BLAS spin-waits, ~10x slower (engine/threads.py)
 st.set_page_config(page_title="PrivaLab", page_icon=ICON, layout="wide")
 nav = st.navigation(
     {

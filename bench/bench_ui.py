@@ -42,10 +42,17 @@ Figures printed (``key=value``; seconds):
   and last, ``max_first_chart_s``: the slowest page's ``first_chart_s``. The target is under 2 s on this
   machine; ``meets_2s_target`` reports it, but it is NOT a checked claim (the machine is shared and its
   load varies).
+- ``meets_3s_new_tab``: ``max_new_tab_first_chart_s`` under 3 s (issue #19's target; reported, not checked:
+  on the shared 2-core machine the floor alone measured 1.9 s to 5.5 s from one run to the next), and
+  ``new_tab_vs_floor``: ``max_new_tab_first_chart_s`` / ``browser_floor_new_tab_s``, the slowest page's
+  new-tab wait in units of Streamlit's own start-up in a new tab, which the machine's load stretches alike.
+  Checked: ``new_tab_vs_floor < 2`` (``new_tab_within_2x_floor``; a page's own work before its first chart
+  costs less than the start-up). Pages with tabs compute only the open one (``ui/tabs.py``).
 
 The script exits 1 only when a checked claim fails: a page shows no chart at all within the time limit,
-or shows an exception box, on any visit (``chart_shown_<page>``); it exits 2 when the browser cannot run
-here. ``--seed`` shuffles the order in which pages are visited (the claims hold for any order).
+or shows an exception box, on any visit (``chart_shown_<page>``), or ``new_tab_within_2x_floor``; it exits 2
+when the browser cannot run here. ``--seed`` shuffles the order in which pages are visited (the claims hold
+for any order).
 """
 from __future__ import annotations
 
@@ -74,6 +81,8 @@ CHART_TIMEOUT_MS = 120_000
 NO_CHART_SETTLE_S = 3.0  # a run that ended and stayed quiet this long without a chart needs a click
 POLL_MS = 50
 TARGET_S = 2.0
+NEW_TAB_TARGET_S = 3.0
+NEW_TAB_VS_FLOOR_MAX = 2.0  # the slowest page's own work in a new tab costs less than Streamlit's start-up there
 SWEEPS = {  # page -> (tab to open first or None, primary button label)
     "edpls": (None, "Run RMSEP sweep"),
     "pca_gauss": ("Utility vs ε", "Run the sweep"),
@@ -394,7 +403,13 @@ def main() -> int:
     if t.cold:
         emit("max_cold_first_chart_s", round(max(t.cold.values()), 3))
     if t.new_tab:
-        emit("max_new_tab_first_chart_s", round(max(statistics.median(v) for v in t.new_tab.values()), 3))
+        max_new_tab = max(statistics.median(v) for v in t.new_tab.values())
+        emit("max_new_tab_first_chart_s", round(max_new_tab, 3))
+        emit("meets_3s_new_tab", max_new_tab < NEW_TAB_TARGET_S)  # reported, not checked: the floor itself varies
+        ratio = max_new_tab / floors["new_tab"]
+        emit("new_tab_vs_floor", round(ratio, 3))
+        claims.check("new_tab_within_2x_floor", ratio < NEW_TAB_VS_FLOOR_MAX,
+                     f"slowest page in a new tab / minimal app in a new tab = {ratio:.2f}")
     emit("bench_seconds", round(time.perf_counter() - t_start, 1))
     slowest = max(medians, key=medians.get) if medians else None
     if slowest is not None:

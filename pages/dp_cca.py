@@ -45,6 +45,7 @@ from ui.figures import (
 from ui.figures.report import private_values
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
+from ui.tabs import lazy_tabs
 
 SOURCES = {
     "synthetic": "Synthetic: planted correlations (true values known)",
@@ -484,17 +485,14 @@ def main() -> None:
         public_bounds(views, params)
     result = fit_section(views, test_fraction, seed, params, budget)
     results_section(views, result, budget)
-    tabs = st.tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"])
-    with tabs[0]:
-        correlations_tab(views, result, params["n_components"])
-    with tabs[1]:
-        sweeps_tab(views, result, budget, params, test_fraction, seed)
-    with tabs[2]:
-        loadings_tab(views, result)
-    with tabs[3]:
-        scores_tab(result)
-    with tabs[4]:
-        ledger_tab(result, budget)
+    # lazy: only the open tab computes (a hidden sweep or score table no longer delays the first chart)
+    tabs = lazy_tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"],
+                     key="dp_cca_tabs")
+    tabs.show("Canonical correlations", correlations_tab, views, result, params["n_components"])
+    tabs.show("Sweeps (ε, N, δ)", sweeps_tab, views, result, budget, params, test_fraction, seed)
+    tabs.show("Loadings", loadings_tab, views, result)
+    tabs.show("Scores (not DP)", scores_tab, result)
+    tabs.show("Privacy ledger", ledger_tab, result, budget)
     export_section(views, result, budget, source, params, test_fraction, seed)
 
 

@@ -26,6 +26,7 @@ from ui.figures import (
     p3ls_sequence_figure,
     p3ls_validation_figure,
 )
+from ui.tabs import lazy_tabs
 
 SPLIT_MODES = ("By column prefix", "Choose columns per party")
 MASK_MODES = ("Dense random orthogonal (default)", "Block-diagonal (FedSVD's generator)")
@@ -293,20 +294,15 @@ def main() -> None:
         st.stop()
     summary_section(result)
     export_section(dataset, result, party_columns, responses, label_contributor, protocol)
-    tabs = st.tabs(["Messages", "Error per KPI", "Coefficients per party", "Contribution", "What each party sees",
-                    "Choice of k"])
-    with tabs[0]:
-        messages_tab(result)
-    with tabs[1]:
-        error_tab(result)
-    with tabs[2]:
-        coefficients_tab(result, responses)
-    with tabs[3]:
-        contribution_tab(result)
-    with tabs[4]:
-        holdings_tab(result)
-    with tabs[5]:
-        choice_of_k_tab(result)
+    # lazy: only the open tab computes (hidden tabs no longer delay the first chart)
+    tabs = lazy_tabs(["Messages", "Error per KPI", "Coefficients per party", "Contribution", "What each party sees",
+                      "Choice of k"], key="p3ls_tabs")
+    tabs.show("Messages", messages_tab, result)
+    tabs.show("Error per KPI", error_tab, result)
+    tabs.show("Coefficients per party", coefficients_tab, result, responses)
+    tabs.show("Contribution", contribution_tab, result)
+    tabs.show("What each party sees", holdings_tab, result)
+    tabs.show("Choice of k", choice_of_k_tab, result)
 
 
 main()

@@ -54,6 +54,7 @@ from ui.pca_gauss_setup import (
     task_section,
 )
 from ui.progress import Sweep
+from ui.tabs import lazy_tabs
 
 EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
 
@@ -284,6 +285,23 @@ def show_utility_sweep(setup: Setup, result: dict, frame: pd.DataFrame, metric_c
                "private rows: they go to the owner's workbook, not to the shareable files.")
 
 
+def utility_sweep_key(s: Setup, budget, noise_seed, fit_id: int, methods, eps_grid, reps: int) -> tuple:
+    """What a stored sweep must match to be shown and exported: the fit's settings and the sweep's own."""
+    return (s.name, s.task, s.target, s.P, s.source, budget.mode, s.delta, float(s.alpha), s.K, s.split_seed,
+            noise_seed, fit_id, tuple(methods), tuple(sorted(eps_grid)), int(reps), repr(s.bounds),
+            repr(s.y_bounds), s.labels, s.public_declared, s.public is None)
+
+
+def hidden_utility_sweep_key(s: Setup, budget, noise_seed, fit_id: int) -> tuple | None:
+    """The sweep key while the "Utility vs ε" tab is hidden (lazy tabs): from its settings, which the tab helper
+    keeps in the session; None before the tab was ever opened (no sweep can exist then)."""
+    keys = (f"pg_methods_{s.task}", "pg_eps_grid", "pg_reps")
+    if not all(k in st.session_state for k in keys):
+        return None
+    methods, eps_grid, reps = (st.session_state[k] for k in keys)
+    return utility_sweep_key(s, budget, noise_seed, fit_id, methods, eps_grid, reps)
+
+
 def utility_tab(setup: Setup, result: dict, budget, noise_seed, fit_id: int, strict: bool) -> tuple:
     """Every method's utility against ε; returns the sweep's key (the owner's workbook takes a matching sweep)."""
     s, task = setup, setup.task
@@ -305,9 +323,7 @@ def utility_tab(setup: Setup, result: dict, budget, noise_seed, fit_id: int, str
     sweep_options = {"bounds": s.bounds, "y_bounds": s.y_bounds, "public_declared": s.public_declared}
     if task == "classification":
         sweep_options["labels"] = s.labels
-    sweep_key = (s.name, task, s.target, s.P, s.source, budget.mode, s.delta, float(s.alpha), s.K, s.split_seed,
-                 noise_seed, fit_id, tuple(methods), tuple(sorted(eps_grid)), reps, repr(s.bounds),
-                 repr(s.y_bounds), s.labels, s.public_declared, s.public is None)
+    sweep_key = utility_sweep_key(s, budget, noise_seed, fit_id, methods, eps_grid, reps)
     utility_sweep = Sweep("pg_sweep", "sweep")
     if st.button("Run the sweep", key="pg_run_sweep", type="primary", disabled=not (methods and eps_grid)):
         cells = [(m, e, r) for r in range(reps) for m in methods for e in sorted(eps_grid)]
@@ -432,15 +448,14 @@ def main() -> None:
     public_inputs_section(setup, strict)
     result, noise_seed, fit_id = fit_section(setup, budget)
     summary_section(setup, result, strict)
-    tabs = st.tabs(["Real vs synthetic", "Utility vs ε", "Privacy ledger", "Export"])
-    with tabs[0]:
-        real_vs_synthetic_tab(setup, result)
-    with tabs[1]:
-        sweep_key = utility_tab(setup, result, budget, noise_seed, fit_id, strict)
-    with tabs[2]:
-        ledger_tab(result, budget, strict)
-    with tabs[3]:
-        export_tab(setup, result, budget, noise_seed, sweep_key)
+    # lazy: only the open tab computes (hidden tabs no longer delay the first chart)
+    tabs = lazy_tabs(["Real vs synthetic", "Utility vs ε", "Privacy ledger", "Export"], key="pca_gauss_tabs")
+    tabs.show("Real vs synthetic", real_vs_synthetic_tab, setup, result)
+    sweep_key = tabs.show("Utility vs ε", utility_tab, setup, result, budget, noise_seed, fit_id, strict)
+    if not tabs.is_open("Utility vs ε"):
+        sweep_key = hidden_utility_sweep_key(setup, budget, noise_seed, fit_id)
+    tabs.show("Privacy ledger", ledger_tab, result, budget, strict)
+    tabs.show("Export", export_tab, setup, result, budget, noise_seed, sweep_key)
 
 
 main()

@@ -40,6 +40,7 @@ from ui.figures import (
 )
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
+from ui.tabs import lazy_tabs
 from ui.var_admm_attack import attack_tab
 from ui.var_admm_runs import (
     MIN_STEPS,
@@ -525,19 +526,15 @@ def main() -> None:
     noise_draw = session_noise_draw()
     defence = defence_section(setup, budget, noise_draw)
     export_section(setup, fit, defence, budget)
-    tabs = st.tabs(["Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"])
-    with tabs[0]:
-        forecasts_tab(setup, fit, defence)
-    with tabs[1]:
-        skill_tab(fit, defence)
-    with tabs[2]:
-        convergence_tab(fit)
-    with tabs[3]:
-        messages_tab(fit)
-    with tabs[4]:
-        attack_tab(setup, fit, defence)
-    with tabs[5]:
-        privacy_sweep_tab(setup, defence, budget, noise_draw)
+    # lazy: only the open tab computes (hidden tabs no longer delay the first chart)
+    tabs = lazy_tabs(["Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"],
+                     key="var_admm_tabs")
+    tabs.show("Forecasts", forecasts_tab, setup, fit, defence)
+    tabs.show("Skill", skill_tab, fit, defence)
+    tabs.show("Convergence", convergence_tab, fit)
+    tabs.show("Messages", messages_tab, fit)
+    tabs.show("Attack", attack_tab, setup, fit, defence)
+    tabs.show("Accuracy vs privacy", privacy_sweep_tab, setup, defence, budget, noise_draw)
 
 
 main()

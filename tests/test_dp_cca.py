@@ -39,6 +39,7 @@ from engine.methods.dp_cca import (
     views_from_frame,
 )
 from engine.privacy import SEED_KNOWN_CAVEAT, AnalyzeGauss, analytic_gaussian_sigma
+from tab_helpers import charts_in, open_tab, tab_block
 
 ROOT = Path(__file__).resolve().parents[1]
 CORN = ROOT.parent / "shared" / "data" / "corn"
@@ -382,15 +383,22 @@ def test_page_fits_shows_charts_ledger_and_sweeps():
     metrics = {m.label: m.value for m in at.metric}
     assert 0 < float(metrics["Captured correlation (held-out)"]) <= 1.2
     assert float(metrics["Noise τ on C"]) > 0
-    assert len(at.get("plotly_chart")) >= 2  # correlation bars and first-pair loadings
+    # lazy tabs: only the open tab computes; each is opened as a click on it does
+    assert charts_in(tab_block(at, "Canonical correlations")) >= 1  # correlation bars
+    assert charts_in(tab_block(at, "Loadings")) == 0  # hidden: not computed
+    assert charts_in(open_tab(at, "dp_cca_tabs", "Loadings")) >= 1  # first-pair loadings
     assert any("Paper-faithful" in w.value for w in at.warning)
+    open_tab(at, "dp_cca_tabs", "Scores (not DP)")
     assert any("NOT differentially private" in w.value for w in at.warning)
+    open_tab(at, "dp_cca_tabs", "Privacy ledger")
     text = " ".join(m.value for m in at.markdown)
     assert "1 noisy release" in text and "not** a proven guarantee" in text
+    open_tab(at, "dp_cca_tabs", "Sweeps (ε, N, δ)")
     at.number_input(key="dp_cca_reps").set_value(3).run()
     at.button(key="dp_cca_run_sweeps").click().run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) >= 5  # + the eps, N and delta curves
+    assert charts_in(tab_block(at, "Sweeps (ε, N, δ)")) >= 3  # the eps, N and delta curves
+    open_tab(at, "dp_cca_tabs", "Privacy ledger")
     # Strict mode: clipping count, proven ledger.
     at.sidebar.radio(key="dp_cca_mode").set_value("strict").run()
     assert not at.exception
@@ -411,4 +419,5 @@ def test_page_block_split_reports_bad_choices_without_crashing():
     assert any("both views" in e.value for e in at.error)
     at.radio(key="dp_cca_source").set_value("instruments").run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) >= 2
+    assert charts_in(tab_block(at, "Canonical correlations")) >= 1
+    assert charts_in(open_tab(at, "dp_cca_tabs", "Loadings")) >= 1

@@ -40,6 +40,7 @@ from engine.methods.dp_cca import (
 from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
 from engine.privacy.audit import run_case
 from engine.release import RELEASE_KIND, release_problems
+from tab_helpers import open_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261123
@@ -326,6 +327,7 @@ def test_page_teaching_switch_reproduces_and_is_not_proven_and_paper_mode_has_no
     np.testing.assert_array_equal(_private_numbers(a), _private_numbers(b))
     report = a.session_state["export_report_dp_cca"]
     assert report.status == "not proven" and "noise seed is known" in report.guarantee
+    open_tab(a, "dp_cca_tabs", "Privacy ledger")  # lazy tabs: the ledger is computed once its tab is open
     assert any("noise seed is known" in m.value for m in a.markdown)
     paper = _page(pl_mode="paper")
     keys = {btn.proto.id.rsplit("-", 1)[-1] for btn in paper.get("download_button")}

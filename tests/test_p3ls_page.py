@@ -12,6 +12,7 @@ from engine.methods.p3ls import (
     P3LS,
     P3LSRegressor,
 )
+from tab_helpers import charts_in, open_tab, tab_block
 
 ROOT = Path(__file__).resolve().parents[1]
 TIGHT = {"tol": 1e-25, "max_iter": 100_000}  # NIPALS run to convergence: an oracle to ~1e-14
@@ -29,8 +30,13 @@ def test_page_runs_the_federation_on_sample_data():
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Equivalence: max |B_P3LS − B_central|"]) < 1e-9
     assert float(metrics["Test R² P3LS (federated)"]) > float(metrics["Test R² local (LC alone)"])
-    charts = at.get("plotly_chart")
-    assert len(charts) >= 5  # sequence, error per KPI, coefficients, contribution, choice of k
+    # lazy tabs: the first tab only on load; each chart tab draws its chart once opened
+    assert charts_in(tab_block(at, "Messages")) >= 1  # the message sequence
+    assert charts_in(tab_block(at, "Choice of k")) == 0  # a hidden tab computes nothing
+    for label in ("Error per KPI", "Coefficients per party", "Contribution", "Choice of k"):
+        assert charts_in(open_tab(at, "p3ls_tabs", label)) >= 1, label
+    at.session_state["p3ls_tabs"] = "Messages"
+    at.run()
     text = " ".join(x.value for x in at.info) + " ".join(x.value for x in at.warning)
     assert "not differential privacy" in text
     assert not [w for w in at.number_input if "ε" in str(w.label)]  # no budget picker on this page

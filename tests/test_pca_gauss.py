@@ -33,6 +33,7 @@ from engine.methods.synthetic_utility import (
     utility_sweep,
 )
 from engine.privacy import laplace_scale
+from tab_helpers import charts_in, open_tab, tab_block
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -440,13 +441,21 @@ def test_page_renders_release_and_sweep():
     labels = {m.label: m.value for m in at.metric}
     assert any(k.startswith("Synthetic → real: SVM accuracy") for k in labels)
     assert float(labels["Total ε in the ledger (basic composition)"]) == pytest.approx(at.session_state["pl_epsilon"])
-    assert len(at.get("plotly_chart")) == 3  # scatter, marginals, correlation heat maps
+    assert charts_in(tab_block(at, "Real vs synthetic")) == 3  # scatter, marginals, correlation heat maps
+    # lazy tabs: only the open tab computes; each is opened as a click on it does
+    open_tab(at, "pca_gauss_tabs", "Privacy ledger")
     assert any("Guarantee: (ε = " in m.value for m in at.markdown)  # the ledger's headline
+    open_tab(at, "pca_gauss_tabs", "Utility vs ε")
     at.multiselect(key="pg_eps_grid").set_value([1.0, 100.0])
     at.number_input(key="pg_reps").set_value(1)
     at.button(key="pg_run_sweep").click().run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 4  # + utility vs eps
+    assert charts_in(tab_block(at, "Utility vs ε")) == 1  # utility vs eps
+    # the sweep's settings survive a visit to another tab (the tab helper keeps them) and the sweep still shows
+    open_tab(at, "pca_gauss_tabs", "Export")
+    assert charts_in(open_tab(at, "pca_gauss_tabs", "Utility vs ε")) == 1
+    assert at.multiselect(key="pg_eps_grid").value == [1.0, 100.0] and at.number_input(key="pg_reps").value == 1
+    open_tab(at, "pca_gauss_tabs", "Real vs synthetic")
     # Lap-PCA in paper mode states the under-noising finding.
     at.radio(key="pca_gauss_mode").set_value("paper").run()
     at.selectbox(key="pg_source_classification").set_value("laplace").run()

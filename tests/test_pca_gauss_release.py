@@ -310,6 +310,7 @@ def _page(**state):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(PAGE, default_timeout=90)
+    at.session_state["pca_gauss_tabs"] = "Export"  # lazy tabs: the exports are computed in their open tab
     for k, v in state.items():
         at.session_state[k] = v
     at.run()

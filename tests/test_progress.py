@@ -6,8 +6,10 @@ the Cancel button already on the page; the test then clicks Cancel, which starts
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,3 +156,76 @@ def test_every_sweep_behind_a_progress_bar_uses_the_helper():
         for key in keys:
             assert f'Sweep("{key}"' in src, (page, key)
         assert "st.progress(" not in src, f"{page}: a progress bar without the cancel path"
+
+
+# ----------------------------------------------------------------------------------- remaining-time estimate
+def test_remaining_time_is_the_measured_rate_times_what_is_left():
+    from ui.progress import remaining_seconds
+
+    assert remaining_seconds(10.0, 0.25) == pytest.approx(30.0)  # 10 s for a quarter: 30 s for the rest
+    assert remaining_seconds(22.0, 0.5) == pytest.approx(22.0)
+    assert remaining_seconds(1.0, 0.999) == pytest.approx(0.001 / 0.999)
+    # nothing measured yet (before the first part), done, or nonsense: no estimate
+    for elapsed, done in [(0.0, 0.5), (5.0, 0.0), (5.0, 1.0), (5.0, 1.2), (5.0, -0.1), (math.nan, 0.5),
+                          (5.0, math.nan), (-1.0, 0.5)]:
+        assert remaining_seconds(elapsed, done) is None, (elapsed, done)
+
+
+def test_remaining_time_in_words():
+    from ui.progress import eta_text
+
+    assert eta_text(None) == "" and eta_text(math.inf) == "" and eta_text(-3.0) == ""
+    assert eta_text(3.2) == "a few seconds left"
+    assert eta_text(38.0) == "about 40 s left"
+    assert eta_text(12.4) == "about 10 s left"
+    assert eta_text(95.0) == "about 1.5 min left"
+    assert eta_text(200.0) == "about 3.5 min left"
+    assert eta_text(1500.0) == "about 25 min left"
+    assert eta_text(2.5 * 3600) == "about 2.5 h left"
+
+
+def test_the_estimate_follows_each_part_and_keeps_the_page_s_text(monkeypatch):
+    import ui.progress as progress
+
+    shown = []
+
+    class Bar:
+        def progress(self, value, text=None):
+            shown.append((value, text))
+
+        def empty(self):
+            return "emptied"
+
+    clock = iter([100.0, 120.0, 140.0])  # 4-part sweep: 10 s at its start, 20 s per part after
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    bar = progress._EtaBar(Bar(), start=90.0)
+    bar.progress(0.0, text="chain 1")  # nothing measured yet
+    bar.progress(0.25, text="chain 1 done")  # 30 s for a quarter
+    bar.progress(50, text=None)  # an int is a percentage, as in st.progress
+    assert shown == [(0.0, "chain 1"), (0.25, "chain 1 done · about 1.5 min left"), (50, "about 50 s left")]
+    assert bar.empty() == "emptied"  # the bar's other methods pass through
+
+
+def test_a_running_sweep_shows_its_remaining_time():
+    at = _app(_slow_app)
+    at.session_state["cut"] = True
+    at.button(key="run").click().run()  # stopped at step 3 of 5: the bar is still on the page
+    texts = [p.proto.text for p in at.get("progress")]
+    assert any(t.startswith("step 3 · ") and t.endswith("left") for t in texts), texts
+
+
+def _slow_app():
+    import time
+
+    import streamlit as st
+
+    from ui.progress import Sweep
+
+    sweep = Sweep("slow", "slow sweep")
+    if st.button("Run", key="run"):
+        with sweep.running("starting") as bar:
+            for i in range(5):
+                time.sleep(0.05)
+                bar.progress((i + 1) / 5, text=f"step {i + 1}")
+                if i == 2 and st.session_state.get("cut"):
+                    st.stop()

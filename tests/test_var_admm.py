@@ -50,6 +50,7 @@ from engine.methods.var_admm import (
     var22_coefs,
     var_forecasts,
 )
+from tab_helpers import charts_in, open_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -480,14 +481,19 @@ def test_page_renders_fits_and_attacks():
     at.run()
     assert not at.exception, at.exception
     assert at.title[0].value == "VAR-ADMM"
-    charts = at.get("plotly_chart")
-    assert len(charts) >= 5
-    labels = {m.label for m in at.metric}
+    # lazy tabs: only the open tab computes; each is opened as a click on it does, and the page's texts, metrics
+    # and tab charts are collected over the runs
+    charts, labels, text = 0, set(), ""
+    for tab in ("Forecasts", "Skill", "Convergence", "Messages", "Attack", "Accuracy vs privacy"):
+        charts += charts_in(open_tab(at, "var_admm_tabs", tab))
+        labels |= {m.label for m in at.metric}
+        text += " ".join(m.value for m in at.markdown) + " ".join(w.value for w in at.warning) + " ".join(
+            i.value for i in at.info)
+    assert charts >= 5
     assert {"ADMM iterations", "max |B_ADMM − B_central|", "Median MAE gain over local AR"} <= labels
-    text = " ".join(m.value for m in at.markdown) + " ".join(w.value for w in at.warning) + " ".join(
-        i.value for i in at.info)
     assert "not differentially private" in text or "not DP" in text
     assert "ADMM scheme that ran: anderson" in text
     # switch the attacker to the central node of the Y-free variant: still renders
+    open_tab(at, "var_admm_tabs", "Attack")
     at.selectbox(key="var_admm_attacker").set_value("central node (Y-free variant)").run()
     assert not at.exception, at.exception

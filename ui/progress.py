@@ -31,11 +31,17 @@ user presses its "Run the … again" button; an interruption by another widget j
             ...
 
 The Cancel button's key is ``f"{key}_cancel"`` (stable per page, for tests).
+
+Remaining time: the bar that ``running`` yields adds an estimate to each progress text once a first part has
+finished ("k=2, eps=1 · about 40 s left"): the time measured so far divided by the fraction done, times the
+fraction left (:func:`remaining_seconds`, :func:`eta_text`; pure functions, tested without Streamlit).
 """
 from __future__ import annotations
 
 import copy
+import math
 import threading
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
 
@@ -49,6 +55,59 @@ def _mark_cancelled(state_key: str) -> None:
     after the sweep's last step (it finished, results stored) cancels nothing."""
     if st.session_state.get(state_key) == RUNNING:
         st.session_state[state_key] = CANCELLED
+
+
+def remaining_seconds(elapsed_s: float, fraction_done: float) -> float | None:
+    """Seconds left, from the mean time per unit of progress measured so far; None before a first part has
+    finished (nothing measured yet) or once everything is done."""
+    if not (math.isfinite(elapsed_s) and math.isfinite(fraction_done)) or elapsed_s <= 0:
+        return None
+    if fraction_done <= 0 or fraction_done >= 1:
+        return None
+    return elapsed_s * (1.0 - fraction_done) / fraction_done
+
+
+def eta_text(seconds: float | None) -> str:
+    """A remaining time in words a user reads at a glance ("about 40 s left", "about 3 min left"); "" for None."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return ""
+    if seconds < 10:
+        return "a few seconds left"
+    if seconds < 60:
+        return f"about {int(5 * round(seconds / 5))} s left"
+    if seconds < 3600:
+        minutes = seconds / 60
+        if minutes < 10:
+            half = round(minutes * 2) / 2
+            return f"about {half:g} min left"
+        return f"about {round(minutes)} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+def with_eta(text: str | None, elapsed_s: float, fraction_done: float) -> str | None:
+    """``text`` with the remaining-time estimate appended (text alone while there is no estimate)."""
+    eta = eta_text(remaining_seconds(elapsed_s, fraction_done))
+    if not eta:
+        return text
+    return f"{text} · {eta}" if text else eta
+
+
+class _EtaBar:
+    """The progress bar of a running sweep: ``progress(value, text)`` as ``st.progress``'s, with the remaining
+    time appended to the text; anything else is the bar's own."""
+
+    def __init__(self, bar, start: float):
+        self._bar, self._start = bar, start
+
+    def progress(self, value, text: str | None = None):
+        try:
+            fraction = float(value) / 100 if isinstance(value, int) and not isinstance(value, bool) else float(value)
+        except (TypeError, ValueError):
+            fraction = math.nan
+        return self._bar.progress(value, text=with_eta(text, time.perf_counter() - self._start, fraction))
+
+    def __getattr__(self, name):
+        return getattr(self._bar, name)
 
 
 class Sweep:
@@ -118,7 +177,8 @@ class Sweep:
 
     @contextmanager
     def running(self, text: str = "Starting ..."):
-        """Progress bar with a Cancel button next to it; yields the progress bar.
+        """Progress bar with a Cancel button next to it; yields the progress bar (its texts carry the estimated
+        remaining time once a first part has finished).
 
         The block's end (normal or by an error) marks the sweep idle and removes bar and button;
         a stop from outside (Cancel, another widget, leaving the page) leaves the state to the next run.
@@ -133,7 +193,7 @@ class Sweep:
                          help=f"Stop the {self.what}; results of the last complete run are kept.",
                          on_click=_mark_cancelled, args=(self.state_key,))
         try:
-            yield bar
+            yield _EtaBar(bar, time.perf_counter())
         except Exception:
             st.session_state[self.state_key] = None
             box.empty()

@@ -75,8 +75,10 @@ def assert_texts(page, texts, where, timeout_ms: float = 30_000):
 
 
 def open_tab(page, label: str) -> None:
+    """Click a tab; lazy tabs (ui/tabs.py) compute its content in the rerun the click starts: wait for it."""
     page.get_by_role("tab", name=label).click()
     page.wait_for_timeout(300)
+    wait_idle(page, timeout_ms=LOAD_MS)
 
 
 def set_number(page, label: str, value: str, required: bool = True) -> None:

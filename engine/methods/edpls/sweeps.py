@@ -21,10 +21,10 @@ from sklearn.base import clone
 from engine.data.preprocess import CHAIN_INFO, make_chain
 from engine.methods.column_checks import frame_names, raise_if_non_numeric, series_name
 from engine.methods.edpls.estimator import EDPLS
-from engine.methods.edpls.prepared import _small_blas
 from engine.methods.edpls.recommended import make_strict_edpls
 from engine.methods.edpls.strict import _STRICT_CHUNK_ENTRIES, _strict_postprocess
 from engine.privacy import PrivacyLedger, ledger_totals, noise_generator, sample_symmetric_gaussian
+from engine.threads import one_blas_thread
 
 __all__ = ["chain_caveat", "rmsep_curve", "rmsep_vs_components", "rmsep_vs_preprocessing", "samples_needed",
            "samples_needed_curve", "rmsep_curve_recommended", "samples_needed_curve_recommended"]
@@ -84,8 +84,21 @@ def _as_test_arrays(est, X_test, y_test):
 
 def _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, noise, progress,
            params, extra=None, frac=(0.0, 1.0)):
-    """noise: ``(generator, seed_known)`` from ``noise_generator``."""
-    with _small_blas(params.get("mode", "paper")):
+    """noise: ``(generator, seed_known)`` from ``noise_generator``.
+
+    One BLAS thread in both modes (``engine.threads.one_blas_thread``). Strict mode used to keep OpenBLAS's
+    threads for its large eigendecompositions (one ``eigh`` of the (m+1) x (m+1) noisy Gram per replicate), and
+    that was the 238 s against 22 s of the same 4-chain sweep: multi-threaded OpenBLAS is fast only on idle
+    cores. Once anything else runs (another session, a second run of the page, another process), its threads
+    spin-wait for cores they do not get, and every call is about ten times slower: measured here, two eigh of
+    700 x 700, median 6.8 s with OpenBLAS's 2 threads against 0.57 s with one (2 cores, loaded); 9 eigh of
+    1040 x 1040 (the fermentation spectra), 126.5 s against 10.6 s. The page's 4-chain sweep with the recommended
+    curve (fermentation, 2 values of ε, 2 replicates) took 208 s with the threads at a load of 12 and 4.5 s on
+    nearly idle cores, against 16-38 s and 6.0 s on one thread: no cache was cold, the machine was busy. One thread
+    costs at most the second core's share on idle cores. ``bench/bench_sweep.py`` measures the sweep cold, warm
+    and beside a second one.
+    """
+    with one_blas_thread():
         return _sweep_inner(X_train, y_train, X_test, y_test, epsilons, components, n_replicates, noise,
                             progress, params, extra, frac)
 
@@ -163,6 +176,7 @@ def chain_caveat(name: str) -> str | None:
     return f"not proven: the preprocessing '{name}' was fitted on the private training rows ({what})"
 
 
+@one_blas_thread()  # see _sweep
 def rmsep_vs_preprocessing(chains: dict, X_train, y_train, X_test, y_test, epsilons, n_components, n_replicates, *,
                            random_state=None, progress=None, **edpls_params) -> pd.DataFrame:
     """``rmsep_curve`` after each preprocessing chain, fitted on the training rows only.
@@ -195,6 +209,7 @@ def rmsep_vs_preprocessing(chains: dict, X_train, y_train, X_test, y_test, epsil
     return df[first + [c for c in df.columns if c not in first]]
 
 
+@one_blas_thread()  # see _sweep: BLAS threads make a sweep ~10x slower on busy cores
 def samples_needed_curve(X_train, y_train, X_test, y_test, sample_sizes, epsilon, n_components, n_replicates, *,
                          random_state=None, progress=None, **edpls_params) -> pd.DataFrame:
     """Strict mode: RMSEP against the training-set size n, by simulation.
@@ -292,6 +307,7 @@ def _recommended_setup(X_train, y_train, X_test, y_test, epsilon, delta, y_range
     return est, free, X_train, y_train, rmsep
 
 
+@one_blas_thread()  # see _sweep: BLAS threads make a sweep ~10x slower on busy cores
 def rmsep_curve_recommended(X_train, y_train, X_test, y_test, epsilons, n_replicates, *, delta, y_range,
                             X_public=None, x_bound=None, n_components="auto", random_state=None, progress=None,
                             **params) -> pd.DataFrame:
@@ -323,6 +339,7 @@ def rmsep_curve_recommended(X_train, y_train, X_test, y_test, epsilons, n_replic
     return df[_CURVE_COLS + [c for c in df.columns if c not in _CURVE_COLS]]
 
 
+@one_blas_thread()  # see _sweep: BLAS threads make a sweep ~10x slower on busy cores
 def samples_needed_curve_recommended(X_train, y_train, X_test, y_test, sample_sizes, epsilon, delta, n_replicates, *,
                                      y_range, X_public=None, x_bound=None, n_components="auto", random_state=None,
                                      progress=None, **params) -> pd.DataFrame:
