@@ -132,11 +132,14 @@ def _chart_titles(at) -> list:
 def test_page_default_utility_chart_names_the_fair_metric(bundled):
     from streamlit.testing.v1 import AppTest
 
+    from tab_helpers import open_tab
+
     at = AppTest.from_file(str(ROOT / "pages" / "pca_gauss.py"), default_timeout=120)
     at.run()
     at.selectbox(key="pg_bundled").set_value(bundled).run()
     assert not at.exception, at.exception
     task = "unsupervised" if bundled == "digits" else "classification"
+    open_tab(at, "pca_gauss_tabs", "Utility vs ε")  # lazy tabs: the metric picker is drawn in its own tab
     assert at.selectbox(key=f"pg_metric_{task}").value == PRIMARY_METRIC[task]
     at.multiselect(key="pg_eps_grid").set_value([1.0])
     at.number_input(key="pg_reps").set_value(1)

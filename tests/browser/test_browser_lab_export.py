@@ -84,7 +84,40 @@ def test_lab_export_from_home_to_edpls(page, app_url, tmp_path):
     assert_no_exception(page, "edpls fit on the lab export")
     assert visible_charts(page) >= 2
     assert metric_value(page, "RMSEP, private")
+    # one headline guarantee, with its unit and neighbouring relation, from the fit's own ledger
+    assert_texts(page, ["Guarantee: (ε = ", "per row (one row added or removed)"], "edpls headline")
     screenshot(page, "edpls_lab_export")
+    _staples_and_downloads(page)
+
+    # DP-PCR takes the same upload, with the same column proposals
+    page.locator('[data-testid="stSidebarNav"] a[href$="/dp_pcr"]').click()
+    page.wait_for_url(re.compile(r"/dp_pcr$"))
+    page.locator('[data-testid="stMain"] h1').first.wait_for(state="visible", timeout=LOAD_MS)
+    wait_idle(page, timeout_ms=LOAD_MS)
+    assert_texts(page, [f"lab_export.csv: {N_ROWS - 2} rows"], "dp_pcr data")
+    assert page.get_by_role("radio", name="Upload a file").is_checked()
+    response = _selectbox_text(page, "Response (y)")
+    assert "moisture" in response and "1100" not in response, response
+    assert_no_exception(page, "dp_pcr on the lab export")
+
+
+def _staples_and_downloads(page) -> None:
+    """On the fitted lab export: the owner's diagnostics open (RMSECV, the y-range check) and two downloads
+    arrive one after the other."""
+    from test_browser_downloads import click_download
+
+    title = "Model diagnostics (owner's view, not private)"
+    page.locator('[data-testid="stExpander"]').filter(has_text=title).locator("summary").first.click()
+    assert_texts(page, ["RMSECV vs latent variables", "by the one-standard-error rule"], "lab export staples",
+                 timeout_ms=LOAD_MS)
+    wait_idle(page, timeout_ms=LOAD_MS)
+    assert_no_exception(page, "lab export with the staples open")
+    for key in ("edpls_export_report", "edpls_export_workbook"):
+        name, body = click_download(page, key)
+        assert body, f"{key}: empty download {name}"
+    wait_idle(page, timeout_ms=LOAD_MS)
+    assert page.get_by_text("MediaFileStorageError").count() == 0
+    assert_no_exception(page, "lab export after two downloads")
 
 
 def test_fermentation_sample_set_fits_on_edpls(page, app_url):
