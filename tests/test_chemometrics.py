@@ -17,7 +17,6 @@ from scipy.spatial.distance import mahalanobis
 from sklearn.cross_decomposition import PLSRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from engine.data.catalog import SAMPLE_SETS
@@ -304,21 +303,6 @@ def test_example_rows_spread_over_the_training_rows():
 
 
 # ----------------------------------------------------------------------------------- the pages
-@pytest.fixture()
-def deferred(monkeypatch):
-    """The callables behind deferred download buttons, by file id (as tests/test_edpls_page.py)."""
-    seen = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, *args, **kwargs):
-        file_id = original(self, data_callable, *args, **kwargs)
-        seen[file_id] = data_callable
-        return file_id
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
-    return seen
-
-
 def open_staples(page: str, key: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=180)
     at.run()

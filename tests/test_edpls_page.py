@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from engine.data.catalog import SAMPLE_SETS
@@ -26,22 +25,6 @@ from ui.budget import TEACHING_NOISE_SEED
 from ui.exports import LABELS
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")
-
-
-@pytest.fixture()
-def deferred(monkeypatch):
-    """The zero-argument callables behind deferred download buttons, by file id (AppTest's runtime keeps them
-    only while the script runs)."""
-    seen = {}
-    original = MediaFileManager.add_deferred
-
-    def record(self, data_callable, *args, **kwargs):
-        file_id = original(self, data_callable, *args, **kwargs)
-        seen[file_id] = data_callable
-        return file_id
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
-    return seen
 
 
 def download(at, deferred, key):
