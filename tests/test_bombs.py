@@ -9,6 +9,7 @@ rows 24 s and 1.9 GB (accepted); now each refusal takes milliseconds.
 from __future__ import annotations
 
 import io
+import struct
 import time
 import tracemalloc
 import zipfile
@@ -118,6 +119,59 @@ def test_archive_without_part_list_or_with_a_duplicated_member_is_not_a_workbook
         zf.writestr("[Content_Types].xml", b"<Types/>")
     with pytest.raises(DataError, match="'\\[Content_Types\\].xml' appears twice"):
         load_table(buf.getvalue(), "twice.xlsx")
+
+
+def test_a_directory_that_understates_a_size_cannot_unpack_more(tmp_path):
+    """The checks trust the stated sizes: zipfile stops a member at its stated size (and then fails its CRC),
+    so a 50 MB sheet stated as 1,000 bytes is a damaged file, not a bomb."""
+    data = bytearray(xlsx_from_rows(["a"], "<row><c><v>1</v></c></row>", 2_000_000, level=1))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        real = zf.getinfo("xl/worksheets/sheet1.xml")
+    assert real.file_size > 50_000_000
+    patched = 0
+    for sig in (b"PK\x03\x04", b"PK\x01\x02"):  # local header, central directory: 4-byte or ZIP64 8-byte size
+        i = 0
+        while (i := data.find(sig, i)) >= 0:
+            for fmt in ("<Q", "<I"):
+                j = data.find(struct.pack(fmt, real.file_size), i, i + 400)
+                if j > 0:
+                    struct.pack_into(fmt, data, j, 1000)
+                    patched += 1
+                    break
+            i += 4
+    assert patched == 2
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+        assert zf.getinfo("xl/worksheets/sheet1.xml").file_size == 1000
+    t0 = time.perf_counter()
+    with pytest.raises(DataError, match=r"stated\.xlsx: the (sheet|workbook) cannot be (read|opened)"):
+        load_table(bytes(data), "stated.xlsx")
+    assert time.perf_counter() - t0 < TIME_BOUND_S
+
+
+def test_damaged_sheet_xml_is_a_data_error():
+    """The sheet is parsed while its rows are read (not on opening): an XML error there is still a DataError."""
+    data = xlsx_from_rows(["a"], "<row><c><v>1</v></c></row>" * 1000 + "<row><c><v>2</v></row>", 1)
+    with pytest.raises(DataError, match=r"broken\.xlsx: the sheet cannot be read \(ParseError: mismatched tag"):
+        load_table(data, "broken.xlsx")
+
+
+def test_sheet_without_a_stated_size_is_parsed_once(monkeypatch):
+    """openpyxl parsed a sheet without <dimension> whole on opening, to find its size; the reader skips that."""
+    calls = []
+    real = readers._UnsizedSheet._cells_by_row
+
+    def counting(self, *args, **kwargs):
+        calls.append(self.title)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(readers._UnsizedSheet, "_cells_by_row", counting)
+    opened = []
+    monkeypatch.setattr(readers._UnsizedSheet, "_get_source", lambda self: opened.append(1) or
+                        readers.ReadOnlyWorksheet._get_source(self))
+    data = xlsx_from_rows(["a", "b"], "<row><c><v>1</v></c><c><v>2</v></c></row>", 10)
+    assert b"<dimension" not in zipfile.ZipFile(io.BytesIO(data)).read("xl/worksheets/sheet1.xml")
+    assert load_table(data, "unsized.xlsx").shape == (10, 2)
+    assert calls == ["Sheet1"] and len(opened) == 1
 
 
 def test_real_workbooks_pass_the_container_checks():
