@@ -204,8 +204,8 @@ def _check_lines(data: bytes, name: str) -> None:
     longest = int(lengths[k]) * unit
     if longest <= MAX_LINE_MB * _MB:
         return
-    line = data[int(ends[k] - lengths[k]):int(ends[k])] if unit == 1 else b""
-    counts = {d: line.count(d.encode()) for d in _DELIM_NAMES}
+    start, stop = int(ends[k] - lengths[k]), int(ends[k])
+    counts = {d: data.count(d.encode(), start, stop) if unit == 1 else 0 for d in _DELIM_NAMES}
     delim = max(counts, key=counts.get)
     cols = ""
     if counts[delim]:
