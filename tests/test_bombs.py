@@ -263,3 +263,27 @@ def test_utf16_and_old_mac_line_breaks_are_counted(monkeypatch):
     assert load_table(b"a,b\r1,2\r3,4\r", "mac.csv").shape == (2, 2)
     with pytest.raises(DataError, match="4 lines"):
         load_table(b"a,b\r1,2\r3,4\r5,6\r", "mac.csv")
+
+
+def test_text_cell_budget_at_the_header_and_while_reading(monkeypatch):
+    monkeypatch.setattr(readers, "MAX_CELLS", 1000)
+    body = "a,b,c,d\n" + "1,2,3,4\n" * 300
+    with pytest.raises(DataError, match="cells.csv: 300 lines below a header of 4 columns make 1,200 cells; the limit"):
+        load_table(body.encode(), "cells.csv")  # before any data row is read
+    assert load_table(("a,b,c,d\n" + "1,2,3,4\n" * 250).encode(), "ok.csv").shape == (250, 4)
+    # with quotes a line may not be one record: the budget is then counted row by row, and still holds
+    quoted = 'a,b,c,d\n"x",2,3,4\n' + "1,2,3,4\n" * 299
+    with pytest.raises(DataError, match=r"quoted.csv: more than 1,000 cells \(251\+ rows x 4 columns\)"):
+        load_table(quoted.encode(), "quoted.csv")
+    # blank lines are not records either: not refused at the header, 250 rows fit
+    assert load_table(("a,b,c,d\n" + "1,2,3,4\n\n" * 250).encode(), "blank.csv").shape == (250, 4)
+
+
+def test_header_width_is_refused_before_the_rows():
+    """A header of 10^6 one-letter names is under the line limit (2 MB): the column cap refuses it."""
+    n = 1_000_000
+    data = (",".join("x" * n) + "\n" + ",".join("1" * n) + "\n").encode()
+    t0 = time.perf_counter()
+    with pytest.raises(DataError, match="narrow.csv: the header has 1,000,000 columns; the limit is 100,000"):
+        load_table(data, "narrow.csv")
+    assert time.perf_counter() - t0 < TIME_BOUND_S
