@@ -472,10 +472,10 @@ def _check_header(header: list, name: str) -> None:
 def _sheet_cells(ws, name: str) -> tuple[list | None, list, list, int]:
     """Header, rows of cell texts (trailing blanks dropped), their sheet rows, and the widest row.
 
-    Streamed: openpyxl hands over one row at a time, the stated sheet size is ignored (a sheet stating
-    A1:XFD1048576 would otherwise be padded to 16,384 x 1,048,576 cells), and the limits are checked on
-    each row before its cells are converted."""
-    ws.reset_dimensions()
+    Streamed: openpyxl hands over one row at a time, the stated sheet size is ignored (with a stated
+    A1:XFD1048576 openpyxl padded every row to 16,384 cells: 100,000 one-cell rows were 1.6 billion cells
+    to convert), and the limits are checked on each row before its cells are converted."""
+    ws.reset_dimensions()  # already unsized (_UnsizedSheet); also for a sheet opened elsewhere
     header = None
     rows: list = []
     lines: list = []
