@@ -95,6 +95,29 @@ def xlsx_16m_cells() -> bytes:
     return xlsx_from_rows(header, row, 3999)
 
 
+def xlsx_16m_random_cells(seed: int = 0) -> bytes:
+    """16 million random one-digit cells (4,000 x 4,000): ~19 MB on disk, compressed only ~12 times, so the
+    ZIP checks pass it; the cell count in the sheet XML refuses it (94 s and 0.7 GB in the row parse before)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cell = np.frombuffer(b"<c><v>0</v></c>", dtype=np.uint8)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for member, body in (("[Content_Types].xml", _CT), ("_rels/.rels", _RELS), ("xl/workbook.xml", _WB),
+                             ("xl/_rels/workbook.xml.rels", _WB_RELS)):
+            zf.writestr(member, body)
+        with zf.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as f:
+            f.write(_SHEET_HEAD.encode())
+            f.write(("<row>" + "".join(_text_cell(f"c{j}") for j in range(4000)) + "</row>").encode())
+            for _ in range(40):  # 40 x 100 rows
+                cells = np.tile(cell, (100, 4000, 1))
+                cells[:, :, 6] = rng.integers(48, 58, (100, 4000))
+                f.write(b"".join(b"<row>" + r.tobytes() + b"</row>" for r in cells))
+            f.write(_SHEET_TAIL.encode())
+    return buf.getvalue()
+
+
 def csv_long_line(mb: int = 45) -> bytes:
     """A valid header, then one line of ``mb`` MB with no line break (under the 50 MB upload limit)."""
     return b"a,b\n1,2\n" + b"9" * (mb * 1024 * 1024) + b"\n"
@@ -117,6 +140,7 @@ BOMBS = {
     "zip_bomb.xlsx": (zip_bomb, ["unpack"]),
     "sheet_172mb.xlsx": (xlsx_172mb_sheet, ["unpack"]),
     "cells_16m.xlsx": (xlsx_16m_cells, ["unpack"]),
+    "cells_16m_random.xlsx": (xlsx_16m_random_cells, ["more than 10,000,000 cells"]),
     "long_line.csv": (csv_long_line, ["line 3", "long"]),
     "columns_1e6.csv": (csv_million_columns, ["1,000,000 columns"]),
     "rows_1e7.csv": (csv_ten_million_rows, ["10,000,000 lines"]),

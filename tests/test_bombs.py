@@ -19,7 +19,7 @@ import pytest
 
 from bombs import BOMBS, xlsx_from_rows
 from engine.data import DataError, load_table, readers
-from engine.data.containers import MAX_XLSX_MEMBERS, check_xlsx_container
+from engine.data.containers import MAX_XLSX_MEMBERS, check_xlsx_container, sheet_cells_over
 from workbooks import workbook_bytes
 
 TIME_BOUND_S = 10.0
@@ -187,10 +187,39 @@ def test_real_workbooks_pass_the_container_checks():
 
 # ------------------------------------------------------------------------------ streamed sheet, budgets per row
 
+def test_sheet_cells_are_counted_in_the_xml_before_the_parse(monkeypatch):
+    rows = [[f"c{j}" for j in range(10)]] + [list(range(10)) for _ in range(300)]
+    data = workbook_bytes({"S": rows})
+    assert sheet_cells_over(data, "xl/worksheets/sheet1.xml", 10**9) == 3010
+    assert sheet_cells_over(data, "xl/worksheets/sheet1.xml", 100) > 100
+    monkeypatch.setattr(readers, "MAX_CELLS", 3009)
+    parsed = []
+    monkeypatch.setattr(readers, "_sheet_cells", lambda *a: parsed.append(1))
+    with pytest.raises(DataError, match="cells.xlsx: the sheet holds more than 3,009 cells .counted in its XML"):
+        load_table(data, "cells.xlsx")
+    assert not parsed
+
+
+def test_cell_count_across_chunks_and_with_a_namespace_prefix():
+    """Exact over a sheet of several 4 MB chunks (no cell counted twice at a boundary), and for a sheet
+    whose elements carry a prefix (<x:c>), as some writers make them."""
+    data = xlsx_from_rows(["a", "b", "c"], "<row>" + "<c><v>7</v></c><c/><c s=\"1\"><v>8</v></c>" + "</row>", 400_000)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert zf.getinfo("xl/worksheets/sheet1.xml").file_size > 3 * (4 << 20)
+    assert sheet_cells_over(data, "xl/worksheets/sheet1.xml", 10**9) == 3 + 3 * 400_000
+    xml = ('<x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:sheetData>'
+           + '<x:row r="1"><x:c r="A1"><x:v>1</x:v></x:c><x:c r="B1"><x:v>2</x:v></x:c></x:row>' * 5
+           + "<x:cols/></x:sheetData></x:worksheet>")
+    prefixed = _zip({"[Content_Types].xml": b"<Types/>", "xl/worksheets/sheet1.xml": xml.encode()})
+    assert sheet_cells_over(prefixed, "xl/worksheets/sheet1.xml", 10**9) == 10
+
+
 def test_sheet_cell_budget_is_checked_while_streaming(monkeypatch):
+    """The same budget in the row loop (here with the XML count switched off)."""
     rows = [[f"c{j}" for j in range(10)]] + [list(range(10)) for _ in range(300)]
     data = workbook_bytes({"S": rows})
     monkeypatch.setattr(readers, "MAX_CELLS", 1000)
+    monkeypatch.setattr(readers, "sheet_cells_over", lambda *a: 0)
     with pytest.raises(DataError, match=r"more than 1,000 cells .at sheet row 10\d\b"):
         load_table(data, "cells.xlsx")
     monkeypatch.setattr(readers, "MAX_CELLS", 10_000_000)
@@ -203,6 +232,7 @@ def test_duplicate_header_is_refused_before_the_rows_are_read(monkeypatch):
     """The cell budget would stop the read at row ~100: the duplicate name is reported first, from the header."""
     rows = [["a", "b", "a"]] + [[1, 2, 3] for _ in range(1000)]
     monkeypatch.setattr(readers, "MAX_CELLS", 300)
+    monkeypatch.setattr(readers, "sheet_cells_over", lambda *a: 0)  # the row loop alone
     with pytest.raises(DataError, match=r"duplicate column names: 'a' \(columns 1 and 3\)"):
         load_table(workbook_bytes({"S": rows}), "dup.xlsx")
     with pytest.raises(DataError, match=r"duplicate column names: 'a' \(columns 1 and 3\)"):

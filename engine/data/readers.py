@@ -47,7 +47,7 @@ import numpy as np
 from openpyxl.reader.excel import ExcelReader
 from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 
-from .containers import MAX_XLSX_UNPACKED_MB, check_xlsx_container
+from .containers import MAX_XLSX_UNPACKED_MB, check_xlsx_container, sheet_cells_over
 from .validate import DataError, quote_list
 
 __all__ = [
@@ -525,7 +525,14 @@ def _xlsx_grid(data: bytes, name: str, sheet) -> tuple[list, list, list]:
     """Header, rows (lists of strings) and sheet row numbers of one worksheet."""
     wb = _open_workbook(data, name)
     try:
-        header, rows, lines, width = _sheet_cells(_pick_sheet(wb, name, sheet), name)
+        ws = _pick_sheet(wb, name, sheet)
+        if sheet_cells_over(data, ws._worksheet_path, MAX_CELLS) > MAX_CELLS:
+            raise DataError(
+                f"{name}: the sheet holds more than {MAX_CELLS:,} cells (counted in its XML before reading); the "
+                "table is too large to analyse here.",
+                file=name,
+            )
+        header, rows, lines, width = _sheet_cells(ws, name)
     except DataError:
         raise
     except Exception as err:  # damaged sheet XML, or a member that does not match its stated size or CRC
