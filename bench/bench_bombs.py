@@ -14,25 +14,31 @@ Figures printed (``key=value``):
   run, so its overhead is not in the time; the file's bytes read from disk are included).
 - ``peer_load_s``: loading a small valid CSV (200 x 20 numbers) in the same process, the yardstick: the
   refusals cost about as much as reading a small file.
+- ``inflate_s``: unpacking the random-digit workbook's sheet up to 160 MB (the cells the budget allows), no
+  counting: the floor of that refusal.
 - ``max_refusal_s``, ``max_peak_traced_mb``.
 
 Checked claims (exit 1 when one fails): every bomb is refused with a DataError that names the file
 (``refused_with_reason``); each refusal takes under 1 s (``refused_under_1s``, the issue's budget; on this
 shared 2-core machine the slowest, the 45 MB line, took 0.1-0.3 s), except the random-digit workbook, whose
-sheet is unpacked and its cells counted up to the budget (160 MB of XML: 0.44 s of zlib alone, ~1 s in all):
-under 3 s (``counted_refusal_under_3s``); peak traced memory under 200 MB (``memory_under_200mb``).
+sheet is unpacked and its cells counted up to the budget (160 MB of XML: 0.44 s of zlib alone, ~1 s in all on an
+idle machine, 2.8 s with the cores busy): it is held to 4x ``inflate_s`` (``counted_refusal_within_4x_inflate``),
+the time to merely unpack those 160 MB measured in the same process, so the machine's load cancels out; peak
+traced memory under 200 MB (``memory_under_200mb``).
 Before the checks were ordered first (commit f73ce28), the 172 MB-of-XML workbook
 took 97 s and 1.1 GB of RSS to be refused, the 16-million-cell one 94 s and 0.5 GB, the random-digit one 84 s
 and 0.7 GB, and the 10^7 rows were accepted after 24 s and 1.9 GB. ``--seed`` shuffles the order of the bombs.
 """
 from __future__ import annotations
 
+import io
 import random
 import statistics
 import sys
 import tempfile
 import time
 import tracemalloc
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +65,15 @@ def _peak_mb(path: Path) -> float:
         return tracemalloc.get_traced_memory()[1] / 2**20
     finally:
         tracemalloc.stop()
+
+
+def _inflate_s(data: bytes, nbytes: int) -> float:
+    t0 = time.perf_counter()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf, zf.open("xl/worksheets/sheet1.xml") as f:
+        done = 0
+        while done < nbytes and (chunk := f.read(4 << 20)):
+            done += len(chunk)
+    return time.perf_counter() - t0
 
 
 def _peer(folder: Path) -> float:
@@ -101,7 +116,10 @@ def main(argv=None) -> int:
     counted = "cells_16m_random.xlsx"
     quick = {n: t for n, t in times.items() if n != counted}
     claims.check("refused_under_1s", max(quick.values()) < 1.0, f"max {max(quick.values()):.3f} s")
-    claims.check("counted_refusal_under_3s", times[counted] < 3.0, f"{times[counted]:.3f} s")
+    inflate = _inflate_s(bombs.BOMBS[counted][0](), 160 * 10**6)
+    emit("inflate_s", inflate)
+    claims.check("counted_refusal_within_4x_inflate", times[counted] < 4 * inflate,
+                 f"{times[counted]:.3f} s against {inflate:.3f} s")
     claims.check("memory_under_200mb", max(peaks.values()) < 200, f"max {max(peaks.values()):.0f} MB")
     return claims.exit_code()
 
