@@ -19,7 +19,10 @@ Every one is checked before or while reading, never on the finished grid:
     A wide NIR spectrum has a few thousand channels. Checked on the header row (and, for XLSX, on
     every row as it is read).
 ``MAX_CELLS`` = 10,000,000 (80 MB as float64)
-    Counted row by row while reading; an XLSX also counts the blank cells openpyxl hands over.
+    XLSX: the ``<c>`` elements of the sheet XML are counted before openpyxl parses it
+    (``containers.sheet_cells_over``), then the cells are counted row by row, blank ones included. Text:
+    at the header row, lines below x header width when each line is one record (no quotes, no blank
+    lines), else row by row while reading.
 ``MAX_ROWS`` = 1,000,000 data rows
     10^7 one-cell rows ("1\n" x 10^7, 20 MB) were read whole before: 24 s and 1.9 GB in
     ``load_table`` (about 2.4 us and 190 bytes per row, whatever the width). A century of hourly
