@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bombs import BOMBS
 from engine.data import MAX_UPLOAD_MB, DataError, load_table
 from engine.methods.registry import METHODS
 from workbooks import workbook_bytes
@@ -61,6 +62,9 @@ TABLE_WORDS = {
     "wide_1e6.csv": ["1,000,000 columns"],
     "over_limit.csv": [f"the limit is {MAX_UPLOAD_MB} MB"],
 }
+# Generated bombs (tests/bombs.py, issue #20): zip, XLSX, very long line, 10^7 tiny rows (10^6 columns: wide_1e6.csv)
+GENERATED_BOMBS = {n: w for n, (_, w) in BOMBS.items() if n != "columns_1e6.csv"}
+TABLE_WORDS.update(GENERATED_BOMBS)
 MULTI_SHEET = "multi_sheet.xlsx"
 # Format refusals also run through every method page (the rest only with PRIVALAB_HOSTILE_FULL=1).
 ON_EVERY_PAGE = {"binary_png.csv", "nan_cell.csv", "text_in_numeric.csv", "duplicate_headers.csv", "one_row.csv",
@@ -104,6 +108,7 @@ def corpus() -> dict:
     limit = MAX_UPLOAD_MB * 1024 * 1024
     files["over_limit.csv"] = b"a,b\n" + b"1,2\n" * (limit // 4 + 1)
     files[MULTI_SHEET] = _workbook({"Notes": [["note"], ["hello"]], "Data": MULTI_ROWS})
+    files.update({n: BOMBS[n][0]() for n in GENERATED_BOMBS})
     assert len(files["over_limit.csv"]) > limit
     return files
 
@@ -118,7 +123,7 @@ def test_corpus_is_large_and_covers_the_issue(corpus):
                    "binary_png.csv"):
         assert needed in committed, needed
     # the generated ones stay out of the repository
-    assert not {"wide_1e6.csv", "over_limit.csv", MULTI_SHEET} & committed
+    assert not {"wide_1e6.csv", "over_limit.csv", MULTI_SHEET, *GENERATED_BOMBS} & committed
 
 
 # ------------------------------------------------------------------------------ small valid data

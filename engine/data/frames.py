@@ -243,8 +243,10 @@ def load_table(source, name: str | None = None, *, sheet: str | int | None = Non
     DataError
         Empty file, header without data rows, binary content, ragged rows, duplicate or
         missing column names, non-numeric / missing / infinite cells in a numeric column,
-        file over ``MAX_UPLOAD_MB``, more than ``MAX_COLUMNS`` columns or ``MAX_CELLS``
-        cells, unsupported extension, several sheets without ``sheet``.
+        file over ``MAX_UPLOAD_MB``, more than ``MAX_COLUMNS`` columns, ``MAX_CELLS`` cells or
+        ``MAX_ROWS`` data rows, a text line over ``MAX_LINE_MB``, an XLSX archive over the limits of
+        ``engine.data.containers`` (a decompression bomb), unsupported extension, several sheets
+        without ``sheet``. Every limit is checked before or while reading, never on the finished grid.
     """
     if missing not in ("refuse", "keep"):
         raise ValueError(f"missing must be 'refuse' or 'keep', not {missing!r}")

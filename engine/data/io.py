@@ -3,7 +3,8 @@
 The code lives in modules by concern; this module keeps the old import path (notebooks, pages):
 
 * ``engine.data.readers``: bytes -> header and rows of strings (size, extension, encoding,
-  delimiter sniffing, XLSX sheets), ``xlsx_sheet_names`` and the limits ``MAX_*``;
+  delimiter sniffing, XLSX sheets), ``xlsx_sheet_names`` and the limits ``MAX_*`` (why each:
+  its docstring; the XLSX container limits in ``engine.data.containers``);
 * ``engine.data.frames``: ``load_table``, strings -> a typed DataFrame whose numeric columns are
   float64 with only finite values and whose other columns are text;
 * ``engine.data.timeseries``: ``load_timeseries`` -> :class:`TimeSeriesData` (Y: T x sites);
@@ -18,6 +19,8 @@ from .frames import load_table
 from .readers import (
     MAX_CELLS,
     MAX_COLUMNS,
+    MAX_LINE_MB,
+    MAX_ROWS,
     MAX_UPLOAD_MB,
     MAX_XLSX_UNPACKED_MB,
     SUPPORTED_EXTENSIONS,
@@ -30,6 +33,8 @@ __all__ = [
     "MAX_UPLOAD_MB",
     "MAX_COLUMNS",
     "MAX_CELLS",
+    "MAX_ROWS",
+    "MAX_LINE_MB",
     "MAX_XLSX_UNPACKED_MB",
     "SUPPORTED_EXTENSIONS",
     "load_table",
