@@ -1,0 +1,30 @@
+"""Module-level job functions for tests/test_jobs.py (a worker process imports them by name)."""
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+
+from engine.data import DataError, load_table
+
+
+def allocate(mb: int) -> int:
+    """Touch ``mb`` MB of float64 and return the element count."""
+    a = np.ones(mb * 1024 * 1024 // 8)
+    return int(a.size)
+
+
+def sleep_then(seconds: float, value):
+    time.sleep(seconds)
+    return value
+
+
+def fail_with_data_error(name: str):
+    raise DataError(f"{name}: no numeric column", file=name, column="x")
+
+
+def load_upload(data: bytes, name: str):
+    buf = io.BytesIO(data)
+    buf.name = name
+    return load_table(buf, name=name)

@@ -1,0 +1,111 @@
+"""The job runner (engine.jobs): memory and time budgets end one job, not the server; a bounded line of jobs.
+
+Small budgets (300 MB, 2 s) keep every test within a few seconds, the forkserver's start-up included.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from engine.data import DataError
+from engine.jobs import JobCancelled, JobError, JobRunner, in_line, ordinal
+from tests.jobs_helpers import allocate, fail_with_data_error, load_upload, sleep_then
+
+
+@pytest.fixture()
+def runner():
+    return JobRunner(max_jobs=1)
+
+
+def test_memory_past_the_budget_ends_that_job_only(runner):
+    start = time.monotonic()
+    with pytest.raises(JobError, match="more than the 300 MB memory budget"):
+        runner.run(allocate, 600, memory_mb=300, seconds=30)
+    assert time.monotonic() - start < 10
+    assert np.ones(10).sum() == 10  # the parent carries on
+    assert runner.run(allocate, 50, memory_mb=300, seconds=30) == 50 * 1024 * 1024 // 8
+
+
+def test_a_job_past_its_time_is_killed(runner):
+    start = time.monotonic()
+    with pytest.raises(JobError, match="took longer than 2 s"):
+        runner.run(sleep_then, 60, "late", seconds=2)
+    assert time.monotonic() - start < 6
+    assert runner.running() == 0
+
+
+def test_the_second_job_waits_its_turn(runner):
+    first = runner.submit(sleep_then, 1.0, "first", seconds=20)
+    second = runner.submit(sleep_then, 0.0, "second", seconds=20)
+    time.sleep(0.1)
+    assert first.position == 0 and second.position == 1
+    assert in_line(second.position) == "1st in line"
+    assert second.result(timeout=20) == "second" and first.done()
+    assert second.started >= first.started + 0.9  # it ran after the first one ended
+
+
+def test_cancel_removes_a_queued_job(runner):
+    first = runner.submit(sleep_then, 1.0, "first", seconds=20)
+    second = runner.submit(sleep_then, 0.0, "second", seconds=20)
+    third = runner.submit(sleep_then, 0.0, "third", seconds=20)
+    time.sleep(0.1)
+    assert third.position == 2
+    second.cancel()
+    assert third.position == 1 and runner.queued() == 1
+    with pytest.raises(JobCancelled, match="cancelled before it started"):
+        second.result(timeout=1)
+    assert second.started is None
+    assert third.result(timeout=20) == "third" and first.result(timeout=1) == "first"
+
+
+def test_cancel_kills_a_running_job(runner):
+    job = runner.submit(sleep_then, 60, "never", seconds=30)
+    time.sleep(0.3)
+    job.cancel()
+    with pytest.raises(JobCancelled):
+        job.result(timeout=5)
+
+
+def test_a_data_error_comes_back_with_its_message(runner):
+    with pytest.raises(DataError, match="no numeric column") as caught:
+        runner.run(fail_with_data_error, "a.csv")
+    assert caught.value.file == "a.csv" and caught.value.column == "x"
+
+
+def test_an_exception_from_on_wait_cancels_the_job(runner):
+    def stop(job):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(sleep_then, 60, "x", on_wait=stop, every=0.05)
+    deadline = time.monotonic() + 5
+    while runner.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert runner.running() == 0
+
+
+def test_a_million_columns_refused_with_the_file_name(runner):
+    data = (",".join(f"c{i}" for i in range(10**6)) + "\n" + ",".join("1" for _ in range(10**6)) + "\n").encode()
+    start = time.monotonic()
+    with pytest.raises((DataError, JobError), match="wide.csv"):
+        runner.run(load_upload, data, "wide.csv", memory_mb=300, seconds=20, label="wide.csv")
+    assert time.monotonic() - start < 20
+
+
+def test_ordinals():
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+
+
+def test_budgets_from_the_environment():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PRIVALAB_JOB_MEMORY_MB": "512", "PRIVALAB_JOB_SECONDS": "7", "PRIVALAB_MAX_JOBS": "x"}
+    out = subprocess.run([sys.executable, "-c", "import engine.jobs as j; print(j.MEMORY_MB, j.SECONDS, j.MAX_JOBS)"],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["512", "7.0", "2"]
+
