@@ -53,7 +53,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["JobError", "JobCancelled", "Job", "JobRunner", "submit", "run", "in_line", "ordinal",
+__all__ = ["JobError", "JobCancelled", "Job", "JobRunner", "submit", "run", "in_line", "ordinal", "parse_upload",
            "MEMORY_MB", "SECONDS", "MAX_JOBS"]
 
 
@@ -152,7 +152,7 @@ class Job:
     kwargs: dict
     memory_mb: int
     seconds: float
-    label: str = ""
+    label: str = ""  # what the job does, as the start of a sentence ("Reading data.csv"), in its messages
     runner: Any = field(default=None, repr=False)
     state: str = "queued"
     started: float | None = None
@@ -204,7 +204,7 @@ class Job:
             receive.close()
 
     def _watch(self, proc, receive, deadline: float) -> tuple:
-        what = f"{self.label}: " if self.label else ""
+        what = self.label or "The job"
         while True:
             if receive.poll(0.05):
                 try:
@@ -212,15 +212,15 @@ class Job:
                 except (EOFError, OSError):
                     break  # the worker died while sending: judged by its exit code below
                 if kind == "memory":
-                    return "error", JobError(f"{what}the job needed more than the {self.memory_mb} MB memory "
-                                             "budget and was stopped.")
+                    return "error", JobError(f"{what} needed more than the {self.memory_mb} MB memory budget and "
+                                             "was stopped.")
                 return kind, value
             if self._cancel.is_set():
                 proc.kill()
-                return "error", JobCancelled(f"{what}the job was cancelled.")
+                return "error", JobCancelled(f"{what} was cancelled.")
             if time.monotonic() > deadline:
                 proc.kill()
-                return "error", JobError(f"{what}the job took longer than {self.seconds:g} s and was stopped.")
+                return "error", JobError(f"{what} took longer than {self.seconds:g} s and was stopped.")
             if not proc.is_alive() and not receive.poll(0):
                 break
         proc.join(5)
@@ -229,8 +229,8 @@ class Job:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
             hint = " (likely past its memory budget)" if -code in (signal.SIGKILL, signal.SIGSEGV,
                                                                   signal.SIGABRT) else ""
-            return "error", JobError(f"{what}the job's worker was ended by {name}{hint}.")
-        return "error", JobError(f"{what}the job's worker ended (exit code {code}) without a result.")
+            return "error", JobError(f"{what} was ended by {name}{hint}.")
+        return "error", JobError(f"{what} ended (exit code {code}) without a result.")
 
 
 class JobRunner:
@@ -282,8 +282,7 @@ class JobRunner:
             if job in self._queue:
                 self._queue.remove(job)
                 job.state = "cancelled"
-                job._outcome = ("error", JobCancelled(f"{job.label + ': ' if job.label else ''}the job was "
-                                                      "cancelled before it started."))
+                job._outcome = ("error", JobCancelled(f"{job.label or 'The job'} was cancelled before it started."))
                 job._done.set()
             self._cond.notify_all()
 
@@ -300,7 +299,7 @@ class JobRunner:
         try:
             job._execute()
         except BaseException as err:  # noqa: BLE001 - a failure to start the worker ends this job only
-            job._outcome = ("error", JobError(f"the job could not run: {err}"))
+            job._outcome = ("error", JobError(f"{job.label or 'The job'} could not run: {err}"))
         finally:
             with self._cond:
                 self._running.discard(job)
@@ -320,3 +319,23 @@ def submit(fn: Callable, *args, **kwargs) -> Job:
 def run(fn: Callable, *args, **kwargs):
     """:meth:`JobRunner.run` on the server's runner."""
     return RUNNER.run(fn, *args, **kwargs)
+
+
+def parse_upload(data: bytes, name: str, sheet: str | None = None):
+    """An upload's table, as the data picker wants it (run in a worker): (DataFrame, None, None), or (None, the
+    refusal (message, row, column, line), the frame with NaN when missing cells are the only problem)."""
+    import io
+
+    from engine.data import DataError, load_table
+
+    buf = io.BytesIO(data)
+    buf.name, buf.size = name, len(data)
+    try:
+        return load_table(buf, name=name, sheet=sheet), None, None
+    except DataError as err:
+        problem = (str(err), err.row, err.column, err.line)
+    try:
+        raw = load_table(buf, name=name, sheet=sheet, missing="keep")
+    except DataError:
+        raw = None
+    return None, problem, raw
