@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ import pytest
 from engine.data import DataError
 from engine.jobs import JobCancelled, JobError, JobRunner, in_line, ordinal
 from tests.jobs_helpers import allocate, fail_with_data_error, load_upload, sleep_then
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
@@ -109,3 +112,25 @@ def test_budgets_from_the_environment():
                          env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out == ["512", "7.0", "2"]
 
+
+
+def test_an_upload_past_the_budget_is_refused_on_the_page_and_the_data_stay(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from engine import jobs
+    from tests.jobs_helpers import parse_after_a_bomb
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.radio(key="home_data_source").set_value("Upload a file").run()
+    good = b"id,a,b,c\ns1,1.0,2.0,3.5\ns2,2.0,1.0,4.5\ns3,3.0,0.5,1.5\ns4,4.0,3.0,2.5\n"
+    at.file_uploader(key="home_data_upload").set_value(("good.csv", good, "text/csv")).run()
+    assert at.session_state["pl_dataset"].name == "good.csv"
+    monkeypatch.setattr(jobs, "parse_upload", parse_after_a_bomb)
+    monkeypatch.setattr(jobs, "MEMORY_MB", 300)
+    bomb = good.replace(b"s4", b"s5")  # another content: not in the cache
+    at.file_uploader(key="home_data_upload").set_value(("bomb.csv", bomb, "text/csv")).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("Reading bomb.csv needed more than the 300 MB memory budget" in e for e in errors), errors
+    assert at.session_state["pl_dataset"].name == "good.csv"
+    assert any("Still using the previous data: good.csv" in i.value for i in at.info)

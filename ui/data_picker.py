@@ -97,27 +97,34 @@ class _Cancelled(Exception):
     """The user stopped reading an upload (its Cancel button)."""
 
 
-def _waiting(name: str, key: str, verdict: tuple) -> Callable:
-    """``on_wait`` for reading ``name``: after a second, its place in line (or the time it has run) and Cancel."""
-    shown: dict = {}
+class _Waiting:
+    """``on_wait`` for reading ``name``: after a second, its place in line (or the time it has run) and Cancel;
+    ``clear()`` removes them."""
 
-    def show(job) -> None:
-        waited = time.monotonic() - shown.setdefault("t0", time.monotonic())
-        if waited < 1.0:
+    def __init__(self, name: str, key: str, verdict: tuple):
+        self.name, self.key, self.verdict = name, key, verdict
+        self.t0 = time.monotonic()
+        self.slot = self.text = None
+
+    def __call__(self, job) -> None:
+        if time.monotonic() - self.t0 < 1.0:
             return
-        if "text" not in shown:
-            box = st.empty().container()
-            shown["text"] = box.empty()
-            box.button("Cancel", key=f"{key}_cancel_read", on_click=_cancel_read, args=(key, verdict))
+        if self.slot is None:
+            self.slot = st.empty()
+            box = self.slot.container()
+            self.text = box.empty()
+            box.button("Cancel", key=f"{self.key}_cancel_read", on_click=_cancel_read, args=(self.key, self.verdict))
         if job.position:
-            shown["text"].info(f"Reading {name}: {jobs.in_line(job.position)} for a worker (at most "
-                               f"{jobs.RUNNER.max_jobs} files or fits at once).", icon=":material/hourglass:")
+            self.text.info(f"Reading {self.name}: {jobs.in_line(job.position)} for a worker (at most "
+                           f"{jobs.RUNNER.max_jobs} files or fits at once).", icon=":material/hourglass:")
         else:
             run = 0.0 if job.started is None else time.monotonic() - job.started
-            shown["text"].info(f"Reading {name}: {run:.0f} s (stopped after {job.seconds:g} s or "
-                               f"{job.memory_mb} MB).", icon=":material/hourglass:")
+            self.text.info(f"Reading {self.name}: {run:.0f} s (stopped after {job.seconds:g} s or "
+                           f"{job.memory_mb} MB).", icon=":material/hourglass:")
 
-    return show
+    def clear(self) -> None:
+        if self.slot is not None:
+            self.slot.empty()
 
 
 def _cancel_read(key: str, verdict: tuple) -> None:
@@ -283,11 +290,14 @@ def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: 
         raise DataError(refused[1], file=name)
     if st.session_state.get(f"{key}_cancelled") == verdict:
         raise _Cancelled(f"Reading {name} was cancelled. Upload it again to read it.")
+    waiting = _Waiting(name, key, verdict)
     try:
         try:
-            df, problem, _ = _try_load(data, name, sheet, on_wait=_waiting(name, key, verdict))
+            df, problem, _ = _try_load(data, name, sheet, on_wait=waiting)
         except jobs.JobCancelled as err:
             raise _Cancelled(str(err)) from None
+        finally:
+            waiting.clear()
         if problem is not None:
             message, row, column, line = problem
             raise DataError(message, file=name, row=row, column=column, line=line)
