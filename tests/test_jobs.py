@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.data import DataError
@@ -134,3 +135,58 @@ def test_an_upload_past_the_budget_is_refused_on_the_page_and_the_data_stay(monk
     assert any("Reading bomb.csv needed more than the 300 MB memory budget" in e for e in errors), errors
     assert at.session_state["pl_dataset"].name == "good.csv"
     assert any("Still using the previous data: good.csv" in i.value for i in at.info)
+
+
+def _wide_spectra(n: int, d: int):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d)) * 0.01 + 0.5
+    y = X[:, :5].sum(axis=1) + 0.01 * rng.normal(size=n)
+    return X, y, np.arange(n - 10), np.arange(n - 10, n)
+
+
+def test_a_fit_that_needs_more_memory_than_the_budget_is_stopped(runner):
+    """Strict edPLS releases the (d+1) x (d+1) second-moment matrix: 6000 channels need ~290 MB for it alone, and
+    its noise as much again, past a 300 MB budget; the same fit on 100 channels runs in the worker."""
+    from engine.methods.edpls import compare_private_plain
+    from engine.methods.edpls.pipeline import strict_params
+
+    params = strict_params(n_components=2, epsilon=1.0, delta=1e-5, calibration="analytic", x_bound=100.0,
+                           y_bound=100.0)
+    X, y, train, test = _wide_spectra(40, 6000)
+    start = time.monotonic()
+    with pytest.raises(JobError, match="needed more than the 300 MB memory budget"):
+        runner.run(compare_private_plain, X, y, train, test, params, random_state=1, memory_mb=300, seconds=60,
+                   label="The edPLS fit on wide.csv")
+    assert time.monotonic() - start < 30
+    X, y, train, test = _wide_spectra(40, 100)
+    res = runner.run(compare_private_plain, X, y, train, test, params, random_state=1, memory_mb=300, seconds=60)
+    here = compare_private_plain(X, y, train, test, params, random_state=1)
+    assert res["rmsep_plain"] == pytest.approx(here["rmsep_plain"])
+    assert res["rmsep_private"] == pytest.approx(here["rmsep_private"])
+
+
+def test_an_edpls_fit_past_the_budget_is_refused_on_the_page(monkeypatch):
+    """The edPLS page fits an upload in a worker: past the budget, the page says so (naming the file) and keeps
+    the upload; the sample sets stay in the server process."""
+    from streamlit.testing.v1 import AppTest
+
+    import engine.methods.edpls as edpls
+    from engine import jobs
+    from tests.jobs_helpers import fit_after_a_bomb
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 2)) @ rng.normal(size=(2, 12)) * 0.1 + 0.5 + 0.01 * rng.normal(size=(30, 12))
+    frame = pd.DataFrame(X.round(5), columns=[str(1100 + 2 * j) for j in range(12)])
+    frame["oil"] = (3 + X[:, 0]).round(4)
+    monkeypatch.setattr(edpls, "compare_private_plain", fit_after_a_bomb)
+    monkeypatch.setattr(jobs, "MEMORY_MB", 300)
+    at = AppTest.from_file(str(ROOT / "pages" / "edpls.py"), default_timeout=60)
+    at.session_state["pl_mode"] = "paper"  # paper mode fits an upload without a declared |y| bound
+    at.session_state["edpls_data_source"] = "Upload a file"
+    at.run()
+    at.file_uploader(key="edpls_data_upload").set_value(("spectra.csv", frame.to_csv(index=False).encode(),
+                                                          "text/csv")).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert any("The edPLS fit on spectra.csv needed more than the 300 MB memory budget" in e for e in errors), errors
+    assert at.session_state["pl_dataset"].name == "spectra.csv"
