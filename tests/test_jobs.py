@@ -190,3 +190,37 @@ def test_an_edpls_fit_past_the_budget_is_refused_on_the_page(monkeypatch):
     errors = [e.value for e in at.error]
     assert any("The edPLS fit on spectra.csv needed more than the 300 MB memory budget" in e for e in errors), errors
     assert at.session_state["pl_dataset"].name == "spectra.csv"
+
+
+def _waiting_script():
+    import streamlit as st
+
+    from engine.jobs import JobRunner
+    from tests.jobs_helpers import sleep_then
+    from ui.data_picker import _Waiting
+
+    runner = JobRunner(max_jobs=1)
+    first = runner.submit(sleep_then, 3.0, "first", seconds=20)
+    waiting = _Waiting("x.csv", "k", ("verdict",))
+    waiting.t0 -= 1.0  # as if it had waited a second already
+
+    def on_wait(job):
+        waiting(job)
+        if job.position == 1:
+            raise RuntimeError("seen in line")
+
+    try:
+        runner.run(sleep_then, 0.0, "second", on_wait=on_wait, every=0.05)
+    except RuntimeError:
+        st.session_state["queued_after"] = runner.queued()
+    first.cancel()
+
+
+def test_a_read_waiting_in_line_shows_its_place_and_cancel():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_waiting_script, default_timeout=30).run()
+    assert not at.exception, at.exception
+    assert any("Reading x.csv: 1st in line for a worker" in i.value for i in at.info), [i.value for i in at.info]
+    assert at.button(key="k_cancel_read").label == "Cancel"
+    assert at.session_state["queued_after"] == 0  # leaving the wait took the job out of the line
