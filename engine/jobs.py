@@ -114,6 +114,12 @@ def _context():
 
             if not getattr(spawn.get_preparation_data, "privalab", False):
                 spawn.get_preparation_data = _without_main(spawn.get_preparation_data)
+            # The forkserver (Python 3.11) imports PRELOAD with its own sys.path, not the server's: put this
+            # checkout first, so that it preloads the same ``engine`` package as the server imports.
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+            if root not in paths:
+                os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
             ctx = mp.get_context("forkserver")
             ctx.set_forkserver_preload(PRELOAD)
             _CONTEXT = ctx

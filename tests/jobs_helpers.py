@@ -44,3 +44,9 @@ def fit_after_a_bomb(*args, **kwargs):
     from engine.methods.edpls import compare_private_plain
 
     return compare_private_plain(*args, **kwargs)
+
+
+def grow(step_mb: int, steps: int) -> int:
+    """Allocate ``steps`` blocks of ``step_mb`` MB one after the other (a parse that keeps growing)."""
+    kept = [np.ones(step_mb * 1024 * 1024 // 8) for _ in range(steps)]
+    return len(kept)
