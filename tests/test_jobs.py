@@ -224,3 +224,19 @@ def test_a_read_waiting_in_line_shows_its_place_and_cancel():
     assert any("Reading x.csv: 1st in line for a worker" in i.value for i in at.info), [i.value for i in at.info]
     assert at.button(key="k_cancel_read").label == "Cancel"
     assert at.session_state["queued_after"] == 0  # leaving the wait took the job out of the line
+
+
+def test_the_recommended_fit_in_a_worker_is_the_fit_in_the_server():
+    """``run_upload`` (the edPLS page's route for an upload) gives the in-process result, fitted models included;
+    a sample set (upload=False) never starts a worker."""
+    from engine.jobs import run_upload
+    from engine.methods.edpls.page_strict import compare_recommended
+
+    X, y, train, test = _wide_spectra(40, 30)
+    kw = dict(epsilon=1.0, delta=1e-5, y_range=(0.0, 100.0), random_state=3)
+    there = run_upload(True, compare_recommended, X, y, train, test, label="The edPLS fit on s.csv", **kw)
+    here = compare_recommended(X, y, train, test, **kw)
+    assert there["rmsep_private"] == pytest.approx(here["rmsep_private"])
+    np.testing.assert_allclose(there["private"].predict(X[test]), here["pred_private"])
+    assert run_upload(False, os.getpid) == os.getpid()
+    assert run_upload(True, os.getpid, label="x") != os.getpid()
