@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.data.preprocess import CHAIN_INFO, chain_names
+from engine.jobs import JobError, run_upload
 from engine.methods.edpls import (
     chain_caveat,
     compare_private_plain,
@@ -102,18 +103,21 @@ def preprocess(X, chain_name, train_idx):
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key):
+def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key, upload=None):
     """The private fit beside the plain one. ``session_noise_key`` keeps one release per session and settings: a
-    rerun shows the same release, another session (or the teaching switch) draws its own."""
-    return compare_private_plain(X, y, train_idx, test_idx, params, random_state=noise_seed)
+    rerun shows the same release, another session (or the teaching switch) draws its own. ``upload``: the
+    uploaded file's name; its fit runs in a worker with the job budgets (``engine.jobs``)."""
+    return run_upload(upload is not None, compare_private_plain, X, y, train_idx, test_idx, params,
+                      random_state=noise_seed, label=f"The edPLS fit on {upload}")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_seed, session_noise_key):
+def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_seed, session_noise_key, upload=None):
     """The recommended strict fit beside the non-private PLS1 (on the page's chain and k) and the private
-    constant predictor; one release per session and settings, as ``fit_pair``."""
-    return compare_recommended(X, y, train_idx, test_idx, X_reference=Xp, X_public=X_public,
-                               random_state=noise_seed, **dict(settings))
+    constant predictor; one release per session and settings, as ``fit_pair`` (``upload``: in a worker)."""
+    return run_upload(upload is not None, compare_recommended, X, y, train_idx, test_idx, X_reference=Xp,
+                      X_public=X_public, random_state=noise_seed, label=f"The edPLS fit on {upload}",
+                      **dict(settings))
 
 
 RECOMMENDED_CURVE = "recommended estimator"
@@ -255,10 +259,18 @@ def fit_section(choice: Choice, Xp, params: dict, budget) -> dict:
     problem = choice.problem
     try:
         return fit_pair(Xp, problem.y, problem.train, problem.test, params, budget.noise_seed,
-                        budget.session_noise_key)
+                        budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
         st.error(f"The fit on {choice.ds.name} was refused: {err}")
         st.stop()
+    except JobError as err:
+        st.error(str(err))
+        st.stop()
+
+
+def _upload_name(choice: Choice) -> str | None:
+    """The uploaded file's name (its fits run with the job budgets), None for a sample set."""
+    return choice.ds.name if choice.ds.origin == "upload" else None
 
 
 def results_section(choice: Choice, res: dict, budget, label: str) -> None:
@@ -495,9 +507,12 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
                     n_components_reference=choice.n_components)
     try:
         res = fit_recommended(problem.X, problem.y, problem.train, problem.test, Xp, tuple(sorted(settings.items())),
-                              setup.X_public, budget.noise_seed, budget.session_noise_key)
+                              setup.X_public, budget.noise_seed, budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
         st.error(f"The recommended strict fit on {choice.ds.name} was refused: {err}")
+        st.stop()
+    except JobError as err:
+        st.error(str(err))
         st.stop()
     label = f"edPLS (strict, recommended, ε = {budget.epsilon:g})"
     private = res["private"]

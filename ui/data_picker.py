@@ -14,13 +14,17 @@ numbers shown) and the file is used. The choice is kept with the data set, so it
 """
 from __future__ import annotations
 
-import io
+import hashlib
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
 import pandas as pd
 import streamlit as st
 
+from engine import jobs
 from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
 from engine.data.catalog import load_sample, sample_sets
 from engine.data.columns import MissingRows, drop_missing_rows
@@ -53,22 +57,78 @@ class Dataset:
         return [c for c in self.df.columns if pd.api.types.is_numeric_dtype(self.df[c])]
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _try_load(data: bytes, name: str, sheet: str | None = None):
+_LOADS: OrderedDict = OrderedDict()  # (content hash, name, sheet) -> _try_load's answer, most recent last
+_LOADS_LOCK = threading.Lock()
+_LOADS_MAX = 32
+
+
+def _try_load(data: bytes, name: str, sheet: str | None = None, on_wait: Callable | None = None):
     """(DataFrame, None, None) or (None, the engine's message, the frame with NaN when missing cells are the
     only problem), cached per content: a refused file (e.g. a million columns) is parsed once, not on every
-    rerun or page."""
-    buf = io.BytesIO(data)
-    buf.name, buf.size = name, len(data)
-    try:
-        return load_table(buf, name=name, sheet=sheet), None, None
-    except DataError as err:
-        problem = (str(err), err.row, err.column, err.line)
-    try:
-        raw = load_table(buf, name=name, sheet=sheet, missing="keep")
-    except DataError:
-        raw = None
-    return None, problem, raw
+    rerun or page.
+
+    The parse runs in a worker process of ``engine.jobs`` (memory and time budget, a bounded line of jobs):
+    a file past a budget is refused with the runner's message, naming the file, and cached like any refusal.
+    ``on_wait(job)`` is called while it waits or runs (the place in line); JobCancelled (not cached) when the
+    page stops waiting. Not ``st.cache_data``: the wait shows elements, which a cached function would record
+    and replay.
+    """
+    key = (hashlib.sha256(data).hexdigest(), name, sheet)
+    with _LOADS_LOCK:
+        hit = _LOADS.get(key)
+        if hit is not None:
+            _LOADS.move_to_end(key)
+    if hit is None:
+        try:
+            hit = jobs.run(jobs.parse_upload, data, name, sheet, on_wait=on_wait, label=f"Reading {name}")
+        except jobs.JobCancelled:
+            raise
+        except jobs.JobError as err:
+            hit = (None, (str(err), None, None, None), None)
+        with _LOADS_LOCK:
+            _LOADS[key] = hit
+            while len(_LOADS) > _LOADS_MAX:
+                _LOADS.popitem(last=False)
+    df, problem, raw = hit  # copies: the cache is shared by every session
+    return (None if df is None else df.copy()), problem, (None if raw is None else raw.copy())
+
+
+class _Cancelled(Exception):
+    """The user stopped reading an upload (its Cancel button)."""
+
+
+class _Waiting:
+    """``on_wait`` for reading ``name``: after a second, its place in line (or the time it has run) and Cancel;
+    ``clear()`` removes them."""
+
+    def __init__(self, name: str, key: str, verdict: tuple):
+        self.name, self.key, self.verdict = name, key, verdict
+        self.t0 = time.monotonic()
+        self.slot = self.text = None
+
+    def __call__(self, job) -> None:
+        if time.monotonic() - self.t0 < 1.0:
+            return
+        if self.slot is None:
+            self.slot = st.empty()
+            box = self.slot.container()
+            self.text = box.empty()
+            box.button("Cancel", key=f"{self.key}_cancel_read", on_click=_cancel_read, args=(self.key, self.verdict))
+        if job.position:
+            self.text.info(f"Reading {self.name}: {jobs.in_line(job.position)} for a worker (at most "
+                           f"{jobs.RUNNER.max_jobs} files or fits at once).", icon=":material/hourglass:")
+        else:
+            run = 0.0 if job.started is None else time.monotonic() - job.started
+            self.text.info(f"Reading {self.name}: {run:.0f} s (stopped after {job.seconds:g} s or "
+                           f"{job.memory_mb} MB).", icon=":material/hourglass:")
+
+    def clear(self) -> None:
+        if self.slot is not None:
+            self.slot.empty()
+
+
+def _cancel_read(key: str, verdict: tuple) -> None:
+    st.session_state[f"{key}_cancelled"] = verdict
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -228,8 +288,16 @@ def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: 
     refused = st.session_state.get(f"{key}_refused")
     if refused is not None and refused[0] == verdict:
         raise DataError(refused[1], file=name)
+    if st.session_state.get(f"{key}_cancelled") == verdict:
+        raise _Cancelled(f"Reading {name} was cancelled. Upload it again to read it.")
+    waiting = _Waiting(name, key, verdict)
     try:
-        df, problem, _ = _try_load(data, name, sheet)
+        try:
+            df, problem, _ = _try_load(data, name, sheet, on_wait=waiting)
+        except jobs.JobCancelled as err:
+            raise _Cancelled(str(err)) from None
+        finally:
+            waiting.clear()
         if problem is not None:
             message, row, column, line = problem
             raise DataError(message, file=name, row=row, column=column, line=line)
@@ -315,6 +383,9 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
     except _ChooseSheet as note:
         st.warning(str(note), icon=":material/table_view:")
         _still_using(current)
+    except _Cancelled as note:
+        st.warning(str(note), icon=":material/cancel:")
+        _still_using(current)
     except DataError as err:
         chosen, shown = _missing_upload(data, up.name, sheet, display, kind, check, current, key, slot, err)
         if shown:
@@ -331,7 +402,10 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
 
 def _read_one(up) -> pd.DataFrame:
     """One uploaded file's table, or DataError with the engine's message."""
-    df, problem, _ = _try_load(up.getvalue(), up.name)
+    try:
+        df, problem, _ = _try_load(up.getvalue(), up.name)
+    except jobs.JobCancelled as err:
+        raise DataError(str(err), file=up.name) from None
     if problem is not None:
         message, row, column, line = problem
         raise DataError(message, file=up.name, row=row, column=column, line=line)

@@ -1,0 +1,52 @@
+"""Module-level job functions for tests/test_jobs.py (a worker process imports them by name)."""
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+
+from engine.data import DataError, load_table
+
+
+def allocate(mb: int) -> int:
+    """Touch ``mb`` MB of float64 and return the element count."""
+    a = np.ones(mb * 1024 * 1024 // 8)
+    return int(a.size)
+
+
+def sleep_then(seconds: float, value):
+    time.sleep(seconds)
+    return value
+
+
+def fail_with_data_error(name: str):
+    raise DataError(f"{name}: no numeric column", file=name, column="x")
+
+
+def load_upload(data: bytes, name: str):
+    buf = io.BytesIO(data)
+    buf.name = name
+    return load_table(buf, name=name)
+
+
+def parse_after_a_bomb(data: bytes, name: str, sheet=None):
+    """Stands for a parse that needs more memory than the budget: 1 GB, then the real parse."""
+    allocate(1024)
+    from engine.jobs import parse_upload
+
+    return parse_upload(data, name, sheet)
+
+
+def fit_after_a_bomb(*args, **kwargs):
+    """Stands for an edPLS fit that needs more memory than the budget: 1 GB first."""
+    allocate(1024)
+    from engine.methods.edpls import compare_private_plain
+
+    return compare_private_plain(*args, **kwargs)
+
+
+def grow(step_mb: int, steps: int) -> int:
+    """Allocate ``steps`` blocks of ``step_mb`` MB one after the other (a parse that keeps growing)."""
+    kept = [np.ones(step_mb * 1024 * 1024 // 8) for _ in range(steps)]
+    return len(kept)
