@@ -374,6 +374,8 @@ def parse_upload(data: bytes, name: str, sheet: str | None = None):
         return load_table(buf, name=name, sheet=sheet), None, None
     except DataError as err:
         problem = (str(err), err.row, err.column, err.line)
+        if err.row is None:  # not about a cell (size, structure, a bomb): the keep-missing read refuses it alike
+            return None, problem, None
     try:
         raw = load_table(buf, name=name, sheet=sheet, missing="keep")
     except DataError:
