@@ -11,21 +11,13 @@ from __future__ import annotations
 
 from browser_harness import assert_no_exception, first_chart, goto_page, screenshot, wait_idle
 from test_browser_app import LOAD_MS, SWEEP_MS, assert_texts, metric_value
+from test_browser_method_uploads import set_main_number
 
 
 def choose_option(page, key: str, option: str) -> None:
     """Pick ``option`` in the selectbox whose Streamlit key is ``key`` (a react-aria combobox in Streamlit 1.67)."""
     page.locator(f".st-key-{key} [role='combobox']").first.click()
     page.get_by_role("option", name=option, exact=True).first.click()
-    page.wait_for_timeout(300)
-    wait_idle(page, timeout_ms=LOAD_MS)
-
-
-def set_number(page, label: str, value: str) -> None:
-    box = page.locator('[data-testid="stMain"]').get_by_role("spinbutton", name=label, exact=True).first
-    box.wait_for(state="visible", timeout=LOAD_MS)
-    box.fill(value)
-    box.press("Enter")
     page.wait_for_timeout(300)
     wait_idle(page, timeout_ms=LOAD_MS)
 
@@ -64,7 +56,7 @@ def test_calculator_inverse_gives_epsilon_for_a_typed_sigma(page, app_url):
     goto_page(page, app_url, "calculator")
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
-    set_number(page, "Noise σ (standard deviation)", "2")
+    set_main_number(page, "Noise σ (standard deviation)", "2")
     label = "Smallest ε at σ = 2 "
     page.locator('[data-testid="stMetric"]').filter(has_text=label).first.wait_for(timeout=LOAD_MS)
     shown = float(metric_value(page, label))
@@ -83,7 +75,7 @@ def test_pca_gauss_default_chart_names_the_fair_metric(page, app_url):
     wait_idle(page, timeout_ms=LOAD_MS)
     page.get_by_role("tab", name="Utility vs ε").click()
     page.wait_for_timeout(300)
-    set_number(page, "Replicates", "1")
+    set_main_number(page, "Replicates", "1")
     page.get_by_role("button", name="Run the sweep").click()
     page.wait_for_function("""() => Array.from(document.querySelectorAll('.js-plotly-plot')).some(gd =>
         ((gd.layout && gd.layout.title && (gd.layout.title.text || '')) + '').includes('tested on real rows'))""",
