@@ -1,0 +1,256 @@
+"""N concurrent sessions against one Streamlit server: time to each session's first fit result (issue #20).
+
+The bench starts ``streamlit run app.py`` (the browser suite's ``StreamlitServer``: 127.0.0.1, a free port,
+headless, a start-up timeout, always stopped) and drives it with a protocol-level client, so the measuring client
+does not starve the server: every session is a websocket to ``ws://127.0.0.1:PORT/_stcore/stream`` (the
+``websockets`` package, a Streamlit dependency), all sessions in one asyncio loop in this process. Like
+Streamlit's own frontend, a session opens the websocket and sends one ``BackMsg.rerun_script`` whose client state
+names the page (``page_name`` = the page's URL path, ``page_script_hash`` empty: the server resolves it, as for a
+bookmark) with no widget states, so the page runs with its defaults: for edPLS its default sample data set and its
+default (strict, recommended) fit. The session then reads ``ForwardMsg`` protobufs until the first plotly chart
+element (the page's first chart is the fit's coefficients) and then until the run's ``script_finished``
+(a ``FINISHED_EARLY_FOR_RERUN`` is followed by the rerun, which is waited for).
+
+Figures printed (``key=value``; seconds are wall time measured in this process):
+- ``cold_first_result_s``: one session on the fresh server (module imports, empty caches); not in the rounds.
+- ``p50_first_result_s_N``, ``p95_first_result_s_N``: over the sessions of the round with N concurrent sessions,
+  seconds from opening the websocket to the first chart (N = 1 is run ``--singles`` times one after another, so its
+  p50 is a median); ``p50_finished_s_N``: to the end of the run.
+- ``errors_N``: sessions of that round with an exception element, a disconnect, a page-not-found, a run that
+  finished without a chart, or no chart within ``--timeout`` seconds (``error_kinds_N`` names them).
+- ``server_rss_idle_gb`` (after the cold session) and ``server_peak_rss_gb``: the RSS of the server's process
+  tree (the server and its children, e.g. ``engine.jobs``' forkserver workers) sampled every 0.1 s by a thread;
+  children's RSS is added, so pages they share with the server count twice (an upper bound).
+- ``client_cpu_s``: this process's CPU time during the rounds (the client's share of the 2 cores).
+- ``load_avg_1min``: the machine's load when the bench ended (the machine is shared; every time stretches with it).
+- ``p95_8_vs_p50_1``: ``p95_first_result_s_8 / p50_first_result_s_1``.
+
+Checked claims (exit 1 when one fails):
+- ``no_errors_at_<N>`` for the largest N run (16; with ``--quick`` too when it fits).
+- ``p95_8_within_2_5x_p50_1``: ``p95_8_vs_p50_1 <= 2.5``. The one-session *median* is the yardstick (stricter than
+  its p95).
+- ``server_memory_bounded``: ``server_peak_rss_gb < 4``. Why 4 GB: the server idles at ~0.3 GB; what a session adds
+  on the page is its session state, its own cached fit (``st.cache_data`` keeps at most 32 entries per function, so
+  the cache cannot grow with the number of sessions) and its messages; fits on uploads run in workers with their own
+  budget (``engine.jobs``: 2 GB each, a bounded number at once), none on a sample set. 16 sessions must not come near
+  it; a leak per session or an unbounded cache would.
+``--seed`` draws the order of the rounds' sizes after N = 1 (the claims hold for any order).
+"""
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from _common import ROOT, Claims, emit, load_module, parse_args
+
+PAGE = "edpls"  # the URL path of the method page (st.navigation derives it from pages/edpls.py)
+FINISHED_SUCCESSFULLY, FINISHED_EARLY_FOR_RERUN = 0, 2
+
+
+@dataclass
+class Outcome:
+    """One session: seconds from connect to the first chart and to the run's end; ``error`` empty when none."""
+
+    first_chart_s: float = math.nan
+    finished_s: float = math.nan
+    error: str = ""
+
+
+def _messages():
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return BackMsg, ForwardMsg
+
+
+def rerun_message(page: str) -> bytes:
+    """The first ``BackMsg`` a browser sends on opening ``/<page>``: rerun the script with that page's client state."""
+    BackMsg, _ = _messages()
+    msg = BackMsg()
+    state = msg.rerun_script
+    state.query_string = ""
+    state.page_script_hash = ""  # the server resolves the page from its name, as for a bookmarked URL
+    state.page_name = page
+    state.context_info.timezone = "UTC"
+    state.context_info.locale = "en-US"
+    return msg.SerializeToString()
+
+
+async def session(port: int, page: str, timeout: float) -> Outcome:
+    """Open one session on ``page`` and read its messages until its run ends; never raises."""
+    import websockets
+
+    _, ForwardMsg = _messages()
+    out = Outcome()
+    t0 = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout):
+            async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                          max_size=None, open_timeout=timeout, ping_interval=None) as ws:
+                await ws.send(rerun_message(page))
+                async for raw in ws:
+                    msg = ForwardMsg()
+                    msg.ParseFromString(raw)
+                    kind = msg.WhichOneof("type")
+                    if kind == "page_not_found":
+                        out.error = "page_not_found"
+                        break
+                    if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                        element = msg.delta.new_element.WhichOneof("type")
+                        if element == "exception":
+                            out.error = "exception"
+                            break
+                        if element == "plotly_chart" and math.isnan(out.first_chart_s):
+                            out.first_chart_s = time.perf_counter() - t0
+                    if kind == "script_finished" and msg.script_finished != FINISHED_EARLY_FOR_RERUN:
+                        out.finished_s = time.perf_counter() - t0
+                        if msg.script_finished != FINISHED_SUCCESSFULLY:
+                            out.error = "script_failed"
+                        elif math.isnan(out.first_chart_s):
+                            out.error = "no_chart"
+                        break
+                else:
+                    out.error = "disconnect"
+    except TimeoutError:
+        out.error = out.error or "timeout"
+    except (OSError, websockets.exceptions.WebSocketException):
+        out.error = out.error or "disconnect"
+    return out
+
+
+async def round_of(port: int, n: int, timeout: float) -> list[Outcome]:
+    """``n`` sessions opened at once, in this loop."""
+    return list(await asyncio.gather(*(session(port, PAGE, timeout) for _ in range(n))))
+
+
+class TreeRss:
+    """The RSS of a process and its descendants, sampled by a thread every ``interval`` seconds; ``peak`` in bytes."""
+
+    def __init__(self, pid: int, interval: float = 0.1):
+        self.pid, self.interval, self.peak = pid, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def now(self) -> int:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return 0
+        total = 0
+        for p in procs:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass  # a worker that ended between the listing and the read
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.now())
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "TreeRss":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def quantile(values: list[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default) of the finite values; nan when none."""
+    import numpy as np
+
+    v = [x for x in values if math.isfinite(x)]
+    return float(np.quantile(v, q)) if v else math.nan
+
+
+def _extra(ap) -> None:
+    ap.add_argument("--sizes", default=None, help="comma-separated session counts (default 1,4,8,16)")
+    ap.add_argument("--singles", type=int, default=None, help="single sessions one after another for N = 1 "
+                                                              "(default 5; 3 with --quick)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds a session may take to finish its run")
+    ap.add_argument("--page", default=PAGE, help="URL path of the page to open (default edpls)")
+
+
+def run(port: int, server_pid: int, sizes: list[int], singles: int, timeout: float) -> dict:
+    """The rounds against a running server; returns {N: [Outcome]} and the memory figures."""
+    results: dict[int, list[Outcome]] = {}
+    with TreeRss(server_pid) as rss:
+        cold = asyncio.run(round_of(port, 1, timeout))[0]
+        idle = rss.now()
+        cpu0 = time.process_time()
+        for n in sizes:
+            if n == 1:
+                results[1] = [asyncio.run(round_of(port, 1, timeout))[0] for _ in range(singles)]
+            else:
+                results[n] = asyncio.run(round_of(port, n, timeout))
+        cpu = time.process_time() - cpu0
+    return {"cold": cold, "idle": idle, "peak": rss.peak, "results": results, "client_cpu": cpu}
+
+
+def main(argv=None) -> int:
+    global PAGE
+    args = parse_args(__doc__, argv, extra=_extra)
+    PAGE = args.page
+    claims = Claims()
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [1, 4, 8, 16]
+    singles = args.singles or (3 if args.quick else 5)
+    rest = [n for n in sizes if n != 1]
+    random.Random(args.seed).shuffle(rest)
+    order = ([1] if 1 in sizes else []) + rest
+    harness = load_module("browser_harness", ROOT / "tests" / "browser" / "browser_harness.py")
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp, harness.StreamlitServer(log_path=Path(tmp) / "server.log") as server:
+        got = run(server.port, server.proc.pid, order, singles, args.timeout)
+        log_tail = server.log_text()
+    emit("page", PAGE)
+    emit("cold_first_result_s", got["cold"].first_chart_s)
+    if got["cold"].error:
+        emit("cold_error", got["cold"].error)
+    results = got["results"]
+    for n in sorted(results):
+        outs = results[n]
+        first = [o.first_chart_s for o in outs]
+        emit(f"p50_first_result_s_{n}", quantile(first, 0.5))
+        emit(f"p95_first_result_s_{n}", quantile(first, 0.95))
+        emit(f"p50_finished_s_{n}", quantile([o.finished_s for o in outs], 0.5))
+        errors = [o.error for o in outs if o.error]
+        emit(f"errors_{n}", len(errors))
+        if errors:
+            emit(f"error_kinds_{n}", ",".join(sorted(set(errors))))
+    emit("server_rss_idle_gb", got["idle"] / 2**30)
+    emit("server_peak_rss_gb", got["peak"] / 2**30)
+    emit("client_cpu_s", got["client_cpu"])
+    emit("bench_seconds", time.perf_counter() - t_start)
+    emit("load_avg_1min", os.getloadavg()[0])
+    if any(o.error for outs in results.values() for o in outs) or got["cold"].error:
+        print(log_tail[-3000:], file=sys.stderr)
+    biggest = max(results)
+    claims.check(f"no_errors_at_{biggest}", not any(o.error for o in results[biggest]),
+                 ",".join(o.error for o in results[biggest] if o.error))
+    if 1 in results and 8 in results:
+        p50_1 = quantile([o.first_chart_s for o in results[1]], 0.5)
+        ratio = quantile([o.first_chart_s for o in results[8]], 0.95) / p50_1
+        emit("p95_8_vs_p50_1", ratio)
+        claims.check("p95_8_within_2_5x_p50_1", ratio <= 2.5, f"{ratio:.2f}")
+    peak_gb = got["peak"] / 2**30
+    claims.check("server_memory_bounded", peak_gb < 4.0, f"{peak_gb:.2f} GB")
+    return claims.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
