@@ -6,6 +6,7 @@ import streamlit as st
 from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
 from ui.demo import guided_demo
+from ui.gc_freeze import freeze_after_imports
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 from ui.state import init_state
 
@@ -42,3 +43,4 @@ nav = st.navigation(
 )
 init_state()  # after st.navigation: this run already goes through app.py, so no deep-link rerun (it would drop a click)
 nav.run()
+freeze_after_imports()  # the post-run full GC then skips the imported modules: 0.16 s less per run (ui/gc_freeze.py)

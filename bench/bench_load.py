@@ -21,6 +21,8 @@ Figures printed (``key=value``; seconds are wall time measured in this process):
 - ``server_rss_idle_gb`` (after the cold session) and ``server_peak_rss_gb``: the RSS of the server's process
   tree (the server and its children, e.g. ``engine.jobs``' forkserver workers) sampled every 0.1 s by a thread;
   children's RSS is added, so pages they share with the server count twice (an upper bound).
+- ``server_cpu_s_per_session_N``: the CPU seconds the server's process tree used during that round, per session
+  (what one session costs the server; unlike wall times, the machine's other load hardly changes it).
 - ``client_cpu_s``: this process's CPU time during the rounds (the client's share of the 2 cores).
 - ``load_avg_1min``: the machine's load when the bench ended (the machine is shared; every time stretches with it).
 - ``p95_8_vs_p50_1``: ``p95_first_result_s_8 / p50_first_result_s_1``.
@@ -42,7 +44,6 @@ import asyncio
 import math
 import os
 import random
-import statistics
 import sys
 import tempfile
 import threading
@@ -156,6 +157,24 @@ class TreeRss:
                 pass  # a worker that ended between the listing and the read
         return total
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the process and its live descendants so far."""
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return math.nan
+        total = 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+        return total
+
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, self.now())
@@ -189,17 +208,21 @@ def _extra(ap) -> None:
 def run(port: int, server_pid: int, sizes: list[int], singles: int, timeout: float) -> dict:
     """The rounds against a running server; returns {N: [Outcome]} and the memory figures."""
     results: dict[int, list[Outcome]] = {}
+    server_cpu: dict[int, float] = {}
     with TreeRss(server_pid) as rss:
         cold = asyncio.run(round_of(port, 1, timeout))[0]
         idle = rss.now()
         cpu0 = time.process_time()
         for n in sizes:
+            s0 = rss.cpu_seconds()
             if n == 1:
                 results[1] = [asyncio.run(round_of(port, 1, timeout))[0] for _ in range(singles)]
             else:
                 results[n] = asyncio.run(round_of(port, n, timeout))
+            server_cpu[n] = (rss.cpu_seconds() - s0) / len(results[n])
         cpu = time.process_time() - cpu0
-    return {"cold": cold, "idle": idle, "peak": rss.peak, "results": results, "client_cpu": cpu}
+    return {"cold": cold, "idle": idle, "peak": rss.peak, "results": results, "client_cpu": cpu,
+            "server_cpu": server_cpu}
 
 
 def main(argv=None) -> int:
@@ -228,6 +251,7 @@ def main(argv=None) -> int:
         emit(f"p50_first_result_s_{n}", quantile(first, 0.5))
         emit(f"p95_first_result_s_{n}", quantile(first, 0.95))
         emit(f"p50_finished_s_{n}", quantile([o.finished_s for o in outs], 0.5))
+        emit(f"server_cpu_s_per_session_{n}", got["server_cpu"][n])
         errors = [o.error for o in outs if o.error]
         emit(f"errors_{n}", len(errors))
         if errors:

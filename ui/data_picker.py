@@ -27,7 +27,7 @@ import streamlit as st
 from engine import jobs
 from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
 from engine.data.catalog import load_sample, sample_sets
-from engine.data.columns import MissingRows, drop_missing_rows
+from engine.data.columns import MissingRows, drop_missing_rows, numeric_columns
 from engine.data.xy_files import join_xy, shared_columns
 from ui.state import init_state
 
@@ -54,7 +54,7 @@ class Dataset:
 
     @property
     def numeric_columns(self) -> list:
-        return [c for c in self.df.columns if pd.api.types.is_numeric_dtype(self.df[c])]
+        return numeric_columns(self.df)
 
 
 _LOADS: OrderedDict = OrderedDict()  # (content hash, name, sheet) -> _try_load's answer, most recent last

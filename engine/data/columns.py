@@ -45,14 +45,21 @@ def parses_as_number(name) -> bool:
 
 
 def numeric_columns(df: pd.DataFrame) -> list:
-    """The numeric columns, in file order."""
-    return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+    """The numeric columns, in file order.
+
+    Read off ``df.dtypes`` (one dtype per column) rather than ``df[c]`` per column: on a spectra table each
+    ``df[c]`` builds a Series, 10 ms for 354 columns against 1 ms, and a page run asks several times. With
+    repeated column names ``df[c]`` is a frame (never numeric), so that case keeps the per-column reading.
+    """
+    if not df.columns.is_unique:
+        return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+    return [c for c, dtype in zip(df.columns, df.dtypes) if pd.api.types.is_numeric_dtype(dtype)]
 
 
 def is_id_like(df: pd.DataFrame, column) -> bool:
     """A numeric row index: named like an id (id, sample, index, no, ...), whole numbers, strictly monotone
     (increasing or decreasing, so no repeats) and no missing values."""
-    if not pd.api.types.is_numeric_dtype(df[column]) or not _ID_NAME.search(str(column)):
+    if not _ID_NAME.search(str(column)) or not pd.api.types.is_numeric_dtype(df[column]):  # the name first: cheap
         return False
     v = df[column].to_numpy(dtype=float)
     if v.size < 2 or not np.isfinite(v).all() or not np.all(v == np.round(v)):
