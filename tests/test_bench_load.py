@@ -1,0 +1,82 @@
+"""bench/bench_load.py in small (one server, N = 1 then 2 sessions on edPLS) and the two server-time cuts it measured.
+
+The bench runs in its own process group, so a timeout ends it together with the Streamlit server it started (the
+bench itself stops the server on every other way out).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.data.columns import id_columns, numeric_columns
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run_group(cmd, timeout: float) -> subprocess.CompletedProcess:
+    """``cmd`` in a new process group; on timeout the whole group is killed (the bench's server included)."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"bench_load did not end within {timeout} s:\n{out[-2000:]}\n{err[-2000:]}") from None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def test_bench_load_tiny_variant_serves_every_session():
+    res = _run_group([sys.executable, "bench/bench_load.py", "--quick", "--sizes", "1,2", "--singles", "1",
+                      "--timeout", "60"], timeout=240)
+    figures = dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    for n in (1, 2):
+        assert figures[f"errors_{n}"] == "0"
+        first = float(figures[f"p50_first_result_s_{n}"])
+        assert 0 < first <= float(figures[f"p50_finished_s_{n}"]) < 60
+        assert float(figures[f"server_cpu_s_per_session_{n}"]) > 0
+    assert 0.05 < float(figures["server_peak_rss_gb"]) < 4
+    assert figures["claim_no_errors_at_2"] == "PASS" and figures["claim_server_memory_bounded"] == "PASS"
+
+
+def test_freeze_after_imports_freezes_once_per_new_import():
+    """In a fresh interpreter (gc.freeze is process-wide): a first call freezes, a second without new imports
+    does not, an import makes the next call freeze again; frozen objects are out of gc.collect's walk."""
+    code = textwrap.dedent("""
+        import gc
+        from ui.gc_freeze import freeze_after_imports
+        assert freeze_after_imports() is True
+        frozen = gc.get_freeze_count()
+        assert frozen > 1000 and len(gc.get_objects()) < frozen
+        assert freeze_after_imports() is False
+        import fractions  # noqa: F401 (a module not imported yet)
+        assert freeze_after_imports() is True and gc.get_freeze_count() > frozen
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_numeric_columns_read_off_dtypes_match_the_per_column_reading():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"sample_id": np.arange(5), "name": list("abcde"), "1100": rng.random(5),
+                       "flag": [True, False, True, True, False], "n": pd.array([1, 2, None, 4, 5], dtype="Int64"),
+                       "cat": pd.Categorical(list("xyxyx")), "when": pd.date_range("2020", periods=5),
+                       "s": pd.array(list("vwxyz"), dtype="string")})
+    oracle = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+    assert numeric_columns(df) == oracle == ["sample_id", "1100", "flag", "n"]
+    assert id_columns(df) == ["sample_id"]
+    dup = pd.DataFrame(rng.random((3, 3)), columns=["a", "a", "b"])
+    assert numeric_columns(dup) == [c for c in dup.columns if pd.api.types.is_numeric_dtype(dup[c])] == ["b"]
