@@ -36,6 +36,7 @@ from engine.methods.edpls.page_strict import (
     recommended_no_release_reason,
     recommended_owner_sheets,
     recommended_public_parameters,
+    recommended_references,
 )
 from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
 from engine.methods.edpls.recommended import to_json as recommended_to_json
@@ -112,12 +113,24 @@ def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key, u
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
+def references_recommended(X, y, train_idx, Xp, settings, X_public, upload=None):
+    """The recommended fit's two noise-free references (``recommended_references``), kept for every session with
+    the same data and settings: they draw no noise, so sharing them shares no noise draw (the private fit is kept
+    per session, below). ``settings``: the fit's settings; epsilon is left out (the references do not use it)."""
+    kept = {k: v for k, v in settings if k != "epsilon"}
+    return run_upload(upload is not None, recommended_references, X, y, train_idx, X_reference=Xp,
+                      X_public=X_public, label=f"The edPLS reference fits on {upload}", **kept)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
 def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_seed, session_noise_key, upload=None):
     """The recommended strict fit beside the non-private PLS1 (on the page's chain and k) and the private
-    constant predictor; one release per session and settings, as ``fit_pair`` (``upload``: in a worker)."""
+    constant predictor; one release per session and settings, as ``fit_pair`` (``upload``: in a worker). Never
+    shared across sessions: that would hand every user the same noise draw (``session_noise_key``)."""
+    references = references_recommended(X, y, train_idx, Xp, settings, X_public, upload)
     return run_upload(upload is not None, compare_recommended, X, y, train_idx, test_idx, X_reference=Xp,
                       X_public=X_public, random_state=noise_seed, label=f"The edPLS fit on {upload}",
-                      **dict(settings))
+                      references=references, **dict(settings))
 
 
 RECOMMENDED_CURVE = "recommended estimator"

@@ -80,3 +80,26 @@ def test_numeric_columns_read_off_dtypes_match_the_per_column_reading():
     assert id_columns(df) == ["sample_id"]
     dup = pd.DataFrame(rng.random((3, 3)), columns=["a", "a", "b"])
     assert numeric_columns(dup) == [c for c in dup.columns if pd.api.types.is_numeric_dtype(dup[c])] == ["b"]
+
+
+def test_recommended_references_are_noise_free_and_the_same_fit_as_inside_compare():
+    """The references a page keeps for every session (no noise drawn) equal the ones compare_recommended fits
+    itself; with them handed in, the result is the same for the same known noise seed."""
+    from engine.methods.edpls.page_strict import compare_recommended, recommended_references
+
+    df = pd.read_csv(ROOT / "sample_data" / "nir_spectra.csv").iloc[:60]
+    X, y = df.iloc[:, 4:].to_numpy(dtype=float), df["moisture"].to_numpy(dtype=float)
+    tr, te = np.arange(40), np.arange(40, 60)
+    y_range = (float(np.floor(y.min())) - 1, float(np.ceil(y.max())) + 1)
+    settings = dict(delta=1e-5, y_range=y_range, n_components_reference=3)
+    a = recommended_references(X, y, tr, **settings)
+    b = recommended_references(X, y, tr, **settings)  # fresh entropy each call: still the same fits (no noise)
+    for ref_a, ref_b in zip(a, b):
+        np.testing.assert_array_equal(ref_a.coef_, ref_b.coef_)
+    inside = compare_recommended(X, y, tr, te, epsilon=1.0, random_state=7, **settings)
+    handed = compare_recommended(X, y, tr, te, epsilon=1.0, random_state=7, references=a, **settings)
+    np.testing.assert_array_equal(inside["noise_free"].coef_, a[0].coef_)
+    np.testing.assert_array_equal(inside["plain"].coef_, a[1].coef_)
+    for key in ("pred_private", "pred_plain", "pred_constant"):
+        np.testing.assert_array_equal(inside[key], handed[key])
+    assert inside["rmsep_private"] == handed["rmsep_private"]

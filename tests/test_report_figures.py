@@ -248,12 +248,12 @@ def test_page_helpers_draw_the_released_values_only():
 
     coef = np.array([0.5, -0.25, 0.125])
     figs = private_coefficients(["1100", "1104", "1108"], coef, label="edPLS (ε = 1)", shareable=True)
-    fig = figs["coefficients"].figure
+    fig = figs["coefficients"].resolve()  # built on download
     assert figs["coefficients"].shareable and len(fig.data) == 1
     assert list(fig.data[0].x) == [1100.0, 1104.0, 1108.0] and list(fig.data[0].y) == list(coef)
     assert private_coefficients(["a", "b"], coef, label="x", shareable=True) == {}  # length mismatch: none
     assert list(private_coefficients(["a", "b", "c"], coef, label="x", shareable=False)["coefficients"]
-                .figure.data[0].x) == [0, 1, 2]
+                .resolve().data[0].x) == [0, 1, 2]
     bars = private_values("canonical correlation", [0.9, 0.4], shareable=False)["canonical correlation"]
     assert not bars.shareable and list(bars.figure.data[0].y) == [0.9, 0.4]
     syn = pd.DataFrame({"c1": [1.0, 2.0, 3.0], "c2": [4.0, 5.0, 6.0], "label": ["a", "b", "a"]})

@@ -25,12 +25,31 @@ from engine.methods.edpls.recommended import make_strict_edpls
 from engine.privacy import noise_generator
 
 __all__ = ["choice_rows", "compare_recommended", "recommended_no_release_reason", "recommended_owner_sheets",
-           "recommended_public_parameters"]
+           "recommended_public_parameters", "recommended_references"]
+
+
+def recommended_references(X, y, train_idx, *, delta: float, y_range, X_public=None, x_bound=None,
+                           X_reference=None, n_components_reference: int = 5) -> tuple:
+    """The two noise-free fits beside the recommended one: ``(noise_free, plain)``.
+
+    noise_free: the recommended estimator at epsilon = inf (same public inputs); plain: non-private PLS1 (EDPLS at
+    epsilon = inf) on ``X_reference`` (default X) with ``n_components_reference`` components. Neither draws noise,
+    so both are fixed by the data and these settings: a server may keep them for every session that asks with the
+    same inputs (unlike the private fit, whose noise each session draws afresh). Arguments as
+    :func:`compare_recommended`.
+    """
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float).ravel()
+    Xr = X if X_reference is None else np.asarray(X_reference, dtype=float)
+    tr = np.asarray(train_idx)
+    noise_free = make_strict_edpls(math.inf, delta, y_range=tuple(y_range), X_public=X_public,
+                                   x_bound=x_bound).fit(X[tr], y[tr])
+    plain = EDPLS(n_components=int(n_components_reference), epsilon=math.inf, mode="paper").fit(Xr[tr], y[tr])
+    return noise_free, plain
 
 
 def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: float, y_range, X_public=None,
                         x_bound=None, X_reference=None, n_components_reference: int = 5,
-                        random_state=None) -> dict:
+                        random_state=None, references=None) -> dict:
     """The recommended strict fit (``make_strict_edpls``) beside plain non-private PLS1 and the private
     constant predictor at the same budget, all scored on the test rows.
 
@@ -42,6 +61,8 @@ def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: flo
     X_reference : (n, m) rows for the non-private PLS1 (the page's chain; default X), with
         ``n_components_reference`` components.
     random_state : the private fits' noise (None: fresh OS entropy; a value: a known seed, not proven).
+    references : ``(noise_free, plain)`` from :func:`recommended_references` with the same inputs (kept by the
+        caller), or None to fit them here.
 
     Returns
     -------
@@ -57,8 +78,10 @@ def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: flo
     seeds, _ = noise_generator(random_state)  # one stream for both private fits (fresh stays fresh, known known)
     public = dict(y_range=tuple(y_range), X_public=X_public, x_bound=x_bound)
     private = make_strict_edpls(epsilon, delta, random_state=seeds, **public).fit(X[tr], y[tr])
-    noise_free = make_strict_edpls(math.inf, delta, **public).fit(X[tr], y[tr])
-    plain = EDPLS(n_components=int(n_components_reference), epsilon=math.inf, mode="paper").fit(Xr[tr], y[tr])
+    if references is None:
+        references = recommended_references(X, y, tr, delta=delta, X_reference=X_reference,
+                                            n_components_reference=n_components_reference, **public)
+    noise_free, plain = references
     constant = DPConstantRegressor(epsilon, delta, y_range=tuple(y_range), random_state=seeds).fit(X[tr], y[tr])
     yte = y[te]
     pred_p, pred_0, pred_c = private.predict(X[te]), plain.predict(Xr[te]), constant.predict(X[te])
