@@ -37,6 +37,22 @@ Checked claims (exit 1 when one fails):
   budget (``engine.jobs``: 2 GB each, a bounded number at once), none on a sample set. 16 sessions must not come near
   it; a leak per session or an unbounded cache would.
 ``--seed`` draws the order of the rounds' sizes after N = 1 (the claims hold for any order).
+
+Why ``p95_8_within_2_5x_p50_1`` fails on this machine, and what was cut. Streamlit runs every session's script in
+a thread of one process, so pure-Python work (pandas, plotly, the page's widgets) is serialised by the GIL: 8
+sessions opened at once each wait for the others' work before their first chart, and ``p95_8`` cannot fall below
+about ``8 x server_cpu_s_per_session / p50_1`` of one session's time, i.e. about 8x when a session's time is its
+server CPU, whatever that CPU is (a second core helps only with the little that runs outside the GIL). The ratio
+printed is therefore ~6-8 (``p95_8_vs_serial_cpu_8`` puts ``p95_8`` against that serial floor, ``8 x
+server_cpu_s_per_session_8``). What could be cut was the server's own waste, measured as ``server_cpu_s_per_session``
+(wall times on the shared machine varied 5x between runs; CPU per session hardly): 0.28-0.36 s before, 0.09-0.11 s
+after (``--quick`` on the machine at load 13-29, Nov 2026): Streamlit's post-run ``gc.collect(2)`` walked the ~220k
+objects of the imported libraries after every run, 0.15-0.24 s under the GIL (``ui/gc_freeze.py`` freezes them);
+column-type lists read per column (``engine.data.columns.numeric_columns``, now off ``df.dtypes``); the two
+noise-free reference fits, now kept across sessions (``pages/edpls.py``: ``references_recommended``; the private
+fit stays per session); the report's coefficient figure, now built on download. The claim stays checked as the
+issue states it; it could hold only with several server processes behind a balancer (sticky sessions), which is
+outside this bench's single-server setup.
 """
 from __future__ import annotations
 
@@ -270,6 +286,8 @@ def main(argv=None) -> int:
         p50_1 = quantile([o.first_chart_s for o in results[1]], 0.5)
         ratio = quantile([o.first_chart_s for o in results[8]], 0.95) / p50_1
         emit("p95_8_vs_p50_1", ratio)
+        emit("p95_8_vs_serial_cpu_8", quantile([o.first_chart_s for o in results[8]], 0.95)
+             / (8 * got["server_cpu"][8]))
         claims.check("p95_8_within_2_5x_p50_1", ratio <= 2.5, f"{ratio:.2f}")
     peak_gb = got["peak"] / 2**30
     claims.check("server_memory_bounded", peak_gb < 4.0, f"{peak_gb:.2f} GB")
