@@ -102,6 +102,12 @@ def rerun_message(page: str) -> bytes:
     return msg.SerializeToString()
 
 
+def _on_page(navigation, page: str) -> bool:
+    """Whether a ``Navigation`` ForwardMsg says the run is on the page whose URL path is ``page``."""
+    paths = {p.page_script_hash: p.url_pathname for p in navigation.app_pages}
+    return paths.get(navigation.page_script_hash) == page
+
+
 async def session(port: int, page: str, timeout: float) -> Outcome:
     """Open one session on ``page`` and read its messages until its run ends; never raises."""
     import websockets
@@ -120,6 +126,9 @@ async def session(port: int, page: str, timeout: float) -> Outcome:
                     kind = msg.WhichOneof("type")
                     if kind == "page_not_found":
                         out.error = "page_not_found"
+                        break
+                    if kind == "navigation" and not _on_page(msg.navigation, page):
+                        out.error = "wrong_page"  # e.g. the home page: its charts would not be the fit's
                         break
                     if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                         element = msg.delta.new_element.WhichOneof("type")
