@@ -88,7 +88,7 @@ def test_recommended_references_are_noise_free_and_the_same_fit_as_inside_compar
     from engine.methods.edpls.page_strict import compare_recommended, recommended_references
 
     df = pd.read_csv(ROOT / "sample_data" / "nir_spectra.csv").iloc[:60]
-    X, y = df.iloc[:, 4:].to_numpy(dtype=float), df["moisture"].to_numpy(dtype=float)
+    X, y = df.iloc[:, 4::4].to_numpy(dtype=float), df["moisture"].to_numpy(dtype=float)  # 88 channels: fast
     tr, te = np.arange(40), np.arange(40, 60)
     y_range = (float(np.floor(y.min())) - 1, float(np.ceil(y.max())) + 1)
     settings = dict(delta=1e-5, y_range=y_range, n_components_reference=3)
