@@ -1,0 +1,185 @@
+"""engine.data.open_dataset / resolve_under_root: lazy Parquet and CSV sets, checked chunk by chunk.
+
+Oracles: the same files read whole with pandas/pyarrow (values, row counts); hostile sets with the bad cell's
+file, row and column known by construction.
+"""
+from __future__ import annotations
+
+import os
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from engine.data import DataError, dataset_shape, open_dataset, resolve_under_root
+from engine.data.large import dataset_source, preview_rows
+
+COLS = [f"x{j}" for j in range(20)]
+
+
+def write_parquet_set(folder, n_files=4, rows=50, row_group=20, seed=0, edit=None):
+    """``n_files`` Parquet files of ``rows`` rows (x0..x19 and 'protein'); ``edit(f, df)`` may alter file f."""
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    frames = []
+    for f in range(n_files):
+        df = pd.DataFrame(rng.normal(size=(rows, len(COLS))), columns=COLS)
+        df["protein"] = rng.uniform(7, 10.5, rows)
+        if edit is not None:
+            df = edit(f, df)
+        frames.append(df)
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), os.path.join(folder, f"part{f}.parquet"),
+                       row_group_size=row_group)
+    return frames
+
+
+def write_csv_set(folder, n_files=3, rows=30, seed=1):
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    frames = []
+    for f in range(n_files):
+        df = pd.DataFrame(rng.normal(size=(rows, 5)), columns=list("abcde"))
+        df.to_csv(os.path.join(folder, f"f{f}.csv"), index=False)
+        frames.append(df)
+    return frames
+
+
+def test_parquet_folder_is_lazy_and_equals_pandas(tmp_path):
+    frames = write_parquet_set(tmp_path / "runs")
+    ddf = open_dataset(tmp_path / "runs")
+    assert isinstance(ddf, dd.DataFrame)
+    assert ddf.npartitions == 4 * 3  # one per row group (20 + 20 + 10 rows)
+    whole = pd.concat(frames, ignore_index=True)
+    got = ddf.compute().reset_index(drop=True)
+    np.testing.assert_array_equal(got.to_numpy(), whole.to_numpy())
+    shape = dataset_shape(ddf)
+    assert (shape.rows, shape.columns) == whole.shape
+    assert shape.files == tuple(f"part{f}.parquet" for f in range(4))
+    # shape from footers alone, without the check pass
+    assert (dataset_shape(str(tmp_path / "runs")).rows, dataset_shape(str(tmp_path / "runs")).columns) == whole.shape
+
+
+def test_nan_in_file_3_row_17_column_x12(tmp_path):
+    def edit(f, df):
+        if f == 2:  # the third file
+            df.loc[16, "x12"] = np.nan  # data row 17
+            df.loc[18, "x3"] = np.nan  # a later one in the same row group: not the first problem
+        return df
+
+    write_parquet_set(tmp_path / "runs", edit=edit)
+    with pytest.raises(DataError) as err:
+        open_dataset(str(tmp_path / "runs" / "*.parquet"))
+    e = err.value
+    assert (e.file, e.row, e.column) == ("part2.parquet", 17, "x12")
+    assert "part2.parquet: column 'x12', data row 17" in str(e) and "empty" in str(e)
+    assert "(1 more cell in numeric columns of this row group has a problem too)" in str(e)
+
+
+def test_inf_in_a_later_row_group_names_the_file_row(tmp_path):
+    def edit(f, df):
+        if f == 1:
+            df.loc[44, "protein"] = np.inf  # data row 45: third row group
+        return df
+
+    write_parquet_set(tmp_path / "runs", edit=edit)
+    with pytest.raises(DataError, match=r"part1.parquet: column 'protein', data row 45: 'inf' is infinite") as err:
+        open_dataset(tmp_path / "runs")
+    assert err.value.row == 45
+
+
+def test_csv_glob_text_cell_names_file_row_line(tmp_path):
+    frames = write_csv_set(tmp_path / "csv")
+    ddf = open_dataset(str(tmp_path / "csv" / "*.csv"))
+    np.testing.assert_allclose(ddf.compute().to_numpy(), pd.concat(frames).to_numpy())
+    assert dataset_shape(ddf).rows == 90
+    df = frames[1].astype(object)
+    df.iloc[9, 2] = "abc"
+    df.to_csv(tmp_path / "csv" / "f1.csv", index=False)
+    with pytest.raises(DataError) as err:
+        open_dataset(str(tmp_path / "csv" / "*.csv"))
+    assert str(err.value).startswith("f1.csv: column 'c', data row 10 (line 11): 'abc' is not a number")
+    assert (err.value.file, err.value.row, err.value.column, err.value.line) == ("f1.csv", 10, "c", 11)
+
+
+def test_csv_empty_cell_and_extra_field(tmp_path):
+    write_csv_set(tmp_path / "csv", n_files=2)
+    with open(tmp_path / "csv" / "f1.csv", "a") as fh:
+        fh.write("1,2,,4,5\n")
+    with pytest.raises(DataError, match=r"f1.csv: column 'c', data row 31 \(line 32\): the cell is empty"):
+        open_dataset(str(tmp_path / "csv" / "*.csv"))
+    with open(tmp_path / "csv" / "f0.csv", "a") as fh:
+        fh.write("1,2,3,4,5,6\n")
+    with pytest.raises(DataError, match=r"f0.csv: cannot be read"):
+        open_dataset(str(tmp_path / "csv" / "*.csv"))
+
+
+def test_ragged_files_and_empty_glob(tmp_path):
+    def edit(f, df):
+        return df.rename(columns={"x5": "x5b"}) if f == 3 else df
+
+    write_parquet_set(tmp_path / "runs", edit=edit)
+    with pytest.raises(DataError, match=r"part3.parquet: its columns differ from those of part0.parquet: it lacks "
+                                        r"'x5' and adds 'x5b'") as err:
+        open_dataset(tmp_path / "runs")
+    assert err.value.column == "x5"
+    with pytest.raises(DataError, match="no files match"):
+        open_dataset(str(tmp_path / "nothing" / "*.parquet"))
+    with pytest.raises(DataError, match="not found"):
+        open_dataset(str(tmp_path / "missing_folder"))
+
+
+def test_text_column_in_parquet_stays_text_numeric_checked(tmp_path):
+    def edit(f, df):
+        df["batch"] = [f"b{f}"] * len(df)
+        return df
+
+    write_parquet_set(tmp_path / "runs", n_files=2, edit=edit)
+    ddf = open_dataset(tmp_path / "runs")
+    assert not pd.api.types.is_numeric_dtype(ddf.dtypes["batch"])
+    assert list(ddf.compute()["batch"].unique()) == ["b0", "b1"]
+
+
+def test_dask_dataframe_checked_per_partition(tmp_path):
+    df = pd.DataFrame(np.random.default_rng(3).normal(size=(40, 3)), columns=["a", "b", "c"])
+    ok = dd.from_pandas(df, npartitions=4)
+    assert open_dataset(ok) is ok and dataset_shape(ok).rows == 40
+    df.loc[25, "b"] = np.nan  # partition 3 (rows 20..29), its 6th row
+    with pytest.raises(DataError, match=r"partition 3: column 'b', data row 6"):
+        open_dataset(dd.from_pandas(df, npartitions=4))
+
+
+def test_preview_reads_first_rows_only(tmp_path):
+    frames = write_parquet_set(tmp_path / "runs", n_files=2)
+    head = preview_rows(str(tmp_path / "runs"), n=5)
+    pd.testing.assert_frame_equal(head, frames[0].head(5))
+
+
+# ----------------------------------------------------------------------------------------- the data root
+@pytest.fixture()
+def root_with_escape(tmp_path):
+    root = tmp_path / "root"
+    write_parquet_set(root / "runs", n_files=1)
+    outside = tmp_path / "secret"
+    write_parquet_set(outside, n_files=1)
+    os.symlink(outside, root / "link_dir")
+    os.symlink(outside / "part0.parquet", root / "runs" / "zz_link.parquet")
+    return root
+
+
+def test_resolve_under_root_refuses_escapes(root_with_escape):
+    root = str(root_with_escape)
+    assert resolve_under_root(root, "runs") == os.path.realpath(os.path.join(root, "runs"))
+    for bad in ("..", "../secret", "runs/../../secret", os.path.realpath(root) + "/runs", "/etc", "link_dir",
+                "link_dir/*.parquet", "../*/part0.parquet", "~/x"):
+        with pytest.raises(DataError):
+            resolve_under_root(root, bad)
+    with pytest.raises(DataError, match="outside the data root"):
+        dataset_source("runs", root)  # a symbolic link to a file outside, inside the folder
+    with pytest.raises(DataError, match="outside the data root"):
+        dataset_source("*/../../secret/*.parquet", root)
+    os.remove(os.path.join(root, "runs", "zz_link.parquet"))
+    assert [os.path.basename(f) for f in dataset_source("runs", root)] == ["part0.parquet"]
+    assert dataset_shape(open_dataset("runs", root=root)).rows == 50
