@@ -345,8 +345,8 @@ def _from_dask(ddf, validate: bool):
     import dask
 
     parts = ddf.to_delayed()
-    numeric = tuple(c for c in ddf.columns if pd.api.types.is_numeric_dtype(ddf.dtypes[c])
-                    and not pd.api.types.is_bool_dtype(ddf.dtypes[c]))
+    numeric = tuple(c for c, t in ddf.dtypes.items() if pd.api.types.is_numeric_dtype(t)
+                    and not pd.api.types.is_bool_dtype(t))
     _check_names([str(c) for c in ddf.columns], "the dask DataFrame")
     if validate:
         checks = [dask.delayed(_check_dask_part)(k, p, numeric) for k, p in enumerate(parts)]

@@ -1,0 +1,413 @@
+"""The command line for batch jobs: ``python -m engine fit <method> --data 'runs/*.parquet' ... --out release.json``.
+
+One fit writes two files, never mixed: the shareable release (``--out``, JSON: the method's own
+``shareable_release`` built by ``engine.release.build_release`` and encoded by ``engine.release.release_to_json``,
+as the app's download) and the owner's workbook (``--workbook``, default ``<out>.owner_PRIVATE.xlsx``:
+``engine.workbook.OwnerWorkbook``, marked private on every sheet), which holds what the guarantee does not cover
+(exact row count, files, the exact ledger, the fit's choices).
+
+Public means declared: every bound a method needs comes from the command line (or from a public sample set
+given with ``--x-public``); a missing one stops the command with exit code 2 and a message saying which flag
+declares it. Nothing is read off the data to fill it in. The noise comes from fresh operating-system entropy;
+``--seed`` (tests, teaching) makes it reproducible and the ledger then says "not proven".
+
+Data: ``engine.data.open_dataset`` (a Parquet folder, a CSV glob), checked chunk by chunk, with a progress bar on
+stderr (dask's ``ProgressBar``: tasks of the partitions done) for every pass over the partitions. Scheduler:
+dask's local one (nothing to start), or a ``dask.distributed`` cluster with ``--scheduler tcp://host:8786`` (or
+``DASK_SCHEDULER_ADDRESS``). Methods whose estimator takes dask collections (:data:`LAZY_METHODS`) are fitted
+chunk by chunk; the others get the chosen columns as one in-memory array, refused above
+:data:`MAX_IN_MEMORY_GB` with a message.
+
+Written by hand on argparse (standard library): no kept library offers a command line for these fits.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.data.validate import DataError
+from engine.methods.registry import METHODS
+
+__all__ = ["CLI_METHODS", "LAZY_METHODS", "MAX_IN_MEMORY_GB", "build_parser", "main"]
+
+#: Methods the command line fits: CLI name -> registry key.
+CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
+#: Methods whose estimator is given the dask collections (the rest: one in-memory array).
+LAZY_METHODS: frozenset = frozenset()
+#: Largest table (chosen columns, float64) the in-memory path loads.
+MAX_IN_MEMORY_GB = 4.0
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+
+
+class UsageError(Exception):
+    """A missing or contradictory argument: exit code 2 with the message (as argparse's own errors)."""
+
+
+# ------------------------------------------------------------------------------------------------ parser
+def _methods_epilog() -> str:
+    lines = ["methods (engine/methods/registry.py):"]
+    fit_names = {v: k for k, v in CLI_METHODS.items()}
+    for spec in METHODS:
+        how = f"python -m engine fit {fit_names[spec.key]}" if spec.key in fit_names else "in the app only"
+        lines.append(f"  {spec.key:<10} {spec.title}: {spec.summary} [{how}]")
+    return "\n".join(lines)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", required=True, help="a Parquet folder, a CSV or Parquet glob ('runs/*.parquet') or file")
+    p.add_argument("--epsilon", type=float, required=True, help="privacy budget epsilon (> 0)")
+    p.add_argument("--delta", type=float, required=True, help="privacy budget delta (0 < delta < 1)")
+    p.add_argument("--out", required=True, help="the shareable release (JSON) to write")
+    p.add_argument("--workbook", help="the owner's private workbook (default: <out>.owner_PRIVATE.xlsx)")
+    p.add_argument("--x-columns", help="comma-separated X columns (default: every numeric column but the response)")
+    p.add_argument("--scheduler", help=f"a dask.distributed scheduler, e.g. tcp://host:8786 (default: ${SCHEDULER_ENV}"
+                                       ", else dask's local scheduler)")
+    p.add_argument("--seed", type=int, help="a known noise seed (tests, teaching): the ledger says 'not proven'")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m engine", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="PrivaLab batch jobs: differentially private fits on data sets of any size (Dask).",
+        epilog=_methods_epilog())
+    sub = parser.add_subparsers(dest="command", required=True)
+    fit = sub.add_parser("fit", help="fit a method and write its shareable release and the owner's workbook",
+                         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_methods_epilog())
+    methods = fit.add_subparsers(dest="method", required=True, metavar="method")
+    m = methods.add_parser("edpls", help="recommended strict edPLS (spectra, one response)")
+    _common(m)
+    m.add_argument("--response", required=True, help="the response column")
+    m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="public physical range of the response (required)")
+    m.add_argument("--x-bound", help="public bound on the norm of a preprocessed, projected spectrum, or 'data-free' "
+                                     "(the bound of the data-independent spline basis); or give --x-public")
+    m.add_argument("--x-public", help="a CSV/XLSX of public spectra (same channel columns): projection and bound")
+    m.add_argument("--n-components", default="auto", help="'auto' (default), 'ridge' or a number")
+    m = methods.add_parser("dp-pcr", help="DP principal component regression")
+    _common(m)
+    m.add_argument("--response", required=True, help="the response column")
+    m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="public range of the response")
+    m.add_argument("--x-bound", type=float, help="public bound on the L2 norm of a row of X (required)")
+    m.add_argument("--n-components", type=int, default=2)
+    m = methods.add_parser("dp-cca", help="DP canonical correlation of two column groups (strict)")
+    _common(m)
+    m.add_argument("--y-columns", required=True, help="comma-separated columns of the second view")
+    m.add_argument("--x-bound", type=float, help="public bound on the L2 norm of a row of the first view")
+    m.add_argument("--y-bound", type=float, help="public bound on the L2 norm of a row of the second view")
+    m.add_argument("--n-components", type=int, default=1)
+    m = methods.add_parser("pca-gauss", help="DP PCA-Gauss synthetic-data model (strict)")
+    _common(m)
+    m.add_argument("--x-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="public range of every X column (the box; required)")
+    m.add_argument("--response", help="a response column (regression task; needs --y-range)")
+    m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="public range of the response")
+    m.add_argument("--n-components", type=int, default=2)
+    return parser
+
+
+# ------------------------------------------------------------------------------------------------ running
+@contextlib.contextmanager
+def _scheduler(address: str | None):
+    """dask's local scheduler, or a ``distributed.Client`` connected to ``address`` (closed afterwards)."""
+    address = address or os.environ.get(SCHEDULER_ENV) or None
+    if not address:
+        yield None
+        return
+    from distributed import Client
+
+    client = Client(address, timeout="20s", set_as_default=True)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool, client, what: str):
+    """A text progress bar on stderr while dask computes (local scheduler); a line per pass on a cluster."""
+    if not quiet:
+        print(f"[privalab] {what} ...", file=sys.stderr, flush=True)
+    if quiet or client is not None:
+        yield
+        return
+    from dask.diagnostics import ProgressBar
+
+    with ProgressBar(minimum=0.5, out=sys.stderr):
+        yield
+
+
+def _columns(text: str | None) -> list[str] | None:
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def _numeric(ddf) -> list[str]:
+    import pandas as pd
+
+    dtypes = ddf.dtypes  # once: each access builds a pandas Series
+    return [c for c, t in dtypes.items() if pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
+
+
+def _need(ddf, cols: list[str], what: str, name: str) -> None:
+    from engine.data.validate import quote_list
+
+    missing = [c for c in cols if c not in ddf.columns]
+    if missing:
+        raise DataError(f"{name}: {what} {quote_list(missing)} not found. Columns: {quote_list(ddf.columns)}.")
+    numeric = set(_numeric(ddf))
+    text = [c for c in cols if c not in numeric]
+    if text:
+        raise DataError(f"{name}: column {quote_list(text)} holds text, not numbers, so it cannot be used as {what}.")
+
+
+@dataclass
+class _Job:
+    args: argparse.Namespace
+    ddf: object
+    shape: object
+    name: str
+    client: object
+
+
+def _arrays(job: _Job, cols: list[str], method: str):
+    """The chosen columns: the dask frame itself for a lazy method, else one float64 array (size-checked)."""
+    sub = job.ddf[cols]
+    if method in LAZY_METHODS:
+        return sub
+    gb = job.shape.rows * len(cols) * 8 / 1e9
+    if gb > MAX_IN_MEMORY_GB:
+        raise DataError(f"{job.name}: {job.shape.rows:,} rows x {len(cols)} columns is {gb:.1f} GB as numbers; "
+                        f"{method} is fitted in memory (up to {MAX_IN_MEMORY_GB:g} GB). Choose fewer columns with "
+                        "--x-columns or a method fitted chunk by chunk.")
+    with _progress(job.args.quiet, job.client, f"reading {len(cols)} columns of {job.shape.partitions} partitions"):
+        return sub.compute().to_numpy(dtype=float)
+
+
+def _x_columns(job: _Job, exclude: list[str]) -> list[str]:
+    cols = _columns(job.args.x_columns) or [c for c in _numeric(job.ddf) if c not in set(exclude)]
+    _need(job.ddf, cols, "X column", job.name)
+    overlap = [c for c in cols if c in exclude]
+    if overlap:
+        raise UsageError(f"column(s) {', '.join(overlap)} cannot be both an X column and {', '.join(exclude)}")
+    if not cols:
+        raise DataError(f"{job.name}: no numeric X columns besides {', '.join(exclude)}.")
+    return cols
+
+
+def _split(data, k: int):
+    """(X, y) from one array whose last ``k`` columns are y (or the dask frame: by position)."""
+    if hasattr(data, "iloc") or hasattr(data, "to_dask_array"):
+        cols = list(data.columns)
+        return data[cols[:-k]], (data[cols[-1]] if k == 1 else data[cols[-k:]])
+    return data[:, :-k], (data[:, -1] if k == 1 else data[:, -k:])
+
+
+def _edpls(job: _Job):
+    from engine.data import load_table
+    from engine.methods.edpls.page_strict import choice_rows
+    from engine.methods.edpls.recommended import make_strict_edpls, shareable_release
+
+    a = job.args
+    x_bound = None if a.x_bound in (None, "data-free") else _positive(a.x_bound, "--x-bound")
+    _need(job.ddf, [a.response], "response", job.name)
+    cols = _x_columns(job, [a.response])
+    X_public = None
+    if a.x_public:
+        pub = load_table(a.x_public)
+        missing = [c for c in cols if c not in pub.columns]
+        if missing:
+            raise DataError(f"{Path(a.x_public).name}: the public spectra lack the channel columns "
+                            f"{', '.join(map(str, missing[:10]))} of the data set.", file=Path(a.x_public).name)
+        X_public = pub[cols].to_numpy(dtype=float)
+    k = a.n_components if a.n_components in ("auto", "ridge") else _int(a.n_components, "--n-components")
+    est = make_strict_edpls(a.epsilon, a.delta, y_range=tuple(a.y_range), X_public=X_public, x_bound=x_bound,
+                            n_components=k, random_state=a.seed)
+    X, y = _split(_arrays(job, cols + [a.response], "edpls"), 1)
+    with _progress(a.quiet, job.client, "fitting edPLS (recommended strict)"):
+        est.fit(X, y)
+    release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
+    coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}
+    return est, release, {"choices": choice_rows(est), "coefficients": coef}
+
+
+def _dp_pcr(job: _Job):
+    from engine.methods.dp_pcr import DPPCR
+    from engine.methods.dp_pcr.release import shareable_release
+
+    a = job.args
+    _need(job.ddf, [a.response], "response", job.name)
+    cols = _x_columns(job, [a.response])
+    est = DPPCR(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta,
+                x_bound=_positive(a.x_bound, "--x-bound"), y_bound=max(abs(v) for v in a.y_range), random_state=a.seed)
+    X, y = _split(_arrays(job, cols + [a.response], "dp_pcr"), 1)
+    with _progress(a.quiet, job.client, "fitting DP-PCR"):
+        est.fit(X, y)
+    release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
+                                                    "channels": cols})
+    return est, release, {"clipping": {"rows clipped (exact)": int(est.n_clipped_)},
+                          "coefficients": {"column": [*cols, "intercept"], "coef_private": [*est.coef_,
+                                                                                             est.intercept_]}}
+
+
+def _dp_cca(job: _Job):
+    from engine.methods.dp_cca import DPCCA
+    from engine.methods.dp_cca.export import owner_sheets, shareable_release
+
+    a = job.args
+    ycols = _columns(a.y_columns)
+    _need(job.ddf, ycols, "second-view column", job.name)
+    xcols = _x_columns(job, ycols)
+    est = DPCCA(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta, mode="strict",
+                x_bound=_positive(a.x_bound, "--x-bound"), y_bound=_positive(a.y_bound, "--y-bound"),
+                random_state=a.seed)
+    X, Y = _split(_arrays(job, xcols + ycols, "dp_cca"), len(ycols))
+    with _progress(a.quiet, job.client, "fitting DP-CCA (strict)"):
+        est.fit(X, Y)
+    release = shareable_release(est, public_inputs={"x_columns": xcols, "y_columns": ycols})
+    return est, release, owner_sheets(est, x_names=xcols, y_names=ycols)
+
+
+def _pca_gauss(job: _Job):
+    from engine.methods.pca_gauss import PCAGauss
+    from engine.methods.pca_gauss.export import owner_sheets, shareable_release
+
+    a = job.args
+    exclude = [a.response] if a.response else []
+    if a.response:
+        _need(job.ddf, exclude, "response", job.name)
+    cols = _x_columns(job, exclude)
+    task = "regression" if a.response else "unsupervised"
+    est = PCAGauss(n_components=a.n_components, epsilon=a.epsilon, task=task, pca_source="analyze_gauss",
+                   mode="strict", delta=a.delta, bounds=tuple(a.x_range),
+                   y_bounds=tuple(a.y_range) if a.response else None, random_state=a.seed)
+    data = _arrays(job, cols + exclude, "pca_gauss")
+    with _progress(a.quiet, job.client, "fitting PCA-Gauss (strict)"):
+        if a.response:
+            est.fit(*_split(data, 1))
+        else:
+            est.fit(data)
+    return est, shareable_release(est), owner_sheets(est, feature_names=cols)
+
+
+_FITS = {"edpls": _edpls, "dp-pcr": _dp_pcr, "dp-cca": _dp_cca, "pca-gauss": _pca_gauss}
+_NEVER_READ = "declared from domain knowledge; bounds are never read off the private data"
+
+
+def _declared_bounds(a) -> None:
+    """Every public bound the method needs is on the command line (checked before any data are opened)."""
+    missing = []
+    if a.method in ("edpls", "dp-pcr") and a.y_range is None:
+        missing.append("--y-range LOW HIGH: the public physical range of the response (e.g. 7 10.5 for protein "
+                       "in %)")
+    if a.method == "edpls" and a.x_bound is None and a.x_public is None:
+        missing.append("a public bound on the spectra: --x-bound B (on the norm of a preprocessed, projected "
+                       "spectrum), --x-bound data-free (the data-independent spline basis and its bound) or "
+                       "--x-public FILE (public spectra the projection and bound come from)")
+    if a.method in ("dp-pcr", "dp-cca") and a.x_bound is None:
+        missing.append("--x-bound B: a public bound on the L2 norm of a row of X (e.g. sqrt(m) for m columns in "
+                       "[-1, 1])")
+    if a.method == "dp-cca" and a.y_bound is None:
+        missing.append("--y-bound B: a public bound on the L2 norm of a row of the second view")
+    if a.method == "pca-gauss" and a.x_range is None:
+        missing.append("--x-range LOW HIGH: the public range of every X column (the box rows are clipped to)")
+    if a.method == "pca-gauss" and a.response and a.y_range is None:
+        missing.append("--y-range LOW HIGH: the public range of the response")
+    if missing:
+        raise UsageError(f"{a.method} needs " + "; and ".join(missing) + f". {_NEVER_READ[0].upper()}"
+                         f"{_NEVER_READ[1:]}.")
+
+
+def _positive(text, flag: str) -> float:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{flag} must be a number, got {text!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise UsageError(f"{flag} must be a finite number > 0, got {text!r}")
+    return v
+
+
+def _int(text, flag: str) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{flag} must be 'auto', 'ridge' or a whole number, got {text!r}") from None
+
+
+def _check_budget(a) -> None:
+    if not (a.epsilon > 0):
+        raise UsageError(f"--epsilon must be > 0, got {a.epsilon}")
+    if not (0 < a.delta < 1):
+        raise UsageError(f"--delta must be in (0, 1), got {a.delta}")
+    ranges = [(f, getattr(a, f.replace("-", "_"), None)) for f in ("y-range", "x-range")]
+    for flag, r in ranges:
+        if r is not None and not (np.all(np.isfinite(r)) and r[0] < r[1]):
+            raise UsageError(f"--{flag} needs LOW < HIGH, got {r[0]:g} {r[1]:g}")
+
+
+def _workbook_path(a) -> Path:
+    if a.workbook:
+        path = Path(a.workbook)
+    else:
+        out = Path(a.out)
+        path = out.with_name((out.stem if out.suffix.lower() == ".json" else out.name) + ".owner_PRIVATE.xlsx")
+    if path.resolve() == Path(a.out).resolve():
+        raise UsageError("--workbook and --out must be different files: the workbook is private")
+    return path
+
+
+def _run_fit(a) -> dict:
+    from engine.data import dataset_shape, open_dataset
+    from engine.release import release_to_json
+    from engine.workbook import OwnerWorkbook
+
+    _check_budget(a)
+    _declared_bounds(a)
+    wb_path = _workbook_path(a)
+    t0 = time.perf_counter()
+    with _scheduler(a.scheduler) as client:
+        with _progress(a.quiet, client, f"checking {a.data}"):
+            ddf = open_dataset(a.data)
+        shape = dataset_shape(ddf)
+        name = Path(str(a.data)).name
+        job = _Job(a, ddf, shape, name, client)
+        est, release, sheets = _FITS[a.method](job)
+    seconds = time.perf_counter() - t0
+    text = release_to_json(release, indent=1)
+    Path(a.out).write_text(text, encoding="utf-8")
+    data_sheet = {"source": str(a.data), "files": ", ".join(shape.files), "rows (exact)": shape.rows,
+                  "columns": shape.columns, "partitions": shape.partitions, "seconds": round(seconds, 3),
+                  "noise": "known seed (not proven)" if a.seed is not None else "fresh OS entropy"}
+    book = OwnerWorkbook(f"{a.method} on {a.data}", {"data": data_sheet, **sheets,
+                                                     "exact ledger": est.privacy_ledger_.to_frame()},
+                         notes=[f"Shareable release written separately to {a.out}."])
+    wb_path.write_bytes(book.to_xlsx())
+    return {"release": a.out, "workbook": str(wb_path), "method": a.method, "epsilon": a.epsilon, "delta": a.delta,
+            "partitions": shape.partitions, "seconds": f"{seconds:.3f}"}
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit code (0 done, 1 refused data or fit, 2 usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        out = _run_fit(args)
+    except UsageError as err:
+        parser.exit(2, f"{parser.prog} fit {args.method}: error: {err}\n")
+    except DataError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except (ValueError, OSError) as err:
+        print(f"error: the fit was refused: {err}", file=sys.stderr)
+        return 1
+    for k, v in out.items():
+        print(f"{k}={v}")
+    return 0
