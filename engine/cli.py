@@ -141,7 +141,7 @@ def _progress(quiet: bool, client, what: str):
         return
     from dask.diagnostics import ProgressBar
 
-    with ProgressBar(minimum=0.5, out=sys.stderr):
+    with ProgressBar(minimum=0, out=sys.stderr):
         yield
 
 
