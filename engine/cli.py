@@ -36,7 +36,8 @@ import numpy as np
 from engine.data.validate import DataError
 from engine.methods.registry import METHODS
 
-__all__ = ["CLI_METHODS", "LAZY_METHODS", "MAX_IN_MEMORY_GB", "build_parser", "main"]
+__all__ = ["CLI_METHODS", "LAZY_METHODS", "MAX_IN_MEMORY_GB", "DatasetFit", "TaskProgress", "UsageError",
+           "build_parser", "fit_dataset", "main"]
 
 #: Methods the command line fits: CLI name -> registry key.
 CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
@@ -175,6 +176,7 @@ class _Job:
     shape: object
     name: str
     client: object
+    progress: object  # what -> context manager around one pass over the partitions
 
 
 def _arrays(job: _Job, cols: list[str], method: str):
@@ -187,7 +189,7 @@ def _arrays(job: _Job, cols: list[str], method: str):
         raise DataError(f"{job.name}: {job.shape.rows:,} rows x {len(cols)} columns is {gb:.1f} GB as numbers; "
                         f"{method} is fitted in memory (up to {MAX_IN_MEMORY_GB:g} GB). Choose fewer columns with "
                         "--x-columns or a method fitted chunk by chunk.")
-    with _progress(job.args.quiet, job.client, f"reading {len(cols)} columns of {job.shape.partitions} partitions"):
+    with job.progress(f"reading {len(cols)} columns of {job.shape.partitions} partitions"):
         return sub.compute().to_numpy(dtype=float)
 
 
@@ -231,7 +233,7 @@ def _edpls(job: _Job):
     est = make_strict_edpls(a.epsilon, a.delta, y_range=tuple(a.y_range), X_public=X_public, x_bound=x_bound,
                             n_components=k, random_state=a.seed)
     X, y = _split(_arrays(job, cols + [a.response], "edpls"), 1)
-    with _progress(a.quiet, job.client, "fitting edPLS (recommended strict)"):
+    with job.progress("fitting edPLS (recommended strict)"):
         est.fit(X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
     coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}
@@ -248,7 +250,7 @@ def _dp_pcr(job: _Job):
     est = DPPCR(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta,
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=max(abs(v) for v in a.y_range), random_state=a.seed)
     X, y = _split(_arrays(job, cols + [a.response], "dp_pcr"), 1)
-    with _progress(a.quiet, job.client, "fitting DP-PCR"):
+    with job.progress("fitting DP-PCR"):
         est.fit(X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
                                                     "channels": cols})
@@ -269,7 +271,7 @@ def _dp_cca(job: _Job):
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=_positive(a.y_bound, "--y-bound"),
                 random_state=a.seed)
     X, Y = _split(_arrays(job, xcols + ycols, "dp_cca"), len(ycols))
-    with _progress(a.quiet, job.client, "fitting DP-CCA (strict)"):
+    with job.progress("fitting DP-CCA (strict)"):
         est.fit(X, Y)
     release = shareable_release(est, public_inputs={"x_columns": xcols, "y_columns": ycols})
     return est, release, owner_sheets(est, x_names=xcols, y_names=ycols)
@@ -289,7 +291,7 @@ def _pca_gauss(job: _Job):
                    mode="strict", delta=a.delta, bounds=tuple(a.x_range),
                    y_bounds=tuple(a.y_range) if a.response else None, random_state=a.seed)
     data = _arrays(job, cols + exclude, "pca_gauss")
-    with _progress(a.quiet, job.client, "fitting PCA-Gauss (strict)"):
+    with job.progress("fitting PCA-Gauss (strict)"):
         if a.response:
             est.fit(*_split(data, 1))
         else:
@@ -364,34 +366,134 @@ def _workbook_path(a) -> Path:
     return path
 
 
+class TaskProgress:
+    """A dask local-scheduler callback reporting ``report(done, total)`` after each task (dask's ``ProgressBar``
+    counts the same way). Runs in the thread that called ``compute``, so a UI may update its widgets there."""
+
+    def __init__(self, report):
+        from dask.callbacks import Callback
+
+        outer = self
+
+        class _Cb(Callback):
+            def _start_state(self, dsk, state):
+                outer.done, outer.total = 0, sum(len(state[k]) for k in ("ready", "waiting", "running", "finished"))
+
+            def _posttask(self, key, result, dsk, state, worker_id):
+                outer.done += 1
+                report(outer.done, max(outer.total, outer.done))
+
+        self.done = self.total = 0
+        self._cb = _Cb()
+
+    def __enter__(self):
+        self._cb.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._cb.__exit__(*exc)
+        return False
+
+
+@dataclass
+class DatasetFit:
+    """One fit on a data set: the fitted estimator, its shareable release (dict), the owner's sheets and the shape."""
+
+    method: str
+    estimator: object
+    release: dict
+    sheets: dict
+    shape: object
+    seconds: float
+    noise_known: bool
+
+    def release_json(self) -> str:
+        from engine.release import release_to_json
+
+        return release_to_json(self.release, indent=1)
+
+    def owner_workbook(self, source: str, release_name: str):
+        """The owner's workbook (``engine.workbook.OwnerWorkbook``): the data sheet, the method's sheets, the
+        exact ledger."""
+        from engine.workbook import OwnerWorkbook
+
+        sh = self.shape
+        data_sheet = {"source": str(source), "files": ", ".join(sh.files), "rows (exact)": sh.rows,
+                      "columns": sh.columns, "partitions": sh.partitions, "seconds": round(self.seconds, 3),
+                      "noise": "known seed (not proven)" if self.noise_known else "fresh OS entropy"}
+        sheets = {"data": data_sheet, **self.sheets, "exact ledger": self.estimator.privacy_ledger_.to_frame()}
+        return OwnerWorkbook(f"{self.method} on {source}", sheets,
+                             notes=[f"Shareable release written separately ({release_name})."])
+
+
+_DEFAULT_K = {"edpls": "auto", "dp-pcr": 2, "dp-cca": 1, "pca-gauss": 2}
+_OPTIONS = ("response", "y_range", "x_range", "x_bound", "y_bound", "x_public", "n_components", "x_columns",
+            "y_columns", "seed")
+
+
+def fit_dataset(method: str, ddf, *, epsilon: float, delta: float, name: str = "the data set", progress=None,
+                client=None, **options) -> DatasetFit:
+    """Fit ``method`` ("edpls", "dp-pcr", "dp-cca", "pca-gauss") on an opened data set (``open_dataset``).
+
+    Parameters
+    ----------
+    method : a key of :data:`CLI_METHODS`.
+    ddf : dask DataFrame (rows, columns) from ``engine.data.open_dataset``.
+    epsilon, delta : the budget.
+    name : the data set's name in messages.
+    progress : callable ``progress(what) -> context manager`` around each pass over the partitions (None: none).
+    client : a ``distributed.Client`` or None (the local scheduler).
+    options : the command line's options by their Python names: response, y_range, x_range, x_bound, y_bound,
+        x_public (a file of public spectra), n_components, x_columns, y_columns (lists or comma-separated text),
+        seed (a known noise seed: tests and teaching; the ledger then says "not proven").
+
+    Returns
+    -------
+    DatasetFit
+
+    Raises
+    ------
+    UsageError : a public bound the method needs is not declared (nothing was read).
+    DataError, ValueError : the data or the fit were refused.
+    """
+    from engine.data import dataset_shape
+
+    unknown = set(options) - set(_OPTIONS)
+    if unknown:
+        raise TypeError(f"fit_dataset: unknown options {sorted(unknown)}")
+    if method not in _FITS:
+        raise UsageError(f"no method {method!r} on the command line; choose one of {', '.join(_FITS)}")
+    a = argparse.Namespace(method=method, epsilon=float(epsilon), delta=float(delta), quiet=progress is None,
+                           **{k: options.get(k) for k in _OPTIONS})
+    for k in ("x_columns", "y_columns"):
+        if isinstance(getattr(a, k), (list, tuple)):
+            setattr(a, k, ",".join(map(str, getattr(a, k))))
+    if a.n_components is None:
+        a.n_components = _DEFAULT_K[method]
+    _check_budget(a)
+    _declared_bounds(a)
+    t0 = time.perf_counter()
+    job = _Job(a, ddf, dataset_shape(ddf), name, client, progress or (lambda what: contextlib.nullcontext()))
+    est, release, sheets = _FITS[method](job)
+    return DatasetFit(method, est, release, sheets, job.shape, time.perf_counter() - t0, a.seed is not None)
+
+
 def _run_fit(a) -> dict:
-    from engine.data import dataset_shape, open_dataset
-    from engine.release import release_to_json
-    from engine.workbook import OwnerWorkbook
+    from engine.data import open_dataset
 
     _check_budget(a)
     _declared_bounds(a)
     wb_path = _workbook_path(a)
-    t0 = time.perf_counter()
     with _scheduler(a.scheduler) as client:
         with _progress(a.quiet, client, f"checking {a.data}"):
             ddf = open_dataset(a.data)
-        shape = dataset_shape(ddf)
-        name = Path(str(a.data)).name
-        job = _Job(a, ddf, shape, name, client)
-        est, release, sheets = _FITS[a.method](job)
-    seconds = time.perf_counter() - t0
-    text = release_to_json(release, indent=1)
-    Path(a.out).write_text(text, encoding="utf-8")
-    data_sheet = {"source": str(a.data), "files": ", ".join(shape.files), "rows (exact)": shape.rows,
-                  "columns": shape.columns, "partitions": shape.partitions, "seconds": round(seconds, 3),
-                  "noise": "known seed (not proven)" if a.seed is not None else "fresh OS entropy"}
-    book = OwnerWorkbook(f"{a.method} on {a.data}", {"data": data_sheet, **sheets,
-                                                     "exact ledger": est.privacy_ledger_.to_frame()},
-                         notes=[f"Shareable release written separately to {a.out}."])
-    wb_path.write_bytes(book.to_xlsx())
+        options = {k: getattr(a, k, None) for k in _OPTIONS}
+        fit = fit_dataset(a.method, ddf, epsilon=a.epsilon, delta=a.delta, name=Path(str(a.data)).name,
+                          progress=lambda what: _progress(a.quiet, client, what), client=client, **options)
+    Path(a.out).write_text(fit.release_json(), encoding="utf-8")
+    wb_path.write_bytes(fit.owner_workbook(a.data, a.out).to_xlsx())
     return {"release": a.out, "workbook": str(wb_path), "method": a.method, "epsilon": a.epsilon, "delta": a.delta,
-            "partitions": shape.partitions, "seconds": f"{seconds:.3f}"}
+            "partitions": fit.shape.partitions, "seconds": f"{fit.seconds:.3f}"}
 
 
 def main(argv=None) -> int:
