@@ -37,7 +37,7 @@ from engine.data.validate import DataError
 from engine.methods.registry import METHODS
 
 __all__ = ["CLI_METHODS", "LAZY_METHODS", "MAX_IN_MEMORY_GB", "DatasetFit", "TaskProgress", "UsageError",
-           "build_parser", "fit_dataset", "main"]
+           "build_parser", "dask_client", "fit_dataset", "main"]
 
 #: Methods the command line fits: CLI name -> registry key.
 CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ------------------------------------------------------------------------------------------------ running
 @contextlib.contextmanager
-def _scheduler(address: str | None):
+def dask_client(address: str | None = None):
     """dask's local scheduler, or a ``distributed.Client`` connected to ``address`` (closed afterwards)."""
     address = address or os.environ.get(SCHEDULER_ENV) or None
     if not address:
@@ -484,7 +484,7 @@ def _run_fit(a) -> dict:
     _check_budget(a)
     _declared_bounds(a)
     wb_path = _workbook_path(a)
-    with _scheduler(a.scheduler) as client:
+    with dask_client(a.scheduler) as client:
         with _progress(a.quiet, client, f"checking {a.data}"):
             ddf = open_dataset(a.data)
         options = {k: getattr(a, k, None) for k in _OPTIONS}

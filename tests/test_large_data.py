@@ -5,7 +5,9 @@ file, row and column known by construction.
 """
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import dask.dataframe as dd
 import numpy as np
@@ -16,6 +18,7 @@ import pytest
 
 from engine.data import DataError, dataset_shape, open_dataset, resolve_under_root
 from engine.data.large import dataset_source, preview_rows
+from engine.release import release_problems
 
 COLS = [f"x{j}" for j in range(20)]
 
@@ -183,3 +186,86 @@ def test_resolve_under_root_refuses_escapes(root_with_escape):
     os.remove(os.path.join(root, "runs", "zz_link.parquet"))
     assert [os.path.basename(f) for f in dataset_source("runs", root)] == ["part0.parquet"]
     assert dataset_shape(open_dataset("runs", root=root)).rows == 50
+
+
+# ----------------------------------------------------------------------------------- the app's picker (AppTest)
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")
+
+
+def _spectra_root(tmp_path):
+    """A data root with a Parquet set of 40 channels (c0..c39) + 'protein', and a link escaping the root."""
+    from engine.data.sample_generators import make_nir_spectra
+
+    root = tmp_path / "root"
+    (root / "runs").mkdir(parents=True)
+    data = make_nir_spectra(n_samples=160, n_channels=40, random_state=5)
+    df = pd.DataFrame(data.X, columns=[f"c{j}" for j in range(40)])
+    df["protein"] = data.Y[:, 0]
+    for f in range(2):
+        pq.write_table(pa.Table.from_pandas(df.iloc[f * 80:(f + 1) * 80], preserve_index=False),
+                       root / "runs" / f"run{f}.parquet", row_group_size=40)
+    secret = tmp_path / "secret"
+    write_parquet_set(secret, n_files=1)
+    os.symlink(secret, root / "elsewhere")
+    return root, df
+
+
+def _page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _path(at, text):
+    at.text_input(key="edpls_data_large_path").set_value(text).run()
+    assert not at.exception, at.exception
+    return [e.value for e in at.error]
+
+
+def test_picker_hidden_without_data_root(monkeypatch):
+    from ui.large_data import LARGE
+
+    monkeypatch.delenv("PRIVALAB_DATA_ROOT", raising=False)
+    at = _page()
+    assert LARGE not in at.radio(key="edpls_data_source").options
+
+
+def test_picker_confined_to_root_previews_and_fits(monkeypatch, tmp_path):
+    from ui.large_data import LARGE
+
+    root, df = _spectra_root(tmp_path)
+    monkeypatch.setenv("PRIVALAB_DATA_ROOT", str(root))
+    at = _page()
+    at.radio(key="edpls_data_source").set_value(LARGE).run()
+    assert not at.exception, at.exception
+    for bad in ("../secret", str(tmp_path / "secret"), "elsewhere", "elsewhere/*.parquet", "runs/../../secret"):
+        errors = _path(at, bad)
+        assert errors and ("outside the data root" in errors[0] or "not an absolute path" in errors[0]), (bad, errors)
+        assert "pl_dataset" not in at.session_state or at.session_state["pl_dataset"].origin != "server"
+    assert _path(at, "runs/*.parquet") == []
+    text = " ".join(m.value for m in at.markdown)
+    assert "160 rows × 41 columns, 2 files, 4 partitions" in text
+    assert at.session_state["pl_dataset"].origin == "server"
+    # the fit: the response and its declared range, then the button
+    at.selectbox(key="edpls_large_response_server_runs/*.parquet").set_value("protein").run()
+    assert not at.exception, at.exception
+    assert "Not fitted yet with these settings." not in " ".join(c.value for c in at.caption)  # no range yet
+    at.number_input(key="edpls_large_lo_runs/*.parquet_protein").set_value(5.0)
+    at.number_input(key="edpls_large_hi_runs/*.parquet_protein").set_value(15.0).run()
+    at.button(key="edpls_large_fit").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    (res,) = at.session_state[_RESULTS_KEY].values()
+    fit = res["fit"]
+    assert fit.shape.rows == 160 and fit.shape.partitions == 4
+    release = json.loads(res["release"])
+    assert release["kind"] == "shareable release" and release_problems(res["release"]) == []
+    assert res["workbook"][:2] == b"PK"
+    labels = [b.label for b in at.get("download_button")]
+    assert "Shareable release (JSON)" in labels and "Owner's workbook (PRIVATE)" in labels
+
+
+_RESULTS_KEY = "edpls_large_results"

@@ -36,7 +36,7 @@ import pandas as pd
 from .validate import DataError, quote_list
 
 __all__ = ["DATA_ROOT_ENV", "DatasetShape", "data_root", "dataset_shape", "dataset_source", "open_dataset",
-           "preview_rows", "resolve_under_root"]
+           "peek_dataset", "preview_rows", "resolve_under_root"]
 
 #: The environment variable naming the folder the app may open large data sets from.
 DATA_ROOT_ENV = "PRIVALAB_DATA_ROOT"
@@ -60,7 +60,7 @@ class _Part:
 class DatasetShape:
     """Shape of an opened data set: rows, columns, files and partitions (rows are data rows, header excluded)."""
 
-    rows: int
+    rows: int | None  # None: not counted yet (CSV before the check)
     columns: int
     files: tuple
     partitions: int
@@ -426,7 +426,16 @@ def dataset_shape(ddf_or_source, root=None) -> DatasetShape:
 
 def preview_rows(source, root=None, n: int = 20) -> pd.DataFrame:
     """The first ``n`` rows of the first file (read alone, typed as the data set is), for a preview."""
+    return peek_dataset(source, root, n)[0]
+
+
+def peek_dataset(source, root=None, n: int = 20) -> tuple[pd.DataFrame, DatasetShape]:
+    """A preview without a pass over the rows: the first ``n`` rows of the first file and the shape from the
+    files' footers and headers (every file's columns checked alike); ``rows`` is None for CSV (counted when
+    :func:`open_dataset` checks the cells)."""
     files = dataset_source(source, root)
-    names, parts = _layout(files[:1])
+    names, parts = _layout(files)
     numeric = tuple(_numeric_columns(_read_raw(parts[0], nrows=max(n, 1000))))
-    return _typed(_read_raw(parts[0], nrows=n), numeric)
+    rows = sum(p.rows for p in parts) if all(p.rows is not None for p in parts) else None
+    shape = DatasetShape(rows, len(names), tuple(Path(f).name for f in files), len(parts))
+    return _typed(_read_raw(parts[0], nrows=n), numeric), shape
