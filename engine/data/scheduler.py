@@ -42,12 +42,13 @@ def resolve_scheduler(scheduler=None):
 
 
 @contextlib.contextmanager
-def dask_scheduler(scheduler=None):
+def dask_scheduler(scheduler=None, *, timeout: float = CONNECT_TIMEOUT):
     """Context manager yielding what to pass as ``dask.compute(..., scheduler=...)``.
 
     Parameters
     ----------
     scheduler : None, str or distributed.Client (see the module docstring).
+    timeout : seconds to wait for a remote scheduler.
 
     Yields
     ------
@@ -64,12 +65,12 @@ def dask_scheduler(scheduler=None):
         yield scheduler
         return
     if not isinstance(scheduler, str):  # a cluster object (LocalCluster, ...): a Client on it, closed on exit
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        client = Client(scheduler, timeout=timeout, set_as_default=False)
     else:
         try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            client = Client(scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:
-            raise ConnectionError(f"could not reach the Dask scheduler at {scheduler} within {CONNECT_TIMEOUT} s: "
+            raise ConnectionError(f"could not reach the Dask scheduler at {scheduler} within {timeout:g} s: "
                                   f"{exc}") from None
     try:
         yield client

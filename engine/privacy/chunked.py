@@ -330,7 +330,7 @@ def _gather_distributed(client, sums: list, progress):
     futures = client.compute(sums)
     total, done = None, 0
     try:
-        for fut in as_completed(futures):
+        for fut in as_completed(futures, loop=client.loop):
             part = fut.result()
             total = _add([total, part])
             done += 1
