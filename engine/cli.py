@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -37,12 +36,13 @@ from engine.data.validate import DataError
 from engine.methods.registry import METHODS
 
 __all__ = ["CLI_METHODS", "LAZY_METHODS", "MAX_IN_MEMORY_GB", "DatasetFit", "TaskProgress", "UsageError",
-           "build_parser", "dask_client", "fit_dataset", "main"]
+           "build_parser", "fit_dataset", "main"]
 
 #: Methods the command line fits: CLI name -> registry key.
 CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
-#: Methods whose estimator is given the dask collections (the rest: one in-memory array).
-LAZY_METHODS: frozenset = frozenset()
+#: Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
+#: scheduler=..., progress=...)``); the others ("edpls_recommended", "pca_gauss") get one in-memory array.
+LAZY_METHODS: frozenset = frozenset({"edpls", "dp_pcr", "dp_cca"})
 #: Largest table (chosen columns, float64) the in-memory path loads.
 MAX_IN_MEMORY_GB = 4.0
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
@@ -70,9 +70,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workbook", help="the owner's private workbook (default: <out>.owner_PRIVATE.xlsx)")
     p.add_argument("--x-columns", help="comma-separated X columns (default: every numeric column but the response)")
     p.add_argument("--scheduler", help=f"a dask.distributed scheduler, e.g. tcp://host:8786 (default: ${SCHEDULER_ENV}"
-                                       ", else dask's local scheduler)")
+                                       ", else dask's local scheduler), or threads / sync / processes")
     p.add_argument("--seed", type=int, help="a known noise seed (tests, teaching): the ledger says 'not proven'")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--skip-check", action="store_true",
+                   help="skip the pass that checks every cell before the fit (the chunked fits still refuse a bad "
+                        "cell, naming its partition and row)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,15 +87,22 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit a method and write its shareable release and the owner's workbook",
                          formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_methods_epilog())
     methods = fit.add_subparsers(dest="method", required=True, metavar="method")
-    m = methods.add_parser("edpls", help="recommended strict edPLS (spectra, one response)")
+    m = methods.add_parser("edpls", help="strict edPLS (spectra, one response)")
     _common(m)
+    m.add_argument("--estimator", choices=("auto", "plain", "recommended"), default="auto",
+                   help="plain: EDPLS strict (Analyze-Gauss), summed partition by partition (any size; needs "
+                        "--x-bound B on the row norm of X); recommended: the app's recommended strict edPLS "
+                        "(public preprocessing and projection; its columns are gathered in memory); auto (default): "
+                        "recommended when --x-public or --x-bound data-free is given, else plain")
     m.add_argument("--response", required=True, help="the response column")
     m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
                    help="public physical range of the response (required)")
-    m.add_argument("--x-bound", help="public bound on the norm of a preprocessed, projected spectrum, or 'data-free' "
-                                     "(the bound of the data-independent spline basis); or give --x-public")
+    m.add_argument("--x-bound", help="plain: public bound on the L2 norm of a row of X; recommended: on the norm of a "
+                                     "preprocessed, projected spectrum, or 'data-free' (the bound of the "
+                                     "data-independent spline basis); or give --x-public")
     m.add_argument("--x-public", help="a CSV/XLSX of public spectra (same channel columns): projection and bound")
-    m.add_argument("--n-components", default="auto", help="'auto' (default), 'ridge' or a number")
+    m.add_argument("--n-components", default=None,
+                   help="plain: a number (default 5); recommended: 'auto' (default), 'ridge' or a number")
     m = methods.add_parser("dp-pcr", help="DP principal component regression")
     _common(m)
     m.add_argument("--response", required=True, help="the response column")
@@ -116,34 +126,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ------------------------------------------------------------------------------------------------ running
+class _TextBar:
+    """``report(done, total)`` as a text bar on stderr, redrawn in place: ``[#####     ] 3/8 partitions``."""
+
+    def __init__(self, quiet: bool):
+        self.quiet, self.drawn = quiet, False
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if self.quiet:
+            return
+        total = total or done
+        filled = int(40 * done / max(total, 1))
+        print(f"\r[{'#' * filled}{' ' * (40 - filled)}] {done}/{total} partitions", end="", file=sys.stderr,
+              flush=True)
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            print(file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
-def dask_client(address: str | None = None):
-    """dask's local scheduler, or a ``distributed.Client`` connected to ``address`` (closed afterwards)."""
-    address = address or os.environ.get(SCHEDULER_ENV) or None
-    if not address:
-        yield None
-        return
-    from distributed import Client
+def _progress(quiet: bool, sched, what: str, tasks: bool = True):
+    """One pass over the partitions, announced on stderr; yields ``report(done, total)`` (a text bar) for a fit
+    that reports partitions itself (``tasks=False``), else shows dask's ``ProgressBar`` (tasks done, local
+    scheduler; on a cluster the announcement only)."""
+    from engine.data.scheduler import is_distributed
 
-    client = Client(address, timeout="20s", set_as_default=True)
-    try:
-        yield client
-    finally:
-        client.close()
-
-
-@contextlib.contextmanager
-def _progress(quiet: bool, client, what: str):
-    """A text progress bar on stderr while dask computes (local scheduler); a line per pass on a cluster."""
     if not quiet:
         print(f"[privalab] {what} ...", file=sys.stderr, flush=True)
-    if quiet or client is not None:
-        yield
-        return
-    from dask.diagnostics import ProgressBar
+    bar = _TextBar(quiet)
+    try:
+        if quiet or not tasks or is_distributed(sched):
+            yield bar
+        else:
+            from dask.diagnostics import ProgressBar
 
-    with ProgressBar(minimum=0, out=sys.stderr):
-        yield
+            with ProgressBar(minimum=0, out=sys.stderr):
+                yield bar
+    finally:
+        bar.close()
 
 
 def _columns(text: str | None) -> list[str] | None:
@@ -175,14 +197,22 @@ class _Job:
     ddf: object
     shape: object
     name: str
-    client: object
-    progress: object  # what -> context manager around one pass over the partitions
+    scheduler: object  # what engine.data.scheduler.dask_scheduler yielded
+    progress: object  # (what, tasks=True) -> context manager around one pass, yielding report(done, total)
+
+    def fit(self, est, lazy: bool, what: str, *data):
+        """``est.fit(*data)``: chunk by chunk on the job's scheduler for a lazy fit (the bar counts partitions)."""
+        if lazy:
+            with self.progress(what, tasks=False) as report:
+                return est.fit(*data, scheduler=self.scheduler, progress=report)
+        with self.progress(what):
+            return est.fit(*data)
 
 
-def _arrays(job: _Job, cols: list[str], method: str):
-    """The chosen columns: the dask frame itself for a lazy method, else one float64 array (size-checked)."""
+def _arrays(job: _Job, cols: list[str], method: str, lazy: bool):
+    """The chosen columns: the dask frame itself for a lazy fit, else one float64 array (size-checked)."""
     sub = job.ddf[cols]
-    if method in LAZY_METHODS:
+    if lazy:
         return sub
     gb = job.shape.rows * len(cols) * 8 / 1e9
     if gb > MAX_IN_MEMORY_GB:
@@ -212,15 +242,43 @@ def _split(data, k: int):
     return data[:, :-k], (data[:, -1] if k == 1 else data[:, -k:])
 
 
+def _edpls_estimator(a) -> str:
+    """'plain' (EDPLS strict, chunk by chunk) or 'recommended' (StrictEDPLS); 'auto': recommended when its own
+    public inputs are given (--x-public, --x-bound data-free), else plain."""
+    if a.estimator in (None, "auto"):
+        return "recommended" if (a.x_public or a.x_bound == "data-free") else "plain"
+    return a.estimator
+
+
 def _edpls(job: _Job):
+    a = job.args
+    _need(job.ddf, [a.response], "response", job.name)
+    cols = _x_columns(job, [a.response])
+    if _edpls_estimator(a) == "recommended":
+        return _edpls_recommended(job, cols)
+    from engine.methods.edpls import EDPLS
+    from engine.methods.edpls.release import shareable_release
+
+    k = 5 if a.n_components in (None, "auto") else _int(a.n_components, "--n-components")
+    est = EDPLS(n_components=k, epsilon=a.epsilon, delta=a.delta, mode="strict",
+                x_bound=_positive(a.x_bound, "--x-bound"), y_bound=max(abs(v) for v in a.y_range), random_state=a.seed)
+    lazy = "edpls" in LAZY_METHODS
+    X, y = _split(_arrays(job, cols + [a.response], "edpls", lazy), 1)
+    job.fit(est, lazy, "fitting edPLS (strict, Analyze-Gauss)", X, y)
+    release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
+                                                    "channels": cols})
+    return est, release, {"clipping": {"rows clipped (exact)": int(est.n_clipped_)},
+                          "coefficients": {"channel": [*cols, "intercept"],
+                                           "coef_private": [*np.ravel(est.coef_), float(est.intercept_)]}}
+
+
+def _edpls_recommended(job: _Job, cols: list[str]):
     from engine.data import load_table
     from engine.methods.edpls.page_strict import choice_rows
     from engine.methods.edpls.recommended import make_strict_edpls, shareable_release
 
     a = job.args
     x_bound = None if a.x_bound in (None, "data-free") else _positive(a.x_bound, "--x-bound")
-    _need(job.ddf, [a.response], "response", job.name)
-    cols = _x_columns(job, [a.response])
     X_public = None
     if a.x_public:
         pub = load_table(a.x_public)
@@ -229,12 +287,12 @@ def _edpls(job: _Job):
             raise DataError(f"{Path(a.x_public).name}: the public spectra lack the channel columns "
                             f"{', '.join(map(str, missing[:10]))} of the data set.", file=Path(a.x_public).name)
         X_public = pub[cols].to_numpy(dtype=float)
-    k = a.n_components if a.n_components in ("auto", "ridge") else _int(a.n_components, "--n-components")
+    k = a.n_components if a.n_components in ("auto", "ridge", None) else _int(a.n_components, "--n-components")
     est = make_strict_edpls(a.epsilon, a.delta, y_range=tuple(a.y_range), X_public=X_public, x_bound=x_bound,
-                            n_components=k, random_state=a.seed)
-    X, y = _split(_arrays(job, cols + [a.response], "edpls"), 1)
-    with job.progress("fitting edPLS (recommended strict)"):
-        est.fit(X, y)
+                            n_components=k or "auto", random_state=a.seed)
+    lazy = "edpls_recommended" in LAZY_METHODS
+    X, y = _split(_arrays(job, cols + [a.response], "edpls (recommended)", lazy), 1)
+    job.fit(est, lazy, "fitting edPLS (recommended strict)", X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
     coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}
     return est, release, {"choices": choice_rows(est), "coefficients": coef}
@@ -249,9 +307,9 @@ def _dp_pcr(job: _Job):
     cols = _x_columns(job, [a.response])
     est = DPPCR(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta,
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=max(abs(v) for v in a.y_range), random_state=a.seed)
-    X, y = _split(_arrays(job, cols + [a.response], "dp_pcr"), 1)
-    with job.progress("fitting DP-PCR"):
-        est.fit(X, y)
+    lazy = "dp_pcr" in LAZY_METHODS
+    X, y = _split(_arrays(job, cols + [a.response], "dp-pcr", lazy), 1)
+    job.fit(est, lazy, "fitting DP-PCR", X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
                                                     "channels": cols})
     return est, release, {"clipping": {"rows clipped (exact)": int(est.n_clipped_)},
@@ -270,9 +328,9 @@ def _dp_cca(job: _Job):
     est = DPCCA(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta, mode="strict",
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=_positive(a.y_bound, "--y-bound"),
                 random_state=a.seed)
-    X, Y = _split(_arrays(job, xcols + ycols, "dp_cca"), len(ycols))
-    with job.progress("fitting DP-CCA (strict)"):
-        est.fit(X, Y)
+    lazy = "dp_cca" in LAZY_METHODS
+    X, Y = _split(_arrays(job, xcols + ycols, "dp-cca", lazy), len(ycols))
+    job.fit(est, lazy, "fitting DP-CCA (strict)", X, Y)
     release = shareable_release(est, public_inputs={"x_columns": xcols, "y_columns": ycols})
     return est, release, owner_sheets(est, x_names=xcols, y_names=ycols)
 
@@ -290,12 +348,9 @@ def _pca_gauss(job: _Job):
     est = PCAGauss(n_components=a.n_components, epsilon=a.epsilon, task=task, pca_source="analyze_gauss",
                    mode="strict", delta=a.delta, bounds=tuple(a.x_range),
                    y_bounds=tuple(a.y_range) if a.response else None, random_state=a.seed)
-    data = _arrays(job, cols + exclude, "pca_gauss")
-    with job.progress("fitting PCA-Gauss (strict)"):
-        if a.response:
-            est.fit(*_split(data, 1))
-        else:
-            est.fit(data)
+    lazy = "pca_gauss" in LAZY_METHODS
+    data = _arrays(job, cols + exclude, "pca-gauss", lazy)
+    job.fit(est, lazy, "fitting PCA-Gauss (strict)", *(_split(data, 1) if a.response else (data,)))
     return est, shareable_release(est), owner_sheets(est, feature_names=cols)
 
 
@@ -309,10 +364,13 @@ def _declared_bounds(a) -> None:
     if a.method in ("edpls", "dp-pcr") and a.y_range is None:
         missing.append("--y-range LOW HIGH: the public physical range of the response (e.g. 7 10.5 for protein "
                        "in %)")
-    if a.method == "edpls" and a.x_bound is None and a.x_public is None:
-        missing.append("a public bound on the spectra: --x-bound B (on the norm of a preprocessed, projected "
-                       "spectrum), --x-bound data-free (the data-independent spline basis and its bound) or "
-                       "--x-public FILE (public spectra the projection and bound come from)")
+    if a.method == "edpls" and _edpls_estimator(a) == "plain" and a.x_bound is None:
+        missing.append("--x-bound B: a public bound on the L2 norm of a row of X (e.g. sqrt(m) for m channels in "
+                       "[-1, 1]); or, with the recommended estimator, --x-bound data-free or --x-public FILE (public "
+                       "spectra the projection and bound come from)")
+    if a.method == "edpls" and _edpls_estimator(a) == "plain" and (a.x_public or a.x_bound == "data-free"):
+        raise UsageError("--x-public and --x-bound data-free belong to --estimator recommended; the plain estimator "
+                         "needs a number: --x-bound B")
     if a.method in ("dp-pcr", "dp-cca") and a.x_bound is None:
         missing.append("--x-bound B: a public bound on the L2 norm of a row of X (e.g. sqrt(m) for m columns in "
                        "[-1, 1])")
@@ -428,11 +486,11 @@ class DatasetFit:
 
 _DEFAULT_K = {"edpls": "auto", "dp-pcr": 2, "dp-cca": 1, "pca-gauss": 2}
 _OPTIONS = ("response", "y_range", "x_range", "x_bound", "y_bound", "x_public", "n_components", "x_columns",
-            "y_columns", "seed")
+            "y_columns", "seed", "estimator")
 
 
 def fit_dataset(method: str, ddf, *, epsilon: float, delta: float, name: str = "the data set", progress=None,
-                client=None, **options) -> DatasetFit:
+                scheduler=None, **options) -> DatasetFit:
     """Fit ``method`` ("edpls", "dp-pcr", "dp-cca", "pca-gauss") on an opened data set (``open_dataset``).
 
     Parameters
@@ -441,11 +499,14 @@ def fit_dataset(method: str, ddf, *, epsilon: float, delta: float, name: str = "
     ddf : dask DataFrame (rows, columns) from ``engine.data.open_dataset``.
     epsilon, delta : the budget.
     name : the data set's name in messages.
-    progress : callable ``progress(what) -> context manager`` around each pass over the partitions (None: none).
-    client : a ``distributed.Client`` or None (the local scheduler).
+    progress : callable ``progress(what, tasks=True)`` returning a context manager around each pass over the
+        partitions, which yields ``report(done, total)`` (partitions done, for the fits that report them;
+        ``tasks=False`` then) (None: no progress).
+    scheduler : what ``engine.data.scheduler.dask_scheduler`` yields (None: dask's local scheduler).
     options : the command line's options by their Python names: response, y_range, x_range, x_bound, y_bound,
         x_public (a file of public spectra), n_components, x_columns, y_columns (lists or comma-separated text),
-        seed (a known noise seed: tests and teaching; the ledger then says "not proven").
+        estimator (edpls: "plain", "recommended" or "auto"), seed (a known noise seed: tests and teaching; the
+        ledger then says "not proven").
 
     Returns
     -------
@@ -473,23 +534,36 @@ def fit_dataset(method: str, ddf, *, epsilon: float, delta: float, name: str = "
     _check_budget(a)
     _declared_bounds(a)
     t0 = time.perf_counter()
-    job = _Job(a, ddf, dataset_shape(ddf), name, client, progress or (lambda what: contextlib.nullcontext()))
+    job = _Job(a, ddf, dataset_shape(ddf), name, scheduler, progress or _silent)
     est, release, sheets = _FITS[method](job)
     return DatasetFit(method, est, release, sheets, job.shape, time.perf_counter() - t0, a.seed is not None)
 
 
+@contextlib.contextmanager
+def _silent(what: str, tasks: bool = True):
+    yield lambda done, total: None
+
+
 def _run_fit(a) -> dict:
     from engine.data import open_dataset
+    from engine.data.scheduler import dask_scheduler
 
     _check_budget(a)
     _declared_bounds(a)
     wb_path = _workbook_path(a)
-    with dask_client(a.scheduler) as client:
-        with _progress(a.quiet, client, f"checking {a.data}"):
-            ddf = open_dataset(a.data)
+    with contextlib.ExitStack() as stack:
+        try:
+            sched = stack.enter_context(dask_scheduler(a.scheduler))
+        except ValueError as err:
+            raise UsageError(str(err)) from None
+        what = f"opening {a.data}" + ("" if a.skip_check else " and checking every cell")
+        with _progress(a.quiet, sched, what):
+            ddf = open_dataset(a.data, validate=not a.skip_check, scheduler=sched)
         options = {k: getattr(a, k, None) for k in _OPTIONS}
         fit = fit_dataset(a.method, ddf, epsilon=a.epsilon, delta=a.delta, name=Path(str(a.data)).name,
-                          progress=lambda what: _progress(a.quiet, client, what), client=client, **options)
+                          progress=lambda what, tasks=True: _progress(a.quiet, sched, what, tasks), scheduler=sched,
+                          **options)
+
     Path(a.out).write_text(fit.release_json(), encoding="utf-8")
     wb_path.write_bytes(fit.owner_workbook(a.data, a.out).to_xlsx())
     return {"release": a.out, "workbook": str(wb_path), "method": a.method, "epsilon": a.epsilon, "delta": a.delta,

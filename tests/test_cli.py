@@ -147,3 +147,26 @@ def test_other_methods_in_process(spectra_set, tmp_path, capsys):
         df[cols].to_numpy(), df["protein"].to_numpy())
     got = json.loads((tmp_path / "dp-pcr.json").read_text())["fields"]["coef_"]
     np.testing.assert_allclose(np.asarray(got, dtype=float), ref.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_edpls_plain_is_fitted_chunk_by_chunk_and_equals_numpy(spectra_set, tmp_path, capsys):
+    """The default edPLS estimator (plain strict) goes through the chunked path: same seed, same release as the
+    in-memory EDPLS on the concatenated rows."""
+    folder, df, cols = spectra_set
+    out = tmp_path / "plain.json"
+    code = main(["fit", "edpls", "--data", str(folder), "--response", "protein", "--epsilon", "2", "--delta", "1e-5",
+                 "--y-range", "7", "14", "--x-bound", "6.5", "--n-components", "3", "--seed", "4", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "6/6 partitions" in err  # the chunked fit's own bar
+    from engine.methods.edpls import EDPLS
+
+    ref = EDPLS(n_components=3, epsilon=2.0, delta=1e-5, mode="strict", x_bound=6.5, y_bound=14.0,
+                random_state=4).fit(df[cols].to_numpy(), df["protein"].to_numpy())
+    fields = json.loads(out.read_text())["fields"]
+    np.testing.assert_allclose(np.asarray(fields["coef_"], dtype=float).ravel(), np.ravel(ref.coef_), rtol=1e-9,
+                               atol=1e-12)
+    with pytest.raises(SystemExit) as ex:  # the plain estimator needs a number
+        main(["fit", "edpls", "--data", str(folder), "--response", "protein", "--epsilon", "1", "--delta", "1e-5",
+              "--y-range", "7", "14", "--estimator", "plain", "--x-public", "p.csv", "--out", str(out)])
+    assert ex.value.code == 2

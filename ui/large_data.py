@@ -5,21 +5,26 @@ types a path relative to it (a Parquet folder, a file, or a CSV/Parquet pattern 
 ``engine.data.large`` resolves it and refuses anything outside the root (``..``, absolute paths, links pointing
 out). The picker previews the first rows and the shape from the files' footers, without reading the data set.
 
-The fit (:func:`large_edpls_section`): the recommended strict edPLS through ``engine.cli.fit_dataset`` (the command
-line's fit), with a progress bar per pass over the partitions (``engine.cli.TaskProgress``) and Cancel
-(``ui.progress.Sweep``). Its shareable release and the owner's workbook are two separate downloads. Widgets only:
+The fit (:func:`large_edpls_section`): strict edPLS (Analyze-Gauss, ``EDPLS(mode="strict")``) through
+``engine.cli.fit_dataset`` (the command line's fit), its one release summed partition by partition
+(``engine.privacy.chunked``): the data set is never held in memory. A progress bar follows each pass over the
+partitions (the cell check: ``engine.cli.TaskProgress``; the fit: the estimator's ``progress(done, total)``), with
+Cancel (``ui.progress.Sweep``). Its shareable release and the owner's workbook are two separate downloads. Widgets only:
 the checks, the fit and the release are the engine's.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
 import streamlit as st
 
-from engine.cli import TaskProgress, UsageError, dask_client, fit_dataset
+from engine.cli import TaskProgress, UsageError, fit_dataset
 from engine.data import DataError, data_root, open_dataset
 from engine.data.large import peek_dataset
+from engine.data.scheduler import dask_scheduler
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
 from engine.workbook import OwnerWorkbook
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import Dataset, _still_using, _store
@@ -79,82 +84,91 @@ def large_choice(current: Dataset | None, key: str, slot: str) -> Dataset | None
     return ds
 
 
-def _pass(bar, what: str):
-    """A context manager for one pass over the partitions: the bar follows the tasks done (updated at most
-    every 0.2 s; each update is where a Cancel click stops the run)."""
+@contextlib.contextmanager
+def _pass(bar, what: str, tasks: bool = True):
+    """One pass over the partitions: yields ``report(done, total)``, which moves the bar (at most every 0.2 s;
+    each update is where a Cancel click stops the run). ``tasks``: dask's task callbacks drive it (the cell
+    check); else the fit calls ``report`` itself as partitions finish."""
     last = [0.0]
+    unit = "tasks (partitions)" if tasks else "partitions"
 
-    def report(done: int, total: int) -> None:
+    def report(done: int, total: int | None) -> None:
+        total = total or done
         now = time.monotonic()
         if done < total and now - last[0] < 0.2:
             return
         last[0] = now
-        bar.progress(min(1.0, done / max(total, 1)), text=f"{what}: {done} of {total} tasks (partitions) done")
+        bar.progress(min(1.0, done / max(total, 1)), text=f"{what}: {done} of {total} {unit} done")
 
     bar.progress(0.0, text=f"{what} ...")
-    return TaskProgress(report)
+    if tasks:
+        with TaskProgress(report):
+            yield report
+    else:
+        yield report
 
 
-def _fit(ds: Dataset, response: str, channels: list, y_range: tuple, x_bound, budget, bar) -> dict:
-    root = data_root()
-    with dask_client() as client:
+def _fit(ds: Dataset, response: str, channels: list, inputs: dict, budget, bar) -> dict:
+    with dask_scheduler() as sched:
         with _pass(bar, "Checking every cell"):
-            ddf = open_dataset(ds.name, root=root)
-        fit = fit_dataset("edpls", ddf, epsilon=budget.epsilon, delta=budget.delta, name=ds.name,
-                          progress=lambda what: _pass(bar, what[:1].upper() + what[1:]), client=client,
-                          response=response, x_columns=channels, y_range=y_range, x_bound=x_bound,
-                          seed=budget.noise_seed)
+            ddf = open_dataset(ds.name, root=data_root(), scheduler=sched)
+        fit = fit_dataset("edpls", ddf, epsilon=budget.epsilon, delta=budget.delta, name=ds.name, scheduler=sched,
+                          progress=lambda what, tasks=True: _pass(bar, what[:1].upper() + what[1:], tasks),
+                          response=response, x_columns=channels, estimator="plain", seed=budget.noise_seed, **inputs)
     return {"fit": fit, "release": fit.release_json(),
             "workbook": fit.owner_workbook(ds.name, "edpls_large_release.json").to_xlsx()}
 
 
-def _bounds(ds: Dataset, response: str):
-    """The public inputs the user declares: the response's range and the bound on the spectra (or None)."""
-    c1, c2, c3 = st.columns(3)
+def _bounds(ds: Dataset, response: str, n_channels: int) -> dict | None:
+    """The public inputs the user declares: the response's range, the bound on a row of X, the components."""
+    c1, c2, c3, c4 = st.columns(4)
     where = f"{ds.name}_{response}"  # a declared range never carries over to other data
     lo = c1.number_input("Response range: low (public)", value=None, format="%.6g", key=f"edpls_large_lo_{where}",
                          help="The physical range of the response, from domain knowledge (never read off the data).")
     hi = c2.number_input("Response range: high (public)", value=None, format="%.6g", key=f"edpls_large_hi_{where}")
-    how = c3.radio("Bound on the spectra", ("data-free", "declared"), horizontal=True, key=f"edpls_large_xb_{where}",
-                   help="data-free: the data-independent spline basis and its bound; declared: your own bound on the "
-                        "norm of a preprocessed, projected spectrum.")
-    x_bound = "data-free"
-    if how == "declared":
-        x_bound = c3.number_input("Declared bound", min_value=1e-9, value=None, format="%.4g",
-                                  key=f"edpls_large_xbv_{where}")
-    if lo is None or hi is None or x_bound is None:
-        st.info("Enter the public range of the response (and the declared bound) to fit: public means declared, "
-                "so nothing is read off the data to fill them in.")
+    x_bound = c3.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
+                              value=default_x_bound(n_channels), format="%.4g", key=f"edpls_large_xb_{n_channels}",
+                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), an "
+                                   "assumption about the instrument, not read from the data.")
+    k_max = max(1, min(20, n_channels))
+    k = int(c4.number_input("Latent variables", 1, k_max, min(PAGE_DEFAULTS["max_components"], k_max),
+                            key="edpls_large_k"))
+    if lo is None or hi is None:
+        st.info("Enter the public range of the response to fit: public means declared, so nothing is read off the "
+                "data to fill it in (|y| is bounded by the larger end).")
         return None
     if not lo < hi:
         st.error(f"The response range needs low < high; got {lo:g} and {hi:g}.")
         return None
-    return (float(lo), float(hi)), x_bound
+    return {"y_range": (float(lo), float(hi)), "x_bound": float(x_bound), "n_components": k}
 
 
 def large_edpls_section(ds: Dataset, budget) -> None:
     """edPLS on a large data set: the recommended strict fit over every partition, its ledger and two downloads."""
     st.subheader("Fit on the whole data set")
-    st.markdown("The recommended strict edPLS, computed partition by partition; only its noisy sums leave the "
-                "computation. The preprocessing is its own row-wise chain (the page's preprocessing choice does "
-                "not apply).")
+    st.markdown("Strict edPLS (Analyze-Gauss): one release of the clipped second moments, summed partition by "
+                "partition, so the data set never has to fit in memory; the noise is added once to the sum. No "
+                "preprocessing is applied (the page's preprocessing choice and the recommended estimator are for "
+                "data in memory).")
     if budget.mode != "strict":
         st.info("Large data sets are fitted in strict mode only (one pass over the partitions, public bounds); "
                 "paper mode's fits stay with uploads and sample sets.", icon=":material/info:")
     response = response_picker(ds, "edpls_large")
     channels = x_picker(ds, response, "edpls_large")
-    declared = _bounds(ds, response)
-    if declared is None:
+    if len(channels) < 2:
+        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
         return
-    y_range, x_bound = declared
-    settings = (ds.name, response, tuple(channels), y_range, x_bound, budget.epsilon, budget.delta, budget.noise_seed,
-                budget.session_noise_key)
+    inputs = _bounds(ds, response, len(channels))
+    if inputs is None:
+        return
+    settings = (ds.name, response, tuple(channels), tuple(sorted(inputs.items())), budget.epsilon, budget.delta,
+                budget.noise_seed, budget.session_noise_key)
     sweep = Sweep("edpls_large", "fit on the large data set")
     results = st.session_state.setdefault(_RESULTS, {})
     if st.button("Fit on the whole data set", key="edpls_large_fit", type="primary"):
         try:
             with sweep.running("Starting ...") as bar:
-                res = _fit(ds, response, channels, y_range, x_bound, budget, bar)
+                res = _fit(ds, response, channels, inputs, budget, bar)
         except (DataError, UsageError, ValueError, OSError) as err:
             st.error(f"The fit on {ds.name} was refused: {err}")
             return
@@ -167,9 +181,10 @@ def large_edpls_section(ds: Dataset, budget) -> None:
     fit = res["fit"]
     est = fit.estimator
     m1, m2, m3 = st.columns(3)
-    m1.metric("Released dimension", est.choices_.get("d", "?"))
+    m1.metric("Rows clipped (for you only)", f"{est.n_clipped_:,} of {fit.shape.rows:,}")
     m2.metric("Partitions", fit.shape.partitions)
     m3.metric("Seconds", f"{fit.seconds:.1f}")
+    st.caption("The row counts are exact and private: they are in the owner's workbook, never in the release.")
     show_ledger(est.privacy_ledger_, budget.delta)
     d1, d2 = st.columns(2)
     d1.download_button("Shareable release (JSON)", res["release"], file_name="edpls_large_release.json",

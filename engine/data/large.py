@@ -341,7 +341,17 @@ def _remember(ddf, shape: DatasetShape) -> None:
         _SHAPES.pop(next(iter(_SHAPES)))
     _SHAPES[ddf._name] = shape
 
-def _from_dask(ddf, validate: bool):
+def _compute(tasks: list, scheduler) -> list:
+    """The small check results of every partition, computed on the chosen scheduler."""
+    import dask
+
+    from .scheduler import dask_scheduler
+
+    with dask_scheduler(scheduler) as sched:
+        return list(dask.compute(*tasks, scheduler=sched) if sched is not None else dask.compute(*tasks))
+
+
+def _from_dask(ddf, validate: bool, scheduler=None):
     import dask
 
     parts = ddf.to_delayed()
@@ -350,8 +360,8 @@ def _from_dask(ddf, validate: bool):
     _check_names([str(c) for c in ddf.columns], "the dask DataFrame")
     if validate:
         checks = [dask.delayed(_check_dask_part)(k, p, numeric) for k, p in enumerate(parts)]
-        results = dask.compute(*checks)
-        _first_problem(list(results))
+        results = _compute(checks, scheduler)
+        _first_problem(results)
         _remember(ddf, DatasetShape(sum(r["rows"] for r in results), len(ddf.columns), (), len(parts)))
     return ddf
 
@@ -361,7 +371,7 @@ def _check_dask_part(k: int, frame: pd.DataFrame, numeric: tuple) -> dict:
                        label=f"the dask DataFrame, partition {k + 1}", frame=frame.reset_index(drop=True))
 
 
-def open_dataset(source, *, root=None, validate: bool = True):
+def open_dataset(source, *, root=None, validate: bool = True, scheduler=None):
     """Open a Parquet folder, a CSV glob (or one file) or a dask DataFrame lazily, checked as ``load_table`` does.
 
     Parameters
@@ -371,6 +381,8 @@ def open_dataset(source, *, root=None, validate: bool = True):
     root : str or None. When given, ``source`` is a path relative to it and nothing outside it can be opened
         (:func:`resolve_under_root`).
     validate : bool. False skips the pass over the rows (the names and the files' columns are still checked).
+    scheduler : where the check pass runs (``engine.data.scheduler.dask_scheduler``: None is dask's local
+        scheduler, or ``DASK_SCHEDULER_ADDRESS``; an address or a ``distributed.Client``).
 
     Returns
     -------
@@ -386,13 +398,14 @@ def open_dataset(source, *, root=None, validate: bool = True):
     import dask.dataframe as dd
 
     if isinstance(source, dd.DataFrame):
-        return _from_dask(source, validate)
+        return _from_dask(source, validate, scheduler)
     files = dataset_source(source, root)
     names, parts = _layout(files)
     numeric = tuple(_numeric_columns(_read_raw(parts[0], nrows=1000)))
     rows = None
     if validate:
-        results = list(dask.compute(*[dask.delayed(_check_part)(k, p, numeric) for k, p in enumerate(parts)]))
+        checks = [dask.delayed(_check_part)(k, p, numeric) for k, p in enumerate(parts)]
+        results = _compute(checks, scheduler)
         _first_problem(results)
         counts = {r["index"]: r["rows"] for r in results}
         parts = [_Part(p.path, p.kind, p.row_group, p.first_row, counts[k]) for k, p in enumerate(parts)]
