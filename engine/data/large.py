@@ -253,11 +253,19 @@ def _read_typed(part: _Part, numeric: tuple) -> pd.DataFrame:
 
 
 def _typed(df: pd.DataFrame, numeric: tuple) -> pd.DataFrame:
-    for c in numeric:
-        if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
-            df[c] = pd.to_numeric(df[c].str.strip(), errors="coerce")
-        df[c] = df[c].astype("float64")
-    return df
+    """Numeric columns as float64, converting only those that are not already (a Parquet set's usually are:
+    one assignment per column cost 0.5 s per 25,000 x 100 partition)."""
+    dtypes = df.dtypes
+    todo = [c for c in numeric if dtypes[c] != np.float64]
+    if not todo:
+        return df
+    out = {}
+    for c in todo:
+        s = df[c]
+        if pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
+            s = pd.to_numeric(s.astype(str).str.strip(), errors="coerce")
+        out[c] = s.astype("float64")
+    return pd.concat([df.drop(columns=todo), pd.DataFrame(out, index=df.index)], axis=1)[list(df.columns)]
 
 
 def _numeric_columns(sample: pd.DataFrame) -> list[str]:
