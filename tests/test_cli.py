@@ -170,3 +170,29 @@ def test_edpls_plain_is_fitted_chunk_by_chunk_and_equals_numpy(spectra_set, tmp_
         main(["fit", "edpls", "--data", str(folder), "--response", "protein", "--epsilon", "1", "--delta", "1e-5",
               "--y-range", "7", "14", "--estimator", "plain", "--x-public", "p.csv", "--out", str(out)])
     assert ex.value.code == 2
+
+
+def test_scheduler_address_runs_on_a_distributed_cluster(spectra_set, tmp_path, capsys):
+    """--scheduler tcp://...: the check pass and the chunked fit run on a dask.distributed cluster (here an
+    in-process one on 127.0.0.1, always closed); same seed, same release as the local run."""
+    from distributed import LocalCluster
+
+    folder, _, _ = spectra_set
+    args = ["fit", "dp-pcr", "--data", str(folder), "--response", "protein", "--epsilon", "1", "--delta", "1e-5",
+            "--y-range", "7", "14", "--x-bound", "20", "--seed", "2"]
+    assert main([*args, "--out", str(tmp_path / "local.json"), "--quiet"]) == 0
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+                           dashboard_address=None)
+    try:
+        code = main([*args, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "remote.json")])
+    finally:
+        cluster.close(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "6/6 partitions" in err
+    local = json.loads((tmp_path / "local.json").read_text())["fields"]["coef_"]
+    remote = json.loads((tmp_path / "remote.json").read_text())["fields"]["coef_"]
+    np.testing.assert_allclose(np.asarray(remote, dtype=float), np.asarray(local, dtype=float), rtol=1e-9)
+    with pytest.raises(SystemExit) as ex:  # neither a local scheduler's name nor an address
+        main([*args, "--scheduler", "nonsense", "--out", str(tmp_path / "x.json")])
+    assert ex.value.code == 2

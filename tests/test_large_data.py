@@ -268,3 +268,37 @@ def test_picker_confined_to_root_previews_and_fits(monkeypatch, tmp_path):
 
 
 _RESULTS_KEY = "edpls_large_results"
+
+
+def test_a_stop_raised_from_progress_ends_the_pass(tmp_path):
+    """The app's Cancel stops the script at its next progress update (Streamlit raises there, a BaseException):
+    the check pass and the chunked fit let it through and stop, from the thread that reports progress."""
+    from engine.cli import TaskProgress, fit_dataset
+
+    class Stop(BaseException):
+        pass
+
+    seen = []
+
+    def report(done, total):
+        seen.append((done, total))
+        if done >= 2:
+            raise Stop
+
+    write_parquet_set(tmp_path / "runs", n_files=3)
+    with pytest.raises(Stop), TaskProgress(report):
+        open_dataset(tmp_path / "runs")
+    assert seen[-1][0] == 2 and seen[-1][1] >= 9  # stopped at the second of 9+ tasks
+    ddf = open_dataset(tmp_path / "runs")
+    seen.clear()
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def progress(what, tasks=True):
+        yield report
+
+    with pytest.raises(Stop):
+        fit_dataset("edpls", ddf, epsilon=1.0, delta=1e-5, progress=progress, response="protein",
+                    y_range=(7.0, 10.5), x_bound=5.0, estimator="plain", n_components=2)
+    assert seen[-1] == (2, 9)
