@@ -102,12 +102,45 @@ def test_edpls_strict_on_dask_arrays(table):
     assert not hasattr(lazy, "feature_names_in_")
 
 
-def test_edpls_paper_mode_on_dask_gathers_and_says_so(table, ddf):
-    mem = EDPLS(n_components=2, epsilon=1.0, random_state=5).fit(table[X_COLS], table["resp"])
-    with pytest.warns(UserWarning, match="gathers the rows into memory"):
-        lazy = EDPLS(n_components=2, epsilon=1.0, random_state=5).fit(ddf[X_COLS], ddf["resp"])
-    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-9)
-    assert "gathers the rows" in lazy.notes_[0]
+@pytest.mark.parametrize("centering", [True, False])
+def test_edpls_paper_mode_on_dask_runs_in_passes_and_says_so(table, ddf, centering):
+    params = dict(n_components=3, epsilon=1.0, random_state=5, centering=centering)
+    mem = EDPLS(**params).fit(table[X_COLS], table["resp"])
+    with pytest.warns(UserWarning, match="passes over the data"):
+        lazy = EDPLS(**params).fit(ddf[X_COLS], ddf["resp"])
+    for name in ("coef_", "x_weights_", "x_loadings_", "y_loadings_", "x_scores_", "x_mean_"):
+        np.testing.assert_allclose(getattr(lazy, name), getattr(mem, name), rtol=1e-9, atol=1e-12, err_msg=name)
+    assert lazy.intercept_ == pytest.approx(mem.intercept_, rel=1e-9)
+    pd.testing.assert_frame_equal(lazy.sigmas_, mem.sigmas_, rtol=1e-9)
+    _same_ledger(lazy.privacy_ledger_.to_dict(), mem.privacy_ledger_.to_dict())
+    assert "2k + 2 passes" in lazy.notes_[0] and lazy.notes_[1].startswith(f"{2 * 3 + 2} passes")
+
+
+def _same_ledger(a: dict, b: dict) -> None:
+    """Equal ledgers, the data-derived sensitivities and scales of paper mode to 1e-9."""
+    assert a.keys() == b.keys() and len(a["entries"]) == len(b["entries"])
+    assert {k: v for k, v in a.items() if k != "entries"} == {k: v for k, v in b.items() if k != "entries"}
+    for ea, eb in zip(a["entries"], b["entries"]):
+        assert ea.keys() == eb.keys()
+        for k in ea:
+            if isinstance(ea[k], float):
+                assert ea[k] == pytest.approx(eb[k], rel=1e-9), k
+            else:
+                assert ea[k] == eb[k], k
+
+
+def test_edpls_paper_mode_on_dask_arrays_and_bad_values(table):
+    X, y = table[X_COLS].to_numpy(), table["resp"].to_numpy()
+    mem = EDPLS(n_components=2, epsilon=1.0, random_state=6).fit(X, y)
+    with pytest.warns(UserWarning):
+        lazy = EDPLS(n_components=2, epsilon=1.0, random_state=6).fit(da.from_array(X, chunks=(400, 3)),
+                                                                        da.from_array(y, chunks=400))
+    np.testing.assert_allclose(lazy.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
+    X = X.copy()
+    X[450, 4] = np.nan
+    with pytest.warns(UserWarning), pytest.raises(DataError, match="partition 2") as err:
+        EDPLS(n_components=2).fit(da.from_array(X, chunks=(400, 6)), da.from_array(y, chunks=400))
+    assert err.value.row == 51
 
 
 @pytest.mark.parametrize("kw", [{}, {"x_center": 0.3, "y_center": 0.0}], ids=["private-centre", "public-centre"])
@@ -204,3 +237,16 @@ def test_unreachable_scheduler_is_a_plain_error():
         with pytest.raises((ConnectionError, OSError)):
             with dask_scheduler("tcp://127.0.0.1:9", timeout=2) as _:
                 pass
+
+
+def test_row_blocks_inside_a_partition_give_the_same_sums(table, monkeypatch):
+    import engine.privacy.chunked as chunked
+
+    X, y = table[X_COLS].to_numpy(), table[["resp"]].to_numpy()
+    spec = RowSpec(_xy_rows, (4.0, 3.0), None, True, None)
+    whole = chunked_moments(da.from_array(X, chunks=(800, 6)), da.from_array(y, chunks=(800, 1)), spec=spec)
+    monkeypatch.setattr(chunked, "ROW_BLOCK", 97)
+    blocked = chunked_moments(da.from_array(X, chunks=(800, 6)), da.from_array(y, chunks=(800, 1)), spec=spec)
+    np.testing.assert_allclose(blocked.G, whole.G, rtol=1e-12)
+    assert blocked.n == whole.n and blocked.clip_reports == whole.clip_reports
+    assert blocked.max_z == pytest.approx(whole.max_z)

@@ -44,6 +44,9 @@ __all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "is_lazy", "lazy_colu
 #: Partial sums added per tree node.
 SPLIT_EVERY = 8
 
+#: Rows per block inside a partition (scale_rows and Z'Z run block by block, bounding the temporaries).
+ROW_BLOCK = 32_768
+
 
 def is_lazy(obj) -> bool:
     """True for a Dask collection (``dask.array.Array``, ``dask.dataframe.DataFrame`` / ``Series``)."""
@@ -216,16 +219,19 @@ def _chunk_sums(part, index: int, spec: RowSpec, n_x: int) -> _Sums | None:
                         file=_partition_label(index))
     if X.shape[0] == 0:
         return None
-    blocks = spec.prepare(X, Y)
-    rows = scale_rows(blocks, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
-                      const=spec.const)
-    Z = rows.Z
-    G = Z.T @ Z
-    sq = np.einsum("ij,ij->i", Z, Z)
-    meta = (rows.bounds, rows.weights, rows.const, rows.scale, rows.widths)
-    return _Sums(G, Z.shape[0], np.array([r.n_clipped for r in rows.clip_reports]),
-                 np.array([r.max_norm_before for r in rows.clip_reports]), rows.n_clipped,
-                 float(np.sqrt(sq.max())), meta)
+    parts = []
+    for start in range(0, X.shape[0], ROW_BLOCK):  # row blocks: the temporaries stay small (cache, memory)
+        stop = start + ROW_BLOCK
+        blocks = spec.prepare(X[start:stop], None if Y is None else Y[start:stop])
+        rows = scale_rows(blocks, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
+                          const=spec.const)
+        Z = rows.Z
+        sq = np.einsum("ij,ij->i", Z, Z)
+        meta = (rows.bounds, rows.weights, rows.const, rows.scale, rows.widths)
+        parts.append(_Sums(Z.T @ Z, Z.shape[0], np.array([r.n_clipped for r in rows.clip_reports]),
+                           np.array([r.max_norm_before for r in rows.clip_reports]), rows.n_clipped,
+                           float(np.sqrt(sq.max())), meta))
+    return _add(parts)
 
 
 # =============================================================================================

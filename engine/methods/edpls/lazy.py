@@ -6,16 +6,12 @@ arrays): strict mode computes Z'Z of the clipped, scaled rows partition by parti
 then hands the d x d sum to the in-memory machinery (``prepared._Prepared``), so the noise, the ledger and
 the model are the in-memory path's: for the same noise draw the fit equals it to rounding.
 
-Paper mode (Algorithm 1) releases per-row scores t (n values per component) and needs one pass over the
-data per component; on Dask it gathers the rows into memory first (a ``UserWarning`` says so and the fit's
-``notes_`` record it): it works, more slowly, and only for data that fits in memory. Use strict mode for data
-beyond memory.
+Paper mode (Algorithm 1) runs its NIPALS path in 2k + 2 passes over the partitions
+(``engine.methods.edpls.lazy_paper``): it works on data beyond memory, more slowly, and says so.
 
 Written by hand: the glue between ``chunked_moments`` and edPLS's own prepared fit.
 """
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
@@ -24,12 +20,7 @@ from engine.methods.edpls.strict import _minus_public_centre, _StrictState
 from engine.privacy.chunked import RowSpec, chunked_moments, is_lazy, lazy_columns, lazy_width, set_lazy_features
 from engine.privacy.moments import add_remove_sensitivity
 
-__all__ = ["PAPER_ON_DASK_NOTE", "fit_lazy", "lazy_prepare"]
-
-#: What a paper-mode fit on a Dask collection says (warning and ``notes_``).
-PAPER_ON_DASK_NOTE = ("paper mode on a Dask collection gathers the rows into memory (Algorithm 1 releases per-row "
-                      "scores and needs one pass per component): slower, and only for data that fits in memory; "
-                      "strict mode sums the release chunk by chunk")
+__all__ = ["fit_lazy", "lazy_prepare"]
 
 
 def _edpls_rows(X, Y, *, x_center, y_center, public, x_names):
@@ -101,11 +92,13 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> _ChunkedPrepare
 def fit_lazy(est, X, y, *, scheduler=None, progress=None):
     """``EDPLS.fit`` on Dask collections (module docstring). Returns the fitted ``est``."""
     if est.mode == "paper":
-        warnings.warn(PAPER_ON_DASK_NOTE, UserWarning, stacklevel=3)
-        Xm = X.compute() if is_lazy(X) else X
-        ym = y.compute() if is_lazy(y) else y
-        est._fit_prepared(est._prepare(Xm, ym, full_checks=True))
-        est.notes_ = [PAPER_ON_DASK_NOTE]
+        from engine.methods.edpls.lazy_paper import PAPER_ON_DASK_NOTE, paper_prepare
+
+        if not (is_lazy(X) and is_lazy(y)):
+            raise TypeError("give X and y both as Dask collections (ddf[x_cols], ddf[response]) or both in memory")
+        prep, passes = paper_prepare(est, X, y, scheduler=scheduler)
+        est._fit_prepared(prep)
+        est.notes_ = [PAPER_ON_DASK_NOTE, f"{passes} passes over {prep.info['n_partitions']} partitions (Dask)"]
         return est
     prep = lazy_prepare(est, X, y, scheduler=scheduler, progress=progress)
     est._fit_prepared(prep)
