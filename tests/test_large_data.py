@@ -273,7 +273,7 @@ _RESULTS_KEY = "edpls_large_results"
 def test_a_stop_raised_from_progress_ends_the_pass(tmp_path):
     """The app's Cancel stops the script at its next progress update (Streamlit raises there, a BaseException):
     the check pass and the chunked fit let it through and stop, from the thread that reports progress."""
-    from engine.cli import TaskProgress, fit_dataset
+    from engine.batch import TaskProgress, fit_dataset
 
     class Stop(BaseException):
         pass

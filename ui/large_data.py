@@ -6,9 +6,9 @@ types a path relative to it (a Parquet folder, a file, or a CSV/Parquet pattern 
 out). The picker previews the first rows and the shape from the files' footers, without reading the data set.
 
 The fit (:func:`large_edpls_section`): strict edPLS (Analyze-Gauss, ``EDPLS(mode="strict")``) through
-``engine.cli.fit_dataset`` (the command line's fit), its one release summed partition by partition
+``engine.batch.fit_dataset`` (the command line's fit), its one release summed partition by partition
 (``engine.privacy.chunked``): the data set is never held in memory. A progress bar follows each pass over the
-partitions (the cell check: ``engine.cli.TaskProgress``; the fit: the estimator's ``progress(done, total)``), with
+partitions (the cell check: ``engine.batch.TaskProgress``; the fit: the estimator's ``progress(done, total)``), with
 Cancel (``ui.progress.Sweep``). Its shareable release and the owner's workbook are two separate downloads. Widgets only:
 the checks, the fit and the release are the engine's.
 """
@@ -20,7 +20,7 @@ import time
 
 import streamlit as st
 
-from engine.cli import TaskProgress, UsageError, fit_dataset
+from engine.batch import TaskProgress, UsageError, fit_dataset
 from engine.data import DataError, data_root, open_dataset
 from engine.data.large import peek_dataset
 from engine.data.scheduler import dask_scheduler
