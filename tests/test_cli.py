@@ -196,3 +196,20 @@ def test_scheduler_address_runs_on_a_distributed_cluster(spectra_set, tmp_path, 
     with pytest.raises(SystemExit) as ex:  # neither a local scheduler's name nor an address
         main([*args, "--scheduler", "nonsense", "--out", str(tmp_path / "x.json")])
     assert ex.value.code == 2
+
+
+def test_csv_glob_gives_the_parquet_release(spectra_set, tmp_path, capsys):
+    """The same rows as CSV files (a glob) and as Parquet: the same release for the same seed."""
+    folder, df, cols = spectra_set
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    for f in range(3):
+        df.iloc[f * 80:(f + 1) * 80].to_csv(csv_dir / f"run{f}.csv", index=False, float_format="%.17g")
+    args = ["fit", "dp-pcr", "--response", "protein", "--epsilon", "1", "--delta", "1e-5", "--y-range", "7", "14",
+            "--x-bound", "20", "--seed", "9", "--quiet"]
+    assert main([*args, "--data", str(folder), "--out", str(tmp_path / "pq.json")]) == 0
+    assert main([*args, "--data", str(csv_dir / "*.csv"), "--out", str(tmp_path / "csv.json")]) == 0, \
+        capsys.readouterr().err
+    a = json.loads((tmp_path / "pq.json").read_text())["fields"]["coef_"]
+    b = json.loads((tmp_path / "csv.json").read_text())["fields"]["coef_"]
+    np.testing.assert_allclose(np.asarray(b, dtype=float), np.asarray(a, dtype=float), rtol=1e-9)
