@@ -250,3 +250,11 @@ def test_row_blocks_inside_a_partition_give_the_same_sums(table, monkeypatch):
     np.testing.assert_allclose(blocked.G, whole.G, rtol=1e-12)
     assert blocked.n == whole.n and blocked.clip_reports == whole.clip_reports
     assert blocked.max_z == pytest.approx(whole.max_z)
+
+
+def test_edpls_sample_releases_on_dask_equal_numpy(table, ddf):
+    params = dict(n_components=2, mode="strict", x_bound=6.0, y_bound=5.0, epsilon=1.0, delta=1e-5)
+    mem = EDPLS(**params).sample_releases(table[X_COLS], table["resp"], 5, random_state=12)
+    lazy = EDPLS(**params).sample_releases(ddf[X_COLS], ddf["resp"], 5, random_state=12)
+    np.testing.assert_allclose(lazy["coef"], mem["coef"], rtol=1e-9, atol=1e-12)
+    assert lazy["coef"].shape == (5, 6)

@@ -200,6 +200,10 @@ class EDPLS(RegressorMixin, BaseEstimator):
         """The clean part of a fit. Values are always checked; ``full_checks`` (every public entry point: fit,
         sample_releases, sweeps) also refuses constant and duplicate columns and a constant y, which the
         privacy analyses' constructed rows may have."""
+        if is_lazy(X) or is_lazy(y):  # Dask collections: passes over the partitions (engine.methods.edpls.lazy)
+            from engine.methods.edpls.lazy import prepare_lazy
+
+            return prepare_lazy(self, X, y, K)
         self._check_params()
         X, y, info = self._validate_xy(X, y, full=full_checks)
         return _Prepared(self, X, y, self.n_components if K is None else K, info)

@@ -20,7 +20,7 @@ from engine.methods.edpls.strict import _minus_public_centre, _StrictState
 from engine.privacy.chunked import RowSpec, chunked_moments, is_lazy, lazy_columns, lazy_width, set_lazy_features
 from engine.privacy.moments import add_remove_sensitivity
 
-__all__ = ["fit_lazy", "lazy_prepare"]
+__all__ = ["fit_lazy", "lazy_prepare", "prepare_lazy"]
 
 
 def _edpls_rows(X, Y, *, x_center, y_center, public, x_names):
@@ -48,7 +48,7 @@ class _ChunkedPrepared(_Prepared):
         return self._clean["gram"]
 
 
-def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> _ChunkedPrepared:
+def lazy_prepare(est, X, y, *, scheduler=None, progress=None, K=None) -> _ChunkedPrepared:
     """The clean part of a strict fit on Dask collections: parameters checked, Z'Z summed over the partitions."""
     est._check_params()
     if y is None:
@@ -86,7 +86,19 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> _ChunkedPrepare
                          add_remove_sensitivity(mom.weights, mom.const))
     y_label = f"y '{y_names[0]}'" if y_names else "y"
     info = {"x_names": x_names, "y_label": y_label, "n_partitions": mom.n_partitions}
-    return _ChunkedPrepared(est, state, mom.G, mom.n, est.n_components, info)
+    return _ChunkedPrepared(est, state, mom.G, mom.n, est.n_components if K is None else K, info)
+
+
+def prepare_lazy(est, X, y, K=None, *, scheduler=None):
+    """``EDPLS._prepare`` for Dask collections (``sample_releases``, sweeps): strict or paper mode."""
+    if est.mode == "paper":
+        from engine.methods.edpls.lazy_paper import paper_prepare
+
+        est._check_params()
+        if not (is_lazy(X) and is_lazy(y)):
+            raise TypeError("give X and y both as Dask collections (ddf[x_cols], ddf[response]) or both in memory")
+        return paper_prepare(est, X, y, scheduler=scheduler, K=K)[0]
+    return lazy_prepare(est, X, y, scheduler=scheduler, K=K)
 
 
 def fit_lazy(est, X, y, *, scheduler=None, progress=None):

@@ -136,11 +136,12 @@ class _PaperPrepared(_Prepared):
         self._clean = {}
 
 
-def paper_prepare(est, X, y, *, scheduler=None):
+def paper_prepare(est, X, y, *, scheduler=None, K=None):
     """The clean part of a paper-mode fit on Dask collections (module docstring). Returns (prep, passes)."""
     import dask
 
     est._check_params()
+    K = est.n_components if K is None else int(K)
     if lazy_width(y) != 1:
         raise ValueError("EDPLS is PLS1 (one response): y must be one column; fit one model per response")
     warnings.warn(PAPER_ON_DASK_NOTE, UserWarning, stacklevel=4)
@@ -157,8 +158,8 @@ def paper_prepare(est, X, y, *, scheduler=None):
     absmax = np.max([f[1] for f in first], axis=0)
     lo, hi = np.min([f[2] for f in first], axis=0), np.max([f[3] for f in first], axis=0)
     limit = min(n - int(bool(est.centering)), m)
-    if n < 2 or est.n_components > limit:
-        raise ValueError(f"n_components={est.n_components} exceeds the rank bound min(n_samples"
+    if n < 2 or K > limit:
+        raise ValueError(f"n_components={K} exceeds the rank bound min(n_samples"
                          f"{' - 1' if est.centering else ''}, n_features) = {limit}")
     const = np.flatnonzero(lo == hi)
     if const.size:
@@ -170,11 +171,11 @@ def paper_prepare(est, X, y, *, scheduler=None):
     ex = safe_scale_exponent(float(absmax.max()))
     ey = safe_scale_exponent(float(np.abs(ys).max()))
     rp = _DaskPasses(xparts, [f[0].shape[0] for f in first], m, x_names, math.ldexp(1.0, -ex), scheduler)
-    path = _nipals_passes(rp, None, ys if ey == 0 else np.ldexp(ys, -ey), est.n_components,
+    path = _nipals_passes(rp, None, ys if ey == 0 else np.ldexp(ys, -ey), K,
                           centring=est.centering, ymax_rule=est.ymax, y_label=y_label)
     if ex or ey:
         path = _PaperPath(path.W, path.T, np.ldexp(path.P, ex), np.ldexp(path.c, ey), np.ldexp(path.xmax, ex),
                           np.ldexp(path.ymax, ey), np.ldexp(path.x_mean, ex), float(np.ldexp(path.y_mean, ey)),
                           ex, ey)
     info = {"x_names": x_names, "y_label": y_label, "n_partitions": len(xparts)}
-    return _PaperPrepared(est, path, n, m, est.n_components, info), rp.passes + 1
+    return _PaperPrepared(est, path, n, m, K, info), rp.passes + 1
