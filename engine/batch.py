@@ -40,9 +40,9 @@ LAZY_METHODS: frozenset = frozenset({"edpls", "dp_pcr", "dp_cca"})
 #: Largest table (chosen columns, float64) the in-memory path loads.
 MAX_IN_MEMORY_GB = 4.0
 
+
 class UsageError(Exception):
     """A missing or contradictory argument: exit code 2 with the message (as argparse's own errors)."""
-
 
 
 def _columns(text: str | None) -> list[str] | None:

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from engine.batch import OPTIONS, UsageError, check_declared, fit_dataset
+from engine.data.scheduler import SCHEDULER_ENV
 from engine.data.validate import DataError
 from engine.methods.registry import METHODS
 
@@ -37,7 +38,6 @@ __all__ = ["CLI_METHODS", "build_parser", "main"]
 
 #: Methods the command line fits: CLI name -> registry key.
 CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
-SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
 
 # ------------------------------------------------------------------------------------------------ parser
