@@ -70,6 +70,8 @@ from ui.figures import (
     edpls_samples_needed_figure,
 )
 from ui.figures.report import private_coefficients
+from ui.large_data import ORIGIN as LARGE_ORIGIN
+from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
@@ -183,10 +185,13 @@ def noise_std_setting(budget) -> str:
     return "sigma"
 
 
-def data_section() -> Choice:
+def data_section(budget) -> Choice:
     ds = usable_dataset("spectra", key="edpls_data", hint="Pick a sample set or upload a spectra table to start.",
                         needs="edPLS needs a numeric response and at least two numeric channel columns",
-                        two_files=True)
+                        two_files=True, large=True)
+    if ds.origin == LARGE_ORIGIN:  # a data set beyond memory: its own strict fit, chunk by chunk
+        large_edpls_section(ds, budget)
+        st.stop()
     c1, c2, c3 = st.columns(3)
     response = response_picker(ds, "edpls", c1)
     split_how = c2.radio("Test rows", ("random", "last"), horizontal=True, key="edpls_split",
@@ -557,7 +562,7 @@ def main() -> None:
     st.title("edPLS: differentially private PLS1 regression")
     budget = budget_picker("edpls")
     noise_std = noise_std_setting(budget)
-    choice = data_section()
+    choice = data_section(budget)
     chain, info, Xp = preprocessing_section(choice, budget)
     if budget.mode == "strict" and strict_estimator_setting() == "recommended":
         recommended_page(choice, budget, chain, Xp)

@@ -51,6 +51,8 @@ class Dataset:
     dropped: MissingRows | None = None
     drop_missing: bool = field(default=True, compare=False)  # the user's tick (kept with the data set)
     files: tuple = ()  # (spectra file, reference file) when joined from two files
+    # a large data set on the server (origin "server", ui.large_data): its DatasetShape; df holds its first rows
+    large: object = field(default=None, compare=False, repr=False)
 
     @property
     def numeric_columns(self) -> list:
@@ -179,7 +181,7 @@ def _still_using(current: Dataset | None) -> None:
 
 
 def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
-                check: Callable | None = None, two_files: bool = False) -> Dataset | None:
+                check: Callable | None = None, two_files: bool = False, large: bool = False) -> Dataset | None:
     """Render the picker and return the selected data set (or None when none is valid yet).
 
     kind: restrict sample sets to one kind ("spectra", "timeseries", "two_views", "process");
@@ -187,20 +189,34 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
     and the page's ``check(df, name)`` (raising DataError) before it replaces the selection; a
     refused upload shows the engine's message and the previous data stay selected. A choice made
     on another page that does not suit this one is set aside with a message (and kept stored).
+    large: also offer "Large data set on the server" (``ui.large_data``) when the operator set a data root; its
+    Dataset has origin "server", ``large`` (its shape) and its first rows as ``df``.
     """
+    from ui.large_data import LARGE, ORIGIN, large_available, large_choice
+
     init_state()
     explicit = st.session_state.pop(f"{key}_explicit", False)  # the user picked here (not a page default)
     stored: Dataset | None = st.session_state.get(slot)
     current = _current_for_page(kind, check, key, slot)
+    offer_large = large and large_available()
+    if current is not None and current.origin == ORIGIN and not offer_large:
+        current = None  # a large data set is fitted only where the page says it can
     set_aside = stored is not None and current is None
     source_key = f"{key}_source"
     sources = (SAMPLE, UPLOAD, TWO_FILES) if two_files else (SAMPLE, UPLOAD)
+    sources += (LARGE,) if offer_large else ()
+    if st.session_state.get(source_key) not in (None, *sources):
+        del st.session_state[source_key]  # the data root went away
     if source_key not in st.session_state:  # a first visit (Streamlit drops a widget's state): follow the choice
         origin = SAMPLE if current is None or current.origin != "upload" else UPLOAD
         st.session_state[source_key] = TWO_FILES if origin == UPLOAD and current.files and two_files else origin
+        if current is not None and current.origin == ORIGIN:
+            st.session_state[source_key] = LARGE
     source = st.radio("Data source", sources, horizontal=True, key=source_key,
                       on_change=_mark_explicit, args=(key,))
     box_shown = False
+    if source == LARGE:
+        return large_choice(current, key, slot)  # its own preview (the first rows and the footers' shape)
     if source == SAMPLE:
         current = _sample_choice(kind, current, key, slot, store=explicit or not set_aside)
     elif source == TWO_FILES:
@@ -472,14 +488,14 @@ def _preview(ds: Dataset) -> None:
 
 
 def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3,
-                   two_files: bool = False) -> Dataset:
+                   two_files: bool = False, large: bool = False) -> Dataset:
     """The data picker, and the page stops here (with a message) until a data set it can use is chosen.
 
     hint : what to do when nothing is chosen yet (an info box). needs : what the page needs, shown with the file's
     name and its number of numeric columns when it has fewer than ``min_numeric``. two_files: also offer
-    "X and Y as two files".
+    "X and Y as two files"; large: also offer "Large data set on the server".
     """
-    ds = data_picker(kind, key=key, two_files=two_files)
+    ds = data_picker(kind, key=key, two_files=two_files, large=large)
     if ds is None:
         st.info(hint)
         st.stop()

@@ -5,6 +5,8 @@
 (``missing="keep"`` keeps empty cells as NaN, for ``drop_missing_rows`` on the user's request).
 ``engine.data.columns`` proposes a lab export's response and X columns; ``load_xy_files`` joins a
 spectra file and a reference values file.
+``open_dataset`` opens a data set larger than memory (a Parquet folder, a CSV glob, a dask DataFrame) lazily,
+checked chunk by chunk (``engine.data.large``).
 The shape loaders return frozen dataclasses: :class:`TimeSeriesData` (VAR) and
 :class:`TwoViewData` (CCA from two files). No streamlit, no pickle.
 """
@@ -22,6 +24,7 @@ from .io import (
     timeseries_from_frame,
     xlsx_sheet_names,
 )
+from .large import DATA_ROOT_ENV, DatasetShape, data_root, dataset_shape, open_dataset, resolve_under_root
 from .usable import KIND_NEEDS, check_usable
 from .validate import (
     DataError,
@@ -60,4 +63,10 @@ __all__ = [
     "x_columns",
     "join_xy",
     "load_xy_files",
+    "open_dataset",
+    "dataset_shape",
+    "DatasetShape",
+    "resolve_under_root",
+    "data_root",
+    "DATA_ROOT_ENV",
 ]

@@ -73,6 +73,7 @@ from engine.methods.dp_cca.metrics import held_out_correlations
 from engine.methods.dp_cca.sensitivity import release_sensitivity
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator
 from engine.privacy.calibration import noise_scale, resolve_calibration
+from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease
 
 __all__ = ["DPCCA", "NOT_DP_PROJECTIONS", "RELEASE_NAME", "analyze_gauss_tau", "auto_regularization",
@@ -348,9 +349,23 @@ class DPCCA(TransformerMixin, BaseEstimator):
         return out
 
     # ------------------------------------------------------------------ fit / transform
-    def fit(self, X, Y):
-        """Fit on X (N, Dx) and Y (N, Dy) (rows = the same samples). Returns self."""
-        prep = self._prepare(X, Y, full_checks=True)
+    def fit(self, X, Y, *, scheduler=None, progress=None):
+        """Fit on X (N, Dx) and Y (N, Dy) (rows = the same samples). Returns self.
+
+        X and Y may be Dask collections (``ddf[x_cols], ddf[y_cols]``): strict mode then sums its release
+        partition by partition on ``scheduler`` (``engine.methods.dp_cca.lazy``; ``progress(done, total)``
+        as partitions finish); paper mode gathers the rows into memory and warns.
+        """
+        if is_lazy(X) or is_lazy(Y):
+            from engine.methods.dp_cca import lazy
+
+            if self.mode == "paper":
+                X, Y = lazy.paper_inputs(X, Y)
+                prep = self._prepare(X, Y, full_checks=True)
+            else:
+                prep = lazy.lazy_prepare(self, X, Y, scheduler=scheduler, progress=progress)
+        else:
+            prep = self._prepare(X, Y, full_checks=True)
         noise = self._noise(prep.n)
         lam = self._lambda(noise["tau"], prep.D)
         rng, seed_known = noise_generator(self.random_state)

@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator, resolve_calibration
+from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, ScaledRows, add_remove_sensitivity, centred_moments, scale_rows
 from engine.threads import one_blas_thread
 
@@ -292,9 +293,19 @@ class DPPCR(RegressorMixin, BaseEstimator):
         return led
 
     # ------------------------------------------------------------------ fit / predict
-    def fit(self, X, y):
-        """Fit on (X (n, m), y (n,)): one noisy release of the clipped moments, then PCR from it."""
-        prep = self._prepare(X, y)
+    def fit(self, X, y, *, scheduler=None, progress=None):
+        """Fit on (X (n, m), y (n,)): one noisy release of the clipped moments, then PCR from it.
+
+        X and y may be Dask collections (``ddf[x_cols], ddf[response]``): the release is then summed
+        partition by partition on ``scheduler`` (``engine.methods.dp_pcr.lazy``; ``progress(done, total)``
+        is called as partitions finish); both are ignored for in-memory data.
+        """
+        if is_lazy(X) or is_lazy(y):
+            from engine.methods.dp_pcr.lazy import lazy_prepare
+
+            prep = lazy_prepare(self, X, y, scheduler=scheduler, progress=progress)
+        else:
+            prep = self._prepare(X, y)
         release = self._release(prep)
         rng, seed_known = noise_generator(self.random_state)
         G = release.randomise(prep.gram(), 1, rng)

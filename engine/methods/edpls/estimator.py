@@ -21,6 +21,7 @@ from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER
 from engine.methods.edpls.core import QUANTITIES
 from engine.methods.edpls.prepared import _check_finite_fit, _Prepared, _small_blas
 from engine.privacy import noise_generator
+from engine.privacy.chunked import is_lazy
 
 __all__ = ["EDPLS", "edpls_replicates"]
 
@@ -199,13 +200,30 @@ class EDPLS(RegressorMixin, BaseEstimator):
         """The clean part of a fit. Values are always checked; ``full_checks`` (every public entry point: fit,
         sample_releases, sweeps) also refuses constant and duplicate columns and a constant y, which the
         privacy analyses' constructed rows may have."""
+        if is_lazy(X) or is_lazy(y):  # Dask collections: passes over the partitions (engine.methods.edpls.lazy)
+            from engine.methods.edpls.lazy import prepare_lazy
+
+            return prepare_lazy(self, X, y, K)
         self._check_params()
         X, y, info = self._validate_xy(X, y, full=full_checks)
         return _Prepared(self, X, y, self.n_components if K is None else K, info)
 
     # ------------------------------------------------------------------ fit / predict
-    def fit(self, X, y):
-        prep = self._prepare(X, y, full_checks=True)
+    def fit(self, X, y, *, scheduler=None, progress=None):
+        """Fit on X (n, m) and y (n,): numpy, pandas, or Dask collections (``ddf[x_cols], ddf[response]``).
+
+        ``scheduler`` and ``progress`` apply to Dask inputs only (``engine.methods.edpls.lazy``): strict mode
+        sums its one release partition by partition on that scheduler (``engine.data.scheduler``) and calls
+        ``progress(done, total)`` as partitions finish; paper mode gathers the rows first and says so.
+        """
+        if is_lazy(X) or is_lazy(y):
+            from engine.methods.edpls.lazy import fit_lazy
+
+            return fit_lazy(self, X, y, scheduler=scheduler, progress=progress)
+        return self._fit_prepared(self._prepare(X, y, full_checks=True))
+
+    def _fit_prepared(self, prep):
+        """The fit from its clean part (``_Prepared``): one private draw, the attributes and the ledger."""
         k, eps = int(self.n_components), float(self.epsilon)
         rng, seed_known = noise_generator(self.random_state)
         out = prep.draw(k, eps, 1, rng)

@@ -1,0 +1,304 @@
+"""engine.data.open_dataset / resolve_under_root: lazy Parquet and CSV sets, checked chunk by chunk.
+
+Oracles: the same files read whole with pandas/pyarrow (values, row counts); hostile sets with the bad cell's
+file, row and column known by construction.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from engine.data import DataError, dataset_shape, open_dataset, resolve_under_root
+from engine.data.large import dataset_source, preview_rows
+from engine.release import release_problems
+
+COLS = [f"x{j}" for j in range(20)]
+
+
+def write_parquet_set(folder, n_files=4, rows=50, row_group=20, seed=0, edit=None):
+    """``n_files`` Parquet files of ``rows`` rows (x0..x19 and 'protein'); ``edit(f, df)`` may alter file f."""
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    frames = []
+    for f in range(n_files):
+        df = pd.DataFrame(rng.normal(size=(rows, len(COLS))), columns=COLS)
+        df["protein"] = rng.uniform(7, 10.5, rows)
+        if edit is not None:
+            df = edit(f, df)
+        frames.append(df)
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), os.path.join(folder, f"part{f}.parquet"),
+                       row_group_size=row_group)
+    return frames
+
+
+def write_csv_set(folder, n_files=3, rows=30, seed=1):
+    os.makedirs(folder, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    frames = []
+    for f in range(n_files):
+        df = pd.DataFrame(rng.normal(size=(rows, 5)), columns=list("abcde"))
+        df.to_csv(os.path.join(folder, f"f{f}.csv"), index=False)
+        frames.append(df)
+    return frames
+
+
+def test_parquet_folder_is_lazy_and_equals_pandas(tmp_path):
+    frames = write_parquet_set(tmp_path / "runs")
+    ddf = open_dataset(tmp_path / "runs")
+    assert isinstance(ddf, dd.DataFrame)
+    assert ddf.npartitions == 4 * 3  # one per row group (20 + 20 + 10 rows)
+    whole = pd.concat(frames, ignore_index=True)
+    got = ddf.compute().reset_index(drop=True)
+    np.testing.assert_array_equal(got.to_numpy(), whole.to_numpy())
+    shape = dataset_shape(ddf)
+    assert (shape.rows, shape.columns) == whole.shape
+    assert shape.files == tuple(f"part{f}.parquet" for f in range(4))
+    # shape from footers alone, without the check pass
+    assert (dataset_shape(str(tmp_path / "runs")).rows, dataset_shape(str(tmp_path / "runs")).columns) == whole.shape
+
+
+def test_nan_in_file_3_row_17_column_x12(tmp_path):
+    def edit(f, df):
+        if f == 2:  # the third file
+            df.loc[16, "x12"] = np.nan  # data row 17
+            df.loc[18, "x3"] = np.nan  # a later one in the same row group: not the first problem
+        return df
+
+    write_parquet_set(tmp_path / "runs", edit=edit)
+    with pytest.raises(DataError) as err:
+        open_dataset(str(tmp_path / "runs" / "*.parquet"))
+    e = err.value
+    assert (e.file, e.row, e.column) == ("part2.parquet", 17, "x12")
+    assert "part2.parquet: column 'x12', data row 17" in str(e) and "empty" in str(e)
+    assert "(1 more cell in numeric columns of this row group has a problem too)" in str(e)
+
+
+def test_inf_in_a_later_row_group_names_the_file_row(tmp_path):
+    def edit(f, df):
+        if f == 1:
+            df.loc[44, "protein"] = np.inf  # data row 45: third row group
+        return df
+
+    write_parquet_set(tmp_path / "runs", edit=edit)
+    with pytest.raises(DataError, match=r"part1.parquet: column 'protein', data row 45: 'inf' is infinite") as err:
+        open_dataset(tmp_path / "runs")
+    assert err.value.row == 45
+
+
+def test_csv_glob_text_cell_names_file_row_line(tmp_path):
+    frames = write_csv_set(tmp_path / "csv")
+    ddf = open_dataset(str(tmp_path / "csv" / "*.csv"))
+    np.testing.assert_allclose(ddf.compute().to_numpy(), pd.concat(frames).to_numpy())
+    assert dataset_shape(ddf).rows == 90
+    df = frames[1].astype(object)
+    df.iloc[9, 2] = "abc"
+    df.to_csv(tmp_path / "csv" / "f1.csv", index=False)
+    with pytest.raises(DataError) as err:
+        open_dataset(str(tmp_path / "csv" / "*.csv"))
+    assert str(err.value).startswith("f1.csv: column 'c', data row 10 (line 11): 'abc' is not a number")
+    assert (err.value.file, err.value.row, err.value.column, err.value.line) == ("f1.csv", 10, "c", 11)
+
+
+def test_csv_empty_cell_and_extra_field(tmp_path):
+    write_csv_set(tmp_path / "csv", n_files=2)
+    with open(tmp_path / "csv" / "f1.csv", "a") as fh:
+        fh.write("1,2,,4,5\n")
+    with pytest.raises(DataError, match=r"f1.csv: column 'c', data row 31 \(line 32\): the cell is empty"):
+        open_dataset(str(tmp_path / "csv" / "*.csv"))
+    with open(tmp_path / "csv" / "f0.csv", "a") as fh:
+        fh.write("1,2,3,4,5,6\n")
+    with pytest.raises(DataError, match=r"f0.csv: cannot be read"):
+        open_dataset(str(tmp_path / "csv" / "*.csv"))
+
+
+def test_ragged_files_and_empty_glob(tmp_path):
+    def edit(f, df):
+        return df.rename(columns={"x5": "x5b"}) if f == 3 else df
+
+    write_parquet_set(tmp_path / "runs", edit=edit)
+    with pytest.raises(DataError, match=r"part3.parquet: its columns differ from those of part0.parquet: it lacks "
+                                        r"'x5' and adds 'x5b'") as err:
+        open_dataset(tmp_path / "runs")
+    assert err.value.column == "x5"
+    with pytest.raises(DataError, match="no files match"):
+        open_dataset(str(tmp_path / "nothing" / "*.parquet"))
+    with pytest.raises(DataError, match="not found"):
+        open_dataset(str(tmp_path / "missing_folder"))
+
+
+def test_text_column_in_parquet_stays_text_numeric_checked(tmp_path):
+    def edit(f, df):
+        df["batch"] = [f"b{f}"] * len(df)
+        return df
+
+    write_parquet_set(tmp_path / "runs", n_files=2, edit=edit)
+    ddf = open_dataset(tmp_path / "runs")
+    assert not pd.api.types.is_numeric_dtype(ddf.dtypes["batch"])
+    assert list(ddf.compute()["batch"].unique()) == ["b0", "b1"]
+
+
+def test_dask_dataframe_checked_per_partition(tmp_path):
+    df = pd.DataFrame(np.random.default_rng(3).normal(size=(40, 3)), columns=["a", "b", "c"])
+    ok = dd.from_pandas(df, npartitions=4)
+    assert open_dataset(ok) is ok and dataset_shape(ok).rows == 40
+    df.loc[25, "b"] = np.nan  # partition 3 (rows 20..29), its 6th row
+    with pytest.raises(DataError, match=r"partition 3: column 'b', data row 6"):
+        open_dataset(dd.from_pandas(df, npartitions=4))
+
+
+def test_preview_reads_first_rows_only(tmp_path):
+    frames = write_parquet_set(tmp_path / "runs", n_files=2)
+    head = preview_rows(str(tmp_path / "runs"), n=5)
+    pd.testing.assert_frame_equal(head, frames[0].head(5))
+
+
+# ----------------------------------------------------------------------------------------- the data root
+@pytest.fixture()
+def root_with_escape(tmp_path):
+    root = tmp_path / "root"
+    write_parquet_set(root / "runs", n_files=1)
+    outside = tmp_path / "secret"
+    write_parquet_set(outside, n_files=1)
+    os.symlink(outside, root / "link_dir")
+    os.symlink(outside / "part0.parquet", root / "runs" / "zz_link.parquet")
+    return root
+
+
+def test_resolve_under_root_refuses_escapes(root_with_escape):
+    root = str(root_with_escape)
+    assert resolve_under_root(root, "runs") == os.path.realpath(os.path.join(root, "runs"))
+    for bad in ("..", "../secret", "runs/../../secret", os.path.realpath(root) + "/runs", "/etc", "link_dir",
+                "link_dir/*.parquet", "../*/part0.parquet", "~/x"):
+        with pytest.raises(DataError):
+            resolve_under_root(root, bad)
+    with pytest.raises(DataError, match="outside the data root"):
+        dataset_source("runs", root)  # a symbolic link to a file outside, inside the folder
+    with pytest.raises(DataError, match="outside the data root"):
+        dataset_source("*/../../secret/*.parquet", root)
+    os.remove(os.path.join(root, "runs", "zz_link.parquet"))
+    assert [os.path.basename(f) for f in dataset_source("runs", root)] == ["part0.parquet"]
+    assert dataset_shape(open_dataset("runs", root=root)).rows == 50
+
+
+# ----------------------------------------------------------------------------------- the app's picker (AppTest)
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")
+
+
+def _spectra_root(tmp_path):
+    """A data root with a Parquet set of 40 channels named by wavelength + 'protein', and a link escaping it."""
+    from engine.data.sample_generators import make_nir_spectra
+
+    root = tmp_path / "root"
+    (root / "runs").mkdir(parents=True)
+    data = make_nir_spectra(n_samples=160, n_channels=40, random_state=5)
+    df = pd.DataFrame(data.X, columns=[str(1100 + 2 * j) for j in range(40)])
+    df["protein"] = data.Y[:, 0]
+    for f in range(2):
+        pq.write_table(pa.Table.from_pandas(df.iloc[f * 80:(f + 1) * 80], preserve_index=False),
+                       root / "runs" / f"run{f}.parquet", row_group_size=40)
+    secret = tmp_path / "secret"
+    write_parquet_set(secret, n_files=1)
+    os.symlink(secret, root / "elsewhere")
+    return root, df
+
+
+def _page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _path(at, text):
+    at.text_input(key="edpls_data_large_path").set_value(text).run()
+    assert not at.exception, at.exception
+    return [e.value for e in at.error]
+
+
+def test_picker_hidden_without_data_root(monkeypatch):
+    from ui.large_data import LARGE
+
+    monkeypatch.delenv("PRIVALAB_DATA_ROOT", raising=False)
+    at = _page()
+    assert LARGE not in at.radio(key="edpls_data_source").options
+
+
+def test_picker_confined_to_root_previews_and_fits(monkeypatch, tmp_path):
+    from ui.large_data import LARGE
+
+    root, df = _spectra_root(tmp_path)
+    monkeypatch.setenv("PRIVALAB_DATA_ROOT", str(root))
+    at = _page()
+    at.radio(key="edpls_data_source").set_value(LARGE).run()
+    assert not at.exception, at.exception
+    for bad in ("../secret", str(tmp_path / "secret"), "elsewhere", "elsewhere/*.parquet", "runs/../../secret"):
+        errors = _path(at, bad)
+        assert errors and ("outside the data root" in errors[0] or "not an absolute path" in errors[0]), (bad, errors)
+        assert "pl_dataset" not in at.session_state or at.session_state["pl_dataset"].origin != "server"
+    assert _path(at, "runs/*.parquet") == []
+    text = " ".join(m.value for m in at.markdown)
+    assert "160 rows × 41 columns, 2 files, 4 partitions" in text
+    assert at.session_state["pl_dataset"].origin == "server"
+    # the fit: the response (the only named column: the default) and its declared range, then the button
+    assert at.selectbox(key="edpls_large_response_server_runs/*.parquet").value == "protein"
+    assert "Not fitted yet with these settings." not in " ".join(c.value for c in at.caption)  # no range yet
+    at.number_input(key="edpls_large_lo_runs/*.parquet_protein").set_value(5.0)
+    at.number_input(key="edpls_large_hi_runs/*.parquet_protein").set_value(15.0).run()
+    at.button(key="edpls_large_fit").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    (res,) = at.session_state[_RESULTS_KEY].values()
+    fit = res["fit"]
+    assert fit.shape.rows == 160 and fit.shape.partitions == 4
+    release = json.loads(res["release"])
+    assert release["kind"] == "shareable release" and release_problems(res["release"]) == []
+    assert res["workbook"][:2] == b"PK"
+    labels = [b.label for b in at.get("download_button")]
+    assert "Shareable release (JSON)" in labels and "Owner's workbook (PRIVATE)" in labels
+
+
+_RESULTS_KEY = "edpls_large_results"
+
+
+def test_a_stop_raised_from_progress_ends_the_pass(tmp_path):
+    """The app's Cancel stops the script at its next progress update (Streamlit raises there, a BaseException):
+    the check pass and the chunked fit let it through and stop, from the thread that reports progress."""
+    from engine.batch import TaskProgress, fit_dataset
+
+    class Stop(BaseException):
+        pass
+
+    seen = []
+
+    def report(done, total):
+        seen.append((done, total))
+        if done >= 2:
+            raise Stop
+
+    write_parquet_set(tmp_path / "runs", n_files=3)
+    with pytest.raises(Stop), TaskProgress(report):
+        open_dataset(tmp_path / "runs")
+    assert seen[-1][0] == 2 and seen[-1][1] >= 9  # stopped at the second of 9+ tasks
+    ddf = open_dataset(tmp_path / "runs")
+    seen.clear()
+
+    import contextlib
+
+    @contextlib.contextmanager
+    def progress(what, tasks=True):
+        yield report
+
+    with pytest.raises(Stop):
+        fit_dataset("edpls", ddf, epsilon=1.0, delta=1e-5, progress=progress, response="protein",
+                    y_range=(7.0, 10.5), x_bound=5.0, estimator="plain", n_components=2)
+    assert seen[-1] == (2, 9)
