@@ -106,8 +106,10 @@ def test_edpls_strict_on_dask_arrays(table):
 def test_edpls_paper_mode_on_dask_runs_in_passes_and_says_so(table, ddf, centering):
     params = dict(n_components=3, epsilon=1.0, random_state=5, centering=centering)
     mem = EDPLS(**params).fit(table[X_COLS], table["resp"])
+    done = []
     with pytest.warns(UserWarning, match="passes over the data"):
-        lazy = EDPLS(**params).fit(ddf[X_COLS], ddf["resp"])
+        lazy = EDPLS(**params).fit(ddf[X_COLS], ddf["resp"], progress=lambda d, t: done.append((d, t)))
+    assert done[0] == (7, 8 * 7) and done[-1] == (8 * 7, 8 * 7)
     for name in ("coef_", "x_weights_", "x_loadings_", "y_loadings_", "x_scores_", "x_mean_"):
         np.testing.assert_allclose(getattr(lazy, name), getattr(mem, name), rtol=1e-9, atol=1e-12, err_msg=name)
     assert lazy.intercept_ == pytest.approx(mem.intercept_, rel=1e-9)

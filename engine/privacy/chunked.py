@@ -25,7 +25,6 @@ Written by hand: no kept library releases a clipped, scaled second-moment matrix
 """
 from __future__ import annotations
 
-import functools
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -39,7 +38,7 @@ from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
 from engine.privacy.moments import scale_rows
 
-__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "is_lazy", "lazy_columns"]
+__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "is_lazy", "lazy_columns", "lazy_width", "set_lazy_features"]
 
 #: Partial sums added per tree node.
 SPLIT_EVERY = 8
@@ -379,17 +378,11 @@ def _iterable_moments(chunks: Iterable, spec: RowSpec, progress) -> ChunkedMomen
     total, count = None, 0
     for i, chunk in enumerate(chunks):
         part = chunk if isinstance(chunk, tuple) else (chunk, None)
-        n_x = None
-        total = _add([total, _chunk_sums(part, i, spec, n_x)])
+        total = _add([total, _chunk_sums(part, i, spec, None)])
         count += 1
         if progress is not None:
             progress(count, None)
     return _finish(total, count)
-
-
-def partial_prepare(func: Callable, **kwargs) -> Callable:
-    """``functools.partial`` (picklable, so it travels to the workers of a cluster)."""
-    return functools.partial(func, **kwargs)
 
 
 def set_lazy_features(est, X) -> int:

@@ -108,7 +108,7 @@ def fit_lazy(est, X, y, *, scheduler=None, progress=None):
 
         if not (is_lazy(X) and is_lazy(y)):
             raise TypeError("give X and y both as Dask collections (ddf[x_cols], ddf[response]) or both in memory")
-        prep, passes = paper_prepare(est, X, y, scheduler=scheduler)
+        prep, passes = paper_prepare(est, X, y, scheduler=scheduler, progress=progress)
         est._fit_prepared(prep)
         est.notes_ = [PAPER_ON_DASK_NOTE, f"{passes} passes over {prep.info['n_partitions']} partitions (Dask)"]
         return est

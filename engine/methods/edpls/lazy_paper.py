@@ -87,8 +87,9 @@ class _Shape:
 class _DaskPasses:
     """``core._RowPasses``'s products, each one pass over the partitions on the given scheduler."""
 
-    def __init__(self, parts, sizes, m, names, scale, scheduler):
+    def __init__(self, parts, sizes, m, names, scale, scheduler, progress=None, total=None):
         self.parts, self.names, self.scale, self.scheduler = parts, names, float(scale), scheduler
+        self.progress, self.total = progress, total
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         self.X = _Shape(int(self.offsets[-1]), m)
         self.passes = 0
@@ -106,7 +107,10 @@ class _DaskPasses:
         tasks = [dask.delayed(fn, pure=False)(p, i, self.names, self.scale, per_part(i))
                  for i, p in enumerate(self.parts)]
         with dask_scheduler(self.scheduler) as sched:
-            return dask.compute(*tasks, scheduler=sched)
+            out = dask.compute(*tasks, scheduler=sched)
+        if self.progress is not None:  # whole passes: (passes done + the first one) x partitions
+            self.progress((self.passes + 1) * len(self.parts), self.total)
+        return out
 
     def _rows(self, a, i):
         return a[..., self.offsets[i]:self.offsets[i + 1]]
@@ -136,8 +140,11 @@ class _PaperPrepared(_Prepared):
         self._clean = {}
 
 
-def paper_prepare(est, X, y, *, scheduler=None, K=None):
-    """The clean part of a paper-mode fit on Dask collections (module docstring). Returns (prep, passes)."""
+def paper_prepare(est, X, y, *, scheduler=None, K=None, progress=None):
+    """The clean part of a paper-mode fit on Dask collections (module docstring). Returns (prep, passes).
+
+    ``progress(done, total)`` is called after each pass, in partitions: total = (2K + 2) x partitions.
+    """
     import dask
 
     est._check_params()
@@ -153,6 +160,9 @@ def paper_prepare(est, X, y, *, scheduler=None, K=None):
              for i, (xp, yp) in enumerate(zip(xparts, yparts))]
     with dask_scheduler(scheduler) as sched:
         first = dask.compute(*tasks, scheduler=sched)
+    total = (2 * K + 2) * len(xparts)
+    if progress is not None:
+        progress(len(xparts), total)
     ys = np.concatenate([f[0] for f in first])
     n = ys.shape[0]
     absmax = np.max([f[1] for f in first], axis=0)
@@ -170,7 +180,8 @@ def paper_prepare(est, X, y, *, scheduler=None, K=None):
         raise ValueError(f"{y_label} has the same value in every row: there is nothing to fit")
     ex = safe_scale_exponent(float(absmax.max()))
     ey = safe_scale_exponent(float(np.abs(ys).max()))
-    rp = _DaskPasses(xparts, [f[0].shape[0] for f in first], m, x_names, math.ldexp(1.0, -ex), scheduler)
+    rp = _DaskPasses(xparts, [f[0].shape[0] for f in first], m, x_names, math.ldexp(1.0, -ex), scheduler, progress,
+                     total)
     path = _nipals_passes(rp, None, ys if ey == 0 else np.ldexp(ys, -ey), K,
                           centring=est.centering, ymax_rule=est.ymax, y_label=y_label)
     if ex or ey:
