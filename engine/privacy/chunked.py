@@ -29,6 +29,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,8 @@ from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
 from engine.privacy.moments import scale_rows
 
-__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "is_lazy", "lazy_columns", "lazy_width", "set_lazy_features"]
+__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "is_lazy", "lazy_columns", "lazy_width", "numeric_part",
+           "set_lazy_features", "split_part", "sum_partitions"]
 
 #: Partial sums added per tree node.
 SPLIT_EVERY = 8
@@ -206,10 +208,7 @@ def _numeric(part, index: int, what: str, names) -> np.ndarray:
 
 def _chunk_sums(part, index: int, spec: RowSpec, n_x: int) -> _Sums | None:
     """Checked numbers -> the estimator's row-wise preprocessing -> ``scale_rows`` -> Z'Z and the counts."""
-    if isinstance(part, tuple):
-        xp, yp = part
-    else:  # one pandas frame: the X columns, then the Y columns
-        xp, yp = part.iloc[:, :n_x], (part.iloc[:, n_x:] if part.shape[1] > n_x else None)
+    xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
     X = _numeric(xp, index, spec.labels[0], spec.names[0])
     Y = None if yp is None else _numeric(yp, index, spec.labels[1], spec.names[1])
     if Y is not None and Y.shape[0] != X.shape[0]:
@@ -298,37 +297,73 @@ def chunked_moments(X, Y=None, *, spec: RowSpec, scheduler=None, progress: Calla
     """
     if not is_lazy(X):
         return _iterable_moments(X, spec, progress)
+    total, n_parts = sum_partitions(X, Y, partial(_spec_chunk, spec=spec), _add, scheduler=scheduler,
+                                    progress=progress, split_every=split_every)
+    return _finish(total, n_parts)
+
+
+def _spec_chunk(part, index: int, n_x: int, *, spec: RowSpec):
+    return _chunk_sums(part, index, spec, n_x)
+
+
+def split_part(part, n_x: int) -> tuple:
+    """(X part, Y part or None) of one partition as ``sum_partitions`` hands it to ``chunk``."""
+    if isinstance(part, tuple):
+        return part
+    return part.iloc[:, :n_x], (part.iloc[:, n_x:] if part.shape[1] > n_x else None)
+
+
+def numeric_part(part, index: int, what: str, names=None) -> np.ndarray:
+    """float64 (n, p) of one partition's X or Y part, or a ``DataError`` naming the partition, row and column."""
+    return _numeric(part, index, what, names)
+
+
+def sum_partitions(X, Y, chunk: Callable, add: Callable, *, scheduler=None, progress: Callable | None = None,
+                   split_every: int = SPLIT_EVERY) -> tuple:
+    """The generic pass: ``chunk(part, index, n_x)`` on every partition where it lives, added by ``add``.
+
+    Parameters
+    ----------
+    X, Y : dask collections as for ``chunked_moments``.
+    chunk : callable (part, index, n_x) -> a partial result or None (an empty partition); ``part`` is what
+        ``split_part`` splits. Module-level or ``functools.partial``: it travels to the workers.
+    add : callable (list of partial results, some None) -> their sum (None when all are None).
+
+    Returns
+    -------
+    (total, number of partitions).
+    """
     parts, n_x = _dask_partitions(X, Y)
     if not parts:
         raise DataError("the data set has no partitions", file=None)
     import dask
 
     token = uuid.uuid4().hex[:12]
-    sums = [dask.delayed(_chunk_sums, pure=False)(p, i, spec, n_x, dask_key_name=f"chunk-sums-{token}-{i}")
+    sums = [dask.delayed(chunk, pure=False)(p, i, n_x, dask_key_name=f"chunk-sums-{token}-{i}")
             for i, p in enumerate(parts)]
     with dask_scheduler(scheduler) as sched:
         if is_distributed(sched):
-            total = _gather_distributed(sched, sums, progress)
+            total = _gather_distributed(sched, sums, progress, add)
         else:
-            total = _tree_sum(sums, split_every, token)
+            total = _tree_sum(sums, split_every, token, add)
             with _ProgressCallback(progress, len(sums), f"chunk-sums-{token}-"):
                 (total,) = dask.compute(total, scheduler=sched)
-    return _finish(total, len(parts))
+    return total, len(parts)
 
 
-def _tree_sum(sums: list, split_every: int, token: str):
+def _tree_sum(sums: list, split_every: int, token: str, add: Callable = None):
     import dask
 
+    add = add or _add
     level = 0
     while len(sums) > 1:
-        sums = [dask.delayed(_add, pure=False)(sums[i:i + split_every],
-                                               dask_key_name=f"sum-{token}-{level}-{i}")
+        sums = [dask.delayed(add, pure=False)(sums[i:i + split_every], dask_key_name=f"sum-{token}-{level}-{i}")
                 for i in range(0, len(sums), split_every)]
         level += 1
-    return sums[0] if len(sums) == 1 else dask.delayed(_add)(sums)
+    return sums[0] if len(sums) == 1 else dask.delayed(add)(sums)
 
 
-def _gather_distributed(client, sums: list, progress):
+def _gather_distributed(client, sums: list, progress, add: Callable = None):
     """On a cluster: each partition's sum is a future; the d x d results are added on the driver as they come."""
     from distributed import as_completed
 
@@ -337,7 +372,7 @@ def _gather_distributed(client, sums: list, progress):
     try:
         for fut in as_completed(futures, loop=client.loop):
             part = fut.result()
-            total = _add([total, part])
+            total = (add or _add)([total, part])
             done += 1
             if progress is not None:
                 progress(done, len(sums))

@@ -26,9 +26,10 @@ from engine.privacy import (
     noise_generator,
     resolve_calibration,
 )
+from engine.privacy.chunked import is_lazy
 
 from .inputs import _BoxScaling, _ReleaseTransformer, read_public, read_records
-from .releases import _ReleaseSteps
+from .releases import _BoxRows, _ReleaseSteps
 from .sampling import _draw, _largest_remainder
 from .sensitivity import CAVEATS, MODES, PCA_SOURCES, TASKS
 
@@ -192,30 +193,61 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         return resolve_calibration(requested, eps_pca)
 
     # ---------------------------------------------------------------- fit
-    def fit(self, X, y=None, X_public=None, y_public=None):
+    def fit(self, X, y=None, X_public=None, y_public=None, *, scheduler=None, progress=None):
         """Fit the DP generative model.
 
         Parameters
         ----------
-        X : array (N, M), private training records (rows).
+        X : array (N, M), private training records (rows); or a dask DataFrame / Array (strict mode: the
+            statistics are summed partition by partition, ``engine.methods.pca_gauss.lazy``).
         y : array (N,), response (regression) or labels (classification); ignored when unsupervised.
         X_public : array (n_pub, M), a disjoint public slice (Pub-PCA; strict-mode bounds).
         y_public : array (n_pub,), public responses (strict regression: bounds of y).
+        scheduler, progress : Dask inputs only: the scheduler (``engine.data.scheduler``) and a callable
+            ``progress(done, total)`` called as partitions finish.
 
         Returns
         -------
         self
         """
+        if is_lazy(X) or is_lazy(y):  # Dask collections: one pass over the partitions (engine.methods.pca_gauss.lazy)
+            from engine.methods.pca_gauss.lazy import fit_lazy
+
+            return fit_lazy(self, X, y, X_public, y_public, scheduler=scheduler, progress=progress)
         self._validate_params()
         p = self._resolved()
-        task, mode, source, eps = p["task"], p["mode"], p["source"], p["eps"]
+        task, mode = p["task"], p["mode"]
         X, y = read_records(self, X, y, task)
         if X_public is not None:
             X_public = read_public(X_public, X.shape[1], "X_public")
         N, M = X.shape
-        P = M if source == "identity" else int(self.n_components)
+        P = self._n_released_axes(p, M)
+        rng, eps_pca, eps_gauss, cal = self._start(p)
+        # --- scaling and clipping to the box (a = 1)
+        self._set_scaling(self._fit_scaling(X, y, X_public, y_public, mode, task), p)
+        Xs, self.clip_report_ = clip_abs((X - self.scaling_["centre"]) / self.scaling_["scale"], 1.0)
+        Xp_s = self._box(X_public, self.scaling_) if X_public is not None else None
+        ys = None
+        if task == "regression":
+            ys = np.clip((y - self.scaling_["y_centre"]) / self.scaling_["y_scale"], -1.0, 1.0)
+        rows = _BoxRows(Xs, ys)
+        labels = None
+        if task == "classification":
+            classes, rows.y_idx, declared = self._label_set(y, mode)
+            labels = (classes, declared)
+        # the paper's choice for AG-PCA when delta is None (weak: spec 9.8)
+        delta_pca = float(self.delta) if self.delta is not None else 1.0 / N
+        return self._release_from(rows, p, P, Xp_s, (eps_pca, eps_gauss, delta_pca, cal), rng, labels)
+
+    def _n_released_axes(self, p, M: int) -> int:
+        P = M if p["source"] == "identity" else int(self.n_components)
         if P > M:
             raise ValueError(f"n_components = {P} exceeds the number of features (n_features = {M})")
+        return P
+
+    def _start(self, p):
+        """The fit's noise generator, empty ledger and budget split: (rng, eps_pca, eps_gauss, calibration)."""
+        mode, source, eps = p["mode"], p["source"], p["eps"]
         rng, seed_known = noise_generator(self.random_state)
         self._sens_source = "data" if mode == "paper" else "public"
         # Every sensitivity below is for replace-one neighbours (N public), and the ledger says so.
@@ -223,34 +255,32 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         if seed_known:
             self.privacy_ledger_.add_caveat(SEED_KNOWN_CAVEAT)
         self._noise_rows = []
-
         # --- budget split (spec 2.5)
         if source in ("laplace", "analyze_gauss"):
             eps_pca, eps_gauss = p["alpha"] * eps, (1.0 - p["alpha"]) * eps
         else:
             eps_pca, eps_gauss = 0.0, eps
-        # the paper's choice for AG-PCA when delta is None (weak: spec 9.8)
-        delta_pca = float(self.delta) if self.delta is not None else 1.0 / N
         # Resolved only where a Gaussian is drawn (AG-PCA with noise): elsewhere the calibration is unused.
         cal = self._ag_calibration(mode, eps_pca) if source == "analyze_gauss" and math.isfinite(eps_pca) else None
+        return rng, eps_pca, eps_gauss, cal
 
-        # --- scaling and clipping to the box (a = 1)
-        self.scaling_ = self._fit_scaling(X, y, X_public, y_public, mode, task)
+    def _set_scaling(self, scaling: dict, p) -> None:
+        self.scaling_ = scaling
         for reason in self.scaling_.pop("caveats"):
             self.privacy_ledger_.add_caveat(reason)
         self.bounds_source_ = self.scaling_["bounds_source"]
-        if source == "public" and not self.public_declared:
+        if p["source"] == "public" and not self.public_declared:
             self.privacy_ledger_.add_caveat(CAVEATS["public_undeclared"])
-        Xs, self.clip_report_ = clip_abs((X - self.scaling_["centre"]) / self.scaling_["scale"], 1.0)
-        Xp_s = self._box(X_public, self.scaling_) if X_public is not None else None
-        ys = None
-        if task == "regression":
-            ys = np.clip((y - self.scaling_["y_centre"]) / self.scaling_["y_scale"], -1.0, 1.0)
 
+    def _release_from(self, rows, p, P, Xp_s, budget, rng, labels):
+        """W, then the Gaussian stage, from the box rows' statistics (``_BoxRows`` or the lazy path's sums)."""
+        task, mode, source = p["task"], p["mode"], p["source"]
+        eps_pca, eps_gauss, delta_pca, cal = budget
+        M = rows.M
         # --- projection W and projected data
-        W = self._projection(Xs, Xp_s, source, P, eps_pca, delta_pca, p["lap"], rng, cal)
+        W = self._projection(rows, Xp_s, source, P, eps_pca, delta_pca, p["lap"], rng, cal)
         norm = 1.0 if source == "identity" else math.sqrt(M)
-        Z = Xs @ W / norm
+        rows.project(W, norm)
         self.components_ = W
         self._norm = norm
         # W may be published only if it is itself a release or public: never Algorithm 1's W (computed from the
@@ -261,12 +291,12 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         self.epsilon_pca_, self.epsilon_gauss_ = eps_pca, eps_gauss
         self.epsilon_mu_ = self.epsilon_sigma_ = self.epsilon_count_ = 0.0
         self.delta_pca_ = delta_pca if source == "analyze_gauss" else 0.0
-        self.n_train_, self.n_released_ = N, P + (1 if task == "regression" else 0)
+        self.n_train_, self.n_released_ = rows.N, P + (1 if task == "regression" else 0)
         self._params = p
         if task == "classification":
-            self._fit_classes(Z, y, eps_gauss, mode, p, identity_dim, rng)
+            self._fit_classes(rows, *labels, eps_gauss, mode, p, identity_dim, rng)
         else:
-            self._fit_single(Z, ys, eps_gauss, mode, p, identity_dim, source, rng)
+            self._fit_single(rows, eps_gauss, mode, p, identity_dim, source, rng)
         self.noise_log_ = pd.DataFrame(self._noise_rows)
         self._sample_rng = np.random.default_rng(rng.integers(0, 2**63 - 1))
         del self._noise_rows

@@ -22,6 +22,64 @@ from .sampling import _sampling_covariance
 from .sensitivity import CAVEATS, alg3_class_moments, sensitivities, top_eigenvectors
 
 
+class _BoxRows:
+    """The private statistics the releases read, from the box rows in memory (the lazy path sums the same ones).
+
+    Parameters
+    ----------
+    Xs : (N, M) rows in the [-1, 1] box. ys : (N,) scaled response (regression) or None.
+    y_idx : (N,) class index of each row (classification; set before the class statistics are read) or None.
+    """
+
+    def __init__(self, Xs, ys=None, y_idx=None):
+        self.Xs, self.ys, self.y_idx = Xs, ys, y_idx
+        self.N, self.M = Xs.shape
+        self.Z = None
+
+    def xtx(self) -> np.ndarray:
+        """Xs'Xs (M, M)."""
+        return self.Xs.T @ self.Xs
+
+    def ag_gram(self, symmetric: bool = True) -> np.ndarray:
+        """U'U with U = Xs / sqrt(M) (the AG-PCA query), exactly symmetric unless told not to."""
+        U = self.Xs / math.sqrt(self.M)
+        return MomentsRelease.gram(U) if symmetric else U.T @ U
+
+    def project(self, W, norm) -> None:
+        """Z = Xs W / norm (N, P): the released space."""
+        self.Z = self.Xs @ W / norm
+
+    @property
+    def P(self) -> int:
+        return self.Z.shape[1]
+
+    @property
+    def d_v(self) -> int:
+        """Width of V = [Z, ys] (P + 1 for regression)."""
+        return self.P + (self.ys is not None)
+
+    def _v(self):
+        return self.Z if self.ys is None else np.column_stack([self.Z, self.ys])
+
+    def v_gram(self) -> np.ndarray:
+        return MomentsRelease.gram(self._v())
+
+    def v_mean(self) -> np.ndarray:
+        return self._v().mean(axis=0)
+
+    def class_counts(self, L: int) -> np.ndarray:
+        return np.bincount(self.y_idx, minlength=L).astype(float)
+
+    def class_rows(self, c: int) -> np.ndarray:
+        return self.Z[self.y_idx == c]
+
+    def class_sums(self, L: int) -> tuple:
+        """Per class: the sums of Z (L, P) and the second moments Z_c'Z_c (L, P, P)."""
+        Z, idx = self.Z, self.y_idx
+        return (np.stack([Z[idx == c].sum(axis=0) for c in range(L)]),
+                np.stack([Z[idx == c].T @ Z[idx == c] for c in range(L)]))
+
+
 class _ReleaseSteps:
     """Mixin of :class:`PCAGauss`: ledger helpers, the W sources and the Gaussian stage of ``fit``.
 
@@ -59,8 +117,8 @@ class _ReleaseSteps:
         return noisy
 
     # ---------------------------------------------------------------- W
-    def _projection(self, Xs, Xp_s, source, P, eps_pca, delta_pca, lap_rule, rng, cal) -> np.ndarray:
-        N, M = Xs.shape
+    def _projection(self, rows, Xp_s, source, P, eps_pca, delta_pca, lap_rule, rng, cal) -> np.ndarray:
+        N, M = rows.N, rows.M
         if source == "identity":
             return np.eye(M)
         if source == "given":
@@ -73,13 +131,13 @@ class _ReleaseSteps:
                 raise ValueError("components must have orthonormal columns (the sensitivities assume ||W'x|| <= ||x||)")
             return W
         if source == "nonprivate":
-            return top_eigenvectors(Xs.T @ Xs, P)[1]
+            return top_eigenvectors(rows.xtx(), P)[1]
         if source == "public":
             if Xp_s is None or len(Xp_s) < 2:
                 raise ValueError("pca_source='public' needs X_public (a disjoint public slice, >= 2 rows) in fit")
             return top_eigenvectors(Xp_s.T @ Xp_s, P)[1]
         if source == "laplace":
-            S = Xs.T @ Xs / N
+            S = rows.xtx() / N
             true_sens = M * M / N  # Prop. 3 with a = 1
             if lap_rule == "M":
                 # As printed: scale M/(N eps_PCA), which is eps' = M eps_PCA for the true sensitivity M^2/N.
@@ -91,25 +149,24 @@ class _ReleaseSteps:
                 noisy = self._lap_release("Lap-PCA covariance", S, eps_pca, true_sens, rng,
                                           "Lap-PCA (M x M covariance, all entries); scale M² a²/(N ε) (Prop. 3)")
             return top_eigenvectors(noisy, P)[1]
-        return self._ag_pca(Xs, P, eps_pca, delta_pca, rng, cal)
+        return self._ag_pca(rows, P, eps_pca, delta_pca, rng, cal)
 
-    def _ag_pca(self, Xs, P, eps_pca, delta_pca, rng, cal) -> np.ndarray:
+    def _ag_pca(self, rows, P, eps_pca, delta_pca, rng, cal) -> np.ndarray:
         """AG-PCA: W from the strict second-moment release (``engine.privacy.moments``) of the box rows.
 
         Rows in the box have ||x|| <= sqrt(M), so U = X / sqrt(M) lies in the unit ball without L2 clipping
         (``scale_rows`` is not needed, and dividing keeps the fit's numbers as they were). One Gaussian release
         of U'U with the single-block sensitivity: sqrt(2) under replace-one, 1 under add/remove.
         """
-        U = Xs / math.sqrt(Xs.shape[1])
         if not math.isfinite(eps_pca):
             self._noise_rows.append({"release": "AG-PCA second moment", "mechanism": "none (ε = ∞)",
                                      "sensitivity": 0.0, "scale": 0.0, "epsilon": math.inf, "delta": 0.0})
-            return top_eigenvectors(U.T @ U, P)[1]
+            return top_eigenvectors(rows.ag_gram(symmetric=False), P)[1]
         replace = self.ag_neighbouring == "replace"
         sens = replace_one_sensitivity([1.0]) if replace else add_remove_sensitivity([1.0])
         moments = MomentsRelease(eps_pca, delta_pca, sens, calibration=cal,
                                  neighbouring="replace_one" if replace else "add_remove")
-        A = moments.randomise(moments.gram(U), 1, rng)[0]
+        A = moments.randomise(rows.ag_gram(), 1, rng)[0]
         self.privacy_ledger_.add(moments.record(
             "AG-PCA second moment X'X/M", sensitivity_source=self._sens_source,
             note=f"Analyze-Gauss, {self.ag_neighbouring} neighbours, rows clipped to norm 1"))
@@ -118,15 +175,14 @@ class _ReleaseSteps:
                                  "delta": delta_pca})
         return top_eigenvectors(A, P)[1]
 
-    def _fit_single(self, Z, ys, eps_g, mode, p, identity_dim, source, rng):
-        N, P = Z.shape
+    def _fit_single(self, rows, eps_g, mode, p, identity_dim, source, rng):
+        N, P = rows.N, rows.P
         task = p["task"]
-        V = Z if ys is None else np.column_stack([Z, ys])
-        d = V.shape[1]
+        d = rows.d_v
         # The second moment V'V/N of the rows in the box (about the public centre in strict mode): the Gram
         # matrix of engine.privacy.moments. Its noise here is Laplace (the paper's L1 bounds), not that module's
         # Gaussian release.
-        S = MomentsRelease.gram(V) / N
+        S = rows.v_gram() / N
         if source == "nonprivate":
             # Algorithm 1: the query is the P eigenvalues of W'X'XW/(MN); off-diagonals are exactly 0.
             rule = "paper" if mode == "paper" and p["sens"] == "paper" else "tight"
@@ -156,7 +212,7 @@ class _ReleaseSteps:
         eps_mu = float(self.mean_share) * eps_g
         eps_s = eps_g - eps_mu
         self.epsilon_mu_, self.epsilon_sigma_ = eps_mu, eps_s
-        mu = self._lap_release(f"mean ({d})", V.mean(axis=0), eps_mu, sens["mean"], rng,
+        mu = self._lap_release(f"mean ({d})", rows.v_mean(), eps_mu, sens["mean"], rng,
                                "strict: rows in the public box, about the public centre")
         M2 = self._lap_release(f"second moment ({d} x {d})", S, eps_s, sens["second_moment"], rng,
                                "strict: uncentred, about the public centre (no data-dependent centring)")
@@ -192,14 +248,14 @@ class _ReleaseSteps:
                              f"(e.g. {unknown[0]!r}): declare every label, or drop those rows")
         return classes, np.array([index[k] for k in y_keys], dtype=int), True
 
-    def _fit_classes(self, Z, y, eps_g, mode, p, identity_dim, rng):
-        classes, y_idx, declared = self._label_set(y, mode)
+    def _fit_classes(self, rows, classes, declared, eps_g, mode, p, identity_dim, rng):
+        """Algorithm 3; ``rows`` knows each row's class index in ``classes`` (``_BoxRows.y_idx`` or summed)."""
         self.labels_declared_ = declared
         if not declared and mode == "strict":
             self.privacy_ledger_.add_caveat(CAVEATS["labels_data"])
-        N, P = Z.shape
+        N, P = rows.N, rows.P
         L = classes.size
-        counts = np.bincount(y_idx, minlength=L).astype(float)
+        counts = rows.class_counts(L)
         means, covs_raw = [], []
         if mode == "paper":
             eps_mu = float(self.mean_share) * eps_g
@@ -209,7 +265,7 @@ class _ReleaseSteps:
                                  class_counts=counts)
             noisy_any = False
             for c in range(L):
-                mu_c, S_c = alg3_class_moments(Z[y_idx == c])
+                mu_c, S_c = alg3_class_moments(rows.class_rows(c))
                 extra = {"class": str(classes[c]), "N_C": int(counts[c])}
                 mu_p, m1 = self._noisy(f"class mean ({P})", mu_c, eps_mu, sens["class_mean"][c], rng,
                                        log_extra=extra)
@@ -245,8 +301,7 @@ class _ReleaseSteps:
             eps_s = eps_g - eps_c - eps_mu
             self.epsilon_count_, self.epsilon_mu_, self.epsilon_sigma_ = eps_c, eps_mu, eps_s
             # An empty declared class still gets its (noisy) count, sum and second moment: the label set is public.
-            sums = np.stack([Z[y_idx == c].sum(axis=0) for c in range(L)])
-            seconds = np.stack([Z[y_idx == c].T @ Z[y_idx == c] for c in range(L)])
+            sums, seconds = rows.class_sums(L)
             par = f"all {L} classes in one release (one record touches at most two classes)"
             n_noisy = self._lap_release(f"class counts ({L})", counts, eps_c, sens["counts"], rng,
                                         f"strict: noisy N_C; {par}")
