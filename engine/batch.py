@@ -13,8 +13,7 @@ one in. Noise: fresh operating-system entropy; ``seed`` (tests, teaching) fixes 
 
 Fits in :data:`LAZY_METHODS` hand the dask collections to the estimator, which sums its one release partition by
 partition (``engine.privacy.chunked``) on the given scheduler and reports ``progress(done, total)``; the others
-(the recommended strict edPLS, PCA-Gauss) get the chosen columns as one array, refused above
-:data:`MAX_IN_MEMORY_GB`. :class:`TaskProgress` reports dask's local tasks (the check pass) to a callback.
+(the recommended strict edPLS) get the chosen columns as one array, refused above :data:`MAX_IN_MEMORY_GB`. :class:`TaskProgress` reports dask's local tasks (the check pass) to a callback.
 
 Written by hand: glue between ``open_dataset``, the estimators and their releases (no math of its own).
 """
@@ -35,8 +34,8 @@ __all__ = ["LAZY_METHODS", "MAX_IN_MEMORY_GB", "OPTIONS", "DatasetFit", "TaskPro
            "check_declared", "fit_dataset"]
 
 #: Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
-#: scheduler=..., progress=...)``); the others ("edpls_recommended", "pca_gauss") get one in-memory array.
-LAZY_METHODS: frozenset = frozenset({"edpls", "dp_pcr", "dp_cca"})
+#: scheduler=..., progress=...)``); the others ("edpls_recommended") get one in-memory array.
+LAZY_METHODS: frozenset = frozenset({"edpls", "dp_pcr", "dp_cca", "pca_gauss"})
 #: Largest table (chosen columns, float64) the in-memory path loads.
 MAX_IN_MEMORY_GB = 4.0
 
