@@ -35,7 +35,7 @@ __all__ = ["LAZY_METHODS", "MAX_IN_MEMORY_GB", "OPTIONS", "DatasetFit", "TaskPro
 
 #: Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
 #: scheduler=..., progress=...)``); the others ("edpls_recommended") get one in-memory array.
-LAZY_METHODS: frozenset = frozenset({"edpls", "dp_pcr", "dp_cca", "pca_gauss"})
+LAZY_METHODS: frozenset = frozenset({"edpls", "edpls_recommended", "dp_pcr", "dp_cca", "pca_gauss"})
 #: Largest table (chosen columns, float64) the in-memory path loads.
 MAX_IN_MEMORY_GB = 4.0
 

@@ -66,6 +66,7 @@ from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER
 from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
 from engine.methods.edpls.strict import pls1_from_moments
 from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
+from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
 from engine.privacy.wording import ledger_text
 from engine.release import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
@@ -262,12 +263,14 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         return rows, yt
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, scheduler=None, progress=None):
         """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing.
 
         Parameters
         ----------
-        X : array (n, m); y : array (n,).
+        X : array (n, m); y : array (n,). Or a dask DataFrame / Array X with a dask Series / Array y: the
+            releases are summed partition by partition (``engine.methods.edpls.lazy_recommended``) on
+            ``scheduler``, calling ``progress(done, total)`` as partitions finish.
         sample_weight : None or array (n,) of non-negative integer counts. Row i counts ``sample_weight[i]``
             times, exactly as if it were repeated (the count, every sum and hence the sensitivity argument are
             those of the repeated rows; a count of 0 drops the row). Each repeat is one individual: the
@@ -278,6 +281,10 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        if is_lazy(X) or is_lazy(y):  # Dask collections: passes over the partitions
+            from engine.methods.edpls.lazy_recommended import fit_lazy
+
+            return fit_lazy(self, X, y, sample_weight, scheduler=scheduler, progress=progress)
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         w = _counts(sample_weight, X.shape[0])
@@ -300,6 +307,11 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             if noisy:
                 b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
             self._post_process(Gn, b, rows, pub, d)
+        self._finish(pub, d, d_why, n_hat, noisy, seed_known)
+        return self
+
+    def _finish(self, pub, d, d_why, n_hat, noisy, seed_known) -> None:
+        """The fitted attributes every path sets after its releases: axes, centre, chain, ledger, choices."""
         self.components_ = pub["V"][:, :d].copy()  # a copy: the kept public setup serves the next fit
         self.x_center_ = np.asarray(pub["x_center"][:d], dtype=float)
         self.preprocess_ = pub["chain"]
@@ -312,15 +324,18 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
                        for k, (e, dl) in pub["budget"].items()},
             "n_hat": n_hat if noisy else None,
         })
-        return self
 
-    def _fit_constant(self, y, pub, n_hat, rng, w) -> dict:
+    def _fit_constant(self, y, pub, n_hat, rng, w, total=None) -> dict:
         """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``).
 
         Returns the public setup of this fit (a copy: the kept setup serves the next fit unchanged), with the
-        count and the sum as its releases, for the ledger and ``choices_``.
+        count and the sum as its releases, for the ledger and ``choices_``. ``total``: the sum of y~ already
+        summed (the Dask path; ``y`` and ``w`` are then unused).
         """
-        yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
+        if total is None:
+            yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
+        else:
+            yt, w = np.array([float(total)]), None
         share = 1.0 - float(self.count_share)
         rest = (float(self.epsilon) * share, float(self.delta) * share)
         mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w)
