@@ -12,8 +12,10 @@ one in. Noise: fresh operating-system entropy; ``seed`` (tests, teaching) fixes 
 "not proven".
 
 Fits in :data:`LAZY_METHODS` hand the dask collections to the estimator, which sums its one release partition by
-partition (``engine.privacy.chunked``) on the given scheduler and reports ``progress(done, total)``; the others
-(the recommended strict edPLS) get the chosen columns as one array, refused above :data:`MAX_IN_MEMORY_GB`. :class:`TaskProgress` reports dask's local tasks (the check pass) to a callback.
+partition (``engine.privacy.chunked``) on the given scheduler and reports ``progress(done, total)``; a method left
+out of it would get the chosen columns as one array, refused above :data:`MAX_IN_MEMORY_GB` (today every one is
+in it: the recommended strict edPLS makes two passes, PCA-Gauss strict one). :class:`TaskProgress` reports dask's
+local tasks (the check pass) to a callback.
 
 Written by hand: glue between ``open_dataset``, the estimators and their releases (no math of its own).
 """
@@ -34,7 +36,7 @@ __all__ = ["LAZY_METHODS", "MAX_IN_MEMORY_GB", "OPTIONS", "DatasetFit", "TaskPro
            "check_declared", "fit_dataset"]
 
 #: Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
-#: scheduler=..., progress=...)``); the others ("edpls_recommended") get one in-memory array.
+#: scheduler=..., progress=...)``); a method left out gets one in-memory array.
 LAZY_METHODS: frozenset = frozenset({"edpls", "edpls_recommended", "dp_pcr", "dp_cca", "pca_gauss"})
 #: Largest table (chosen columns, float64) the in-memory path loads.
 MAX_IN_MEMORY_GB = 4.0
@@ -168,7 +170,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
                             n_components=k or "auto", random_state=a.seed)
     lazy = "edpls_recommended" in LAZY_METHODS
     X, y = _split(_arrays(job, cols + [a.response], "edpls (recommended)", lazy), 1)
-    job.fit(est, lazy, "fitting edPLS (recommended strict)", X, y)
+    job.fit(est, lazy, "fitting edPLS (recommended strict: response pass, then moments pass)", X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
     coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}
     return est, release, {"choices": choice_rows(est), "coefficients": coef}
