@@ -117,3 +117,28 @@ def test_cli_fits_the_recommended_estimator_chunk_by_chunk(data, tmp_path, capsy
     fields = json.loads(out.read_text())["fields"]
     np.testing.assert_allclose(np.asarray(fields["coef_"], dtype=float), ref.coef_, rtol=1e-9, atol=1e-12)
     assert float(fields["intercept_"]) == pytest.approx(ref.intercept_, rel=1e-9)
+
+
+def test_local_cluster_fits_equal_the_local_ones(data):
+    """Two worker processes on 127.0.0.1 (the chain, the public axes and PCA-Gauss's box travel to them); always
+    closed. Same seed, same fit as on the local scheduler."""
+    distributed = pytest.importorskip("distributed")
+    from engine.methods.pca_gauss import PCAGauss
+
+    df, pub = data
+    ddf = dd.from_pandas(df, npartitions=4)
+    rec = dict(y_range=(7.0, 14.0), X_public=pub, random_state=8)
+    pg = dict(n_components=2, mode="strict", pca_source="analyze_gauss", bounds=(0.0, 2.5), delta=1e-6, random_state=8)
+    local_rec = make_strict_edpls(1.0, 1e-5, **rec).fit(ddf[COLS], ddf["protein"], scheduler="sync")
+    local_pg = PCAGauss(**pg).fit(ddf[COLS[:6]], scheduler="sync")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, timeout=60)
+    try:
+        remote_rec = make_strict_edpls(1.0, 1e-5, **rec).fit(ddf[COLS], ddf["protein"],
+                                                             scheduler=cluster.scheduler_address)
+        remote_pg = PCAGauss(**pg).fit(ddf[COLS[:6]], scheduler=cluster.scheduler_address)
+    finally:
+        cluster.close(timeout=30)
+    np.testing.assert_allclose(remote_rec.coef_, local_rec.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(remote_pg.covariance_, local_pg.covariance_, rtol=1e-9, atol=1e-12)
+    assert remote_pg.clip_report_ == local_pg.clip_report_
