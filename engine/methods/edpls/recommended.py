@@ -117,6 +117,8 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     privacy_ledger_ : PrivacyLedger, the three releases (empty at epsilon = inf).
     choices_ : dict, what the fit chose and why (public facts and DP releases only).
     n_features_in_ : int.
+    n_partitions_, n_clipped_ : fits on Dask collections only (``engine.methods.edpls.lazy_recommended``):
+        partitions summed, rows clipped to x_bound (exact: the owner's view).
 
     Examples
     --------

@@ -101,6 +101,7 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
     from undeclared "public" rows). bounds_source_ : "declared", "public data", "private data" or
     "paper scaling". labels_declared_ : whether ``classes_`` is the declared public label set.
     clip_report_ : ClipReport of the box clipping of the training data (owner's view: exact counts).
+    n_partitions_ : fits on Dask collections only (strict mode, ``engine.methods.pca_gauss.lazy``): partitions summed.
     """
 
     def __init__(self, n_components=2, epsilon=1.0, task="unsupervised", pca_source=None, mode="paper",
