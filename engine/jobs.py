@@ -418,15 +418,17 @@ def run_upload(upload: bool, fn: Callable, *args, label: str = "", progress: Cal
     process for a sample set (public, of known size: no budget needed, and sample pages stay fast). The one place
     of that rule: every page's fit and sweep of a data set goes through here.
 
-    ``progress``: a sweep's progress callable (``fn`` takes it as its ``progress`` keyword); in a worker, its calls
-    come back through the pipe and are repeated here, and the job has the sweep time budget
-    (``PRIVALAB_SWEEP_SECONDS``). The job waits with the ``on_wait`` of the enclosing :func:`waiting` block.
+    ``seconds``, ``memory_mb``: the job's budgets (not passed to ``fn``). ``progress``: a sweep's progress
+    callable (``fn`` takes it as its ``progress`` keyword); in a worker, its calls come back through the pipe and
+    are repeated here, and the job has the sweep time budget (``PRIVALAB_SWEEP_SECONDS``). The job waits with the
+    ``on_wait`` of the enclosing :func:`waiting` block.
     """
+    seconds, memory_mb = kwargs.pop("seconds", None), kwargs.pop("memory_mb", None)  # budgets, not fn's
     if not upload:
         return fn(*args, **kwargs) if progress is None else fn(*args, progress=progress, **kwargs)
-    seconds = kwargs.pop("seconds", None) or (SWEEP_SECONDS if progress is not None else None)
+    seconds = seconds or (SWEEP_SECONDS if progress is not None else None)
     return RUNNER.run(fn, *args, label=label, on_wait=_ON_WAIT.get(), on_progress=progress, seconds=seconds,
-                      **kwargs)
+                      memory_mb=memory_mb, **kwargs)
 
 
 def parse_upload(data: bytes, name: str, sheet: str | None = None):
