@@ -13,7 +13,8 @@ import io
 import numpy as np
 import pandas as pd
 
-__all__ = ["RECOMMENDED_CURVE", "edpls_sweep", "dp_cca_two_files", "dp_cca_fit", "dp_cca_sweeps"]
+__all__ = ["RECOMMENDED_CURVE", "edpls_sweep", "dp_cca_two_files", "dp_cca_fit", "dp_cca_sweeps", "pca_gauss_release",
+           "pca_gauss_sweep_point", "pca_gauss_sweep", "p3ls_federation", "reference_diagnostics"]
 
 RECOMMENDED_CURVE = "recommended estimator"
 
@@ -180,3 +181,13 @@ def p3ls_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, la
         "sizes": {"train": len(comparison.split[0]), "validation": len(comparison.split[1]), "test": len(test_rows)},
         "owner_sheets": owner_sheets(comparison, column_names, relevance),
     }
+
+
+def reference_diagnostics(X_train, y_train, X_test, k: int, method: str, train_rows, test_rows) -> tuple:
+    """The chemometric staples' reference fit (PLS or PCR, ``k`` components): its loadings, VIP (PLS only) and
+    T² / Q diagnostics. X_train : (n_train, m), y_train : (n_train,), X_test : (n_test, m)."""
+    from engine.methods.chemometrics import fit_reference, outlier_diagnostics, reference_loadings, vip
+
+    model = fit_reference(X_train, y_train, k, method)
+    return (reference_loadings(model), vip(model) if method == "pls" else None,
+            outlier_diagnostics(model, X_train, X_test, train_rows=train_rows, test_rows=test_rows))

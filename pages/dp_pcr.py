@@ -208,7 +208,8 @@ def main():
     label = f"DP-PCR (ε = {budget.epsilon:g})"
     show_fit(problem, result, response, label)
     later_sheets = {}  # filled by the sweep below; the workbook is built on click, after this run
-    dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets)
+    dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets,
+                   upload=upload is not None)
     show_exports(ds, response, split, problem, result, params, budget, label, later_sheets)
     show_sweep(problem, k, params, budget, later_sheets, upload)
 
