@@ -98,8 +98,10 @@ STRICT_LEAKY_CHAIN = (
 )
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def preprocess(X, chain_name, train_idx):
-    return _preprocess(X, chain_name, train_idx)
+def preprocess(X, chain_name, train_idx, upload=None):
+    """The chain fitted on the training rows (``upload``: the uploaded file's name, fitted in a worker)."""
+    return run_upload(upload is not None, _preprocess, X, chain_name, train_idx,
+                      label=f"Preprocessing {upload} ('{chain_name}')")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -183,8 +185,9 @@ def preprocessing_section(choice: Choice, budget) -> tuple:
     if budget.mode == "strict" and info.get("learns_from_data"):
         st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
     try:
-        Xp = preprocess(choice.problem.X, chain, choice.problem.train)
-    except ValueError as err:
+        with fit_wait("edpls_preprocess", "Preprocessing"):
+            Xp = preprocess(choice.problem.X, chain, choice.problem.train, _upload_name(choice))
+    except (ValueError, JobError) as err:
         st.error(f"Preprocessing '{chain}' failed on {choice.ds.name}: {err}")
         st.stop()
     return chain, info, Xp
@@ -410,7 +413,7 @@ def paper_curve_section(choice: Choice, chain: str, eps_grid, reps: int, sweep_p
     """Why paper mode's RMSEP can rise with ε: the engine's diagnosis, measured on these rows (owner only)."""
     problem = choice.problem
     tr, te = problem.train, problem.test
-    Xp = preprocess(problem.X, chain, tr)
+    Xp = preprocess(problem.X, chain, tr, _upload_name(choice))  # cached by the preprocessing section
     params = {k: v for k, v in sweep_params.items() if k != "mode"}
     upload = _upload_name(choice)
     try:
