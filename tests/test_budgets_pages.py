@@ -205,3 +205,23 @@ def test_cancel_of_a_queued_fit_takes_it_out_of_the_line_and_keeps_the_page(monk
     at.button(key="demo_fit_again").click().run(timeout=30)
     assert at.session_state["result"] == "fitted"
     assert blocker.result(timeout=10) == "first"
+
+
+def test_uploaded_public_files_are_read_in_a_worker(monkeypatch):
+    """The public spectra (edPLS) and public rows (PCA-Gauss) uploads go through the runner: a table comes back, a
+    10^6-column file comes back as its refusal naming the file."""
+    from tests.bombs import csv_million_columns
+    from ui.edpls_strict import _read_public
+    from ui.pca_gauss_setup import public_table
+
+    runner = CountingRunner()
+    monkeypatch.setattr(jobs, "RUNNER", runner)
+    good = b"a,b\n1.0,2.0\n3.0,4.0\n5.0,6.5\n"
+    _read_public.clear()
+    public_table.clear()
+    df, problem = _read_public(good, "pub.csv")
+    assert problem is None and df.shape == (3, 2)
+    df, problem = _read_public(csv_million_columns(), "wide_pub.csv")
+    assert df is None and problem.startswith("wide_pub.csv: ") and "1,000,000 columns" in problem
+    assert public_table(good, "rows.csv")["b"].tolist() == [2.0, 4.0, 6.5]
+    assert runner.labels == ["Reading pub.csv", "Reading wide_pub.csv", "Reading rows.csv"]
