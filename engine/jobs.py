@@ -349,6 +349,8 @@ class JobRunner:
                     on_progress(*job.progress)
                 if on_wait is not None:
                     on_wait(job)
+            if on_progress is not None and job.progress_count != seen:  # the last report (a short job: the only)
+                on_progress(*job.progress)
         except BaseException:
             job.cancel()
             raise

@@ -258,12 +258,16 @@ def test_progress_of_a_job_in_a_worker_reaches_the_waiting_thread(runner):
 
     assert runner.run(steps_with_progress, 6, 0.15, on_progress=on_progress, every=0.02, seconds=20) == 6
     assert seen and threads == {threading.get_ident()}
+    assert seen[-1] == (1.0, "step 6 of 6")  # the last report arrives, also when the job ended in between
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and len(fractions) >= 3
     assert seen[-1][1].startswith("step")
     here = []
     assert run_upload(False, steps_with_progress, 3, 0.0, progress=lambda f, t: here.append(f)) == 3
     assert here == [1 / 3, 2 / 3, 1.0]
+    short = []
+    assert runner.run(steps_with_progress, 1, 0.0, on_progress=lambda f, t: short.append(f), every=0.5) == 1
+    assert short == [1.0]  # done before the first look: its report is still delivered
 
 
 def test_waiting_hands_on_wait_to_run_upload_and_a_sweep_gets_its_own_time_budget(monkeypatch):
