@@ -87,7 +87,12 @@ SWEEP_SECONDS: float = _env_number("PRIVALAB_SWEEP_SECONDS", 600.0, float)
 MAX_JOBS: int = _env_number("PRIVALAB_MAX_JOBS", 2)
 STARTUP_SECONDS: float = 60.0  # to start a worker (the forkserver's first start included), before its budget
 # imported once by the forkserver, inherited by every worker
-PRELOAD = ["numpy", "pandas", "engine.data", "engine.methods.edpls"]
+# (the method modules the pages' jobs use: imported once there, not in every worker; each took 0.05-0.9 s to import
+# on this machine, ~2 s together, paid once by the forkserver's start instead of by every job)
+PRELOAD = ["numpy", "pandas", "engine.data", "engine.methods.edpls", "engine.methods.edpls.sweeps",
+           "engine.methods.edpls_pipeline", "engine.page_jobs", "engine.methods.dp_pcr", "engine.methods.dp_cca",
+           "engine.methods.var_admm", "engine.var_admm_jobs", "engine.methods.synthetic_utility",
+           "engine.methods.p3ls", "engine.attacks.pls_subspace", "engine.methods.chemometrics"]
 
 
 class JobError(RuntimeError):
