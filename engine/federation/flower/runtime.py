@@ -113,6 +113,7 @@ class LocalFederation:
                     "PYTHONPATH": os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]),
                     **(env or {})}
         self.address = ""
+        self.ports: list[int] = []
 
     # ------------------------------------------------------------------ processes
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
@@ -137,16 +138,17 @@ class LocalFederation:
         bin_dir = Path(sys.executable).parent
         port = free_port()
         self.address = f"{LOOPBACK}:{port}"
+        self.ports = [port]
         write_connection(self.flwr_home, self.address)
         self._spawn("superlink", [str(bin_dir / "flower-superlink"), "--insecure", "--host", LOOPBACK,
-                                  "--port", str(port), "--database", ":flwr-in-memory-state:",
-                                  "--disable-runtime-dependency-installation"])
+                                  "--port", str(port), "--disable-runtime-dependency-installation"])
         _wait_port(port, START_TIMEOUT, self.check_alive)
         for p in self.parties:
             self.data_dirs[p].mkdir(parents=True, exist_ok=True)
             node_config = f"party='{p}' data-dir='{self.data_dirs[p]}'"
+            self.ports.append(free_port())
             self._spawn(f"party {p}", [str(bin_dir / "flower-supernode"), "--insecure", "--superlink", self.address,
-                                       "--host", LOOPBACK, "--port", str(free_port()), "--max-retries", "50",
+                                       "--host", LOOPBACK, "--port", str(self.ports[-1]), "--max-retries", "50",
                                        "--node-config", node_config])
         self._wait_registered()
         return self
@@ -162,6 +164,36 @@ class LocalFederation:
             time.sleep(0.2)
         raise FederationError(f"not every SuperNode registered with the SuperLink within {START_TIMEOUT:.0f} s")
 
+    def leftover_processes(self) -> list[int]:
+        """Pids of processes still running whose command line names this federation's ports or directory."""
+        marks = [f"{LOOPBACK}:{p}" for p in self.ports] + [f" {p} " for p in self.ports] + [str(self.workdir)]
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cmd = " " + (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace") + " "
+                state = (entry / "stat").read_text().split(") ")[-1][:1]
+            except OSError:
+                continue
+            if state != "Z" and ("flower" in cmd or "flwr" in cmd) and any(m in cmd for m in marks):
+                pids.append(int(entry.name))
+        return pids
+
+    def _reap_leftovers(self) -> None:
+        """App processes of this federation that outlived their parent's group (Flower may start them in a session
+        of their own): a few seconds to exit, then SIGKILL by pid."""
+        if not self.ports:
+            return
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while (left := self.leftover_processes()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def kill_party(self, party: str, sig: int = signal.SIGKILL) -> None:
         """Kill one party's SuperNode (and its children): a party that dies mid-protocol (tests)."""
         proc = self.processes[f"party {party}"]
@@ -176,6 +208,7 @@ class LocalFederation:
         for name in [n for n in self.processes if n != "superlink"] + ["superlink"]:
             if name in self.processes:
                 _stop(self.processes[name])
+        self._reap_leftovers()
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
