@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.federation.flower.driver import APP_DIR
 from engine.federation.flower.relay import decode_value
-from engine.federation.flower.runtime import FederationError
+from engine.federation.flower.runtime import FederationError, submit_run
 from engine.methods.p3ls.flower_roles import _Party
 from engine.methods.p3ls.protocol import P3LS
 from tests.flower_helpers import p3ls_data, running_federation
@@ -127,3 +128,11 @@ def test_party_killed_mid_protocol_is_named_and_nothing_hangs():
             P3LS(2, random_state=0, transport="flower", superlink=fed.address).fit(blocks, Y)
         assert time.monotonic() - t0 < 400
         killer.join(timeout=10)
+
+
+def test_a_serverapp_that_dies_is_reported_not_awaited(federation, tmp_path):
+    t0 = time.monotonic()
+    with pytest.raises(FederationError, match="ended"):
+        submit_run(APP_DIR, federation.flwr_home, {"job-path": str(tmp_path / "missing.json")},
+                   tmp_path / "result.json", timeout=300, check_alive=federation.check_alive, env=federation.env)
+    assert time.monotonic() - t0 < 200

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,7 @@ __all__ = ["FederationError", "LocalFederation", "free_port", "submit_run"]
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
 STOP_TIMEOUT = 10.0  # seconds for a process to stop after SIGTERM before it is killed
+STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a run's status
 
 
 class FederationError(RuntimeError):
@@ -240,7 +242,9 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
         submitted["stdout"] = done.stdout
     if done.returncode != 0:
         raise FederationError(f"flwr run failed: {(done.stdout + done.stderr).strip()[-2000:]}")
-    deadline = time.monotonic() + timeout
+    match = re.search(r'"run-id":\s*"(\d+)"', done.stdout)
+    run_id = match.group(1) if match else None
+    deadline, next_status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL
     while time.monotonic() < deadline:
         if result_path.exists():
             result = json.loads(result_path.read_text())
@@ -249,5 +253,23 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
             return result
         if check_alive is not None:
             check_alive()
+        if run_id and time.monotonic() > next_status:  # a ServerApp that died writes no result: ask the SuperLink
+            status = run_status(flwr, run_id, run_env)
+            if status.startswith("finished") and not result_path.exists():
+                time.sleep(1.0)
+                if not result_path.exists():
+                    raise FederationError(f"Flower run {run_id} ended ({status}) without a result")
+            next_status = time.monotonic() + STATUS_INTERVAL
         time.sleep(0.1)
     raise FederationError(f"the Flower run wrote no result within {timeout:.0f} s")
+
+
+def run_status(flwr: str, run_id: str, env: dict) -> str:
+    """The SuperLink's status of a run ("running", "finished:completed", "finished:failed", ...; "" if unknown)."""
+    try:
+        done = subprocess.run([flwr, "ls", "--run-id", str(run_id), "--format", "json"], capture_output=True,
+                              text=True, env=env, timeout=60)
+        runs = json.loads(done.stdout[done.stdout.index("{"):]).get("runs", [])
+    except (subprocess.TimeoutExpired, ValueError):
+        return ""
+    return str(runs[0].get("status", "")) if runs else ""
