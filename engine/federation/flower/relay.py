@@ -31,7 +31,6 @@ from engine.federation.messages import MessageLog
 
 __all__ = ["Envelope", "Relay", "decode_value", "encode_value", "party_reply", "read_request"]
 
-MESSAGE_TYPE = "query.protocol"
 
 
 def encode_value(value) -> bytes:
@@ -137,9 +136,12 @@ class Relay:
     central : str, the central role's name in the log (messages to it are read by the ServerApp)
     timeout : float, seconds a round waits for every reply
     recorder : list or None, gets (direction, Envelope) for everything the ServerApp receives and sends
+    message_type : str, the Flower message type ("query.<protocol>": the ClientApp's handler)
     """
 
-    def __init__(self, grid, nodes: dict, central: str, timeout: float, recorder: list | None = None):
+    def __init__(self, grid, nodes: dict, central: str, timeout: float, recorder: list | None = None,
+                 message_type: str = "query.protocol"):
+        self.message_type = message_type
         self.grid, self.nodes, self.central, self.timeout = grid, dict(nodes or {}), central, float(timeout)
         self.log = MessageLog()
         self.wire_bytes: list[int] = []  # per log record
@@ -179,7 +181,7 @@ class Relay:
                 per_party = {party: [op, params]}
                 records = {f"m{j}": e.to_record() for j, e in enumerate(self.pending.pop(role, []))}
             records["op"] = ConfigRecord({"op": "ops", "params": json.dumps(per_party)})
-            messages.append(Message(RecordDict(records), dst_node_id=node, message_type=MESSAGE_TYPE))
+            messages.append(Message(RecordDict(records), dst_node_id=node, message_type=self.message_type))
         for party, (_, _, role) in ops.items():
             self.role_party[role] = party
         t0 = time.monotonic()

@@ -33,8 +33,7 @@ from pathlib import Path
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from flwr.app import Context, Message
-from flwr.clientapp import ClientApp
-from flwr.serverapp import Grid, ServerApp
+from flwr.serverapp import Grid
 
 from engine.federation.e2e import PartyKeys
 from engine.federation.flower.driver import federation, run_job
@@ -43,11 +42,10 @@ from engine.federation.messages import MessageLog
 from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
 from engine.privacy.noise import fresh_generator
 
-__all__ = ["client_app", "fit_over_flower", "predict_over_flower", "server_app"]
+__all__ = ["MESSAGE_TYPE", "fit_over_flower", "party_main", "predict_over_flower", "server_main"]
 
 CSP, TA = "CSP", "TA"
-client_app = ClientApp()
-server_app = ServerApp()
+MESSAGE_TYPE = "query.p3ls"  # the ClientApp's handler: engine/federation/flower_app/privalab_apps.py
 
 
 # ============================================================================================ party side
@@ -214,8 +212,7 @@ def _op_finish(party: _Party, params: dict, data_dir: Path) -> dict:
     return {}
 
 
-@client_app.query("protocol")
-def _party_main(msg: Message, context: Context) -> Message:
+def party_main(msg: Message, context: Context) -> Message:
     """Dispatch one operation of this party (its id is its node config's ``party``)."""
     pid = str(context.node_config["party"])
     data_dir = Path(str(context.node_config["data-dir"]))
@@ -328,14 +325,13 @@ def _predict(relay: Relay, job: dict, state_dir: Path) -> None:
     relay.round({str(i + 1): ("finish", {**common, "out": job["out"]}, job["names"][i]) for i in range(g)})
 
 
-@server_app.main()
-def _server_main(grid: Grid, context: Context) -> None:
+def server_main(grid: Grid, context: Context) -> None:
     """Run one P3LS task (``fit`` or ``predict``) described by the job file of the run config's ``job-path``."""
     job_path = Path(str(context.run_config["job-path"]))
     job = json.loads(job_path.read_text())
     state_dir = job_path.parent
     recorder = [] if job.get("record") else None
-    relay = Relay(grid, None, CSP, job["round_timeout"], recorder)
+    relay = Relay(grid, None, CSP, job["round_timeout"], recorder, message_type=MESSAGE_TYPE)
     result = {"error": None}
     try:
         (_fit if job["task"] == "fit" else _predict)(relay, job, state_dir)
@@ -389,7 +385,8 @@ def fit_over_flower(est, blocks: list, Y2: np.ndarray, names: list[str], seeds: 
         for i, b in enumerate(blocks):
             arrays = {"X": b, **({"Y": Y2} if i == lc else {})}
             np.savez(fed.data_dirs[str(i + 1)] / file, **arrays)
-        job = {"task": "fit", "model": model, "names": role_names, "lc": lc, "seeds": seeds, "file": file,
+        job = {"protocol": "p3ls", "task": "fit", "model": model, "names": role_names, "lc": lc, "seeds": seeds,
+               "file": file,
                "row_mask_block_size": est.row_mask_block_size, "secure": bool(est.secure_aggregation),
                "n_components": int(est.n_components), "round_timeout": ROUND_TIMEOUT,
                "record": bool(getattr(est, "_flower_record", False))}
@@ -420,7 +417,7 @@ def predict_over_flower(est, blocks: list) -> np.ndarray:
     with federation(parties, est.superlink, None if est.superlink else _flower_dir(est)) as fed:
         for i, b in enumerate(blocks):
             np.savez(fed.data_dirs[str(i + 1)] / file, X=b)
-        job = {"task": "predict", "model": model, "names": [h.name for h in est.holders_], "lc": lc,
+        job = {"protocol": "p3ls", "task": "predict", "model": model, "names": [h.name for h in est.holders_], "lc": lc,
                "rows": int(blocks[0].shape[0]), "file": file, "out": out, "secure": bool(est.secure_aggregation),
                "round_timeout": ROUND_TIMEOUT, "record": bool(getattr(est, "_flower_record", False))}
         try:
