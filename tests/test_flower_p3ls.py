@@ -108,6 +108,8 @@ def test_unknown_superlink_and_local_only_methods_are_refused(fitted):
         fitted[5].transform(fitted[2])
     with pytest.raises(NotImplementedError, match="local transport"):
         fitted[5].relevance()
+    with pytest.raises(ValueError, match="party 2: new block has 2 columns, training had 3"):
+        fitted[5].predict([fitted[2][0], fitted[2][0], fitted[2][2]])
 
 
 def test_party_killed_mid_protocol_is_named_and_nothing_hangs():

@@ -442,6 +442,9 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             blocks = _check_blocks(blocks, min_rows=1)
             if len(blocks) != len(self.holders_):
                 raise ValueError(f"{len(blocks)} blocks for {len(self.holders_)} parties")
+            for h, b in zip(self.holders_, blocks):  # before any process starts (each party checks again)
+                if b.shape[1] != h.n_columns:
+                    raise ValueError(f"{h.name}: new block has {b.shape[1]} columns, training had {h.n_columns}")
             Y = predict_over_flower(self, blocks)
         else:
             Y = self._scores_protocol(blocks, phase="inference", with_prediction=True)
