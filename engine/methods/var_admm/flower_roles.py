@@ -36,8 +36,10 @@ from .lasso import _owner_solver
 from .solver import _PAPER_UPLINK, _central_step, owner_message, owner_update
 from .trace import admm_message_log
 
-#: ``server_app`` and ``client_app`` (the Flower apps) are module attributes built on first use
-__all__ = ["run_paper_flower", "records_to_log", "write_app", "FederationError"]
+#: ``server_app`` and ``client_app`` (the Flower apps) are module attributes built on first use (``__getattr__``);
+#: flwr's App check finds them here, in ``__all__`` (it reads the module's syntax, without importing it)
+__all__ = ["run_paper_flower", "records_to_log", "write_app", "FederationError",  # noqa: F822
+           "server_app", "client_app"]
 
 APP_NAME = "privalab-var-admm"
 BROADCAST = ("m^k = Hbar^k - ZBbar^k - U^k",
@@ -222,7 +224,8 @@ def write_app(directory: Path) -> Path:
 def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penalty: str, lam, rho: float,
                      max_iter: int, init_B: np.ndarray, U0: np.ndarray, variant: str, inner_tol: float,
                      names: list, z_mean_scaled: np.ndarray, intercepts: bool = True, superlink: str | None = None,
-                     timeout: float = 120.0, federation: LocalFederation | None = None) -> tuple[np.ndarray, dict]:
+                     timeout: float = 120.0, federation: LocalFederation | None = None,
+                     workdir: str | None = None) -> tuple[np.ndarray, dict]:
     """Run the paper's scheme (fixed K = ``max_iter``) over Flower, one SuperNode per owner.
 
     Z (T, n p) owner-major design and Y (T, n) targets in internal units as :func:`run_paper` gets
@@ -230,7 +233,9 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     weights and its B_i^1 (init_B (n, p, n)); the central node's file gets U^0 and (base variant, where
     the central node holds Y) Y. ``superlink`` other than None is refused for now (a running
     federation needs its parties' data paths configured by them). ``federation``: a started
-    :class:`LocalFederation` to reuse (its parties' data paths must be this run's).
+    :class:`LocalFederation` to reuse: its parties' node configs must name ``workdir``/owner{i}.npz
+    (data) and an output path (out). ``workdir``: where the parties' files go (a temporary directory
+    when None).
 
     Returns
     -------
@@ -245,7 +250,8 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     p = len(lags)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="privalab-var-flower-") as tmp:
-        tmp = Path(tmp)
+        tmp = Path(workdir) if workdir is not None else Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
         lam = np.asarray(lam, dtype=float)
         for i in range(n):
             lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
@@ -255,6 +261,8 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
         np.savez(tmp / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
         app_dir = write_app(tmp / "app")
         node_cfgs = [{"data": str(tmp / f"owner{i}.npz"), "out": str(tmp / f"owner{i}_B.npy")} for i in range(n)]
+        if federation is not None:
+            node_cfgs = federation.node_configs
         fed = federation or LocalFederation(node_cfgs, [str(nm) for nm in names], workdir=str(tmp / "fed"))
         out = tmp / "result.json"
         try:
@@ -264,7 +272,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
                                   "max-iter": int(max_iter), "rho": float(rho), "y-free": variant == "y_free",
                                   "intercepts": bool(intercepts), "timeout": float(timeout)})
             result = _wait_result(fed, out, timeout * (max_iter + 3))
-            B = np.concatenate([np.load(tmp / f"owner{i}_B.npy") for i in range(n)], axis=0)
+            B = np.concatenate([np.load(cfg["out"]) for cfg in node_cfgs], axis=0)
         finally:
             if federation is None:
                 fed.stop()
