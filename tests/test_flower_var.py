@@ -12,9 +12,9 @@ import threading
 import numpy as np
 import pytest
 
+from engine.federation.flower.driver import federation
 from engine.methods.var_admm.estimator import CollaborativeVAR
-from engine.methods.var_admm.flower_federation import FederationError, LocalFederation, processes_in_groups
-from engine.methods.var_admm.flower_roles import run_paper_flower
+from engine.methods.var_admm.flower_roles import FederationError, processes_in_groups, run_paper_flower
 
 pytest.importorskip("flwr")
 
@@ -58,29 +58,27 @@ def test_flower_refuses_what_it_does_not_run():
         CollaborativeVAR(lags=1, solver="admm", transport="flower").fit(_series())
     with pytest.raises(ValueError, match="noise-free"):
         CollaborativeVAR(lags=1, solver="admm", transport="flower", tol=None, message_noise=0.1).fit(_series())
-    with pytest.raises(ValueError, match="superlink"):
+    with pytest.raises(ValueError, match="no running federation"):
         CollaborativeVAR(lags=1, solver="admm", transport="flower", tol=None, scheme="paper",
                          superlink="10.0.0.1:9092").fit(_series())
 
 
-def test_dead_party_gives_error_naming_it_and_everything_stops(tmp_path):
+def test_dead_party_gives_error_naming_it_and_everything_stops():
     Y = _series()
     n, p = 3, 1  # internal-unit blocks as the estimator prepares them (the values do not matter here)
     Z, Yt = Y[:-1] / Y.std(axis=0), Y[1:] / Y.std(axis=0)
     G = np.stack([Z[:, [i]].T @ Z[:, [i]] for i in range(n)])
-    names = ["north", "south", "east"]
-    cfgs = [{"data": str(tmp_path / "run" / f"owner{i}.npz"), "out": str(tmp_path / f"o{i}.npy")} for i in range(n)]
-    fed = LocalFederation(cfgs, names, workdir=str(tmp_path / "fed"))
-    try:
-        fed.start()
-        killer = threading.Timer(3.0, fed.kill_party, args=("south",))
+    with federation(["0", "1", "2"]) as fed:  # a running local federation, used through superlink=
+        pgids = [proc.pid for proc in fed.processes.values()]
+        killer = threading.Timer(3.0, fed.kill_party, args=("1",))
         killer.start()
-        with pytest.raises(FederationError, match="south"):
-            run_paper_flower(Z, Yt, G, lags=(1,), penalty="none", lam=0.0, rho=2.0, max_iter=50,
-                             init_B=np.zeros((n, p, n)), U0=np.zeros_like(Yt), variant="base", inner_tol=1e-12,
-                             names=names, z_mean_scaled=np.zeros(n * p), timeout=60.0, federation=fed,
-                             workdir=str(tmp_path / "run"))
-        killer.join()
-    finally:
-        fed.stop()
-    assert processes_in_groups(fed.pgids) == []
+        try:
+            with pytest.raises(FederationError, match="south"):
+                run_paper_flower(Z, Yt, G, lags=(1,), penalty="none", lam=0.0, rho=2.0, max_iter=50,
+                                 init_B=np.zeros((n, p, n)), U0=np.zeros_like(Yt), variant="base", inner_tol=1e-12,
+                                 names=["north", "south", "east"], z_mean_scaled=np.zeros(n * p), timeout=60.0,
+                                 superlink=fed.address)
+        finally:
+            killer.cancel()
+            killer.join()
+    assert processes_in_groups(pgids) == []

@@ -27,8 +27,10 @@ LOG_COLUMNS = ["phase", "sender", "receiver", "message", "shape", "values sent"]
 
 
 def _summary(est, wall: float, log: pd.DataFrame, flower: bool) -> dict:
-    info = getattr(est, "flower_", None) or {}
-    wire = (info.get("wire_bytes_down", 0) + info.get("wire_bytes_up", 0)) if flower else None
+    info = getattr(est, "flower_", None)
+    wire = None
+    if flower:  # VAR: flower_ (down + up); P3LS: wire_bytes_
+        wire = info["wire_bytes_down"] + info["wire_bytes_up"] if info else getattr(est, "wire_bytes_", None)
     return {"wall_s": wall, "messages": int(len(log)), "log_bytes": 8 * int(log["values sent"].sum()),
             "wire_bytes": wire, "log": log}
 
@@ -67,7 +69,8 @@ def p3ls_has_flower() -> bool:
 
 def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names: list, label_holder: int = -1,
                      timeout: float = 120.0) -> dict:
-    """P3LS on the parties' blocks, local and over Flower (the protocol's own fresh masks in each run)."""
+    """P3LS fitted on the parties' blocks, local and over Flower (fresh masks in each run: the masks cancel, so
+    the coefficients agree to rounding)."""
     from engine.methods.p3ls.protocol import P3LS
 
     out = {}
@@ -77,8 +80,8 @@ def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names
         fed = P3LS(n_components, label_holder=label_holder, party_names=party_names, **kw).fit(blocks, Y)
         wall = time.perf_counter() - t0
         out[transport] = _summary(fed, wall, fed.log_.to_frame(), transport == "flower")
-        out[transport]["pred"] = fed.predict(blocks)
-    out["max_difference"] = float(np.max(np.abs(out["flower"]["pred"] - out["local"]["pred"])))
+        out[transport]["coef"] = np.column_stack([fed.coef_, fed.intercept_])
+    out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
     out["what"] = f"P3LS, {n_components} components, {len(blocks)} data holders"
     return out
 
@@ -119,7 +122,7 @@ def _show(result: dict) -> None:
     left.metric("Messages (log)", loc["messages"])
     right.metric("Messages (log from the wire)", fl["messages"])
     left.metric("Values sent × 8 bytes", f"{loc['log_bytes']:,}")
-    right.metric("Bytes measured on the wire", f"{fl['wire_bytes']:,}",
+    right.metric("Bytes measured on the wire", "not measured" if fl["wire_bytes"] is None else f"{fl['wire_bytes']:,}",
                  help="Bytes Flower serialised for every message pushed either way (arrays, records, metadata; "
                       "HTTP headers not counted). A broadcast crosses once per receiving party.")
     st.metric("Largest difference between the two runs", f"{result['max_difference']:.1e}")

@@ -127,7 +127,8 @@ class CollaborativeVAR(BaseEstimator):
         its own series: :mod:`engine.methods.var_admm.flower_roles`; the paper's scheme with
         ``tol=None``). Same messages and, from the same ``random_state``, the same coefficients (1e-9).
     superlink : None (start a SuperLink and one SuperNode per owner on 127.0.0.1, insecure loopback, and
-        stop them after the fit) or "host:port" of a running federation (not supported yet: refused).
+        stop them after the fit) or "host:port" of a local federation started in this process with parties
+        "0" .. "n-1" (:func:`engine.federation.flower.driver.federation`).
     flower_timeout : seconds the central node waits for the owners' answers in one round.
 
     Fitted attributes

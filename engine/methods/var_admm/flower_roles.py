@@ -10,13 +10,17 @@ m^K: each owner takes its last step, keeps its coefficients in its own output fi
 sends zbar_Ai B_Ai for the intercepts (the local log's "final" phase).
 
 The message log is rebuilt from the messages actually received and sent (sender from the replying
-node's own ``owner`` config, shape of the array that crossed), and the wire bytes are measured: the
+owner's own reply, shape of the array that crossed), and the wire bytes are measured: the
 sizes of the objects Flower serialises and pushes for each message (``deflate`` of the message's
 object tree: arrays, records, metadata; HTTP headers not counted).
 
 Scope (checked by the estimator): the paper's scheme with fixed K (``tol=None``), no noise inside
 ADMM, no kept values: over Flower no observer sees every owner's Gram, so Boyd's dual residual (which
 needs them) is not computed; the central node's primal residual r^k = sqrt(n) ||w^k|| is.
+
+The federation (a SuperLink and one SuperNode per owner on 127.0.0.1, always stopped; a dead party is
+a :class:`FederationError` naming it) is the shared runner of :mod:`engine.federation.flower`. This App
+is separate from the P3LS App (its own ``pyproject.toml``, written per run by :func:`write_app`).
 
 Written by hand (Flower's Message API carries the messages; the protocol is the paper's).
 No streamlit here.
@@ -31,20 +35,24 @@ from pathlib import Path
 
 import numpy as np
 
-from .flower_federation import FederationError, LocalFederation, processes_in_groups
+from engine.federation.flower.driver import federation as flower_federation
+from engine.federation.flower.runtime import FederationError, submit_run
+
 from .lasso import _owner_solver
 from .solver import _PAPER_UPLINK, _central_step, owner_message, owner_update
 from .trace import admm_message_log
 
 #: ``server_app`` and ``client_app`` (the Flower apps) are module attributes built on first use (``__getattr__``);
 #: flwr's App check finds them here, in ``__all__`` (it reads the module's syntax, without importing it)
-__all__ = ["run_paper_flower", "records_to_log", "write_app", "FederationError",  # noqa: F822
+__all__ = ["run_paper_flower", "records_to_log", "write_app", "processes_in_groups", "FederationError",  # noqa: F822
            "server_app", "client_app"]
 
 APP_NAME = "privalab-var-admm"
 BROADCAST = ("m^k = Hbar^k - ZBbar^k - U^k",
              "broadcast: everyone's fitted values, the consensus and the scaled dual mixed")
 FINAL = ("zbar_Ai B_Ai", "owner i's lag means times its coefficients, for the intercepts")
+#: each owner's files in its SuperNode's own data directory (``data-dir`` of its node config)
+OWNER_FILE, OWNER_RESULT = "var-owner.npz", "var-B.npy"
 
 
 # =============================================================================================
@@ -95,6 +103,8 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
         if time.monotonic() > deadline:
             raise TimeoutError(f"only {len(nodes)} of {n} owners' SuperNodes joined within {timeout:g} s")
         time.sleep(0.2)
+    if len(nodes) != n:
+        raise FederationError(f"the federation has {len(nodes)} SuperNodes; the VAR needs exactly its {n} owners")
     records, wire = [], {"down": 0, "up": 0}
     owner_of: dict[int, tuple[int, str]] = {}
     msg_name, _ = _PAPER_UPLINK[y_free]
@@ -144,8 +154,8 @@ def _make_client_app():
 
     @app.query("admm")
     def admm(msg: Message, context: Context) -> Message:
-        node = context.node_config
-        data = np.load(str(node["data"]))  # this owner's own file only
+        own_dir = Path(str(context.node_config["data-dir"]))
+        data = np.load(own_dir / OWNER_FILE)  # this owner's own file only
         i, name = int(data["index"]), str(data["name"])
         Z_i, y_i, G_i = data["Z"], data["y"], data["G"]
         rho, y_free = float(data["rho"]), bool(data["y_free"])
@@ -157,9 +167,8 @@ def _make_client_app():
         context.state["B"] = ArrayRecord({"B": Array(np.ascontiguousarray(B_i[0]))})
         reply = {"cfg": ConfigRecord({"owner": i, "name": name})}
         if bool(msg.content["cfg"]["last"]):
-            out = Path(str(node["out"]))
-            np.save(out.with_suffix(".part.npy"), B_i[0])
-            Path(out.with_suffix(".part.npy")).replace(out)  # the owner's own result (its workbook)
+            np.save(own_dir / "var-B.part.npy", B_i[0])
+            (own_dir / "var-B.part.npy").replace(own_dir / OWNER_RESULT)  # the owner's own result (its workbook)
             if bool(msg.content["cfg"]["intercepts"]):
                 final = data["z_mean"] @ B_i[0]  # (1, n)
                 reply["final"] = ArrayRecord({"v": Array(np.ascontiguousarray(final))})
@@ -224,76 +233,69 @@ def write_app(directory: Path) -> Path:
 def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penalty: str, lam, rho: float,
                      max_iter: int, init_B: np.ndarray, U0: np.ndarray, variant: str, inner_tol: float,
                      names: list, z_mean_scaled: np.ndarray, intercepts: bool = True, superlink: str | None = None,
-                     timeout: float = 120.0, federation: LocalFederation | None = None,
-                     workdir: str | None = None) -> tuple[np.ndarray, dict]:
+                     timeout: float = 120.0, workdir: str | None = None) -> tuple[np.ndarray, dict]:
     """Run the paper's scheme (fixed K = ``max_iter``) over Flower, one SuperNode per owner.
 
     Z (T, n p) owner-major design and Y (T, n) targets in internal units as :func:`run_paper` gets
-    them; owner i's file gets only its block Z_i, its column Y[:, i], its Gram G_i, its penalty
+    them; owner i's data directory gets only its block Z_i, its column Y[:, i], its Gram G_i, its penalty
     weights and its B_i^1 (init_B (n, p, n)); the central node's file gets U^0 and (base variant, where
-    the central node holds Y) Y. ``superlink`` other than None is refused for now (a running
-    federation needs its parties' data paths configured by them). ``federation``: a started
-    :class:`LocalFederation` to reuse: its parties' node configs must name ``workdir``/owner{i}.npz
-    (data) and an output path (out). ``workdir``: where the parties' files go (a temporary directory
-    when None).
+    the central node holds Y) Y. The federation is :func:`engine.federation.flower.driver.federation`'s:
+    ``superlink=None`` starts a SuperLink and SuperNodes "0" .. "n-1" on 127.0.0.1 and stops them;
+    "host:port" uses a local federation started in this process with those parties.
 
     Returns
     -------
     B (n p, n) in internal units, and info: ``records`` (the rebuilt log rows), ``wire_down``,
     ``wire_up`` (bytes), ``primal`` (r^k per iteration), ``wall`` (seconds from start to result),
-    ``leftover`` (processes of the federation alive after it stopped).
+    ``leftover`` (processes of a federation started here still alive after it stopped).
     """
-    if superlink is not None:
-        raise ValueError("superlink='host:port' (a running federation) is not supported by the VAR yet: "
-                         "use superlink=None (a local federation on 127.0.0.1)")
     T, n = Y.shape
     p = len(lags)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="privalab-var-flower-") as tmp:
-        tmp = Path(workdir) if workdir is not None else Path(tmp)
-        tmp.mkdir(parents=True, exist_ok=True)
-        lam = np.asarray(lam, dtype=float)
-        for i in range(n):
-            lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
-            np.savez(tmp / f"owner{i}.npz", index=i, name=str(names[i]), Z=Z[:, i * p:(i + 1) * p], y=Y[:, i],
-                     G=G[i], rho=rho, y_free=variant == "y_free", B1=init_B[i], penalty=penalty,
-                     lam=lam_i, inner_tol=inner_tol, z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
-        np.savez(tmp / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
-        app_dir = write_app(tmp / "app")
-        node_cfgs = [{"data": str(tmp / f"owner{i}.npz"), "out": str(tmp / f"owner{i}_B.npy")} for i in range(n)]
-        if federation is not None:
-            node_cfgs = federation.node_configs
-        fed = federation or LocalFederation(node_cfgs, [str(nm) for nm in names], workdir=str(tmp / "fed"))
-        out = tmp / "result.json"
-        try:
-            if federation is None:
-                fed.start()
-            fed.run_app(app_dir, {"out": str(out), "central": str(tmp / "central.npz"), "n-owners": n,
-                                  "max-iter": int(max_iter), "rho": float(rho), "y-free": variant == "y_free",
-                                  "intercepts": bool(intercepts), "timeout": float(timeout)})
-            result = _wait_result(fed, out, timeout * (max_iter + 3))
-            B = np.concatenate([np.load(cfg["out"]) for cfg in node_cfgs], axis=0)
-        finally:
-            if federation is None:
-                fed.stop()
-        result["leftover"] = processes_in_groups(fed.pgids) if federation is None else []
+    parties = [str(i) for i in range(n)]
+    lam = np.asarray(lam, dtype=float)
+    try:
+        with flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
+            pgids = [proc.pid for proc in fed.processes.values()]
+            for i in range(n):
+                lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
+                np.savez(fed.data_dirs[parties[i]] / OWNER_FILE, index=i, name=str(names[i]),
+                         Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], rho=rho, y_free=variant == "y_free",
+                         B1=init_B[i], penalty=penalty, lam=lam_i, inner_tol=inner_tol,
+                         z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
+            run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
+            np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
+            config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
+                      "max-iter": int(max_iter), "rho": float(rho), "y-free": variant == "y_free",
+                      "intercepts": bool(intercepts), "timeout": float(timeout)}
+            result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
+                                timeout=timeout * (max_iter + 3), check_alive=fed.check_alive, env=fed.env)
+            B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
+    except FederationError as err:  # name the owner behind a party id
+        text = str(err)
+        for q, name in zip(parties, names):
+            text = text.replace(f"party {q} ", f"party {q} (owner {name}) ")
+        raise FederationError(text) from err
+    result["leftover"] = processes_in_groups(pgids) if superlink is None else []
     result["wall"] = time.perf_counter() - t0
     return B, result
 
 
-def _wait_result(fed: LocalFederation, out: Path, timeout: float) -> dict:
-    """The central node's result file; a dead party or SuperLink or a timeout raises FederationError."""
-    deadline = time.monotonic() + timeout
-    while not out.exists():
-        fed.check_alive()
-        if time.monotonic() > deadline:
-            raise FederationError(f"the Flower run gave no result within {timeout:g} s; SuperLink log: "
-                                  f"{fed.log_tail('superlink')}")
-        time.sleep(0.2)
-    result = json.loads(out.read_text())
-    if "error" in result:
-        raise FederationError(result["error"])
-    return result
+def processes_in_groups(pgids) -> list[int]:
+    """Process ids still alive (not zombies) in the given process groups (read from /proc; Linux)."""
+    pgids = {int(g) for g in pgids}
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) in pgids:
+            alive.append(int(entry.name))
+    return alive
 
 
 def records_to_log(records: list):
