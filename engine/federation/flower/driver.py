@@ -10,6 +10,7 @@ returns the ServerApp's result; on failure it stops the run (``flwr stop``) and 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -53,12 +54,9 @@ def federation(parties: list[str], superlink: str | None = None, workdir: str | 
 
 
 def _stop_run(fed: LocalFederation, out: str) -> None:
-    try:
-        run_id = json.loads(out).get("run-id")
-    except (ValueError, AttributeError):
-        return
-    if run_id:
-        subprocess.run([str(Path(sys.executable).parent / "flwr"), "stop", str(run_id)], capture_output=True,
+    match = re.search(r'"run-id":\s*"(\d+)"', out)
+    if match:
+        subprocess.run([str(Path(sys.executable).parent / "flwr"), "stop", match.group(1)], capture_output=True,
                        env={**fed.env}, timeout=30, check=False)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,7 @@ __all__ = ["FederationError", "LocalFederation", "free_port", "submit_run"]
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
 STOP_TIMEOUT = 10.0  # seconds for a process to stop after SIGTERM before it is killed
+STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a run's status
 
 
 class FederationError(RuntimeError):
@@ -113,6 +115,7 @@ class LocalFederation:
                     "PYTHONPATH": os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]),
                     **(env or {})}
         self.address = ""
+        self.ports: list[int] = []
 
     # ------------------------------------------------------------------ processes
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
@@ -137,16 +140,17 @@ class LocalFederation:
         bin_dir = Path(sys.executable).parent
         port = free_port()
         self.address = f"{LOOPBACK}:{port}"
+        self.ports = [port]
         write_connection(self.flwr_home, self.address)
         self._spawn("superlink", [str(bin_dir / "flower-superlink"), "--insecure", "--host", LOOPBACK,
-                                  "--port", str(port), "--database", ":flwr-in-memory-state:",
-                                  "--disable-runtime-dependency-installation"])
+                                  "--port", str(port), "--disable-runtime-dependency-installation"])
         _wait_port(port, START_TIMEOUT, self.check_alive)
         for p in self.parties:
             self.data_dirs[p].mkdir(parents=True, exist_ok=True)
             node_config = f"party='{p}' data-dir='{self.data_dirs[p]}'"
+            self.ports.append(free_port())
             self._spawn(f"party {p}", [str(bin_dir / "flower-supernode"), "--insecure", "--superlink", self.address,
-                                       "--host", LOOPBACK, "--port", str(free_port()), "--max-retries", "50",
+                                       "--host", LOOPBACK, "--port", str(self.ports[-1]), "--max-retries", "50",
                                        "--node-config", node_config])
         self._wait_registered()
         return self
@@ -162,6 +166,36 @@ class LocalFederation:
             time.sleep(0.2)
         raise FederationError(f"not every SuperNode registered with the SuperLink within {START_TIMEOUT:.0f} s")
 
+    def leftover_processes(self) -> list[int]:
+        """Pids of processes still running whose command line names this federation's ports or directory."""
+        marks = [f"{LOOPBACK}:{p}" for p in self.ports] + [f" {p} " for p in self.ports] + [str(self.workdir)]
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cmd = " " + (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace") + " "
+                state = (entry / "stat").read_text().split(") ")[-1][:1]
+            except OSError:
+                continue
+            if state != "Z" and ("flower" in cmd or "flwr" in cmd) and any(m in cmd for m in marks):
+                pids.append(int(entry.name))
+        return pids
+
+    def _reap_leftovers(self) -> None:
+        """App processes of this federation that outlived their parent's group (Flower may start them in a session
+        of their own): a few seconds to exit, then SIGKILL by pid."""
+        if not self.ports:
+            return
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while (left := self.leftover_processes()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def kill_party(self, party: str, sig: int = signal.SIGKILL) -> None:
         """Kill one party's SuperNode (and its children): a party that dies mid-protocol (tests)."""
         proc = self.processes[f"party {party}"]
@@ -176,6 +210,7 @@ class LocalFederation:
         for name in [n for n in self.processes if n != "superlink"] + ["superlink"]:
             if name in self.processes:
                 _stop(self.processes[name])
+        self._reap_leftovers()
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -207,7 +242,9 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
         submitted["stdout"] = done.stdout
     if done.returncode != 0:
         raise FederationError(f"flwr run failed: {(done.stdout + done.stderr).strip()[-2000:]}")
-    deadline = time.monotonic() + timeout
+    match = re.search(r'"run-id":\s*"(\d+)"', done.stdout)
+    run_id = match.group(1) if match else None
+    deadline, next_status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL
     while time.monotonic() < deadline:
         if result_path.exists():
             result = json.loads(result_path.read_text())
@@ -216,5 +253,23 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
             return result
         if check_alive is not None:
             check_alive()
+        if run_id and time.monotonic() > next_status:  # a ServerApp that died writes no result: ask the SuperLink
+            status = run_status(flwr, run_id, run_env)
+            if status.startswith("finished") and not result_path.exists():
+                time.sleep(1.0)
+                if not result_path.exists():
+                    raise FederationError(f"Flower run {run_id} ended ({status}) without a result")
+            next_status = time.monotonic() + STATUS_INTERVAL
         time.sleep(0.1)
     raise FederationError(f"the Flower run wrote no result within {timeout:.0f} s")
+
+
+def run_status(flwr: str, run_id: str, env: dict) -> str:
+    """The SuperLink's status of a run ("running", "finished:completed", "finished:failed", ...; "" if unknown)."""
+    try:
+        done = subprocess.run([flwr, "ls", "--run-id", str(run_id), "--format", "json"], capture_output=True,
+                              text=True, env=env, timeout=60)
+        runs = json.loads(done.stdout[done.stdout.index("{"):]).get("runs", [])
+    except (subprocess.TimeoutExpired, ValueError):
+        return ""
+    return str(runs[0].get("status", "")) if runs else ""
