@@ -139,9 +139,10 @@ class CollaborativeVAR(BaseEstimator):
     "balanced", "relaxed"), trace_ (:class:`AdmmTrace`, ADMM only), design_ (Z, targets) actually
     fitted (centred for trend "c"), z_mean_, y_mean_, sigma_u_ (residual covariance, like
     statsmodels' sigma_u), convergence_message_ (None, or why the ADMM is not converged: the text of
-    the ``ConvergenceWarning``), flower_ (transport "flower" only: wire bytes down/up, wall time,
-    processes left behind), series_scale_ (n,) (the power of two each series is divided by inside: every
-    solver sees standardised series, so the fit does not depend on the units).
+    the ``ConvergenceWarning``), flower_ (transport "flower" only: wire bytes down/up, wall time, its
+    start (federation up) and run (``flwr run`` to the result) parts, processes left behind),
+    series_scale_ (n,) (the power of two each series is divided by inside: every solver sees
+    standardised series, so the fit does not depend on the units).
 
     Raises
     ------
@@ -400,7 +401,8 @@ class CollaborativeVAR(BaseEstimator):
             n_iter=K, keep_values=0, coef_noise=0.0, message_noise=0.0, noise_law=self.noise_law,
             path_iterations=[], scheme="paper", rho_path=[float(self.rho)] * K)
         self.flower_ = {"wire_bytes_down": int(info["wire_down"]), "wire_bytes_up": int(info["wire_up"]),
-                        "wall_seconds": float(info["wall"]), "leftover_processes": list(info["leftover"])}
+                        "wall_seconds": float(info["wall"]), "start_seconds": float(info["start"]),
+                        "run_seconds": float(info["run"]), "leftover_processes": list(info["leftover"])}
         return B, trace
 
     def _atol(self) -> float:

@@ -247,6 +247,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     -------
     B (n p, n) in internal units, and info: ``records`` (the rebuilt log rows), ``wire_down``,
     ``wire_up`` (bytes), ``primal`` (r^k per iteration), ``wall`` (seconds from start to result),
+    ``start`` (seconds until every SuperNode was registered), ``run`` (seconds of ``flwr run`` to the result),
     ``leftover`` (processes of a federation started here still alive after it stopped).
     """
     T, n = Y.shape
@@ -257,6 +258,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     try:
         with flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
             pgids = [proc.pid for proc in fed.processes.values()]
+            t_up = time.perf_counter()  # the federation is up: every SuperNode registered
             for i in range(n):
                 lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
                 np.savez(fed.data_dirs[parties[i]] / OWNER_FILE, index=i, name=str(names[i]),
@@ -270,6 +272,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
                       "intercepts": bool(intercepts), "timeout": float(timeout)}
             result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
                                 timeout=timeout * (max_iter + 3), check_alive=fed.check_alive, env=fed.env)
+            t_run = time.perf_counter() - t_up
             B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
     except FederationError as err:  # name the owner behind a party id
         text = str(err)
@@ -278,6 +281,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
         raise FederationError(text) from err
     result["leftover"] = processes_in_groups(pgids) if superlink is None else []
     result["wall"] = time.perf_counter() - t0
+    result["start"], result["run"] = t_up - t0, t_run
     return B, result
 
 
