@@ -16,6 +16,7 @@ from engine.page_jobs import p3ls_federation
 from engine.report import DataInfo, RunReport
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
+from ui.federation_run import federation_section, p3ls_flower_runs, p3ls_has_flower
 from ui.figures import (
     p3ls_coefficients_figure,
     p3ls_contribution_figure,
@@ -251,6 +252,17 @@ def choice_of_k_tab(result: dict) -> None:
                "only the chosen model's B_i are released, so fewer columns of Q leak.")
 
 
+def flower_section(dataset, party_columns: dict, responses: list, label_holder: int, k: int) -> None:
+    """Run over Flower (one process per party): the protocol local and over a local Flower federation."""
+    def run() -> dict:
+        blocks, Y, names, _ = blocks_from_frame(dataset.df, party_columns, responses, file=dataset.name)
+        return p3ls_flower_runs(blocks, Y, k, names, label_holder=label_holder)
+
+    federation_section("p3ls_flower", run, available=p3ls_has_flower(),
+                       note=f"Both runs fit {k} components on all rows; the trusted authority's keys and masks "
+                            "cross the SuperLink end-to-end encrypted.")
+
+
 def main() -> None:
     intro()
     dataset = data_section()
@@ -280,6 +292,8 @@ def main() -> None:
     tabs.show("Contribution", contribution_tab, result)
     tabs.show("What each party sees", holdings_tab, result)
     tabs.show("Choice of k", choice_of_k_tab, result)
+    flower_section(dataset, party_columns, responses, party_names.index(label_contributor),
+                   min(2, protocol["k_max"]))
 
 
 main()

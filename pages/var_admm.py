@@ -32,6 +32,7 @@ from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
+from ui.federation_run import federation_section, var_flower_runs
 from ui.figures import (
     var_convergence_figure,
     var_forecast_figure,
@@ -521,6 +522,12 @@ def privacy_sweep_tab(setup: Setup, defence: Defence, budget, noise_draw: str) -
             f"{DP_STATEMENTS[sweep_law]}")
 
 
+def flower_section(setup: Setup) -> None:
+    """Run over Flower (one process per party): the training fit local and over a local Flower federation."""
+    federation_section("var_admm_flower", lambda: var_flower_runs(setup.Y, setup.lags, setup.settings, setup.solar),
+                       note="Over Flower the paper's scheme runs with a fixed number of iterations (K = 3 here).")
+
+
 def main() -> None:
     intro()
     budget = budget_picker("var_admm")
@@ -540,6 +547,7 @@ def main() -> None:
     tabs.show("Messages", messages_tab, fit)
     tabs.show("Attack", attack_tab, setup, fit, defence)
     tabs.show("Accuracy vs privacy", privacy_sweep_tab, setup, defence, budget, noise_draw)
+    flower_section(setup)
 
 
 main()
