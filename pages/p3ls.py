@@ -10,6 +10,7 @@ from engine.jobs import JobError, run_upload
 from engine.methods.p3ls import (
     NO_RELEASE_REASON,
     NOT_DP_STATEMENT,
+    blocks_from_frame,
     columns_by_prefix,
 )
 from engine.page_jobs import p3ls_federation
