@@ -174,9 +174,7 @@ class _Prepared:
         return out
 
     def _gram(self) -> np.ndarray:
-        if "gram" not in self._clean:
-            self._clean["gram"] = MomentsRelease.gram(self.strict.Z)
-        return self._clean["gram"]
+        return self.strict.gram
 
     def _draw_strict(self, k, epsilon, R, rng) -> dict:
         """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_release``): the Gram matrix is

@@ -13,11 +13,12 @@ Written by hand: no kept library computes PLS1 from noisy moments.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.privacy.moments import add_remove_sensitivity, centred_moments, psd_project, scale_rows
+from engine.privacy.moments import add_remove_sensitivity, centred_moments, psd_project, scale_rows, scaled_gram
 
 __all__ = ["STRICT_RELEASE", "pls1_from_moments", "strict_sensitivity"]
 
@@ -112,9 +113,13 @@ def strict_sensitivity(x_bound: float, y_bound: float, const: float = 0.0) -> fl
 
 @dataclass
 class _StrictState:
-    """Clipped, scaled rows and what is needed to turn a (noisy) Gram matrix back into a model."""
+    """The Gram matrix of the clipped, scaled rows and what is needed to turn a (noisy) one back into a model.
 
-    Z: np.ndarray  # (n, d) rows with ||z_i|| <= 1
+    The rows themselves (``Z``) are built only when asked for (the sample-size curve resamples them):
+    a fit needs only their Gram matrix, which ``scaled_gram`` computes without forming them.
+    """
+
+    gram: np.ndarray  # (d, d) Z'Z of the rows z_i, ||z_i|| <= 1
     scale: float  # S: z = [x, y, a] / S
     const: float  # a (0 without private centring)
     m: int
@@ -127,15 +132,25 @@ class _StrictState:
     n_clipped_y: int
     clip_notes: tuple
     sensitivity: float  # exact L2 sensitivity of the released upper triangle (strict_sensitivity)
+    rows: Callable = field(repr=False, default=None)  # () -> ScaledRows of the same rows
+    _Z: np.ndarray = field(repr=False, default=None, init=False)
+
+    @property
+    def Z(self) -> np.ndarray:  # noqa: N802 - the rows' usual name
+        """(n, d) the clipped, scaled rows (built on first access, same formulas as the Gram matrix)."""
+        if self._Z is None:
+            self._Z = self.rows().Z
+        return self._Z
 
     @property
     def d(self) -> int:
-        return self.Z.shape[1]
+        return self.gram.shape[0]
 
 
 def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_names=None) -> _StrictState:
-    """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S
-    (``engine.privacy.moments.scale_rows`` with the blocks x and y weighted by their bounds).
+    """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S, and their
+    Gram matrix (``engine.privacy.moments.scaled_gram`` with the blocks x and y weighted by their bounds: one
+    fused block pass, Z itself is not formed).
 
     f_i = min(1, x_bound / ||x_i||), g_i = min(1, y_bound / |y_i|) (after the public centre, if any),
     a = hypot(x_bound, y_bound) with private centring (else no column), S = hypot(x_bound, y_bound, a).
@@ -151,11 +166,13 @@ def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_na
         xc, yc = np.zeros(m), 0.0
         Xs, ys = X, y
     private = centering and not public
-    rows = scale_rows([Xs, ys[:, None]], [float(x_bound), float(y_bound)], private_centring=private)
-    rep_x, rep_y = rows.clip_reports
-    return _StrictState(rows.Z, rows.scale, rows.const, m, xc, yc, private, centering, rows.n_clipped,
+    blocks, bounds = [Xs, ys[:, None]], [float(x_bound), float(y_bound)]
+    g = scaled_gram(blocks, bounds, private_centring=private)
+    rep_x, rep_y = g.clip_reports
+    return _StrictState(g.G, g.scale, g.const, m, xc, yc, private, centering, g.n_clipped,
                         rep_x.n_clipped, rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
-                        add_remove_sensitivity(rows.weights, rows.const))
+                        add_remove_sensitivity(g.weights, g.const),
+                        rows=lambda: scale_rows(blocks, bounds, private_centring=private))
 
 
 def _minus_public_centre(X, y, xc, yc, x_names):
