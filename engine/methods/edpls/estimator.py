@@ -123,6 +123,16 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self.sensitivity_source = sensitivity_source
         self.caveats = caveats
 
+    @classmethod
+    def _get_param_names(cls):
+        """scikit-learn's list of parameter names, introspected from ``__init__`` once per class (it reads the
+        signature on every ``get_params``: a tenth of a small paper-mode fit)."""
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = super()._get_param_names()
+            cls._param_names = names
+        return names
+
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
         """scikit-learn's declarative validation (``_parameter_constraints``), then the rules that tie several

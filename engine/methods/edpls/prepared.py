@@ -70,7 +70,14 @@ class _Prepared:
 
     # ------------------------------------------------------------------ noise tables
     def noise_arrays(self, k: int, epsilon: float):
-        """Paper mode: (sensitivity, sigma, std_applied) arrays of shape (k, 4), and (eps_i, delta_i)."""
+        """Paper mode: (sensitivity, sigma, std_applied) arrays of shape (k, 4), and (eps_i, delta_i).
+        Computed once per (k, epsilon) (a fit asks three times: draw, noise record, ledger)."""
+        key = ("noise", int(k), float(epsilon))
+        if key not in self._clean:
+            self._clean[key] = self._noise_arrays(k, epsilon)
+        return self._clean[key]
+
+    def _noise_arrays(self, k: int, epsilon: float):
         p, path = self.params, self.path
         sens = np.maximum(np.column_stack([path.xmax * path.ymax, path.xmax, path.xmax, path.ymax])[:k], 0.0)
         if math.isinf(float(epsilon)):
