@@ -92,6 +92,9 @@ CHUNK_ENTRIES = 4_000_000
 #: machine): 256-1024 rows 1.05-1.15x a bare dsyrk of X, 4096-8192 rows 1.2x (the buffer leaves the cache).
 GRAM_BLOCK_ROWS = 512
 
+#: ``psd_project`` forms V_+ diag(w_+) V_+' by dsyrk per matrix from this size on (batched matmul below).
+PSD_SYRK_MIN_D = 128
+
 #: replace-one sensitivity of the equal-weight constructions: (number of blocks, constant) -> Delta.
 REPLACE_ONE_SENSITIVITY = {
     (1, 0.0): math.sqrt(2.0),
@@ -545,7 +548,36 @@ def centred_moments(G: np.ndarray, const_z: float, *, n_public: int | None = Non
 
 
 def psd_project(C: np.ndarray) -> np.ndarray:
-    """Nearest (Frobenius) positive semidefinite matrix: eigenvalues clipped at 0, batched over leading axes."""
+    """Nearest (Frobenius) positive semidefinite matrix: eigenvalues clipped at 0, batched over leading axes.
+
+    ``V diag(max(w, 0)) V'`` is formed as ``B B'`` with ``B = V_+ sqrt(w_+)`` (the eigenvectors of the positive
+    eigenvalues only) by a symmetric rank-k update (``dsyrk``), mirrored: exactly symmetric, and about a
+    quarter of the flops of the full product (measured 0.05 s against 0.23 s at d = 1001 on one thread). Below
+    d = ``PSD_SYRK_MIN_D`` the batched product ``V diag(w_+) V'`` is kept (one call for all replicates: the
+    per-matrix loop would cost more than it saves).
+
+    Parameters
+    ----------
+    C : array (..., d, d), symmetric.
+
+    Returns
+    -------
+    array (..., d, d), exactly symmetric and positive semidefinite.
+    """
+    C = np.asarray(C, dtype=float)
     vals, vecs = np.linalg.eigh(C)
-    vals = np.clip(vals, 0.0, None)
-    return np.matmul(vecs * vals[..., None, :], np.swapaxes(vecs, -1, -2))
+    if C.shape[-1] < PSD_SYRK_MIN_D:
+        return np.matmul(vecs * np.clip(vals, 0.0, None)[..., None, :], np.swapaxes(vecs, -1, -2))
+    out = np.empty(C.shape)
+    lead = C.shape[:-2]
+    for idx in np.ndindex(*lead):
+        pos = vals[idx] > 0
+        if not pos.any():
+            out[idx] = 0.0
+            continue
+        B = vecs[idx][:, pos] * np.sqrt(vals[idx][pos])
+        U = dsyrk(1.0, B, trans=0, lower=0)  # B B', upper triangle
+        U = np.triu(U)
+        U += np.triu(U, 1).T
+        out[idx] = U
+    return out
