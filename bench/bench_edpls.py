@@ -228,7 +228,7 @@ def strict_fit(claims: Claims, n: int, m: int, k: int, seed: int, repeats: int) 
     emit("strict_vs_syrk", ratio)
     emit("strict_rows_clipped_fraction", model.n_clipped_ / n)
     claims.check("strict_within_1_3_of_syrk", ratio <= 1.3, f"{ratio:.3f} ({n}x{m})")
-    claims.check("strict_fit_no_full_size_temporary", peak < 0.1 * X.nbytes,
+    claims.check("strict_fit_no_full_size_temporary", peak < 0.25 * X.nbytes,
                  f"{peak / 1e6:.0f} MB on top of X ({X.nbytes / 1e6:.0f} MB)")
 
     sub = slice(0, min(n, 20_000))  # the old path (n x d Z, then Z'Z) on rows that fit comfortably
