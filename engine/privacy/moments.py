@@ -257,7 +257,9 @@ def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weight
     symmetric rank-k update (BLAS ``dsyrk``, beta = 1: half the flops of a general product), mirrored once
     at the end. Memory beyond the inputs: the buffer and the (d, d) result. Equal to
     ``MomentsRelease.gram(scale_rows(...).Z)`` up to the order of the floating-point sums (about 1e-15
-    relative). Written by hand: no kept library fuses row clipping into a rank-k update (scikit-learn,
+    relative); the one difference: rows whose squares overflow or underflow get the power-of-two rescaled norms of
+    ``clipping.row_norms`` per block of rows, not over the whole array (so an ordinary row beside a 1e200 row
+    keeps its norm). Written by hand: no kept library fuses row clipping into a rank-k update (scikit-learn,
     scipy and dask compute X'X of rows that already exist).
 
     Parameters
