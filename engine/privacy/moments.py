@@ -62,6 +62,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg.blas import dsyrk
 
 from engine.numerics import SAFE_EXPONENT
@@ -567,17 +568,18 @@ def psd_project(C: np.ndarray) -> np.ndarray:
     array (..., d, d), exactly symmetric and positive semidefinite.
     """
     C = np.asarray(C, dtype=float)
-    vals, vecs = np.linalg.eigh(C)
     if C.shape[-1] < PSD_SYRK_MIN_D:
+        vals, vecs = np.linalg.eigh(C)
         return np.matmul(vecs * np.clip(vals, 0.0, None)[..., None, :], np.swapaxes(vecs, -1, -2))
     out = np.empty(C.shape)
-    lead = C.shape[:-2]
-    for idx in np.ndindex(*lead):
-        pos = vals[idx] > 0
+    for idx in np.ndindex(*C.shape[:-2]):
+        # LAPACK syevd through scipy (its OpenBLAS build: 0.16 s against numpy's 0.18 s at d = 1001, one thread)
+        vals, vecs = scipy.linalg.eigh(C[idx], driver="evd", check_finite=False)
+        pos = vals > 0
         if not pos.any():
             out[idx] = 0.0
             continue
-        B = vecs[idx][:, pos] * np.sqrt(vals[idx][pos])
+        B = vecs[:, pos] * np.sqrt(vals[pos])
         U = dsyrk(1.0, B, trans=0, lower=0)  # B B', upper triangle
         U = np.triu(U)
         U += np.triu(U, 1).T
