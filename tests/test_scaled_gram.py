@@ -17,8 +17,16 @@ from engine.methods.dp_cca import DPCCA
 from engine.methods.dp_pcr import DPPCR
 from engine.methods.edpls import EDPLS
 from engine.methods.edpls.core import QUANTITIES
+from engine.methods.edpls.strict import _strict_state
 from engine.privacy import noise_generator
-from engine.privacy.moments import GRAM_BLOCK_ROWS, MomentsRelease, psd_project, scale_rows, scaled_gram
+from engine.privacy.moments import (
+    GRAM_BLOCK_ROWS,
+    CentreOverflow,
+    MomentsRelease,
+    psd_project,
+    scale_rows,
+    scaled_gram,
+)
 
 
 def _rel(a, b) -> float:
@@ -163,3 +171,19 @@ def test_edpls_noise_tables_are_built_on_first_access_and_equal_the_eager_tables
     if model.mode == "paper":  # the ledger, built from the arrays, names the releases in the table's order
         assert [r.name for r in model.privacy_ledger_.entries] == [f"{q}[{c}]" for c, q in zip(tab.component,
                                                                                                 tab.quantity)]
+
+
+def test_public_centre_inside_the_block_pass_equals_the_centred_copy_and_names_an_overflowing_column():
+    X, y = _data(n=400, m=5, seed=9)
+    xc, yc = np.linspace(-1, 1, 5), 0.3
+    g = scaled_gram([X, y[:, None]], [4.0, 3.0], centres=[xc, np.array([yc])], block_rows=64)
+    rows = scale_rows([X - xc, (y - yc)[:, None]], [4.0, 3.0])
+    assert _rel(g.G, rows.Z.T @ rows.Z) <= 1e-12 and g.clip_reports == rows.clip_reports
+    Xbig = X.copy()
+    Xbig[300, 2] = 1.79e308
+    with pytest.raises(CentreOverflow) as err:
+        scaled_gram([Xbig, y[:, None]], [4.0, 3.0], centres=[np.full(5, -1e307), None], block_rows=64)
+    assert (err.value.block, err.value.row, err.value.column) == (0, 300, 2)
+    with pytest.raises(ValueError, match="X column 'c2' minus the public centre x_center overflows float64"):
+        _strict_state(Xbig, y, x_bound=4.0, y_bound=3.0, centering=True, x_center=np.full(5, -1e307), y_center=0.0,
+                      x_names=[f"c{j}" for j in range(5)])

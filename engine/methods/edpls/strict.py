@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.privacy.moments import add_remove_sensitivity, centred_moments, psd_project, scale_rows, scaled_gram
+from engine.privacy.moments import (
+    CentreOverflow,
+    add_remove_sensitivity,
+    centred_moments,
+    psd_project,
+    scale_rows,
+    scaled_gram,
+)
 
 __all__ = ["STRICT_RELEASE", "pls1_from_moments", "strict_sensitivity"]
 
@@ -161,18 +168,33 @@ def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_na
     public = centering and x_center is not None
     if public:
         xc, yc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy(), float(y_center)
-        Xs, ys = _minus_public_centre(X, y, xc, yc, x_names)
     else:
         xc, yc = np.zeros(m), 0.0
-        Xs, ys = X, y
     private = centering and not public
-    blocks, bounds = [Xs, ys[:, None]], [float(x_bound), float(y_bound)]
-    g = scaled_gram(blocks, bounds, private_centring=private)
+    bounds = [float(x_bound), float(y_bound)]
+    try:  # the public centre is subtracted inside the block pass: no centred copy of X
+        g = scaled_gram([X, y[:, None]], bounds, private_centring=private,
+                        centres=[xc, np.array([yc])] if public else None)
+    except CentreOverflow as err:
+        raise _centre_overflow(err.block, err.column, x_names) from None
+
+    def rows():
+        Xs, ys = _minus_public_centre(X, y, xc, yc, x_names) if public else (X, y)
+        return scale_rows([Xs, ys[:, None]], bounds, private_centring=private)
+
     rep_x, rep_y = g.clip_reports
     return _StrictState(g.G, g.scale, g.const, m, xc, yc, private, centering, g.n_clipped,
                         rep_x.n_clipped, rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
-                        add_remove_sensitivity(g.weights, g.const),
-                        rows=lambda: scale_rows(blocks, bounds, private_centring=private))
+                        add_remove_sensitivity(g.weights, g.const), rows=rows)
+
+
+def _centre_overflow(block: int, j: int, x_names) -> ValueError:
+    """The message of an overflowing public centre: X's column (named) or y."""
+    if block == 0:
+        name = f"'{x_names[j]}'" if x_names is not None else str(j)
+        return ValueError(f"X column {name} minus the public centre x_center overflows float64: rescale the "
+                          "data and the centre (other units)")
+    return ValueError("y minus the public centre y_center overflows float64: rescale y and the centre")
 
 
 def _minus_public_centre(X, y, xc, yc, x_names):
@@ -180,12 +202,9 @@ def _minus_public_centre(X, y, xc, yc, x_names):
     with np.errstate(over="ignore", invalid="ignore"):
         Xs, ys = X - xc, y - yc
     if not np.isfinite(Xs).all():
-        j = int(np.argwhere(~np.isfinite(Xs))[0][1])
-        name = f"'{x_names[j]}'" if x_names is not None else str(j)
-        raise ValueError(f"X column {name} minus the public centre x_center overflows float64: rescale the "
-                         "data and the centre (other units)")
+        raise _centre_overflow(0, int(np.argwhere(~np.isfinite(Xs))[0][1]), x_names)
     if not np.isfinite(ys).all():
-        raise ValueError("y minus the public centre y_center overflows float64: rescale y and the centre")
+        raise _centre_overflow(1, 0, x_names)
     return Xs, ys
 
 
