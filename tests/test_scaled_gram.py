@@ -187,3 +187,10 @@ def test_public_centre_inside_the_block_pass_equals_the_centred_copy_and_names_a
     with pytest.raises(ValueError, match="X column 'c2' minus the public centre x_center overflows float64"):
         _strict_state(Xbig, y, x_bound=4.0, y_bound=3.0, centering=True, x_center=np.full(5, -1e307), y_center=0.0,
                       x_names=[f"c{j}" for j in range(5)])
+
+
+def test_edpls_noise_tables_can_be_set_on_a_rebuilt_model():
+    model = EDPLS()
+    table = pd.DataFrame({"sigma": [1.0]})
+    model.sigmas_ = table
+    assert model.sigmas_ is table and not hasattr(model, "noise_std_")

@@ -246,10 +246,10 @@ class EDPLS(RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ noise tables (lazy)
     def _noise_table_attribute(self, name: str):
-        record = self.__dict__.get("_noise_record")
-        if record is None:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' (not fitted)")
         tables = self.__dict__.setdefault("_noise_tables", {})
+        record = self.__dict__.get("_noise_record")
+        if name not in tables and record is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' (not fitted)")
         if name not in tables:
             if name == "noise_table_":
                 tables[name] = noise_frame(record)
@@ -264,20 +264,36 @@ class EDPLS(RegressorMixin, BaseEstimator):
         """Long table of the noise applied: one row per component and quantity (paper), one row (strict)."""
         return self._noise_table_attribute("noise_table_")
 
+    @noise_table_.setter
+    def noise_table_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["noise_table_"] = value
+
     @property
     def sigmas_(self):
         """Noise std per release (paper: index component, columns w, t, p, c; strict: one row "ZtZ")."""
         return self._noise_table_attribute("sigmas_")
+
+    @sigmas_.setter
+    def sigmas_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["sigmas_"] = value
 
     @property
     def noise_std_(self):
         """Noise std applied (paper: sigma or sigma^2 as ``noise_std``; strict: also in data units)."""
         return self._noise_table_attribute("noise_std_")
 
+    @noise_std_.setter
+    def noise_std_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["noise_std_"] = value
+
     @property
     def sensitivities_(self):
         """L2 sensitivity per release (paper: from the private data; strict: the exact public one)."""
         return self._noise_table_attribute("sensitivities_")
+
+    @sensitivities_.setter
+    def sensitivities_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["sensitivities_"] = value
 
     def _set_clip_attributes(self, state) -> None:
         """n_clipped_ and clip_report_: the clip report of strict mode's ``state``, None in paper mode."""
