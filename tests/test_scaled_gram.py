@@ -194,3 +194,11 @@ def test_edpls_noise_tables_can_be_set_on_a_rebuilt_model():
     table = pd.DataFrame({"sigma": [1.0]})
     model.sigmas_ = table
     assert model.sigmas_ is table and not hasattr(model, "noise_std_")
+
+
+def test_scaled_gram_of_column_major_and_strided_blocks():
+    X, y = _data(n=300, m=6, seed=12)
+    want = scaled_gram([X, y[:, None]], [4.0, 3.0], private_centring=True, block_rows=50).G
+    for Xv in (np.asfortranarray(X), np.repeat(X, 2, axis=1)[:, ::2], np.hstack([X, X])[:, :6]):
+        got = scaled_gram([Xv, y[:, None]], [4.0, 3.0], private_centring=True, block_rows=50).G
+        assert _rel(got, want) <= 1e-12
