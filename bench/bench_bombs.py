@@ -17,6 +17,10 @@ Figures printed (``key=value``):
 - ``inflate_s``: unpacking the random-digit workbook's sheet up to 160 MB (the cells the budget allows), no
   counting: the floor of that refusal.
 - ``max_refusal_s``, ``max_peak_traced_mb``.
+- ``job_refusal_s_<bomb>``: the same refusal as the app answers an upload: ``engine.jobs.parse_upload`` in a
+  worker of a job runner with the app's budgets (``PRIVALAB_JOB_MEMORY_MB``, ``PRIVALAB_JOB_SECONDS``), the
+  upload's bytes sent through the pipe, the worker's start included (one run each). ``job_peer_s``: a small valid
+  CSV through the same runner (the yardstick: a worker's start and the pipe), ``job_budget_s``: the time budget.
 
 Checked claims (exit 1 when one fails): every bomb is refused with a DataError that names the file
 (``refused_with_reason``); each refusal takes under 1 s (``refused_under_1s``, the issue's budget; on this
@@ -24,7 +28,8 @@ shared 2-core machine the slowest, the 45 MB line, took 0.1-0.3 s), except the r
 sheet is unpacked and its cells counted up to the budget (160 MB of XML: 0.44 s of zlib alone, ~1 s in all on an
 idle machine, 2.8 s with the cores busy): it is held to 4x ``inflate_s`` (``counted_refusal_within_4x_inflate``),
 the time to merely unpack those 160 MB measured in the same process, so the machine's load cancels out; peak
-traced memory under 200 MB (``memory_under_200mb``).
+traced memory under 200 MB (``memory_under_200mb``); through the job runner, every bomb is answered with its
+reason (the DataError's message, not a budget stop) within its time budget (``job_refusals_within_budget``).
 Before the checks were ordered first (commit f73ce28), the 172 MB-of-XML workbook
 took 97 s and 1.1 GB of RSS to be refused, the 16-million-cell one 94 s and 0.5 GB, the random-digit one 84 s
 and 0.7 GB, and the 10^7 rows were accepted after 24 s and 1.9 GB. ``--seed`` shuffles the order of the bombs.
@@ -44,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import ROOT, Claims, emit, load_module, parse_args
+from engine import jobs
 from engine.data import DataError, load_table
 
 bombs = load_module("bombs", ROOT / "tests" / "bombs.py")
@@ -74,6 +80,16 @@ def _inflate_s(data: bytes, nbytes: int) -> float:
         while done < nbytes and (chunk := f.read(4 << 20)):
             done += len(chunk)
     return time.perf_counter() - t0
+
+
+def _job_refuse(runner, data: bytes, name: str) -> tuple[float, str]:
+    """Seconds until the worker's answer, and its refusal message ("" when it was accepted)."""
+    t0 = time.perf_counter()
+    try:
+        _, problem, _ = runner.run(jobs.parse_upload, data, name, label=f"Reading {name}")
+    except (DataError, jobs.JobError) as err:
+        return time.perf_counter() - t0, f"job error: {err}"
+    return time.perf_counter() - t0, "" if problem is None else problem[0]
 
 
 def _peer(folder: Path) -> float:
@@ -109,6 +125,18 @@ def main(argv=None) -> int:
             emit(f"refusal_s_{name}", times[name])
             emit(f"peak_traced_mb_{name}", peaks[name])
             emit(f"reason_{name}", reasons[name][:160])
+    runner = jobs.JobRunner(1)
+    peer = (",".join(f"c{j}" for j in range(20)) + "\n" + "1.5,2.5," * 9 + "1.5,2.5\n").encode()
+    _job_refuse(runner, peer, "peer.csv")  # the forkserver's start, once per server process
+    emit("job_peer_s", _job_refuse(runner, peer, "peer.csv")[0])
+    emit("job_budget_s", jobs.SECONDS)
+    job_times, job_reasons = {}, {}
+    for name in names:
+        job_times[name], job_reasons[name] = _job_refuse(runner, bombs.BOMBS[name][0](), name)
+        emit(f"job_refusal_s_{name}", job_times[name])
+    late = [n for n in names if not job_reasons[n].startswith(f"{n}: ") or job_times[n] >= jobs.SECONDS]
+    claims.check("job_refusals_within_budget", not late,
+                 "; ".join(f"{n}: {job_times[n]:.2f} s, {job_reasons[n][:80]}" for n in late))
     emit("max_refusal_s", max(times.values()))
     emit("max_peak_traced_mb", max(peaks.values()))
     claims.check("refused_with_reason", all(r.startswith(f"{n}: ") for n, r in reasons.items()),

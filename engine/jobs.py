@@ -14,8 +14,13 @@ Budgets (environment variables, read once at import):
   libraries, not the job. 2 GB holds the largest table the readers accept (10^7 cells as float64 is 80 MB, a
   few copies of it while parsing) and a fit on it, and leaves room on a machine that serves several sessions.
   An allocation past the budget raises MemoryError in the worker: "needed more than the 2048 MB budget".
-- ``PRIVALAB_JOB_SECONDS`` (default 120): wall time of a running job (time in the queue does not count); the
-  server kills the worker when it runs out: "took longer than 120 s".
+- ``PRIVALAB_JOB_SECONDS`` (default 120): wall time of a running job, from its worker's start (time in the queue
+  and the worker's start-up do not count; the start-up has its own 60 s allowance, ``STARTUP_SECONDS``, for the
+  forkserver's first start on a loaded machine); the server kills the worker when it runs out: "took longer than
+  120 s".
+- ``PRIVALAB_SWEEP_SECONDS`` (default 600): wall time of a job that reports progress (a sweep or a simulation:
+  dozens to thousands of fits, each a fraction of a second to a few seconds on an upload the readers accept); a
+  single fit keeps ``PRIVALAB_JOB_SECONDS``.
 - ``PRIVALAB_MAX_JOBS`` (default 2, this machine's cores): heavy jobs running at once in the whole server
   process; the others wait in line, first come first served, and know their place (:attr:`Job.position`,
   :func:`in_line`: "2nd in line"). :meth:`Job.cancel` removes a queued job or kills a running one.
@@ -32,6 +37,12 @@ start (once per server process, at the first job, with ``PRELOAD`` imported) too
 on 40 x 100 spectra took 0.18 s in a worker against 0.10 s in the server process. The job's function and
 arguments must be picklable (a module-level function). Workers do not re-import the server's ``__main__``.
 
+Progress: a job run with ``on_progress`` gets a ``progress`` keyword argument, a callable that sends its
+arguments back through the pipe (at most every 0.1 s, the last one always); the server calls ``on_progress`` with
+them in the waiting thread (a Streamlit page's script thread, which may update its elements). A page does not pass
+``on_wait`` down through its cached functions: :func:`waiting` sets it for the calls inside the ``with`` block
+(a context variable), and :func:`run_upload` uses it.
+
 Results come back through a pipe. An exception raised by the job comes back as itself (a ``DataError`` keeps its
 message, file, row and column); a MemoryError, a timeout or a worker killed by a signal come back as
 :class:`JobError`.
@@ -46,18 +57,20 @@ Examples
 """
 from __future__ import annotations
 
+import contextvars
 import multiprocessing as mp
 import os
 import resource
 import signal
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["JobError", "JobCancelled", "Job", "JobRunner", "submit", "run", "in_line", "ordinal", "parse_upload",
-           "run_upload",
-           "MEMORY_MB", "SECONDS", "MAX_JOBS"]
+           "run_upload", "waiting",
+           "MEMORY_MB", "SECONDS", "SWEEP_SECONDS", "MAX_JOBS"]
 
 
 def _env_number(name: str, default: float, kind=int):
@@ -70,9 +83,16 @@ def _env_number(name: str, default: float, kind=int):
 
 MEMORY_MB: int = _env_number("PRIVALAB_JOB_MEMORY_MB", 2048)
 SECONDS: float = _env_number("PRIVALAB_JOB_SECONDS", 120.0, float)
+SWEEP_SECONDS: float = _env_number("PRIVALAB_SWEEP_SECONDS", 600.0, float)
 MAX_JOBS: int = _env_number("PRIVALAB_MAX_JOBS", 2)
+STARTUP_SECONDS: float = 60.0  # to start a worker (the forkserver's first start included), before its budget
 # imported once by the forkserver, inherited by every worker
-PRELOAD = ["numpy", "pandas", "engine.data", "engine.methods.edpls"]
+# (the method modules the pages' jobs use: imported once there, not in every worker; each took 0.05-0.9 s to import
+# on this machine, ~2 s together, paid once by the forkserver's start instead of by every job)
+PRELOAD = ["numpy", "pandas", "engine.data", "engine.methods.edpls", "engine.methods.edpls.sweeps",
+           "engine.methods.edpls_pipeline", "engine.page_jobs", "engine.methods.dp_pcr", "engine.methods.dp_cca",
+           "engine.methods.var_admm", "engine.var_admm_jobs", "engine.methods.synthetic_utility",
+           "engine.methods.p3ls", "engine.attacks.pls_subspace", "engine.methods.chemometrics"]
 
 
 class JobError(RuntimeError):
@@ -138,8 +158,26 @@ def _address_space() -> int:
     return 0
 
 
-def _worker(conn, fn, args, kwargs, memory_mb) -> None:
-    """The worker process: the budget, one BLAS thread, the job, its outcome sent back."""
+class _Progress:
+    """The ``progress`` callable a worker hands to its job: its arguments go back through the pipe, at most every
+    ``every`` s (a sweep may report thousands of steps), a step that reaches 1 (everything done) always."""
+
+    def __init__(self, conn, every: float = 0.1):
+        self.conn, self.every, self.last = conn, every, -float("inf")
+
+    def __call__(self, *args) -> None:
+        now = time.monotonic()
+        done = bool(args) and isinstance(args[0], (int, float)) and (
+            args[0] >= 1 if len(args) < 2 or not isinstance(args[1], (int, float)) else args[0] >= args[1])
+        if now - self.last >= self.every or done:
+            self.last = now
+            self.conn.send(("progress", args))
+
+
+def _worker(conn, fn, args, kwargs, memory_mb, progress=False) -> None:
+    """The worker process: the budget, one BLAS thread, the job (with a ``progress`` callable when asked), its
+    outcome sent back."""
+    conn.send(("started", None))
     limit = _address_space() + int(memory_mb) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
@@ -148,6 +186,8 @@ def _worker(conn, fn, args, kwargs, memory_mb) -> None:
         threadpool_limits(1)
     except Exception:  # noqa: BLE001 - only a speed setting
         pass
+    if progress:
+        kwargs = {**kwargs, "progress": _Progress(conn)}
     try:
         outcome = ("ok", fn(*args, **kwargs))
     except MemoryError:
@@ -188,6 +228,9 @@ class Job:
     runner: Any = field(default=None, repr=False)
     state: str = "queued"
     started: float | None = None
+    reports: bool = False  # the job function gets a ``progress`` callable
+    progress: tuple | None = None  # the arguments of its last progress call
+    progress_count: int = 0  # how many progress messages have arrived
     _outcome: tuple | None = field(default=None, repr=False)
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -221,12 +264,14 @@ class Job:
     def _execute(self) -> None:
         ctx = _context()
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(send, self.fn, self.args, self.kwargs, self.memory_mb),
+        proc = ctx.Process(target=_worker, args=(send, self.fn, self.args, self.kwargs, self.memory_mb, self.reports),
                            daemon=True, name=f"{WORKER_NAME} {self.label}".strip())
         self.started = time.monotonic()
         proc.start()
         send.close()
-        deadline = self.started + self.seconds
+        # the budget counts from the worker's start; starting it (the forkserver's first start, a loaded machine)
+        # has its own allowance
+        deadline = self.started + STARTUP_SECONDS + self.seconds
         try:
             self._outcome = self._watch(proc, receive, deadline)
         finally:
@@ -243,6 +288,13 @@ class Job:
                     kind, value = receive.recv()
                 except (EOFError, OSError):
                     break  # the worker died while sending: judged by its exit code below
+                if kind == "started":
+                    self.started = time.monotonic()
+                    deadline = self.started + self.seconds
+                    continue
+                if kind == "progress":
+                    self.progress, self.progress_count = value, self.progress_count + 1
+                    continue
                 if kind == "memory":
                     return "error", JobError(f"{what} needed more than the {self.memory_mb} MB memory budget and "
                                              "was stopped.")
@@ -275,23 +327,35 @@ class JobRunner:
         self._running: set[Job] = set()
 
     def submit(self, fn: Callable, *args, memory_mb: int | None = None, seconds: float | None = None,
-               label: str = "", **kwargs) -> Job:
-        """Queue ``fn(*args, **kwargs)`` (picklable) and return its :class:`Job` at once."""
-        job = Job(fn, args, kwargs, int(memory_mb or MEMORY_MB), float(seconds or SECONDS), label, runner=self)
+               label: str = "", reports: bool = False, **kwargs) -> Job:
+        """Queue ``fn(*args, **kwargs)`` (picklable) and return its :class:`Job` at once. ``reports``: the job is
+        called with a ``progress`` keyword (a callable; its calls arrive in :attr:`Job.progress`)."""
+        job = Job(fn, args, kwargs, int(memory_mb or MEMORY_MB), float(seconds or SECONDS), label, runner=self,
+                  reports=reports)
         with self._cond:
             self._queue.append(job)
         threading.Thread(target=self._serve, args=(job,), daemon=True, name="privalab-job").start()
         return job
 
-    def run(self, fn: Callable, *args, on_wait: Callable | None = None, every: float = 0.25,
-            memory_mb: int | None = None, seconds: float | None = None, label: str = "", **kwargs):
+    def run(self, fn: Callable, *args, on_wait: Callable | None = None, on_progress: Callable | None = None,
+            every: float = 0.25, memory_mb: int | None = None, seconds: float | None = None, label: str = "",
+            **kwargs):
         """Submit and wait for the result. ``on_wait(job)`` is called every ``every`` s while the job is not done
-        (show its place or elapsed time); an exception from it (e.g. the page stopping) cancels the job."""
-        job = self.submit(fn, *args, memory_mb=memory_mb, seconds=seconds, label=label, **kwargs)
+        (show its place or elapsed time); with ``on_progress`` the job gets a ``progress`` keyword and each of its
+        calls (the latest one since the last look) is repeated as ``on_progress(*args)`` here, in the waiting
+        thread. An exception from either (e.g. the page stopping) cancels the job."""
+        job = self.submit(fn, *args, memory_mb=memory_mb, seconds=seconds, label=label,
+                          reports=on_progress is not None, **kwargs)
+        seen = 0
         try:
             while not job.wait(every):
+                if on_progress is not None and job.progress_count != seen:
+                    seen = job.progress_count
+                    on_progress(*job.progress)
                 if on_wait is not None:
                     on_wait(job)
+            if on_progress is not None and job.progress_count != seen:  # the last report (a short job: the only)
+                on_progress(*job.progress)
         except BaseException:
             job.cancel()
             raise
@@ -353,12 +417,35 @@ def run(fn: Callable, *args, **kwargs):
     return RUNNER.run(fn, *args, **kwargs)
 
 
-def run_upload(upload: bool, fn: Callable, *args, label: str = "", **kwargs):
+_ON_WAIT: contextvars.ContextVar = contextvars.ContextVar("privalab_job_on_wait", default=None)
+
+
+@contextmanager
+def waiting(on_wait: Callable | None):
+    """``on_wait`` for the :func:`run_upload` calls inside the block (also through cached functions between)."""
+    token = _ON_WAIT.set(on_wait)
+    try:
+        yield on_wait
+    finally:
+        _ON_WAIT.reset(token)
+
+
+def run_upload(upload: bool, fn: Callable, *args, label: str = "", progress: Callable | None = None, **kwargs):
     """``fn(*args, **kwargs)`` in a worker of the server's runner for an uploaded data set (``upload``), in this
-    process for a sample set (public, of known size: no budget needed, and sample pages stay fast)."""
+    process for a sample set (public, of known size: no budget needed, and sample pages stay fast). The one place
+    of that rule: every page's fit and sweep of a data set goes through here.
+
+    ``seconds``, ``memory_mb``: the job's budgets (not passed to ``fn``). ``progress``: a sweep's progress
+    callable (``fn`` takes it as its ``progress`` keyword); in a worker, its calls come back through the pipe and
+    are repeated here, and the job has the sweep time budget (``PRIVALAB_SWEEP_SECONDS``). The job waits with the
+    ``on_wait`` of the enclosing :func:`waiting` block.
+    """
+    seconds, memory_mb = kwargs.pop("seconds", None), kwargs.pop("memory_mb", None)  # budgets, not fn's
     if not upload:
-        return fn(*args, **kwargs)
-    return RUNNER.run(fn, *args, label=label, **kwargs)
+        return fn(*args, **kwargs) if progress is None else fn(*args, progress=progress, **kwargs)
+    seconds = seconds or (SWEEP_SECONDS if progress is not None else None)
+    return RUNNER.run(fn, *args, label=label, on_wait=_ON_WAIT.get(), on_progress=progress, seconds=seconds,
+                      memory_mb=memory_mb, **kwargs)
 
 
 def parse_upload(data: bytes, name: str, sheet: str | None = None):

@@ -35,6 +35,7 @@ from engine.attacks.pls_subspace import (
 )
 from engine.data import check_usable
 from engine.data.attack_sim import PAPER_BANDS, make_attack_spectra
+from engine.jobs import SWEEP_SECONDS, JobError, run_upload
 from engine.methods.edpls import EDPLS, shareable_ledger, to_json
 from engine.methods.edpls import no_release_reason as edpls_no_release_reason
 from engine.privacy.noise import SEED_KNOWN_CAVEAT
@@ -48,6 +49,7 @@ from ui.figures import (
     attack_reconstruction_figure,
     attack_success_figure,
 )
+from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 
@@ -78,10 +80,11 @@ def own_problem(df: pd.DataFrame, features: tuple, response: str, split: tuple, 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def plain_attack(_problem, problem_key: tuple, delta: float, n_components: int, lv: int, calibration: str):
-    """Plain PLS has no noise: one fit per data set serves every session."""
-    return run_attack(_problem, "plain", math.inf, delta=delta, n_components=n_components, lv=lv,
-                      calibration=calibration)
+def plain_attack(_problem, problem_key: tuple, delta: float, n_components: int, lv: int, calibration: str,
+                 upload: bool = False):
+    """Plain PLS has no noise: one fit per data set serves every session (``upload``: in a worker)."""
+    return run_upload(upload, run_attack, _problem, "plain", math.inf, delta=delta, n_components=n_components, lv=lv,
+                      calibration=calibration, label="The plain-PLS attack")
 
 
 # --------------------------------------------------------------------------- private results (per session)
@@ -99,19 +102,20 @@ def _session_cached(store: str, key: tuple, compute, max_entries: int):
 
 
 def private_attack(problem, problem_key: tuple, setting: str, epsilon: float, delta: float, n_components: int,
-                   lv: int, calibration: str, noise_seed):
+                   lv: int, calibration: str, noise_seed, upload: bool = False):
     key = (problem_key, setting, epsilon, delta, n_components, lv, calibration, noise_seed)
-    return _session_cached(FITS_KEY, key, lambda: run_attack(
-        problem, setting, epsilon, delta=delta, n_components=n_components, lv=lv, calibration=calibration,
-        random_state=noise_seed), 8)
+    return _session_cached(FITS_KEY, key, lambda: run_upload(
+        upload, run_attack, problem, setting, epsilon, delta=delta, n_components=n_components, lv=lv,
+        calibration=calibration, random_state=noise_seed, label="The attack"), 8)
 
 
 def sweep_chunk(scenario, scenario_key: tuple, setting: str, epsilons: tuple, n_replicates: int, delta: float,
-                n_components: int, lv: int, calibration: str, noise_seed, data_seed: int):
+                n_components: int, lv: int, calibration: str, noise_seed, data_seed: int, upload: bool = False):
     key = (scenario_key, setting, epsilons, n_replicates, delta, n_components, lv, calibration, noise_seed, data_seed)
-    return _session_cached(SWEEPS_KEY, key, lambda: attack_success_sweep(
-        scenario, epsilons, settings=(setting,), n_replicates=n_replicates, delta=delta, n_components=n_components,
-        lv=lv, calibration=calibration, random_state=noise_seed, data_random_state=data_seed), 16)
+    return _session_cached(SWEEPS_KEY, key, lambda: run_upload(
+        upload, attack_success_sweep, scenario, epsilons, settings=(setting,), n_replicates=n_replicates, delta=delta,
+        n_components=n_components, lv=lv, calibration=calibration, random_state=noise_seed,
+        data_random_state=data_seed, label="The attack sweep", seconds=SWEEP_SECONDS), 16)
 
 
 def shareable_model(outcome):
@@ -173,6 +177,7 @@ class Attack:
     axis_title: str
     secret_label: str
     data_info: Callable  # the run report's DataInfo, built only when the report is
+    upload: bool = False  # an uploaded table: its attacks run in a worker with the job budgets (engine.jobs)
 
 
 def intro() -> None:
@@ -297,7 +302,7 @@ def own_data_scenario(n_components: int) -> Attack:
     return Attack(problem, ("own", problem.fingerprint()), problem, 0, "variable", "leak from plain PLS (reference)",
                   lambda: DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
                                               note=f"attacker: {problem.attacker_label}; other party: "
-                                                   f"{problem.other_label}"))
+                                                   f"{problem.other_label}"), ds.origin == "upload")
 
 
 def shown_model(budget, problem) -> str:
@@ -320,10 +325,11 @@ def reconstruction_section(attack: Attack, budget, chosen: str, n_components: in
     noise_seed = budget.noise_seed  # None: fresh noise for every release (the default)
     st.subheader(f"What the attacker recovers at ε = {eps:g}")
     try:
-        plain = plain_attack(problem, attack.problem_key, delta, n_components, lv, calibration)
-        private = private_attack(problem, attack.problem_key, chosen, eps, delta, n_components, lv, calibration,
-                                 noise_seed)
-    except (AttackSetupError, ValueError) as err:
+        with fit_wait("attack_fit", "Running the attack"):
+            plain = plain_attack(problem, attack.problem_key, delta, n_components, lv, calibration, attack.upload)
+            private = private_attack(problem, attack.problem_key, chosen, eps, delta, n_components, lv, calibration,
+                                     noise_seed, attack.upload)
+    except (AttackSetupError, ValueError, JobError) as err:
         st.error(f"The attack could not run: {err}")
         st.stop()
     show_chart(
@@ -393,8 +399,9 @@ def run_sweep(attack: Attack, budget, sweep: tuple, n_components: int, lv: int):
                 progress.progress(i / len(compared), text=f"Attack sweep: {SETTINGS[setting]}")
                 try:
                     chunks.append(sweep_chunk(attack.scenario, attack.problem_key, setting, grid, n_reps, delta,
-                                              n_components, lv, calibration, noise_seed, attack.data_seed))
-                except (AttackSetupError, ValueError) as err:
+                                              n_components, lv, calibration, noise_seed, attack.data_seed,
+                                              attack.upload))
+                except (AttackSetupError, ValueError, JobError) as err:
                     st.error(f"{SETTINGS[setting]}: {err}")
         if chunks:
             summary = summarise_sweep(pd.concat(chunks, ignore_index=True))

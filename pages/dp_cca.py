@@ -2,35 +2,28 @@
 Thin page: widgets -> engine.methods.dp_cca -> figures."""
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
 
-from engine.data import DataError, load_table, load_two_view_files
+from engine.data import DataError, load_table
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.samples import make_two_views
+from engine.jobs import JobError, run_upload
 from engine.methods.dp_cca import (
     NOT_DP_PROJECTIONS,
     PAGE_DEFAULTS,
     channel_split_views,
     columns_by_prefix,
-    compare_fit,
     default_bound,
-    first_pair_weights,
     no_release_reason,
     owner_sheets,
     public_parameters,
-    sample_size_grid,
-    split_rows,
-    summarise_sweep,
-    sweep_delta,
-    sweep_epsilon,
-    sweep_n_samples,
     to_json,
     views_from_frame,
 )
+from engine.page_jobs import dp_cca_fit, dp_cca_sweeps, dp_cca_two_files
 from engine.privacy.wording import paper_claim, paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
@@ -43,6 +36,7 @@ from ui.figures import (
     dp_cca_sweep_figure,
 )
 from ui.figures.report import private_values
+from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 from ui.tabs import lazy_tabs
@@ -73,48 +67,32 @@ def nir_sample() -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def two_files(x_bytes: bytes, x_name: str, y_bytes: bytes, y_name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    def upload(data, name):
-        buf = io.BytesIO(data)
-        buf.name, buf.size = name, len(data)
-        return buf
-
-    pair = load_two_view_files(upload(x_bytes, x_name), upload(y_bytes, y_name), x_name, y_name)
-    return pair.X, pair.Y
+    """Two uploaded views, read in a worker with the job budgets (``engine.jobs``)."""
+    return run_upload(True, dp_cca_two_files, x_bytes, x_name, y_bytes, y_name, label=f"Reading {x_name} and {y_name}")
 
 
 @st.cache_data(show_spinner="Fitting private and non-private CCA ...", max_entries=16)
 def fit_views(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed: int, params: tuple,
-              noise_seed: int | None, noise_key: str) -> dict:
-    """The private fit and its non-private reference. ``split_seed`` splits the rows (not a release);
-    the noise is fresh (``noise_seed`` None) or the teaching switch's known seed. ``noise_key`` (the
-    session's token) keeps two sessions from sharing one cached noise draw."""
-    train, test = split_rows(len(X), test_fraction, split_seed)
-    Xa, Ya = X.to_numpy(dtype=float), Y.to_numpy(dtype=float)
-    out = compare_fit(Xa[train], Ya[train], Xa[test], Ya[test], random_state=noise_seed, **dict(params))
-    out["weights"] = first_pair_weights(out["private"], out["nonprivate"])
-    out["n_train"], out["n_test"] = len(train), len(test)
-    out["train_scores"] = out["private"].transform(Xa[train], Ya[train])
-    return out
+              noise_seed: int | None, noise_key: str, upload: bool = False) -> dict:
+    """The private fit and its non-private reference (``engine.page_jobs.dp_cca_fit``; an upload's in a worker
+    with the job budgets). ``split_seed`` splits the rows (not a release); the noise is fresh (``noise_seed``
+    None) or the teaching switch's known seed. ``noise_key`` (the session's token) keeps two sessions from sharing
+    one cached noise draw."""
+    return run_upload(upload, dp_cca_fit, X, Y, test_fraction, split_seed, params, noise_seed,
+                      label="The DP-CCA fit")
 
 
 def run_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed: int, params: dict,
-               epsilon: float, delta: float, n_replicates: int, noise_seed: int | None, bar) -> pd.DataFrame:
-    """The poster's three sweeps (eps, N, delta), progress shown in thirds. ``split_seed``: rows and
-    subsets; ``noise_seed``: None (fresh noise) or the teaching switch's known seed."""
-    train, test = split_rows(len(X), test_fraction, split_seed)
-    Xa, Ya = X.to_numpy(dtype=float), Y.to_numpy(dtype=float)
-    args = (Xa[train], Ya[train], Xa[test], Ya[test])
-    common = dict(n_replicates=n_replicates, epsilon=epsilon, delta=delta, random_state=split_seed,
-                  noise_random_state=noise_seed, **params)
-    parts = []
-    for i, (name, fn, grid) in enumerate((
-            ("ε", sweep_epsilon, EPS_GRID), ("N", sweep_n_samples, sample_size_grid(len(train))),
-            ("δ", sweep_delta, DELTA_GRID))):
-        def progress(fraction, message, i=i, name=name):
-            bar.progress(min(1.0, (i + fraction) / 3), text=f"Sweep over {name}: {message}")
-        parts.append(fn(*args, grid, progress=progress, **common))
+               epsilon: float, delta: float, n_replicates: int, noise_seed: int | None, bar,
+               upload: bool = False) -> pd.DataFrame:
+    """The poster's three sweeps (eps, N, delta), progress shown in thirds (``engine.page_jobs.dp_cca_sweeps``;
+    an upload's in a worker). ``split_seed``: rows and subsets; ``noise_seed``: None (fresh noise) or the
+    teaching switch's known seed."""
+    out = run_upload(upload, dp_cca_sweeps, X, Y, test_fraction, split_seed, params, epsilon, delta, n_replicates,
+                     noise_seed, EPS_GRID, DELTA_GRID, label="The DP-CCA sweeps",
+                     progress=lambda f, msg: bar.progress(min(1.0, f), text=msg))
     bar.empty()
-    return summarise_sweep(pd.concat(parts, ignore_index=True))
+    return out
 
 
 # --------------------------------------------------------------------------- page sections
@@ -234,8 +212,9 @@ def files_source() -> Views:
     up_y = c2.file_uploader("File with the Y view", type=None, key="dp_cca_file_y")
     if up_x is not None and up_y is not None:
         try:
-            pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name)
-        except DataError as err:
+            with fit_wait("dp_cca_files", f"Reading {up_x.name} and {up_y.name}"):
+                pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name)
+        except (DataError, JobError) as err:
             st.error(f"Upload rejected: {err}")
             if st.session_state.get("dp_cca_files_pair") is not None:
                 st.info(f"Still using the previous pair: {st.session_state['dp_cca_files_pair'][0]}.")
@@ -249,7 +228,7 @@ def files_source() -> Views:
     view_name, X_df, Y_df = kept
     if up_x is None or up_y is None:
         st.caption(f"Using the last valid pair: {view_name}.")
-    return Views(X_df, Y_df, view_name)
+    return Views(X_df, Y_df, view_name, origin="upload")
 
 
 VIEW_SOURCES = {"synthetic": synthetic_source, "instruments": instruments_source, "split": split_source,
@@ -310,10 +289,14 @@ def public_bounds(views: Views, params: dict) -> None:
 
 def fit_section(views: Views, test_fraction: float, seed: int, params: dict, budget) -> dict:
     try:
-        return fit_views(views.X, views.Y, test_fraction, seed, tuple(sorted(params.items())), budget.noise_seed,
-                         budget.session_noise_key)
+        with fit_wait("dp_cca_fit"):
+            return fit_views(views.X, views.Y, test_fraction, seed, tuple(sorted(params.items())), budget.noise_seed,
+                             budget.session_noise_key, views.origin == "upload")
     except (DataError, ValueError) as err:
         st.error(f"DP-CCA cannot run on this choice: {err}")
+        st.stop()
+    except JobError as err:
+        st.error(f"{views.name}: {err}")
         st.stop()
 
 
@@ -382,8 +365,8 @@ def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: 
             sweep_params = {k: v for k, v in params.items() if k not in ("epsilon", "delta")}
             with three_sweeps.running("Starting sweeps ...") as bar:
                 summary = run_sweeps(X_df, Y_df, test_fraction, seed, sweep_params, budget.epsilon, budget.delta,
-                                     n_rep, budget.noise_seed, bar)
-        except (DataError, ValueError) as err:
+                                     n_rep, budget.noise_seed, bar, views.origin == "upload")
+        except (DataError, ValueError, JobError) as err:
             st.error(f"The sweeps cannot run: {err}")
         else:
             st.session_state["dp_cca_sweeps"] = {"config": config, "summary": summary}

@@ -8,6 +8,7 @@ Bounds are declared by the user (defaults: edPLS's page defaults, never read off
 import numpy as np
 import streamlit as st
 
+from engine.jobs import JobError, run_upload
 from engine.methods.dp_pcr import (
     compare,
     no_release_reason,
@@ -27,6 +28,7 @@ from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
 from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.figures.report import private_coefficients
+from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 
@@ -87,9 +89,11 @@ def declare_bounds(ds, response, problem) -> tuple[float, float]:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def fit(X, y, train_idx, test_idx, params, noise_seed, session_noise_key):
-    """The private fit beside the non-private PCR (one release per session and settings)."""
-    return compare((X[train_idx], y[train_idx]), (X[test_idx], y[test_idx]), random_state=noise_seed, **params)
+def fit(X, y, train_idx, test_idx, params, noise_seed, session_noise_key, upload=None):
+    """The private fit beside the non-private PCR (one release per session and settings; ``upload``: the uploaded
+    file's name, its fit runs in a worker with the job budgets, ``engine.jobs``)."""
+    return run_upload(upload is not None, compare, (X[train_idx], y[train_idx]), (X[test_idx], y[test_idx]),
+                      random_state=noise_seed, label=f"The DP-PCR fit on {upload}", **params)
 
 
 def show_fit(problem, result, response, label):
@@ -154,7 +158,7 @@ def sweep_settings():
     return reps, grid
 
 
-def show_sweep(problem, k, params, budget, later_sheets):
+def show_sweep(problem, k, params, budget, later_sheets, upload=None):
     """RMSEP vs ε for DP-PCR and strict edPLS on the same split and bounds."""
     st.subheader("Privacy vs accuracy: PCR and PLS side by side")
     reps, grid = sweep_settings()
@@ -165,12 +169,13 @@ def show_sweep(problem, k, params, budget, later_sheets):
         try:
             with runner.running("starting") as bar:
                 st.session_state["dp_pcr_curves"] = cached_sweep(
-                    "dp_pcr_rmsep", lambda: rmsep_vs_epsilon(
-                        X[tr], y[tr], X[te], y[te], grid, k, reps, random_state=budget.noise_seed,
+                    "dp_pcr_rmsep", lambda: run_upload(
+                        upload is not None, rmsep_vs_epsilon, X[tr], y[tr], X[te], y[te], grid, k, reps,
+                        random_state=budget.noise_seed, label=f"The sweep on {upload}",
                         progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg), **sweep_params),
                     X, y, tr, te, repr((tuple(grid), k, reps, sorted(sweep_params.items()), budget.noise_seed,
                                         budget.session_noise_key)))
-        except ValueError as err:
+        except (ValueError, JobError) as err:
             st.error(f"The sweep was refused: {err}")
     curves = st.session_state.get("dp_pcr_curves")
     if curves is not None:
@@ -189,18 +194,24 @@ def main():
     x_bound, y_bound = declare_bounds(ds, response, problem)
     params = dict(n_components=k, epsilon=budget.epsilon, delta=budget.delta, calibration=budget.calibration,
                   x_bound=x_bound, y_bound=y_bound)
+    upload = ds.name if ds.origin == "upload" else None  # an upload's fits run in a worker (engine.jobs)
     try:
-        result = fit(problem.X, problem.y, problem.train, problem.test, params, budget.noise_seed,
-                     budget.session_noise_key)
+        with fit_wait("dp_pcr_fit"):
+            result = fit(problem.X, problem.y, problem.train, problem.test, params, budget.noise_seed,
+                         budget.session_noise_key, upload)
     except ValueError as err:
         st.error(f"The fit on {ds.name} was refused: {err}")
+        st.stop()
+    except JobError as err:
+        st.error(str(err))
         st.stop()
     label = f"DP-PCR (ε = {budget.epsilon:g})"
     show_fit(problem, result, response, label)
     later_sheets = {}  # filled by the sweep below; the workbook is built on click, after this run
-    dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets)
+    dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets,
+                   upload=upload is not None)
     show_exports(ds, response, split, problem, result, params, budget, label, later_sheets)
-    show_sweep(problem, k, params, budget, later_sheets)
+    show_sweep(problem, k, params, budget, later_sheets, upload)
 
 
 main()

@@ -13,18 +13,16 @@ instead of drawing a new one, and two sessions never share a noise draw.
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from engine.data.preprocess import CHAIN_INFO, chain_names
-from engine.jobs import JobError, run_upload
+from engine.jobs import SWEEP_SECONDS, JobError, run_upload
 from engine.methods.edpls import (
     chain_caveat,
     compare_private_plain,
     no_release_reason,
     owner_sheets,
     public_parameters,
-    rmsep_vs_preprocessing,
     samples_needed,
     samples_needed_curve,
     shareable_ledger,
@@ -40,7 +38,7 @@ from engine.methods.edpls.page_strict import (
 )
 from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
 from engine.methods.edpls.recommended import to_json as recommended_to_json
-from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed_curve_recommended
+from engine.methods.edpls.sweeps import samples_needed_curve_recommended
 from engine.methods.edpls_pipeline import (
     PAGE_DEFAULTS,
     default_x_bound,
@@ -49,6 +47,7 @@ from engine.methods.edpls_pipeline import (
     strict_params,
 )
 from engine.methods.edpls_pipeline import preprocess as _preprocess
+from engine.page_jobs import edpls_sweep as sweep
 from engine.privacy.wording import paper_claim, paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
@@ -70,6 +69,7 @@ from ui.figures import (
     edpls_samples_needed_figure,
 )
 from ui.figures.report import private_coefficients
+from ui.jobs_view import fit_wait
 from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
@@ -101,8 +101,10 @@ STRICT_LEAKY_CHAIN = (
 )
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def preprocess(X, chain_name, train_idx):
-    return _preprocess(X, chain_name, train_idx)
+def preprocess(X, chain_name, train_idx, upload=None):
+    """The chain fitted on the training rows (``upload``: the uploaded file's name, fitted in a worker)."""
+    return run_upload(upload is not None, _preprocess, X, chain_name, train_idx,
+                      label=f"Preprocessing {upload} ('{chain_name}')")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -133,32 +135,6 @@ def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_see
     return run_upload(upload is not None, compare_recommended, X, y, train_idx, test_idx, X_reference=Xp,
                       X_public=X_public, random_state=noise_seed, label=f"The edPLS fit on {upload}",
                       references=references, **dict(settings))
-
-
-RECOMMENDED_CURVE = "recommended estimator"
-
-
-def sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None, recommended=None):
-    """The plain strict (or paper) fit after each chain; with ``recommended`` (its setup) the recommended
-    estimator's curve too, on its own noise stream (a known seed gives it a second known stream)."""
-    parts = 2 if recommended is not None else 1
-
-    def part(i):
-        return None if progress is None else (lambda f, msg: progress((i + f) / parts, msg))
-
-    curves = rmsep_vs_preprocessing({c: c for c in chain_list}, X[train_idx], y[train_idx], X[test_idx],
-                                    y[test_idx], eps, k, reps, random_state=noise_seed, progress=part(0), **params)
-    if recommended is None:
-        return curves
-    rec = rmsep_curve_recommended(X[train_idx], y[train_idx], X[test_idx], y[test_idx], eps, reps,
-                                  delta=params["delta"], calibration=params["calibration"],
-                                  y_range=recommended.y_range, X_public=recommended.X_public,
-                                  random_state=None if noise_seed is None else np.random.SeedSequence([noise_seed, 1]),
-                                  progress=part(1))
-    rec.insert(0, "chain", RECOMMENDED_CURVE)
-    out = pd.concat([rec, curves], ignore_index=True)
-    out["n_components"] = out["n_components"].astype(str)  # "auto" beside the plain fits' k
-    return out
 
 
 @dataclass
@@ -227,8 +203,9 @@ def preprocessing_section(choice: Choice, budget) -> tuple:
     if budget.mode == "strict" and info.get("learns_from_data"):
         st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
     try:
-        Xp = preprocess(choice.problem.X, chain, choice.problem.train)
-    except ValueError as err:
+        with fit_wait("edpls_preprocess", "Preprocessing"):
+            Xp = preprocess(choice.problem.X, chain, choice.problem.train, _upload_name(choice))
+    except (ValueError, JobError) as err:
         st.error(f"Preprocessing '{chain}' failed on {choice.ds.name}: {err}")
         st.stop()
     return chain, info, Xp
@@ -276,8 +253,9 @@ def paper_settings(choice: Choice, budget, chain: str, noise_std: str) -> dict:
 def fit_section(choice: Choice, Xp, params: dict, budget) -> dict:
     problem = choice.problem
     try:
-        return fit_pair(Xp, problem.y, problem.train, problem.test, params, budget.noise_seed,
-                        budget.session_noise_key, _upload_name(choice))
+        with fit_wait("edpls_fit"):
+            return fit_pair(Xp, problem.y, problem.train, problem.test, params, budget.noise_seed,
+                            budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
         st.error(f"The fit on {choice.ds.name} was refused: {err}")
         st.stop()
@@ -413,22 +391,24 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
     sweep_params = {k: v for k, v in params.items() if k not in ("n_components", "epsilon", "caveats")}
     rmsep_sweep = Sweep("edpls_sweep", "RMSEP sweep")
     X_all, y_all, tr, te = problem.X, problem.y, problem.train, problem.test
+    upload = _upload_name(choice)  # an upload's sweep runs in a worker with the job budgets
     if st.button("Run RMSEP sweep", type="primary", key="edpls_run_sweep", disabled=not (chains and eps_grid)):
         try:
             with rmsep_sweep.running("starting") as bar:
                 # kept per session and settings (session_noise_key: sessions never share a noise draw), not with
                 # st.cache_data: its replay of the progress bar fails on a hit
                 st.session_state["edpls_curves"] = cached_sweep(
-                    "edpls_rmsep", lambda: sweep(X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components,
-                                                 reps, sweep_params, budget.noise_seed,
-                                                 progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg),
-                                                 recommended=recommended),
+                    "edpls_rmsep", lambda: run_upload(
+                        upload is not None, sweep, X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components,
+                        reps, sweep_params, budget.noise_seed, label=f"The sweep on {upload}",
+                        recommended=None if recommended is None else (recommended.y_range, recommended.X_public),
+                        progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
                     X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
                                                 sorted(sweep_params.items()), budget.noise_seed,
                                                 budget.session_noise_key)),
                     *(() if recommended is None else (repr(recommended.y_range),
                                                       b"" if recommended.X_public is None else recommended.X_public)))
-        except ValueError as err:
+        except (ValueError, JobError) as err:
             st.error(f"The sweep was refused: {err}")
     curves = st.session_state.get("edpls_curves")
     if curves is not None:
@@ -451,14 +431,21 @@ def paper_curve_section(choice: Choice, chain: str, eps_grid, reps: int, sweep_p
     """Why paper mode's RMSEP can rise with ε: the engine's diagnosis, measured on these rows (owner only)."""
     problem = choice.problem
     tr, te = problem.train, problem.test
-    Xp = preprocess(problem.X, chain, tr)
+    Xp = preprocess(problem.X, chain, tr, _upload_name(choice))  # cached by the preprocessing section
     params = {k: v for k, v in sweep_params.items() if k != "mode"}
-    diag = cached_sweep(
-        "edpls_paper_note", lambda: paper_curve_diagnosis(Xp[tr], problem.y[tr], Xp[te], problem.y[te],
-                                                          list(eps_grid), choice.n_components, min(reps, 100),
-                                                          random_state=budget.noise_seed, **params),
-        Xp, problem.y, tr, te, repr((tuple(eps_grid), choice.n_components, min(reps, 100), sorted(params.items()),
-                                     budget.noise_seed, budget.session_noise_key)))
+    upload = _upload_name(choice)
+    try:
+        with fit_wait("edpls_paper_note", "Diagnosing the paper curve"):
+            diag = cached_sweep(
+                "edpls_paper_note", lambda: run_upload(
+                    upload is not None, paper_curve_diagnosis, Xp[tr], problem.y[tr], Xp[te], problem.y[te],
+                    list(eps_grid), choice.n_components, min(reps, 100), random_state=budget.noise_seed,
+                    label=f"The paper-curve diagnosis on {upload}", seconds=SWEEP_SECONDS, **params),
+                Xp, problem.y, tr, te, repr((tuple(eps_grid), choice.n_components, min(reps, 100),
+                                             sorted(params.items()), budget.noise_seed, budget.session_noise_key)))
+    except JobError as err:
+        st.error(str(err))
+        return
     note = paper_curve_note(diag)
     if note:
         st.info(note)
@@ -468,14 +455,15 @@ def _simulate(choice: Choice, res: dict, budget, Xp, params: dict, sizes, recomm
     """The simulation's curve: the recommended estimator (``recommended``: its setup) or the plain one."""
     problem = choice.problem
     tr, te = problem.train, problem.test
+    upload, label = _upload_name(choice), f"The simulation on {choice.ds.name}"
     if recommended is not None:
-        return samples_needed_curve_recommended(
-            problem.X[tr], problem.y[tr], problem.X[te], res["y_test"], sizes, budget.epsilon, budget.delta, 20,
-            y_range=recommended.y_range, X_public=recommended.X_public, random_state=budget.noise_seed,
-            progress=progress)
-    return samples_needed_curve(
-        Xp[tr], problem.y[tr], Xp[te], res["y_test"], sizes, budget.epsilon, choice.n_components, 20,
-        random_state=budget.noise_seed, progress=progress,
+        return run_upload(
+            upload is not None, samples_needed_curve_recommended, problem.X[tr], problem.y[tr], problem.X[te],
+            res["y_test"], sizes, budget.epsilon, budget.delta, 20, y_range=recommended.y_range,
+            X_public=recommended.X_public, random_state=budget.noise_seed, progress=progress, label=label)
+    return run_upload(
+        upload is not None, samples_needed_curve, Xp[tr], problem.y[tr], Xp[te], res["y_test"], sizes, budget.epsilon,
+        choice.n_components, 20, random_state=budget.noise_seed, progress=progress, label=label,
         **{k: v for k, v in params.items() if k not in ("n_components", "epsilon", "mode")})
 
 
@@ -497,7 +485,7 @@ def samples_needed_section(choice: Choice, res: dict, budget, Xp, params: dict, 
             with simulation.running("starting") as bar:
                 curve = _simulate(choice, res, budget, Xp, params, sizes, recommended,
                                   lambda f, msg: bar.progress(min(f, 1.0), text=msg))
-        except ValueError as err:
+        except (ValueError, JobError) as err:
             st.error(f"The simulation was refused: {err}")
         else:
             st.session_state["edpls_needed"] = (curve, target, which)
@@ -524,8 +512,10 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     settings = dict(epsilon=budget.epsilon, delta=budget.delta, y_range=setup.y_range,
                     n_components_reference=choice.n_components)
     try:
-        res = fit_recommended(problem.X, problem.y, problem.train, problem.test, Xp, tuple(sorted(settings.items())),
-                              setup.X_public, budget.noise_seed, budget.session_noise_key, _upload_name(choice))
+        with fit_wait("edpls_fit"):
+            res = fit_recommended(problem.X, problem.y, problem.train, problem.test, Xp,
+                                  tuple(sorted(settings.items())), setup.X_public, budget.noise_seed,
+                                  budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
         st.error(f"The recommended strict fit on {choice.ds.name} was refused: {err}")
         st.stop()

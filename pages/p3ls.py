@@ -6,19 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
+from engine.jobs import JobError, run_upload
 from engine.methods.p3ls import (
     NO_RELEASE_REASON,
     NOT_DP_STATEMENT,
     blocks_from_frame,
-    coefficient_frame,
     columns_by_prefix,
-    compare_models,
-    leakage_report,
-    owner_sheets,
 )
+from engine.page_jobs import p3ls_federation
 from engine.report import DataInfo, RunReport
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, show_chart
+from ui.federation_run import federation_section, p3ls_flower_runs, p3ls_has_flower
 from ui.figures import (
     p3ls_coefficients_figure,
     p3ls_contribution_figure,
@@ -26,6 +25,7 @@ from ui.figures import (
     p3ls_sequence_figure,
     p3ls_validation_figure,
 )
+from ui.jobs_view import fit_wait
 from ui.tabs import lazy_tabs
 
 SPLIT_MODES = ("By column prefix", "Choose columns per party")
@@ -36,36 +36,13 @@ MASK_MODES = ("Dense random orthogonal (default)", "Block-diagonal (FedSVD's gen
 @st.cache_data(show_spinner="Running the federation (keys, masked training, recovery, inference) ...",
                max_entries=16)
 def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, label_holder: int, k_max: int,
-                   split_seed: int, secure_aggregation: bool, block_size: int | None, file: str) -> dict:
-    """Everything the page shows, from one protocol run. ``split_seed`` fixes the row split only: the
-    masks come from fresh OS entropy (a mask drawn from a known seed hides nothing), so the run is
-    cached per arguments rather than recomputed."""
-    blocks, Y, names, column_names = blocks_from_frame(df, dict(party_columns), responses, file=file)
-    comparison = compare_models(blocks, Y, label_holder=label_holder, k_max=k_max, party_names=names,
-                                kpi_names=list(responses), row_mask_block_size=block_size,
-                                secure_aggregation=secure_aggregation, random_state=split_seed)
-    fed = comparison.federated
-    test_rows = comparison.split[2]
-    relevance_train = fed.relevance()
-    relevance_test = fed.relevance([b[test_rows] for b in blocks], Y[test_rows])
-    relevance = {"training rows": relevance_train.table, "test rows": relevance_test.table}
-    return {
-        "overall": comparison.overall,
-        "per_kpi": comparison.per_kpi,
-        "validation": comparison.validation,
-        "equivalence": comparison.equivalence,
-        "messages": fed.log_.to_frame(),
-        "volume": fed.log_.volume(),
-        "roles": [fed.authority_.name, *[h.name for h in fed.holders_], fed.server_.name],
-        "holdings": fed.holdings(),
-        "leakage": leakage_report(fed),
-        "coefficients": coefficient_frame(fed, column_names, list(responses)),
-        "relevance": relevance,
-        "r2_y": relevance_train.r2_y,
-        "r2_x": relevance_train.r2_x_total,
-        "sizes": {"train": len(comparison.split[0]), "validation": len(comparison.split[1]), "test": len(test_rows)},
-        "owner_sheets": owner_sheets(comparison, column_names, relevance),
-    }
+                   split_seed: int, secure_aggregation: bool, block_size: int | None, file: str,
+                   upload: bool = False) -> dict:
+    """Everything the page shows, from one protocol run (``engine.page_jobs.p3ls_federation``; an upload's in a
+    worker with the job budgets). ``split_seed`` fixes the row split only: the masks come from fresh OS entropy
+    (a mask drawn from a known seed hides nothing), so the run is cached per arguments rather than recomputed."""
+    return run_upload(upload, p3ls_federation, df, party_columns, responses, label_holder, k_max, split_seed,
+                      secure_aggregation, block_size, file, label=f"The federation on {file}")
 
 
 # --------------------------------------------------------------------------- page sections
@@ -276,6 +253,17 @@ def choice_of_k_tab(result: dict) -> None:
                "only the chosen model's B_i are released, so fewer columns of Q leak.")
 
 
+def flower_section(dataset, party_columns: dict, responses: list, label_holder: int, k: int) -> None:
+    """Run over Flower (one process per party): the protocol local and over a local Flower federation."""
+    def run() -> dict:
+        blocks, Y, names, _ = blocks_from_frame(dataset.df, party_columns, responses, file=dataset.name)
+        return p3ls_flower_runs(blocks, Y, k, names, label_holder=label_holder)
+
+    federation_section("p3ls_flower", run, available=p3ls_has_flower(),
+                       note=f"Both runs fit {k} components on all rows; the trusted authority's keys and masks "
+                            "cross the SuperLink end-to-end encrypted.")
+
+
 def main() -> None:
     intro()
     dataset = data_section()
@@ -286,10 +274,12 @@ def main() -> None:
                                      party_names, index=len(party_names) - 1, key="p3ls_label_holder")
     protocol = protocol_settings()
     try:
-        result = run_federation(dataset.df, tuple((p, tuple(c)) for p, c in party_columns.items()), tuple(responses),
-                                party_names.index(label_contributor), protocol["k_max"], protocol["split_seed"],
-                                protocol["secure"], protocol["block_size"], dataset.name)
-    except (DataError, ValueError) as err:
+        with fit_wait("p3ls_fit", "Running the federation"):
+            result = run_federation(dataset.df, tuple((p, tuple(c)) for p, c in party_columns.items()),
+                                    tuple(responses), party_names.index(label_contributor), protocol["k_max"],
+                                    protocol["split_seed"], protocol["secure"], protocol["block_size"], dataset.name,
+                                    dataset.origin == "upload")
+    except (DataError, ValueError, JobError) as err:
         st.error(f"The federation cannot run on this choice: {err}")
         st.stop()
     summary_section(result)
@@ -303,6 +293,8 @@ def main() -> None:
     tabs.show("Contribution", contribution_tab, result)
     tabs.show("What each party sees", holdings_tab, result)
     tabs.show("Choice of k", choice_of_k_tab, result)
+    flower_section(dataset, party_columns, responses, party_names.index(label_contributor),
+                   min(2, protocol["k_max"]))
 
 
 main()

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
+from engine.jobs import JobError, run_upload
 from engine.methods.pca_gauss import (
     FINDINGS,
     N_PUBLIC_NOTE,
@@ -23,14 +24,11 @@ from engine.methods.synthetic_utility import (
     METHOD_LABELS,
     METRICS,
     PRIMARY_METRIC,
-    arrays_from_frame,
     default_methods,
-    make_split,
-    release_report,
-    run_method,
     shareable_synthetic_frame,
     summarise,
 )
+from engine.page_jobs import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from engine.privacy.wording import paper_claim, paper_label
 from engine.release import release_to_json
 from engine.report import DataInfo, RunReport
@@ -43,6 +41,7 @@ from ui.figures import (
     pca_gauss_utility_figure,
 )
 from ui.figures.report import synthetic_rows
+from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.pca_gauss_setup import (
     SOURCE_TEXT,
@@ -64,14 +63,14 @@ EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
 def fitted_release(df: pd.DataFrame, task: str, target: str | None, P: int, source: str, eps: float, mode: str,
                    delta: float | None, alpha: float, mean_share: float, K: int, split_seed: int, noise_seed,
                    fit_id: int, name: str, public: tuple | None, bounds, y_bounds, labels,
-                   public_declared: bool) -> dict:
+                   public_declared: bool, upload: bool = False) -> dict:
     """One release. ``fit_id`` is a per-session number (not a seed): with fresh noise every session, and every
-    click of "New release", fits anew instead of reusing another session's cached noise."""
-    X, y, features = arrays_from_frame(df, task, target, name=name)
-    return release_report(X, y, task, P=P, pca_source=source, epsilon=eps, mode=mode, delta=delta, alpha=alpha,
-                          mean_share=mean_share, K=K, random_state=split_seed, noise_seed=noise_seed,
-                          feature_names=features, public=public, bounds=bounds, y_bounds=y_bounds, labels=labels,
-                          public_declared=public_declared)
+    click of "New release", fits anew instead of reusing another session's cached noise. ``upload``: in a worker
+    with the job budgets (``engine.jobs``)."""
+    return run_upload(upload, pca_gauss_release, df, task, target, name, P=P, pca_source=source, epsilon=eps,
+                      mode=mode, delta=delta, alpha=alpha, mean_share=mean_share, K=K, random_state=split_seed,
+                      noise_seed=noise_seed, public=public, bounds=bounds, y_bounds=y_bounds, labels=labels,
+                      public_declared=public_declared, label=f"The PCA-Gauss release of {name}")
 
 
 @st.cache_data(show_spinner=False, max_entries=2048)
@@ -79,15 +78,8 @@ def sweep_point(df: pd.DataFrame, task: str, target: str | None, method: str, P:
                 delta: float | None, alpha: float, K: int, split_seed: int, noise_seed, fit_id: int, rep: int,
                 real_sc: float | None, name: str, public: tuple | None, options: dict) -> dict:
     """One (method, ε, replicate) cell of the utility sweep; cached so a re-run only computes new cells."""
-    X, y, _ = arrays_from_frame(df, task, target, name=name)
-    split = make_split(X, y, task, random_state=split_seed, public=public)
-    P_eff = split.X_train.shape[1] if method == "liu" else P
-    row = run_method(method, split, P=P_eff, epsilon=eps if method not in ("real", "public_only") else math.inf,
-                     alpha=alpha, mode=mode, delta=delta, K=K,
-                     random_state=(split_seed, rep, list(METHOD_LABELS).index(method)),
-                     noise_seed=noise_seed, real_silhouette=real_sc, **options)
-    row.update(epsilon=eps, rep=rep)
-    return row
+    return pca_gauss_sweep_point(df, task, target, method, P, eps, mode, delta, alpha, K, split_seed, noise_seed, rep,
+                                 real_sc, name, public, options)
 
 
 def intro() -> None:
@@ -131,11 +123,16 @@ def fit_section(setup: Setup, budget) -> tuple:
     fit_id = 0 if noise_seed is not None else st.session_state["pg_fit_id"]
     s = setup
     try:
-        result = fitted_release(s.df, s.task, s.target, s.P, s.source, budget.epsilon, budget.mode, s.delta,
-                                float(s.alpha), float(s.mean_share), s.K, s.split_seed, noise_seed, fit_id, s.name,
-                                public_key(s), s.bounds, s.y_bounds, s.labels, s.public_declared)
+        with fit_wait("pg_fit"):
+            result = fitted_release(s.df, s.task, s.target, s.P, s.source, budget.epsilon, budget.mode, s.delta,
+                                    float(s.alpha), float(s.mean_share), s.K, s.split_seed, noise_seed, fit_id,
+                                    s.name, public_key(s), s.bounds, s.y_bounds, s.labels, s.public_declared,
+                                    s.origin == "upload")
     except (DataError, ValueError) as err:
         st.error(f"No release on this choice: {err}")
+        st.stop()
+    except JobError as err:
+        st.error(str(err))
         st.stop()
     return result, noise_seed, fit_id
 
@@ -243,12 +240,18 @@ def run_utility_sweep(setup: Setup, result: dict, budget, noise_seed, fit_id: in
     rows = []
     try:
         with utility_sweep.running("Sweeping ε ...") as bar:
+            if s.origin == "upload":  # the whole sweep in one worker with the job budgets (engine.jobs)
+                return run_upload(True, pca_gauss_sweep, s.df, s.task, s.target, cells, P=s.P, mode=budget.mode,
+                                  delta=s.delta, alpha=float(s.alpha), K=s.K, split_seed=s.split_seed,
+                                  noise_seed=noise_seed, real_sc=real_sc, name=s.name, public=public_key(s),
+                                  options=sweep_options, label=f"The sweep on {s.name}",
+                                  progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
             for i, (m, e, r) in enumerate(cells, start=1):
                 rows.append(sweep_point(s.df, s.task, s.target, m, s.P, float(e), budget.mode, s.delta,
                                         float(s.alpha), s.K, s.split_seed, noise_seed, fit_id, r, real_sc, s.name,
                                         public_key(s), sweep_options))
                 bar.progress(i / len(cells), text=f"{i}/{len(cells)}: {METHOD_LABELS[m]}, ε = {e:g}")
-    except (DataError, ValueError) as err:
+    except (DataError, ValueError, JobError) as err:
         st.error(f"The sweep stopped: {err}")
     return rows
 

@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS
+from engine.jobs import JobError
 from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
@@ -31,6 +32,7 @@ from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
+from ui.federation_run import federation_section, var_flower_runs
 from ui.figures import (
     var_convergence_figure,
     var_forecast_figure,
@@ -38,6 +40,7 @@ from ui.figures import (
     var_privacy_curve_figure,
     var_skill_figure,
 )
+from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 from ui.tabs import lazy_tabs
@@ -191,8 +194,9 @@ def settings_section(setup: Setup) -> None:
 
 def fit_section(setup: Setup) -> dict:
     try:
-        return fit_and_forecast(setup.Y, setup.solar, setup.lags, setup.settings)
-    except (DataError, ValueError, ArithmeticError) as err:
+        with fit_wait("var_admm_fit"):
+            return fit_and_forecast(setup.Y, setup.solar, setup.lags, setup.settings, setup.upload)
+    except (DataError, ValueError, ArithmeticError, JobError) as err:
         st.error(f"The model cannot be fitted on this choice: {err}")
         st.stop()
 
@@ -328,10 +332,11 @@ def defence_section(setup: Setup, budget, noise_draw: str) -> Defence:
         strength, calibrated = defence_strength(name, budget, range_width, d2)
         calibration = "calibrated from ε and the declared range" if calibrated else "chosen by the user"
         try:
-            defended = run_defence(setup.Y, setup.solar, setup.lags, setup.settings, name, strength, eval_inputs,
-                                   public_range, declared, budget.delta, budget.noise_seed, noise_draw,
-                                   calibration) if name != "none" else None
-        except (ValueError, ArithmeticError) as err:
+            with fit_wait("var_admm_defence", "Running the defence"):
+                defended = run_defence(setup.Y, setup.solar, setup.lags, setup.settings, name, strength,
+                                       eval_inputs, public_range, declared, budget.delta, budget.noise_seed,
+                                       noise_draw, calibration, setup.upload) if name != "none" else None
+        except (ValueError, ArithmeticError, JobError) as err:
             st.error(f"The defence cannot run on this choice: {err}")
             defended = None
         release = None if defended is None else defended["release"]
@@ -495,7 +500,8 @@ def privacy_sweep_tab(setup: Setup, defence: Defence, budget, noise_draw: str) -
             with noise_sweep_run.running("Fitting one model per noise scale ...") as progress:
                 for i, b in enumerate(grid):
                     parts.append(sweep_point(setup.Y, setup.solar, setup.lags, setup.settings, sweep_law, b,
-                                             public_range, declared, budget.delta, budget.noise_seed, noise_draw))
+                                             public_range, declared, budget.delta, budget.noise_seed, noise_draw,
+                                             setup.upload))
                     progress.progress((i + 1) / len(grid), text=f"b = {b:g} done")
             sweep = pd.concat(parts, ignore_index=True)
             st.session_state["var_admm_sweep_last"] = (sweep, sweep_law, public_range, declared)
@@ -514,6 +520,12 @@ def privacy_sweep_tab(setup: Setup, defence: Defence, budget, noise_draw: str) -
             f"Status from each fit's own ledger: "
             f"{'range declared public' if swept_declared else 'range not declared public, so not proven'}. "
             f"{DP_STATEMENTS[sweep_law]}")
+
+
+def flower_section(setup: Setup) -> None:
+    """Run over Flower (one process per party): the training fit local and over a local Flower federation."""
+    federation_section("var_admm_flower", lambda: var_flower_runs(setup.Y, setup.lags, setup.settings, setup.solar),
+                       note="Over Flower the paper's scheme runs with a fixed number of iterations (K = 3 here).")
 
 
 def main() -> None:
@@ -535,6 +547,7 @@ def main() -> None:
     tabs.show("Messages", messages_tab, fit)
     tabs.show("Attack", attack_tab, setup, fit, defence)
     tabs.show("Accuracy vs privacy", privacy_sweep_tab, setup, defence, budget, noise_draw)
+    flower_section(setup)
 
 
 main()

@@ -50,3 +50,12 @@ def grow(step_mb: int, steps: int) -> int:
     """Allocate ``steps`` blocks of ``step_mb`` MB one after the other (a parse that keeps growing)."""
     kept = [np.ones(step_mb * 1024 * 1024 // 8) for _ in range(steps)]
     return len(kept)
+
+
+def steps_with_progress(n: int, pause: float, progress=None) -> int:
+    """A sweep of ``n`` steps of ``pause`` s each that reports ``progress(fraction, text)`` after each."""
+    for i in range(n):
+        time.sleep(pause)
+        if progress is not None:
+            progress((i + 1) / n, f"step {i + 1} of {n}")
+    return n

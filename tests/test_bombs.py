@@ -317,3 +317,29 @@ def test_header_width_is_refused_before_the_rows():
     with pytest.raises(DataError, match="narrow.csv: the header has 1,000,000 columns; the limit is 100,000"):
         load_table(data, "narrow.csv")
     assert time.perf_counter() - t0 < TIME_BOUND_S
+
+
+@pytest.fixture(scope="module")
+def job_runner():
+    from engine.jobs import JobRunner
+
+    return JobRunner(max_jobs=1)
+
+
+@pytest.mark.parametrize("fname", sorted(BOMBS))
+def test_bomb_uploaded_through_the_job_runner_is_answered_within_its_budgets(fname, job_runner):
+    """As the app reads an upload: ``parse_upload`` in a worker (600 MB and 30 s budgets). Each bomb comes back as
+    its DataError's message (file and reason), not as a budget stop: answered within its time budget, counted from
+    the worker's start (the start-up, slow on a loaded machine, has its own allowance)."""
+    from engine.jobs import parse_upload
+
+    make, words = BOMBS[fname]
+    job = job_runner.submit(parse_upload, make(), fname, memory_mb=600, seconds=30, label=f"Reading {fname}")
+    df, problem, raw = job.result(timeout=150)
+    seconds = time.monotonic() - job.started
+    print(f"\n{fname}: answered in {seconds:.2f} s after its worker started: {problem and problem[0]}")
+    assert df is None and raw is None and problem is not None
+    assert problem[0].startswith(f"{fname}: ")
+    for w in words:
+        assert w in problem[0], (w, problem[0])
+    assert seconds < 30

@@ -240,3 +240,63 @@ def test_the_recommended_fit_in_a_worker_is_the_fit_in_the_server():
     np.testing.assert_allclose(there["private"].predict(X[test]), here["pred_private"])
     assert run_upload(False, os.getpid) == os.getpid()
     assert run_upload(True, os.getpid, label="x") != os.getpid()
+
+
+def test_progress_of_a_job_in_a_worker_reaches_the_waiting_thread(runner):
+    """A sweep in a worker reports through the pipe: the server sees increasing fractions in its own thread, the
+    last one (1.0) included, and the same calls as in-process (``run_upload`` on a sample set)."""
+    import threading
+
+    from engine.jobs import run_upload
+    from tests.jobs_helpers import steps_with_progress
+
+    seen, threads = [], set()
+
+    def on_progress(fraction, text):
+        seen.append((fraction, text))
+        threads.add(threading.get_ident())
+
+    assert runner.run(steps_with_progress, 6, 0.15, on_progress=on_progress, every=0.02, seconds=20) == 6
+    assert seen and threads == {threading.get_ident()}
+    assert seen[-1] == (1.0, "step 6 of 6")  # the last report arrives, also when the job ended in between
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and len(fractions) >= 3
+    assert seen[-1][1].startswith("step")
+    here = []
+    assert run_upload(False, steps_with_progress, 3, 0.0, progress=lambda f, t: here.append(f)) == 3
+    assert here == [1 / 3, 2 / 3, 1.0]
+    short = []
+    assert runner.run(steps_with_progress, 1, 0.0, on_progress=lambda f, t: short.append(f), every=0.5) == 1
+    assert short == [1.0]  # done before the first look: its report is still delivered
+
+
+def test_waiting_hands_on_wait_to_run_upload_and_a_sweep_gets_its_own_time_budget(monkeypatch):
+    from engine import jobs
+    from tests.jobs_helpers import steps_with_progress
+
+    monkeypatch.setattr(jobs, "RUNNER", JobRunner(max_jobs=1))
+    blocker = jobs.RUNNER.submit(sleep_then, 1.0, "first", seconds=20)
+    places, budgets = [], []
+
+    def on_wait(job):
+        places.append(job.position)
+        budgets.append(job.seconds)
+
+    with jobs.waiting(on_wait):
+        assert jobs.run_upload(True, steps_with_progress, 2, 0.05, progress=lambda f, t: None, label="sweep") == 2
+    assert 1 in places and budgets[0] == jobs.SWEEP_SECONDS
+    assert blocker.result(timeout=1) == "first"
+    places.clear()
+    assert jobs.run_upload(True, sleep_then, 0.5, "x", label="fit") == "x"
+    assert places == []  # outside the block: no on_wait
+
+
+def test_the_cancel_of_a_queued_fit_leaves_the_running_job_alone(runner):
+    """max_jobs=1: the second job is "1st in line"; Job.cancel takes it out and the first one finishes."""
+    first = runner.submit(sleep_then, 0.8, "first", seconds=20)
+    second = runner.submit(sleep_then, 0.0, "second", seconds=20, label="Fitting")
+    time.sleep(0.1)
+    assert in_line(second.position) == "1st in line"
+    second.cancel()
+    assert runner.queued() == 0 and second.done() and second.state == "cancelled"
+    assert first.result(timeout=20) == "first"

@@ -19,19 +19,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.jobs import run_upload
 from engine.methods.chemometrics import (
     example_rows,
-    fit_reference,
     means_not_beaten,
     metrics_table,
-    outlier_diagnostics,
     private_k_choice,
     range_check,
-    reference_loadings,
     rmsecv_curve,
-    vip,
 )
 from engine.methods.chemometrics.cv import METHODS
+from engine.page_jobs import reference_diagnostics
 from ui.exports import show_chart
 from ui.figures.chemometrics import (
     chemometrics_loadings_figure,
@@ -41,6 +39,7 @@ from ui.figures.chemometrics import (
     chemometrics_t2_q_figure,
     chemometrics_vip_figure,
 )
+from ui.jobs_view import fit_wait
 
 TITLE = "Model diagnostics (owner's view, not private): RMSECV, R², RPD, bias, loadings, VIP, T² and Q"
 OWNER_VIEW = "Owner's view, not private: computed on your rows without noise. For you only (owner's workbook)."
@@ -76,6 +75,7 @@ class Staples:
     chain: str | None = None  # the reference's chain (None: the page fits raw rows)
     private_preprocess: object | None = None  # the private estimator's own fitted row-wise chain, if it has one
     private_chain: str | None = None
+    upload: bool = False  # an uploaded data set: its reference fits run in a worker (engine.jobs)
 
     def tabs(self) -> list[str]:
         tabs = list(TABS[:5]) if self.method == "pls" else [*TABS[:3], "Loadings", TABS[4]]
@@ -83,16 +83,17 @@ class Staples:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _cv(X, y, max_k: int, method: str):
-    return rmsecv_curve(X, y, max_k, method=method)
+def _cv(X, y, max_k: int, method: str, upload: bool = False):
+    """The RMSECV curve (``upload``: in a worker with the job budgets, ``engine.jobs``)."""
+    return run_upload(upload, rmsecv_curve, X, y, max_k, method=method, label="The cross-validation")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _reference(X_train, y_train, X_test, k: int, method: str, train_rows, test_rows):
-    """The reference fit's loadings, VIP (PLS only) and T² / Q diagnostics (pure: cached)."""
-    model = fit_reference(X_train, y_train, k, method)
-    return (reference_loadings(model), vip(model) if method == "pls" else None,
-            outlier_diagnostics(model, X_train, X_test, train_rows=train_rows, test_rows=test_rows))
+def _reference(X_train, y_train, X_test, k: int, method: str, train_rows, test_rows, upload: bool = False):
+    """The reference fit's loadings, VIP (PLS only) and T² / Q diagnostics (pure: cached; ``upload``: in a
+    worker)."""
+    return run_upload(upload, reference_diagnostics, X_train, y_train, X_test, k, method, train_rows, test_rows,
+                      label="The reference fit")
 
 
 def mean_badge(s: Staples) -> None:
@@ -115,7 +116,8 @@ def _labels(s: Staples) -> tuple[str, str]:
 
 def _rmsecv_tab(s: Staples, sheets: dict) -> None:
     Xtr, ytr = s.X_model[s.train], s.y[s.train]
-    curve = _cv(Xtr, ytr, MAX_K, s.method)
+    with fit_wait(f"{s.page}_cv", "Cross-validating"):
+        curve = _cv(Xtr, ytr, MAX_K, s.method, s.upload)
     choice = private_k_choice(s.private_model)
     marks = {f"page's k = {s.k_page}": s.k_page}
     if choice["k"] is not None and choice["k"] != s.k_page:
@@ -240,7 +242,9 @@ def _in_tab(tab, name: str, draw, *args) -> None:
 def _reference_tabs(s: Staples, tabs, sheets: dict) -> None:
     Xtr, Xte = s.X_model[s.train], s.X_model[s.test]
     try:
-        loadings, vips, diag = _reference(Xtr, s.y[s.train], Xte, s.k_page, s.method, s.train, s.test)
+        with fit_wait(f"{s.page}_reference", "Fitting the reference"):
+            loadings, vips, diag = _reference(Xtr, s.y[s.train], Xte, s.k_page, s.method, s.train, s.test,
+                                              s.upload)
     except (ValueError, np.linalg.LinAlgError) as err:
         for tab in tabs:
             tab.info(f"The non-private reference could not be fitted on these rows: {err}.")
@@ -294,12 +298,12 @@ def edpls_staples(choice, res: dict, Xp, *, label: str, chain: str, y_range=None
                 pred_reference=np.asarray(res["pred_plain"]), private_label=label, private_model=res["private"],
                 declared_range=declared, range_label=where, dp_mean_pred=res.get("pred_constant"), chain=chain,
                 private_preprocess=getattr(res["private"], "preprocess_", None),
-                private_chain=getattr(res["private"], "preprocessing", None))
+                private_chain=getattr(res["private"], "preprocessing", None), upload=choice.ds.origin == "upload")
     staples_section(s, later_sheets)
 
 
 def dp_pcr_staples(problem, result, *, response: str, label: str, k: int, y_bound=None,
-                   later_sheets: dict | None = None) -> None:
+                   later_sheets: dict | None = None, upload: bool = False) -> None:
     """The staples on the DP-PCR page (raw spectra, PCR reference, the declared bound on |y|)."""
     axis, axis_label = _channel_axis(problem.channels)
     X_te = problem.X[problem.test]
@@ -310,5 +314,5 @@ def dp_pcr_staples(problem, result, *, response: str, label: str, k: int, y_boun
                 pred_reference=np.asarray(result.reference.predict(X_te)), private_label=label,
                 private_model=result.private, method="pcr",
                 declared_range=None if y_bound is None else (-float(y_bound), float(y_bound)),
-                range_label="the declared public bound on |y|")
+                range_label="the declared public bound on |y|", upload=upload)
     staples_section(s, later_sheets)

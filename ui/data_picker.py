@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
@@ -29,6 +28,7 @@ from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx
 from engine.data.catalog import load_sample, sample_sets
 from engine.data.columns import MissingRows, drop_missing_rows, numeric_columns
 from engine.data.xy_files import join_xy, shared_columns
+from ui.jobs_view import JobWait
 from ui.state import init_state
 
 SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
@@ -99,34 +99,12 @@ class _Cancelled(Exception):
     """The user stopped reading an upload (its Cancel button)."""
 
 
-class _Waiting:
-    """``on_wait`` for reading ``name``: after a second, its place in line (or the time it has run) and Cancel;
-    ``clear()`` removes them."""
+class _Waiting(JobWait):
+    """``on_wait`` for reading ``name`` (``ui.jobs_view.JobWait``): after a second, its place in line (or the time
+    it has run) and Cancel; ``clear()`` removes them."""
 
     def __init__(self, name: str, key: str, verdict: tuple):
-        self.name, self.key, self.verdict = name, key, verdict
-        self.t0 = time.monotonic()
-        self.slot = self.text = None
-
-    def __call__(self, job) -> None:
-        if time.monotonic() - self.t0 < 1.0:
-            return
-        if self.slot is None:
-            self.slot = st.empty()
-            box = self.slot.container()
-            self.text = box.empty()
-            box.button("Cancel", key=f"{self.key}_cancel_read", on_click=_cancel_read, args=(self.key, self.verdict))
-        if job.position:
-            self.text.info(f"Reading {self.name}: {jobs.in_line(job.position)} for a worker (at most "
-                           f"{jobs.RUNNER.max_jobs} files or fits at once).", icon=":material/hourglass:")
-        else:
-            run = 0.0 if job.started is None else time.monotonic() - job.started
-            self.text.info(f"Reading {self.name}: {run:.0f} s (stopped after {job.seconds:g} s or "
-                           f"{job.memory_mb} MB).", icon=":material/hourglass:")
-
-    def clear(self) -> None:
-        if self.slot is not None:
-            self.slot.empty()
+        super().__init__(f"Reading {name}", f"{key}_cancel_read", on_click=_cancel_read, args=(key, verdict))
 
 
 def _cancel_read(key: str, verdict: tuple) -> None:

@@ -12,16 +12,17 @@ set. Nothing public is read off the private rows.
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
-from engine.data import DataError, load_table
+from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS, public_reference
+from engine.jobs import JobError, parse_upload, run_upload
 from engine.methods.edpls_pipeline import STRICT_ESTIMATORS, public_spectra, sample_y_range
 from engine.privacy.wording import ledger_text
+from ui.jobs_view import fit_wait
 
 ESTIMATOR_LABELS = {
     "recommended": "recommended (public preprocessing and projection, separate moment releases, ridge)",
@@ -83,12 +84,12 @@ def _y_range_inputs(ds, response, y) -> tuple[tuple, str | None]:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _read_public(data: bytes, name: str):
-    buf = io.BytesIO(data)
-    buf.name, buf.size = name, len(data)
+    """(table, None) or (None, the refusal): read in a worker with the job budgets (``engine.jobs``)."""
     try:
-        return load_table(buf, name=name), None
-    except DataError as err:
+        df, problem, _ = run_upload(True, parse_upload, data, name, label=f"Reading {name}")
+    except (DataError, JobError) as err:
         return None, str(err)
+    return (df, None) if problem is None else (None, problem[0])
 
 
 @st.cache_data(show_spinner=False, max_entries=2)
@@ -128,7 +129,8 @@ def _public_spectra_input(channels, ds=None) -> tuple[np.ndarray | None, str | N
                                "data you may publish: everything computed from it is treated as public.")
     if up is None:
         return None, None
-    df, problem = _read_public(up.getvalue(), up.name)
+    with fit_wait("edpls_public_file", f"Reading {up.name}"):
+        df, problem = _read_public(up.getvalue(), up.name)
     try:
         if problem is not None:
             raise ValueError(problem)

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.data import DataError, load_table
+from engine.data import DataError
+from engine.jobs import JobError, parse_upload, run_upload
 from engine.methods.pca_gauss import ALPHA_GRID, N_PUBLIC_NOTE, TASKS
 from engine.methods.pca_gauss.evaluation import default_task
 from engine.methods.synthetic_utility import (
@@ -23,6 +24,7 @@ from engine.methods.synthetic_utility import (
     load_bundled,
 )
 from ui.data_picker import data_picker
+from ui.jobs_view import fit_wait
 
 TASK_TEXT = {
     "unsupervised": "Unsupervised / clustering",
@@ -58,7 +60,15 @@ def documented(key: str):
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def public_table(data: bytes, file_name: str) -> pd.DataFrame:
-    return load_table(data, name=file_name)
+    """The uploaded public file's table, read in a worker with the job budgets (``engine.jobs``); DataError."""
+    try:
+        df, problem, _ = run_upload(True, parse_upload, data, file_name, label=f"Reading {file_name}")
+    except JobError as err:
+        raise DataError(str(err), file=file_name) from None
+    if problem is not None:
+        message, row, column, line = problem
+        raise DataError(message, file=file_name, row=row, column=column, line=line)
+    return df
 
 
 def parse_labels(text: str, y) -> tuple | None:
@@ -175,7 +185,8 @@ def public_file_input(setup: Setup) -> None:
                          False, key="pg_public_file_ok", disabled=pub_file is None)
     if pub_file is not None and pub_ok:
         try:
-            pdf = public_table(pub_file.getvalue(), pub_file.name)
+            with fit_wait("pg_public_file", f"Reading {pub_file.name}"):
+                pdf = public_table(pub_file.getvalue(), pub_file.name)
             missing = [c for c in features if c not in pdf.columns]
             if missing:
                 raise DataError(f"{pub_file.name}: the public file lacks the feature column(s) {missing[:5]}")

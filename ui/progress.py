@@ -35,6 +35,11 @@ The Cancel button's key is ``f"{key}_cancel"`` (stable per page, for tests).
 Remaining time: the bar that ``running`` yields adds an estimate to each progress text once a first part has
 finished ("k=2, eps=1 · about 40 s left"): the time measured so far divided by the fraction done, times the
 fraction left (:func:`remaining_seconds`, :func:`eta_text`; pure functions, tested without Streamlit).
+
+Sweeps of an uploaded data set run in a worker of ``engine.jobs`` (``run_upload`` with ``progress=``): inside
+``running``, such a job shows its place in line in the bar (``ui.jobs_view.SweepWait``), its progress comes back
+through the worker's pipe, and Cancel stops the wait, which cancels the job (out of the line, or its worker
+killed).
 """
 from __future__ import annotations
 
@@ -46,6 +51,9 @@ from collections import OrderedDict
 from contextlib import contextmanager
 
 import streamlit as st
+
+from engine import jobs
+from ui.jobs_view import SweepWait, _unrecorded
 
 CANCELLED, INTERRUPTED, RUNNING = "cancelled", "interrupted", "running"
 
@@ -104,7 +112,12 @@ class _EtaBar:
             fraction = float(value) / 100 if isinstance(value, int) and not isinstance(value, bool) else float(value)
         except (TypeError, ValueError):
             fraction = math.nan
-        return self._bar.progress(value, text=with_eta(text, time.perf_counter() - self._start, fraction))
+        with _unrecorded():  # drawn from inside a cached function too (a sweep point): never replayed
+            return self._bar.progress(value, text=with_eta(text, time.perf_counter() - self._start, fraction))
+
+    def restart(self) -> None:
+        """Count the remaining time from now (a sweep in a worker: from its start, not from its time in line)."""
+        self._start = time.perf_counter()
 
     def __getattr__(self, name):
         return getattr(self._bar, name)
@@ -192,8 +205,11 @@ class Sweep:
             right.button("Cancel", key=self.cancel_key, icon=":material/cancel:",
                          help=f"Stop the {self.what}; results of the last complete run are kept.",
                          on_click=_mark_cancelled, args=(self.state_key,))
+        eta_bar = _EtaBar(bar, time.perf_counter())
         try:
-            yield _EtaBar(bar, time.perf_counter())
+            # a sweep of an upload runs in a worker (engine.jobs.run_upload): its place in line shows in the bar
+            with jobs.waiting(SweepWait(eta_bar, self.what)):
+                yield eta_bar
         except Exception:
             st.session_state[self.state_key] = None
             box.empty()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.attacks.var_admm_attacks import breach_table
+from engine.jobs import JobError
 from ui.exports import show_chart
 from ui.figures import (
     var_attack_error_figure,
@@ -11,6 +12,7 @@ from ui.figures import (
     var_breach_figure,
     var_singular_values_figure,
 )
+from ui.jobs_view import fit_wait
 from ui.var_admm_runs import CENTRAL_ATTACKER, Defence, Setup, run_attack
 
 
@@ -72,9 +74,10 @@ def show_attack(setup: Setup, fit: dict, att: dict, victim: str) -> None:
 def attack_tab(setup: Setup, fit: dict, defence: Defence) -> None:
     attacker, victim, K_max, coef_noise, message_noise, attack_init = attack_inputs(setup, fit, defence)
     try:
-        att = run_attack(setup.Y, setup.solar, setup.lags, setup.settings, attacker, victim, K_max, coef_noise,
-                         message_noise, attack_init)
-    except (ValueError, ArithmeticError) as err:
+        with fit_wait("var_admm_attack", "Running the attack"):
+            att = run_attack(setup.Y, setup.solar, setup.lags, setup.settings, attacker, victim, K_max, coef_noise,
+                             message_noise, attack_init, setup.upload)
+    except (ValueError, ArithmeticError, JobError) as err:
         st.error(f"The attack cannot run on this choice: {err}")
         att = None
     if att is not None:

@@ -62,25 +62,40 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
+from scipy.linalg.blas import dsyrk
+
+from engine.numerics import SAFE_EXPONENT
 
 from .calibration import noise_scale
-from .clipping import clip_factors, row_norms
+from .clipping import ClipReport, clip_factors, row_norms
 from .ledger import Release
 from .mechanisms import GaussianMechanism, as_generator, sample_symmetric_gaussian
 
 __all__ = [
     "AnalyzeGauss",
+    "CentreOverflow",
     "MomentsRelease",
+    "ScaledGram",
     "ScaledRows",
     "add_remove_sensitivity",
     "centred_moments",
     "psd_project",
     "replace_one_sensitivity",
     "scale_rows",
+    "scaled_gram",
 ]
 
 #: Noise entries drawn per chunk of replicates (R * d * d): bounds the memory of a sweep.
 CHUNK_ENTRIES = 4_000_000
+
+#: Rows per block of ``scaled_gram``: a block of clipped, scaled rows is built in one preallocated buffer and
+#: added to Z'Z by one symmetric rank-k update. Measured on 100,000 x 1,000 (one BLAS thread, noisy shared
+#: machine): 256-1024 rows 1.05-1.15x a bare dsyrk of X, 4096-8192 rows 1.2x (the buffer leaves the cache).
+GRAM_BLOCK_ROWS = 512
+
+#: ``psd_project`` forms V_+ diag(w_+) V_+' by dsyrk per matrix from this size on (batched matmul below).
+PSD_SYRK_MIN_D = 128
 
 #: replace-one sensitivity of the equal-weight constructions: (number of blocks, constant) -> Delta.
 REPLACE_ONE_SENSITIVITY = {
@@ -149,17 +164,7 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
     -------
     ScaledRows
     """
-    blocks = [np.asarray(b, dtype=float) for b in blocks]
-    if len(blocks) != len(bounds) or not blocks:
-        raise ValueError("give one public bound per block")
-    bounds = tuple(float(b) for b in bounds)
-    if not all(math.isfinite(b) and b > 0 for b in bounds):
-        raise ValueError(f"the bounds must be finite and > 0, got {bounds}")
-    weights = bounds if weights is None else tuple(float(w) for w in weights)
-    a = 0.0
-    if private_centring:
-        a = math.hypot(*weights) if const is None else float(const)
-    S = math.hypot(*weights, a)
+    blocks, bounds, weights, a, S = _row_scaling(blocks, bounds, weights, private_centring, const)
     n = blocks[0].shape[0]
     Z = np.empty((n, sum(b.shape[1] for b in blocks) + int(private_centring)))
     reports, over_any, col = [], np.zeros(n, dtype=bool), 0
@@ -181,6 +186,169 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
         Z[:, col] = a / S
     return ScaledRows(Z, bounds, weights, a, S, tuple(b.shape[1] for b in blocks), tuple(reports),
                       int(over_any.sum()))
+
+
+def _row_scaling(blocks, bounds, weights, private_centring, const):
+    """Checked float blocks, bounds and weights, the constant a and the row scale S (``scale_rows``)."""
+    blocks = [np.asarray(b, dtype=float) for b in blocks]
+    if len(blocks) != len(bounds) or not blocks:
+        raise ValueError("give one public bound per block")
+    if any(b.ndim != 2 or b.shape[0] != blocks[0].shape[0] for b in blocks):
+        raise ValueError("every block must be 2-D (n, d_b) with the same number of rows n")
+    bounds = tuple(float(b) for b in bounds)
+    if not all(math.isfinite(b) and b > 0 for b in bounds):
+        raise ValueError(f"the bounds must be finite and > 0, got {bounds}")
+    weights = bounds if weights is None else tuple(float(w) for w in weights)
+    a = 0.0
+    if private_centring:
+        a = math.hypot(*weights) if const is None else float(const)
+    return blocks, bounds, weights, a, math.hypot(*weights, a)
+
+
+class CentreOverflow(ValueError):
+    """A block minus its public centre overflows float64 (``scaled_gram(..., centres=...)``): block, row, column."""
+
+    def __init__(self, block: int, row: int, column: int):
+        super().__init__(f"block {block} minus its public centre overflows float64 at row {row}, column {column}")
+        self.block, self.row, self.column = block, row, column
+
+
+@dataclass
+class ScaledGram:
+    """Z'Z of rows clipped and scaled into the unit ball (``scaled_gram``): ``ScaledRows`` without Z.
+
+    Attributes
+    ----------
+    G : array (d, d), exactly symmetric, Z'Z (private until released with noise).
+    n : int, number of rows (private under add/remove neighbours).
+    bounds, weights, const, scale, widths, clip_reports, n_clipped : as ``ScaledRows``.
+    """
+
+    G: np.ndarray
+    n: int
+    bounds: tuple
+    weights: tuple
+    const: float
+    scale: float
+    widths: tuple
+    clip_reports: tuple
+    n_clipped: int
+
+    @property
+    def const_z(self) -> float:
+        """The constant column in z units (a / S); 0.0 without private centring."""
+        return self.const / self.scale if self.const else 0.0
+
+    @property
+    def private_centring(self) -> bool:
+        return self.const > 0
+
+    @property
+    def d(self) -> int:
+        return self.G.shape[0]
+
+
+def _block_norms(part: np.ndarray) -> np.ndarray:
+    """Row norms of a block of rows: sqrt of the row sums of squares when no square can overflow or
+    underflow (the same numbers as ``clipping.row_norms``), else ``row_norms`` (exact power-of-two rescaling)."""
+    sq = np.einsum("ij,ij->i", part, part)
+    if sq.size and np.isfinite(sq).all() and 2.0**-SAFE_EXPONENT < sq.min() and sq.max() < 2.0**SAFE_EXPONENT:
+        return np.sqrt(sq, out=sq)
+    return row_norms(part)
+
+
+def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights: Sequence[float] | None = None,
+                private_centring: bool = False, const: float | None = None, block_rows: int | None = None,
+                centres: Sequence | None = None) -> ScaledGram:
+    """Z'Z of ``scale_rows(blocks, bounds, ...).Z`` in one pass over blocks of rows, without forming Z.
+
+    Each block of ``block_rows`` rows is clipped and scaled (the formulas of ``scale_rows``) into one
+    preallocated (block_rows, d) buffer and added to the upper triangle of one (d, d) accumulator by a
+    symmetric rank-k update (BLAS ``dsyrk``, beta = 1: half the flops of a general product), mirrored once
+    at the end. Memory beyond the inputs: the buffer and the (d, d) result. Equal to
+    ``MomentsRelease.gram(scale_rows(...).Z)`` up to the order of the floating-point sums (about 1e-15
+    relative); the one difference: rows whose squares overflow or underflow get the power-of-two rescaled norms of
+    ``clipping.row_norms`` per block of rows, not over the whole array (so an ordinary row beside a 1e200 row
+    keeps its norm). Written by hand: no kept library fuses row clipping into a rank-k update (scikit-learn,
+    scipy and dask compute X'X of rows that already exist).
+
+    Parameters
+    ----------
+    blocks, bounds, weights, private_centring, const : as ``scale_rows`` (blocks (n, d_b), already minus
+        any public centre).
+    block_rows : int or None. Rows per block; None: ``GRAM_BLOCK_ROWS``.
+    centres : None or one public centre per block (array (d_b,), a float, or None): subtracted inside the block
+        pass (no n x d_b copy of the centred block); a value that overflows raises ``CentreOverflow`` naming the
+        block, row and column.
+
+    Returns
+    -------
+    ScaledGram : G (d, d) with d = sum_b d_b (+ 1 with private centring), the clip reports per block and the
+    number of rows clipped in at least one block (private: for the owner's workbook).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(50, 3)), rng.normal(size=(50, 1))
+    >>> g = scaled_gram([X, y], [2.0, 1.0], private_centring=True, block_rows=16)
+    >>> rows = scale_rows([X, y], [2.0, 1.0], private_centring=True)
+    >>> bool(np.allclose(g.G, rows.Z.T @ rows.Z, rtol=1e-12, atol=0)), g.n, g.n_clipped == rows.n_clipped
+    (True, 50, True)
+    """
+    blocks, bounds, weights, a, S = _row_scaling(blocks, bounds, weights, private_centring, const)
+    n = blocks[0].shape[0]
+    widths = tuple(b.shape[1] for b in blocks)
+    d = sum(widths) + int(private_centring)
+    br = GRAM_BLOCK_ROWS if block_rows is None else int(block_rows)
+    if br < 1:
+        raise ValueError(f"block_rows must be >= 1, got {block_rows}")
+    C = np.zeros((d, d), order="F")
+    buf = np.empty((max(1, min(br, n)), d))
+    if private_centring:
+        buf[:, -1] = a / S
+    factors = [S if w == B else B * S / w for B, w in zip(bounds, weights)]  # one column: divide by it
+    multipliers = [1.0 / S if w == B else w / (B * S) for B, w in zip(bounds, weights)]
+    n_over, top, n_clipped = [0] * len(blocks), [0.0] * len(blocks), 0
+    centres = [None] * len(blocks) if centres is None else [None if c is None else np.asarray(c, dtype=float)
+                                                            for c in centres]
+    for start in range(0, n, br):
+        stop = min(start + br, n)
+        zb = buf[:stop - start]
+        over_any = np.zeros(stop - start, dtype=bool)
+        col = 0
+        for i, (block, B, width) in enumerate(zip(blocks, bounds, widths)):
+            part, out = block[start:stop], zb[:, col:col + width]
+            col += width
+            if centres[i] is not None:  # minus the public centre, into the buffer, then scaled there in place
+                with np.errstate(over="ignore", invalid="ignore"):
+                    np.subtract(part, centres[i], out=out)
+                if not np.isfinite(out).all():
+                    r, j = np.argwhere(~np.isfinite(out))[0]
+                    raise CentreOverflow(i, start + int(r), int(j))
+                part = out
+            if width == 1:  # one column: clipping is np.clip (exact at the bound)
+                norms = np.abs(part[:, 0])
+                np.clip(part, -B, B, out=out)
+                np.divide(out, factors[i], out=out)
+            else:
+                norms = _block_norms(part)
+                f = np.ones_like(norms)
+                over = norms > B
+                f[over] = B / norms[over]
+                if weights[i] == B:
+                    np.multiply(part, (f / S)[:, None], out=out)
+                else:
+                    np.multiply(part, (f * multipliers[i])[:, None], out=out)
+            over = norms > B
+            over_any |= over
+            n_over[i] += int(over.sum())
+            top[i] = float(np.maximum(top[i], norms.max()))
+        n_clipped += int(over_any.sum())
+        C = dsyrk(1.0, zb.T, c=C, beta=1.0, trans=0, lower=0, overwrite_c=1)
+    G = np.triu(C)
+    G += np.triu(G, 1).T
+    reports = tuple(ClipReport(B, n, k, t) for B, k, t in zip(bounds, n_over, top))
+    return ScaledGram(np.ascontiguousarray(G), n, bounds, weights, a, S, widths, reports, n_clipped)
 
 
 def add_remove_sensitivity(weights: Sequence[float], const: float = 0.0) -> float:
@@ -404,7 +572,24 @@ def centred_moments(G: np.ndarray, const_z: float, *, n_public: int | None = Non
 
 
 def psd_project(C: np.ndarray) -> np.ndarray:
-    """Nearest (Frobenius) positive semidefinite matrix: eigenvalues clipped at 0, batched over leading axes."""
-    vals, vecs = np.linalg.eigh(C)
-    vals = np.clip(vals, 0.0, None)
-    return np.matmul(vecs * vals[..., None, :], np.swapaxes(vecs, -1, -2))
+    """Nearest (Frobenius) positive semidefinite matrix: eigenvalues clipped at 0, batched over leading axes.
+
+    ``V diag(max(w, 0)) V'`` is formed as ``B B'`` with ``B = V_+ sqrt(w_+)`` (the eigenvectors of the positive
+    eigenvalues only) by a symmetric rank-k update (``dsyrk``), mirrored: exactly symmetric, and about a
+    quarter of the flops of the full product (measured 0.05 s against 0.23 s at d = 1001 on one thread). Below
+    d = ``PSD_SYRK_MIN_D`` the batched product ``V diag(w_+) V'`` is kept (one call for all replicates: the
+    per-matrix loop would cost more than it saves). C : array (..., d, d), symmetric; returns the same shape.
+    """
+    C = np.asarray(C, dtype=float)
+    if C.shape[-1] < PSD_SYRK_MIN_D:
+        vals, vecs = np.linalg.eigh(C)
+        return np.matmul(vecs * np.clip(vals, 0.0, None)[..., None, :], np.swapaxes(vecs, -1, -2))
+    out = np.empty(C.shape)
+    for idx in np.ndindex(*C.shape[:-2]):
+        # LAPACK syevd through scipy (its OpenBLAS build: 0.16 s against numpy's 0.18 s at d = 1001, one thread)
+        vals, vecs = scipy.linalg.eigh(C[idx], driver="evd", check_finite=False)
+        pos = vals > 0  # none: B is (d, 0) and B B' = 0
+        U = np.triu(dsyrk(1.0, vecs[:, pos] * np.sqrt(vals[pos]), trans=0, lower=0))  # B B', upper triangle
+        U += np.triu(U, 1).T
+        out[idx] = U
+    return out

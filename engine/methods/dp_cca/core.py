@@ -38,7 +38,7 @@ from engine.methods.column_checks import (
 )
 from engine.methods.dp_cca.sensitivity import SENSITIVITY, release_sensitivity  # noqa: F401  (old names)
 from engine.privacy.clipping import row_norms
-from engine.privacy.moments import MomentsRelease, centred_moments, replace_one_sensitivity, scale_rows
+from engine.privacy.moments import MomentsRelease, centred_moments, replace_one_sensitivity, scale_rows, scaled_gram
 
 #: Relative eigenvalue floor of the whitening (only matters for singular data; 0 noise).
 _REL_FLOOR = 1e-12
@@ -201,10 +201,12 @@ def cca_from_moments(C, dx: int, n_components: int, regularization: float = 0.0)
 class _Prepared:
     """Rows z_n with ||z_n|| <= 1 and what turns (noisy) moments of Z back into a model.
 
-    z = [(x - x_shift) / x_div, (y - y_shift) / y_div (, const)] (after clipping in strict mode).
+    z = [(x - x_shift) / x_div, (y - y_shift) / y_div (, const)] (after clipping in strict mode). Strict mode
+    keeps only Z'Z (``engine.privacy.moments.scaled_gram``: one fused block pass) and builds Z on first
+    access (``rows``); paper mode keeps Z.
     """
 
-    Z: np.ndarray
+    _z: np.ndarray | None
     dx: int
     dy: int
     x_shift: np.ndarray
@@ -222,10 +224,26 @@ class _Prepared:
     private_scales: dict = dataclasses.field(default_factory=dict)
     #: Column names of the two views (None: 0-based indices), for messages.
     names: tuple = (None, None)
+    #: Strict mode: Z'Z (d, d) from ``scaled_gram``, the number of rows and a () -> Z factory (same formulas).
+    gram_matrix: np.ndarray | None = None
+    n_rows: int | None = None
+    rows: object = dataclasses.field(default=None, repr=False)
+
+    @property
+    def Z(self) -> np.ndarray:  # noqa: N802 - the rows' usual name
+        """(n, d) the rows (strict mode: built on first access by ``scale_rows``, the Gram matrix's formulas)."""
+        if self._z is None:
+            self._z = self.rows()
+        return self._z
+
+    @property
+    def rows_in_unit_ball_by_construction(self) -> bool:
+        """True when the rows come from ``scaled_gram`` (clipped and scaled into the unit ball there)."""
+        return self.gram_matrix is not None
 
     @property
     def n(self) -> int:
-        return self.Z.shape[0]
+        return self.n_rows if self.n_rows is not None else self.Z.shape[0]
 
     @property
     def D(self) -> int:
@@ -233,7 +251,7 @@ class _Prepared:
 
     def gram(self) -> np.ndarray:
         """Z'Z (d, d), exactly symmetric (``engine.privacy.moments``)."""
-        return MomentsRelease.gram(self.Z)
+        return self.gram_matrix if self.gram_matrix is not None else MomentsRelease.gram(self.Z)
 
     def moments(self, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(R, d, d) sums Z'Z (+E) -> centred moments C (R, D, D) and the mean in z units (R, D).
@@ -296,7 +314,7 @@ def _centred(A: np.ndarray, centre: np.ndarray, what: str, names) -> np.ndarray:
 
 
 def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, names=(None, None)) -> _Prepared:
-    """Rows clipped to the public bounds and scaled into the unit ball by ``engine.privacy.moments.scale_rows``:
+    """Rows clipped to the public bounds and scaled into the unit ball, Z'Z by ``engine.privacy.moments.scaled_gram``:
     one joint block [x, y] or two blocks x, y of weight 1 each, and the constant column a = 1 with private
     centring (z = [x/B_x, y/B_y, 1] / sqrt(3) for per-view bounds)."""
     dx, dy = X.shape[1], Y.shape[1]
@@ -310,18 +328,24 @@ def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, na
         Xs, Ys = X, Y
     if row_bound is not None:
         Bn = float(row_bound)
-        rows = scale_rows([np.hstack([Xs, Ys])], [Bn], weights=[1.0], private_centring=not public, const=1.0)
+        blocks, bounds, weights = [np.hstack([Xs, Ys])], [Bn], [1.0]
+        rows = scaled_gram(blocks, bounds, weights=weights, private_centring=not public, const=1.0)
         x_div = y_div = Bn * rows.scale
         notes = (rows.clip_reports[0].describe("rows [x, y]"),)
         what = f"joint rows clipped to ||[x, y]|| <= {Bn:g}"
     else:
         Bx, By = float(x_bound), float(y_bound)
-        rows = scale_rows([Xs, Ys], [Bx, By], weights=[1.0, 1.0], private_centring=not public, const=1.0)
+        blocks, bounds, weights = [Xs, Ys], [Bx, By], [1.0, 1.0]
+        rows = scaled_gram(blocks, bounds, weights=weights, private_centring=not public, const=1.0)
         x_div, y_div = Bx * rows.scale, By * rows.scale
         notes = (rows.clip_reports[0].describe("x rows"), rows.clip_reports[1].describe("y rows"))
         what = f"x rows clipped to norm {Bx:g}, y rows to {By:g}"
     centre = ("public centre subtracted" if public else
               "private centring: constant column in the same release")
     sens = replace_one_sensitivity(rows.weights, rows.const)
-    return _Prepared(rows.Z, dx, dy, cx, cy, x_div, y_div, not public, rows.const_z, "public",
-                     int(rows.n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{rows.scale:.4g}", sens)
+    def z_rows():
+        return scale_rows(blocks, bounds, weights=weights, private_centring=not public, const=1.0).Z
+
+    return _Prepared(None, dx, dy, cx, cy, x_div, y_div, not public, rows.const_z, "public",
+                     int(rows.n_clipped), notes, f"{what}; {centre}; rows scaled by 1/{rows.scale:.4g}", sens,
+                     gram_matrix=rows.G, n_rows=rows.n, rows=z_rows)

@@ -330,7 +330,8 @@ class DPCCA(TransformerMixin, BaseEstimator):
         R = int(n_replicates)
         if mech is None:
             return np.repeat((prep.gram() if G is None else G)[None], R, axis=0)
-        worst = float(_row_norms(prep.Z).max()) if prep.n else 0.0
+        by_construction = prep.rows_in_unit_ball_by_construction  # scaled_gram: no Z to check
+        worst = float(_row_norms(prep.Z).max()) if prep.n and not by_construction else 0.0
         if worst > 1 + 1e-9:  # the sensitivity assumes rows in the unit ball
             raise ValueError(f"a prepared row has norm {worst:.6g} > 1: clip first")
         G0 = prep.gram() if G is None else G

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator, resolve_calibration
 from engine.privacy.chunked import is_lazy
-from engine.privacy.moments import MomentsRelease, ScaledRows, add_remove_sensitivity, centred_moments, scale_rows
+from engine.privacy.moments import MomentsRelease, ScaledGram, add_remove_sensitivity, centred_moments, scaled_gram
 from engine.threads import one_blas_thread
 
 __all__ = ["DPPCR", "STRICT_RELEASE", "PreparedRows", "pcr_from_moments", "prepare_rows"]
@@ -48,13 +48,13 @@ STRICT_RELEASE = "Z'Z"
 
 @dataclass
 class PreparedRows:
-    """The clean part of a fit: the clipped, scaled rows and the centre they were taken around.
+    """The clean part of a fit: the Gram matrix of the clipped, scaled rows and the centre they were taken around.
 
-    rows : ScaledRows (``engine.privacy.moments``); x_center (m,), y_center : the public centre
-    (zeros without one); centring : bool; m : number of channels.
+    rows : ScaledGram (``engine.privacy.moments.scaled_gram``: Z'Z from one fused block pass, Z is not formed);
+    x_center (m,), y_center : the public centre (zeros without one); centring : bool; m : number of channels.
     """
 
-    rows: ScaledRows
+    rows: ScaledGram
     x_center: np.ndarray
     y_center: float
     centring: bool
@@ -65,7 +65,7 @@ class PreparedRows:
         return add_remove_sensitivity(self.rows.weights, self.rows.const)
 
     def gram(self) -> np.ndarray:
-        return MomentsRelease.gram(self.rows.Z)
+        return self.rows.G
 
     def describe(self) -> str:
         """What Z holds, for the ledger note (public facts only)."""
@@ -100,7 +100,7 @@ def prepare_rows(X: np.ndarray, y: np.ndarray, *, x_bound: float, y_bound: float
             raise ValueError("the data minus the public centre overflow float64: rescale the data and the centre")
     else:
         xc, yc, Xs, ys = np.zeros(m), 0.0, X, y
-    rows = scale_rows([Xs, ys[:, None]], [x_bound, y_bound], private_centring=centring and not public)
+    rows = scaled_gram([Xs, ys[:, None]], [x_bound, y_bound], private_centring=centring and not public)
     return PreparedRows(rows, xc, yc, bool(centring), m)
 
 

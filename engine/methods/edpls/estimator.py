@@ -18,12 +18,19 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 
 from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, series_name
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
-from engine.methods.edpls.core import QUANTITIES
-from engine.methods.edpls.prepared import _check_finite_fit, _Prepared, _small_blas
+from engine.methods.edpls.prepared import _check_finite_fit, _Prepared, _small_blas, noise_frame, noise_wide
 from engine.privacy import noise_generator
 from engine.privacy.chunked import is_lazy
 
 __all__ = ["EDPLS", "edpls_replicates"]
+
+
+#: The wide noise tables: attribute -> (paper-mode column, strict-mode columns) of the long table.
+_WIDE_COLUMNS = {
+    "sigmas_": ("sigma", ["sigma"]),
+    "noise_std_": ("std_applied", ["std_applied", "std_data_units"]),
+    "sensitivities_": ("sensitivity", ["sensitivity"]),
+}
 
 
 # =============================================================================================
@@ -116,6 +123,16 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.sensitivity_source = sensitivity_source
         self.caveats = caveats
+
+    @classmethod
+    def _get_param_names(cls):
+        """scikit-learn's list of parameter names, introspected from ``__init__`` once per class (it reads the
+        signature on every ``get_params``: a tenth of a small paper-mode fit)."""
+        names = cls.__dict__.get("_param_names")
+        if names is None:
+            names = super()._get_param_names()
+            cls._param_names = names
+        return names
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
@@ -237,27 +254,71 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self.x_mean_ = np.array(out["x_mean"][0])
         self.y_mean_ = float(out["y_mean"][0])
         self.condition_number_ = float(out["cond"][0])
-        self._set_noise_attributes(prep.noise_table(k, eps), prep.strict)
+        # The noise tables (noise_table_, sigmas_, noise_std_, sensitivities_) are built from these numbers on
+        # first access: pandas tables built eagerly took two thirds of a small paper-mode fit (issue #21).
+        self._noise_record = prep.noise_record(k, eps)
+        self._noise_tables = {}
+        self._set_clip_attributes(prep.strict)
         self.privacy_ledger_ = prep.ledger(k, eps, seed_known=seed_known)
         return self
 
-    def _set_noise_attributes(self, tab, state) -> None:
-        """noise_table_, sigmas_, noise_std_, sensitivities_ and (strict mode) the clip report of ``state``."""
-        self.noise_table_ = tab
-        if self.mode == "paper":
-            def wide(col):
-                return tab.pivot(index="component", columns="quantity", values=col)[list(QUANTITIES)]
+    # ------------------------------------------------------------------ noise tables (lazy)
+    def _noise_table_attribute(self, name: str):
+        tables = self.__dict__.setdefault("_noise_tables", {})
+        record = self.__dict__.get("_noise_record")
+        if name not in tables and record is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' (not fitted)")
+        if name not in tables:
+            if name == "noise_table_":
+                tables[name] = noise_frame(record)
+            else:
+                column = _WIDE_COLUMNS[name]
+                strict = record["mode"] == "strict"
+                tables[name] = noise_wide(record, column[1] if strict else column[0])
+        return tables[name]
 
-            self.sigmas_ = wide("sigma")
-            self.noise_std_ = wide("std_applied")
-            self.sensitivities_ = wide("sensitivity")
+    @property
+    def noise_table_(self):
+        """Long table of the noise applied: one row per component and quantity (paper), one row (strict)."""
+        return self._noise_table_attribute("noise_table_")
+
+    @noise_table_.setter
+    def noise_table_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["noise_table_"] = value
+
+    @property
+    def sigmas_(self):
+        """Noise std per release (paper: index component, columns w, t, p, c; strict: one row "ZtZ")."""
+        return self._noise_table_attribute("sigmas_")
+
+    @sigmas_.setter
+    def sigmas_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["sigmas_"] = value
+
+    @property
+    def noise_std_(self):
+        """Noise std applied (paper: sigma or sigma^2 as ``noise_std``; strict: also in data units)."""
+        return self._noise_table_attribute("noise_std_")
+
+    @noise_std_.setter
+    def noise_std_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["noise_std_"] = value
+
+    @property
+    def sensitivities_(self):
+        """L2 sensitivity per release (paper: from the private data; strict: the exact public one)."""
+        return self._noise_table_attribute("sensitivities_")
+
+    @sensitivities_.setter
+    def sensitivities_(self, value):  # a model rebuilt from a release or a file sets it
+        self.__dict__.setdefault("_noise_tables", {})["sensitivities_"] = value
+
+    def _set_clip_attributes(self, state) -> None:
+        """n_clipped_ and clip_report_: the clip report of strict mode's ``state``, None in paper mode."""
+        if self.mode == "paper":
             self.n_clipped_ = None
             self.clip_report_ = None
             return
-        by_quantity = tab.set_index("quantity")
-        self.sigmas_ = by_quantity[["sigma"]]
-        self.noise_std_ = by_quantity[["std_applied", "std_data_units"]]
-        self.sensitivities_ = by_quantity[["sensitivity"]]
         self.n_clipped_ = state.n_clipped
         self.clip_report_ = {"n_clipped": state.n_clipped, "n_clipped_x": state.n_clipped_x,
                              "n_clipped_y": state.n_clipped_y, "notes": list(state.clip_notes),

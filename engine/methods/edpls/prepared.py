@@ -70,7 +70,14 @@ class _Prepared:
 
     # ------------------------------------------------------------------ noise tables
     def noise_arrays(self, k: int, epsilon: float):
-        """Paper mode: (sensitivity, sigma, std_applied) arrays of shape (k, 4), and (eps_i, delta_i)."""
+        """Paper mode: (sensitivity, sigma, std_applied) arrays of shape (k, 4), and (eps_i, delta_i).
+        Computed once per (k, epsilon) (a fit asks three times: draw, noise record, ledger)."""
+        key = ("noise", int(k), float(epsilon))
+        if key not in self._clean:
+            self._clean[key] = self._noise_arrays(k, epsilon)
+        return self._clean[key]
+
+    def _noise_arrays(self, k: int, epsilon: float):
         p, path = self.params, self.path
         sens = np.maximum(np.column_stack([path.xmax * path.ymax, path.xmax, path.xmax, path.ymax])[:k], 0.0)
         if math.isinf(float(epsilon)):
@@ -88,23 +95,24 @@ class _Prepared:
                 f"finite float64 number for {self.scale_problem()}; rescale the data (other units)")
         return sens, sig, applied, (eps_i, delta_i)
 
-    def noise_table(self, k: int, epsilon: float) -> pd.DataFrame:
-        """Long table: one row per component and quantity (paper) or one row (strict)."""
+    def noise_record(self, k: int, epsilon: float) -> dict:
+        """The noise of a fit as plain numbers (no pandas): what ``noise_frame`` turns into the long table.
+
+        Paper mode: ``sensitivity``, ``sigma``, ``std_applied`` arrays (k, 4) and the per-release
+        ``epsilon``, ``delta``; strict mode: the one release's floats and the row scale S."""
         p = self.params
         if self.mode == "strict":
             eps = float(epsilon)
             sig = self.strict_release(eps).sigma  # 0 for eps = inf
-            return pd.DataFrame([{
-                "component": 0, "quantity": "ZtZ", "sensitivity": self.strict.sensitivity, "sigma": sig,
-                "std_applied": sig, "std_data_units": sig * self.strict.scale**2, "epsilon": eps,
-                "delta": p["delta"] if sig else 0.0,
-            }])
+            return {"mode": "strict", "sensitivity": self.strict.sensitivity, "sigma": sig, "scale": self.strict.scale,
+                    "epsilon": eps, "delta": p["delta"] if sig else 0.0}
         sens, sig, applied, (eps_i, delta_i) = self.noise_arrays(k, epsilon)
-        return pd.DataFrame({
-            "component": np.repeat(np.arange(1, k + 1), 4), "quantity": list(QUANTITIES) * k,
-            "sensitivity": sens.ravel(), "sigma": sig.ravel(), "std_applied": applied.ravel(),
-            "epsilon": eps_i, "delta": delta_i,
-        })
+        return {"mode": "paper", "sensitivity": sens, "sigma": sig, "std_applied": applied, "epsilon": eps_i,
+                "delta": delta_i}
+
+    def noise_table(self, k: int, epsilon: float) -> pd.DataFrame:
+        """Long table: one row per component and quantity (paper) or one row (strict)."""
+        return noise_frame(self.noise_record(k, epsilon))
 
     def strict_release(self, epsilon: float) -> MomentsRelease:
         """The one Analyze-Gauss release of the strict mode, (eps, delta) at the exact sensitivity of the
@@ -174,9 +182,7 @@ class _Prepared:
         return out
 
     def _gram(self) -> np.ndarray:
-        if "gram" not in self._clean:
-            self._clean["gram"] = MomentsRelease.gram(self.strict.Z)
-        return self._clean["gram"]
+        return self.strict.gram
 
     def _draw_strict(self, k, epsilon, R, rng) -> dict:
         """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_release``): the Gram matrix is
@@ -240,19 +246,51 @@ class _Prepared:
         note = (f"paper Algorithm 1, sensitivity from the private data ({'max|f|' if p['ymax'] == 'abs' else 'max f'}"
                 f" for y); std applied = {'sigma' if p['noise_std'] == 'sigma' else 'sigma^2 (authors code)'}")
         out = []
-        for row in self.noise_table(k, epsilon).itertuples(index=False):
-            name = f"{row.quantity}[{row.component}]"
-            if p["noise_std"] == "sigma" or row.sensitivity == 0:
-                out.append(Release(name=name, mechanism="gaussian", sensitivity=float(row.sensitivity),
-                                   scale=float(row.std_applied), epsilon=eps_i, delta=delta_i,
-                                   calibration=calibration, sensitivity_source="data", note=note,
-                                   claimed_epsilon=eps_i, claimed_delta=delta_i))
-            else:
-                out.append(Release.gaussian(name=name, sigma=float(row.std_applied),
-                                            sensitivity=float(row.sensitivity), delta=delta_i,
-                                            claimed_epsilon=eps_i, claimed_delta=delta_i,
-                                            calibration=calibration, sensitivity_source="data", note=note))
+        sens, _, applied, _ = self.noise_arrays(k, epsilon)
+        for a in range(k):  # the order of the long noise table: component, then quantity
+            for j, quantity in enumerate(QUANTITIES):
+                name, s_j, std_j = f"{quantity}[{a + 1}]", float(sens[a, j]), float(applied[a, j])
+                if p["noise_std"] == "sigma" or s_j == 0:
+                    out.append(Release(name=name, mechanism="gaussian", sensitivity=s_j, scale=std_j,
+                                       epsilon=eps_i, delta=delta_i, calibration=calibration,
+                                       sensitivity_source="data", note=note, claimed_epsilon=eps_i,
+                                       claimed_delta=delta_i))
+                else:
+                    out.append(Release.gaussian(name=name, sigma=std_j, sensitivity=s_j, delta=delta_i,
+                                                claimed_epsilon=eps_i, claimed_delta=delta_i,
+                                                calibration=calibration, sensitivity_source="data", note=note))
         return out
+
+
+def noise_frame(record: dict) -> pd.DataFrame:
+    """The long noise table of a ``noise_record``: one row per component and quantity (paper) or one row
+    "ZtZ" (strict)."""
+    if record["mode"] == "strict":
+        sig = record["sigma"]
+        return pd.DataFrame([{
+            "component": 0, "quantity": "ZtZ", "sensitivity": record["sensitivity"], "sigma": sig,
+            "std_applied": sig, "std_data_units": sig * record["scale"]**2, "epsilon": record["epsilon"],
+            "delta": record["delta"],
+        }])
+    sens = record["sensitivity"]
+    k = sens.shape[0]
+    return pd.DataFrame({
+        "component": np.repeat(np.arange(1, k + 1), 4), "quantity": list(QUANTITIES) * k,
+        "sensitivity": sens.ravel(), "sigma": record["sigma"].ravel(), "std_applied": record["std_applied"].ravel(),
+        "epsilon": record["epsilon"], "delta": record["delta"],
+    })
+
+
+def noise_wide(record: dict, column: str | list) -> pd.DataFrame:
+    """One column of the noise table in wide form: index component, columns w, t, p, c (paper; built from the
+    arrays directly, no pivot) or index quantity "ZtZ" with the given columns (strict)."""
+    if record["mode"] == "strict":
+        cols = [column] if isinstance(column, str) else list(column)
+        return noise_frame(record).set_index("quantity")[cols]
+    values = {"std_applied": record["std_applied"], "sigma": record["sigma"], "sensitivity": record["sensitivity"]}
+    arr = values[column]
+    index = pd.Index(np.arange(1, arr.shape[0] + 1), name="component")
+    return pd.DataFrame(np.array(arr), index=index, columns=pd.Index(list(QUANTITIES), name="quantity"))
 
 
 def _normalise_rows(A: np.ndarray) -> np.ndarray:

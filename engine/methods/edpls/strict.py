@@ -13,11 +13,19 @@ Written by hand: no kept library computes PLS1 from noisy moments.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.privacy.moments import add_remove_sensitivity, centred_moments, psd_project, scale_rows
+from engine.privacy.moments import (
+    CentreOverflow,
+    add_remove_sensitivity,
+    centred_moments,
+    psd_project,
+    scale_rows,
+    scaled_gram,
+)
 
 __all__ = ["STRICT_RELEASE", "pls1_from_moments", "strict_sensitivity"]
 
@@ -112,9 +120,13 @@ def strict_sensitivity(x_bound: float, y_bound: float, const: float = 0.0) -> fl
 
 @dataclass
 class _StrictState:
-    """Clipped, scaled rows and what is needed to turn a (noisy) Gram matrix back into a model."""
+    """The Gram matrix of the clipped, scaled rows and what is needed to turn a (noisy) one back into a model.
 
-    Z: np.ndarray  # (n, d) rows with ||z_i|| <= 1
+    The rows themselves (``Z``) are built only when asked for (the sample-size curve resamples them):
+    a fit needs only their Gram matrix, which ``scaled_gram`` computes without forming them.
+    """
+
+    gram: np.ndarray  # (d, d) Z'Z of the rows z_i, ||z_i|| <= 1
     scale: float  # S: z = [x, y, a] / S
     const: float  # a (0 without private centring)
     m: int
@@ -127,15 +139,25 @@ class _StrictState:
     n_clipped_y: int
     clip_notes: tuple
     sensitivity: float  # exact L2 sensitivity of the released upper triangle (strict_sensitivity)
+    rows: Callable = field(repr=False, default=None)  # () -> ScaledRows of the same rows
+    _Z: np.ndarray = field(repr=False, default=None, init=False)
+
+    @property
+    def Z(self) -> np.ndarray:  # noqa: N802 - the rows' usual name
+        """(n, d) the clipped, scaled rows (built on first access, same formulas as the Gram matrix)."""
+        if self._Z is None:
+            self._Z = self.rows().Z
+        return self._Z
 
     @property
     def d(self) -> int:
-        return self.Z.shape[1]
+        return self.gram.shape[0]
 
 
 def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_names=None) -> _StrictState:
-    """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S
-    (``engine.privacy.moments.scale_rows`` with the blocks x and y weighted by their bounds).
+    """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S, and their
+    Gram matrix (``engine.privacy.moments.scaled_gram`` with the blocks x and y weighted by their bounds: one
+    fused block pass, Z itself is not formed).
 
     f_i = min(1, x_bound / ||x_i||), g_i = min(1, y_bound / |y_i|) (after the public centre, if any),
     a = hypot(x_bound, y_bound) with private centring (else no column), S = hypot(x_bound, y_bound, a).
@@ -146,16 +168,33 @@ def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_na
     public = centering and x_center is not None
     if public:
         xc, yc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy(), float(y_center)
-        Xs, ys = _minus_public_centre(X, y, xc, yc, x_names)
     else:
         xc, yc = np.zeros(m), 0.0
-        Xs, ys = X, y
     private = centering and not public
-    rows = scale_rows([Xs, ys[:, None]], [float(x_bound), float(y_bound)], private_centring=private)
-    rep_x, rep_y = rows.clip_reports
-    return _StrictState(rows.Z, rows.scale, rows.const, m, xc, yc, private, centering, rows.n_clipped,
+    bounds = [float(x_bound), float(y_bound)]
+    try:  # the public centre is subtracted inside the block pass: no centred copy of X
+        g = scaled_gram([X, y[:, None]], bounds, private_centring=private,
+                        centres=[xc, np.array([yc])] if public else None)
+    except CentreOverflow as err:
+        raise _centre_overflow(err.block, err.column, x_names) from None
+
+    def rows():
+        Xs, ys = _minus_public_centre(X, y, xc, yc, x_names) if public else (X, y)
+        return scale_rows([Xs, ys[:, None]], bounds, private_centring=private)
+
+    rep_x, rep_y = g.clip_reports
+    return _StrictState(g.G, g.scale, g.const, m, xc, yc, private, centering, g.n_clipped,
                         rep_x.n_clipped, rep_y.n_clipped, (rep_x.describe("x rows"), rep_y.describe("y values")),
-                        add_remove_sensitivity(rows.weights, rows.const))
+                        add_remove_sensitivity(g.weights, g.const), rows=rows)
+
+
+def _centre_overflow(block: int, j: int, x_names) -> ValueError:
+    """The message of an overflowing public centre: X's column (named) or y."""
+    if block == 0:
+        name = f"'{x_names[j]}'" if x_names is not None else str(j)
+        return ValueError(f"X column {name} minus the public centre x_center overflows float64: rescale the "
+                          "data and the centre (other units)")
+    return ValueError("y minus the public centre y_center overflows float64: rescale y and the centre")
 
 
 def _minus_public_centre(X, y, xc, yc, x_names):
@@ -163,12 +202,9 @@ def _minus_public_centre(X, y, xc, yc, x_names):
     with np.errstate(over="ignore", invalid="ignore"):
         Xs, ys = X - xc, y - yc
     if not np.isfinite(Xs).all():
-        j = int(np.argwhere(~np.isfinite(Xs))[0][1])
-        name = f"'{x_names[j]}'" if x_names is not None else str(j)
-        raise ValueError(f"X column {name} minus the public centre x_center overflows float64: rescale the "
-                         "data and the centre (other units)")
+        raise _centre_overflow(0, int(np.argwhere(~np.isfinite(Xs))[0][1]), x_names)
     if not np.isfinite(ys).all():
-        raise ValueError("y minus the public centre y_center overflows float64: rescale y and the centre")
+        raise _centre_overflow(1, 0, x_names)
     return Xs, ys
 
 

@@ -6,6 +6,7 @@ Algorithm 4). Masks are not differential privacy (see :data:`engine.methods.p3ls
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -17,7 +18,7 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from engine.federation.messages import MessageLog
@@ -150,12 +151,25 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         draws from its own :func:`engine.privacy.noise.fresh_generator`); nothing about it is kept.
         Anything else fixes the masks (tests and benchmarks only: a mask drawn from a seed someone
         knows can be regenerated and removed, so it hides nothing); ``mask_seed_known_`` then says so.
+    transport : {"local", "flower"}
+        "local": the roles are objects in this process. "flower": the same roles and messages over Flower
+        (:mod:`engine.methods.p3ls.flower_roles`): the server in the ServerApp, each data holder and the
+        trusted authority a ClientApp on its own SuperNode process reading only its own data; the TA's keys
+        and the pairwise seeds are end-to-end encrypted between the two parties. ``fit`` and ``predict``
+        only (``validation``, ``transform`` and ``relevance`` are local-transport only).
+    superlink : str or None
+        With "flower": None starts a SuperLink and one SuperNode per party on 127.0.0.1 for each call and
+        stops them afterwards; "host:port" uses a running federation started in this process
+        (:func:`engine.federation.flower.driver.register`).
 
     Fitted attributes
     -----------------
     authority_, holders_ (list of :class:`DataHolder`), server_ (:class:`Server`), log_
     (:class:`MessageLog`), n_components_ (chosen k), validation_scores_ (per k, or None),
-    block_sizes_, column_slices_, mask_seed_known_ (True when ``random_state`` fixed the masks).
+    block_sizes_, column_slices_, mask_seed_known_ (True when ``random_state`` fixed the masks),
+    message_log_ (the log; over Flower rebuilt from the messages the ServerApp received and sent),
+    wire_bytes_ (bytes of those messages on the wire, measured; None for "local"), transport_seconds_
+    (wall time of the fit's protocol run).
     Convenience views assembled from what the parties hold (no single party holds them):
     x_weights_ (n, k) = [W_1; ...; W_g], x_loadings_ (n, k), x_scores_ (m, k) (T, shared),
     y_loadings_ (l, k) and y_scores_ (m, k) (LC), block_coefs_ (list of B_i, n_i x l,
@@ -164,15 +178,19 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     """
 
     def __init__(self, n_components: int = 2, *, label_holder: int = -1, row_mask_block_size: int | None = None,
-                 secure_aggregation: bool = False, party_names=None, random_state=None):
+                 secure_aggregation: bool = False, party_names=None, random_state=None, transport: str = "local",
+                 superlink: str | None = None):
         self.n_components = n_components
         self.label_holder = label_holder
         self.row_mask_block_size = row_mask_block_size
         self.secure_aggregation = secure_aggregation
         self.party_names = party_names
         self.random_state = random_state
+        self.transport = transport
+        self.superlink = superlink
 
-    _parameter_constraints = P3LS_PARAMETER_CONSTRAINTS
+    _parameter_constraints = {**P3LS_PARAMETER_CONSTRAINTS, "transport": [StrOptions({"local", "flower"})],
+                              "superlink": [str, None]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -183,6 +201,11 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     @property
     def label_contributor_(self) -> DataHolder:
         return self.holders_[self._lc_index]
+
+    def _local_only(self, what: str) -> None:
+        if self.transport == "flower":
+            raise NotImplementedError(f"{what} runs on the local transport only (transport='flower' has fit and "
+                                      "predict)")
 
     def _send(self, sender, receiver, name, value, what, phase, step):
         return self.log_.send(sender, receiver, name, value, what, phase=phase, step=step)
@@ -223,11 +246,21 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         blocks = _check_blocks(blocks, full=True)
         Y2, self._y_was_1d = _check_response(Y)
         names = self._check_fit_inputs(blocks, Y2)
+        self.validation_scores_ = None
+        if self.transport == "flower":
+            if validation is not None:
+                raise NotImplementedError("validation (choosing k) runs on the local transport only")
+            from engine.methods.p3ls.flower_roles import fit_over_flower
+
+            fit_over_flower(self, blocks, Y2, names, self._role_seeds(len(blocks)))
+            self.message_log_, self.n_components_ = self.log_, int(self.n_components)
+            self._assemble_views()
+            return self
+        t0 = time.perf_counter()
         self._make_roles(blocks, Y2, names)
         self._masked_training(blocks[0].shape[0], Y2.shape[1])
         self._recovery(Y2.shape[1])
         k = int(self.n_components)
-        self.validation_scores_ = None
         if validation is not None:
             k = self._choose_k(validation)
         for h in self.holders_:
@@ -236,7 +269,18 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             h.unmask_coefficients()
         self.n_components_ = k
         self._assemble_views()
+        self.message_log_, self.wire_bytes_, self.transport_seconds_ = self.log_, None, time.perf_counter() - t0
         return self
+
+    def _role_seeds(self, g: int) -> list:
+        """The roles' seeds for the Flower transport, drawn exactly as :meth:`_make_roles` draws them (TA first,
+        then each holder); None each (fresh OS entropy drawn by the party itself) when random_state is None."""
+        self.mask_seed_known_ = self.random_state is not None and not isinstance(self.random_state, FreshGenerator)
+        if not self.mask_seed_known_:
+            self._rng = self.random_state if self.random_state is not None else fresh_generator()
+            return [None] * (g + 1)
+        self._rng = as_generator(self.random_state)
+        return [int(s) for s in self._rng.integers(0, 2**63 - 1, size=g + 1)]
 
     def _check_fit_inputs(self, blocks: list[np.ndarray], Y2: np.ndarray) -> list[str]:
         """The rules that tie parameters to the data (rows, k <= min(m, n), the LC and the names among the
@@ -391,11 +435,24 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
 
         blocks: list of (m_new, n_i), each party's new columns. Returns (m_new, l), or (m_new,) for 1-D Y.
         """
-        Y = self._scores_protocol(blocks, phase="inference", with_prediction=True)
+        if self.transport == "flower":
+            from engine.methods.p3ls.flower_roles import predict_over_flower
+
+            check_is_fitted(self, "server_")
+            blocks = _check_blocks(blocks, min_rows=1)
+            if len(blocks) != len(self.holders_):
+                raise ValueError(f"{len(blocks)} blocks for {len(self.holders_)} parties")
+            for h, b in zip(self.holders_, blocks):  # before any process starts (each party checks again)
+                if b.shape[1] != h.n_columns:
+                    raise ValueError(f"{h.name}: new block has {b.shape[1]} columns, training had {h.n_columns}")
+            Y = predict_over_flower(self, blocks)
+        else:
+            Y = self._scores_protocol(blocks, phase="inference", with_prediction=True)
         return Y[:, 0] if self._y_was_1d else Y
 
     def transform(self, blocks) -> np.ndarray:
         """Shared scores T_new (m_new, k) of new rows, as every party obtains them (Alg. 5)."""
+        self._local_only("transform")
         return self._scores_protocol(blocks, phase="inference", with_prediction=False)
 
     # ----------------------------------------------------------------------------- relevance
@@ -407,6 +464,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         training statistics and SS(Y) taken around the new rows' mean.
         """
         check_is_fitted(self, "server_")
+        self._local_only("relevance")
         ta, csp, LC, hs = self.authority_, self.server_, self.label_contributor_, self.holders_
         if (blocks is None) != (Y is None):
             raise ValueError("give both blocks and Y, or neither (training rows)")

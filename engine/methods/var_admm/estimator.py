@@ -35,12 +35,14 @@ from .checks import (
     series_names,
 )
 from .layout import coefs_from_owner_major, lagged_design, normalise_lags
-from .solver import SCHEMES, lasso_coordinate_descent, run_anderson, run_paper
+from .solver import SCHEMES, _paper_start, lasso_coordinate_descent, run_anderson, run_paper
+from .trace import AdmmTrace
 
-__all__ = ["CollaborativeVAR", "PENALTIES", "SOLVERS", "TRENDS", "INITS", "VARIANTS", "NOISE_LAWS"]
+__all__ = ["CollaborativeVAR", "TRANSPORTS", "PENALTIES", "SOLVERS", "TRENDS", "INITS", "VARIANTS", "NOISE_LAWS"]
 
 PENALTIES = ("none", "ridge", "lasso")
 SOLVERS = ("central", "admm")
+TRANSPORTS = ("local", "flower")
 TRENDS = ("c", "n")
 INITS = ("zero", "random")
 VARIANTS = ("base", "y_free")
@@ -67,6 +69,18 @@ def _resolve_scheme(est) -> str:
             raise ValueError(f"scheme={scheme!r} runs the base protocol (47); use variant='base'")
     return scheme
 
+
+def _check_flower(est, scheme: str) -> None:
+    """What the Flower transport runs: the paper's scheme with fixed K, no noise, no kept values (see
+    :mod:`.flower_roles`: no observer sees every owner's Gram over Flower, so Boyd's rule is not run)."""
+    if est.solver != "admm":
+        raise ValueError("transport='flower' runs the ADMM: use solver='admm'")
+    if scheme != "paper" or est.tol is not None:
+        raise ValueError("transport='flower' runs the paper's scheme with a fixed number of iterations: use "
+                         f"scheme='paper' (or 'auto') and tol=None (got scheme={est.scheme!r}, tol={est.tol!r})")
+    if est.coef_noise > 0 or est.message_noise > 0 or int(est.keep_values) > 0:
+        raise ValueError("transport='flower' runs the noise-free protocol and keeps no message values: use "
+                         "coef_noise=0, message_noise=0 and keep_values=0")
 
 
 class CollaborativeVAR(BaseEstimator):
@@ -108,6 +122,14 @@ class CollaborativeVAR(BaseEstimator):
         (needed by the attacks); shapes are always recorded.
     store_path : keep B^k of every iteration (for convergence plots).
     inner_tol : coordinate-descent tolerance of the LASSO sub-problems (max |dB|).
+    transport : "local" (the owners and the central node as objects in this process) or "flower" (the
+        central node a Flower ServerApp, each owner a ClientApp on its own SuperNode process reading only
+        its own series: :mod:`engine.methods.var_admm.flower_roles`; the paper's scheme with
+        ``tol=None``). Same messages and, from the same ``random_state``, the same coefficients (1e-9).
+    superlink : None (start a SuperLink and one SuperNode per owner on 127.0.0.1, insecure loopback, and
+        stop them after the fit) or "host:port" of a local federation started in this process with parties
+        "0" .. "n-1" (:func:`engine.federation.flower.driver.federation`).
+    flower_timeout : seconds the central node waits for the owners' answers in one round.
 
     Fitted attributes
     -----------------
@@ -117,8 +139,10 @@ class CollaborativeVAR(BaseEstimator):
     "balanced", "relaxed"), trace_ (:class:`AdmmTrace`, ADMM only), design_ (Z, targets) actually
     fitted (centred for trend "c"), z_mean_, y_mean_, sigma_u_ (residual covariance, like
     statsmodels' sigma_u), convergence_message_ (None, or why the ADMM is not converged: the text of
-    the ``ConvergenceWarning``), series_scale_ (n,) (the power of two each series is divided by inside: every
-    solver sees standardised series, so the fit does not depend on the units).
+    the ``ConvergenceWarning``), flower_ (transport "flower" only: wire bytes down/up, wall time, its
+    start (federation up) and run (``flwr run`` to the result) parts, processes left behind),
+    series_scale_ (n,) (the power of two each series is divided by inside: every solver sees
+    standardised series, so the fit does not depend on the units).
 
     Raises
     ------
@@ -153,12 +177,16 @@ class CollaborativeVAR(BaseEstimator):
         "inner_tol": [_FINITE_NONNEGATIVE],
         "owner_names": ["array-like", None],
         "scheme": [StrOptions(set(SCHEMES))],
+        "transport": [StrOptions(set(TRANSPORTS))],
+        "superlink": [str, None],
+        "flower_timeout": [Interval(Real, 0, math.inf, closed="neither")],
     }
 
     def __init__(self, lags=1, solver="central", penalty="none", alpha=0.0, trend="c", rho=2.0, max_iter=500,
                  tol=1e-6, init="random", random_state=None, *, variant="base", atol=None, u0_scale=1.0,
                  b1_scale=1.0, coef_noise=0.0, message_noise=0.0, noise_law="gaussian", noisy_continue=False,
-                 keep_values=0, store_path=True, inner_tol=1e-12, owner_names=None, scheme="auto"):
+                 keep_values=0, store_path=True, inner_tol=1e-12, owner_names=None, scheme="auto",
+                 transport="local", superlink=None, flower_timeout=120.0):
         self.lags = lags
         self.solver = solver
         self.penalty = penalty
@@ -182,6 +210,9 @@ class CollaborativeVAR(BaseEstimator):
         self.inner_tol = inner_tol
         self.owner_names = owner_names
         self.scheme = scheme
+        self.transport = transport
+        self.superlink = superlink
+        self.flower_timeout = flower_timeout
 
     # ----------------------------------------------------------------------------- checks
     def _check_params(self):
@@ -256,6 +287,8 @@ class CollaborativeVAR(BaseEstimator):
                              f"({n} series x {p} lags{' + intercept' if self.trend == 'c' else ''}); "
                              "use fewer series or lags, more data, or a penalty")
         scheme = "central" if self.solver == "central" else _resolve_scheme(self)
+        if self.transport == "flower":
+            _check_flower(self, scheme)
         if self.trend == "c":
             z_mean, y_mean = Z.mean(axis=0), target.mean(axis=0)
             Zc, Yc = Z - z_mean, target - y_mean
@@ -306,16 +339,21 @@ class CollaborativeVAR(BaseEstimator):
         else:
             lam_paper = (lasso_w[:, None, :] if self.penalty == "lasso" else ridge_w if self.penalty == "ridge"
                          else 0.0)
-            B_std, self.trace_ = run_paper(
-                Zs, Ys, G, lags=lags, penalty=self.penalty, lam=lam_paper, rho=float(self.rho),
-                max_iter=int(self.max_iter), tol=self.tol, atol=self._atol(), init=self.init,
-                rng=as_generator(self.random_state), u0_scale=float(self.u0_scale), b1_scale=float(self.b1_scale),
-                variant=self.variant, coef_noise=float(self.coef_noise), message_noise=float(self.message_noise),
-                noise_law=self.noise_law, noisy_continue=bool(self.noisy_continue), keep_values=int(self.keep_values),
-                store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, scales=d, scheme=scheme)
+            if self.transport == "flower":
+                B_std, self.trace_ = self._paper_flower(Zs, Ys, G, lags, lam_paper, z_mean / d_col)
+            else:
+                B_std, self.trace_ = run_paper(
+                    Zs, Ys, G, lags=lags, penalty=self.penalty, lam=lam_paper, rho=float(self.rho),
+                    max_iter=int(self.max_iter), tol=self.tol, atol=self._atol(), init=self.init,
+                    rng=as_generator(self.random_state), u0_scale=float(self.u0_scale),
+                    b1_scale=float(self.b1_scale), variant=self.variant, coef_noise=float(self.coef_noise),
+                    message_noise=float(self.message_noise), noise_law=self.noise_law,
+                    noisy_continue=bool(self.noisy_continue), keep_values=int(self.keep_values),
+                    store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, scales=d,
+                    scheme=scheme)
             self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
         B = to_data(B_std)
-        if self.trace_ is not None and self.trend == "c":
+        if self.trace_ is not None and self.trend == "c" and self.transport != "flower":  # flower: real messages
             for i in range(n):
                 self.trace_.log.add(self.owner_names_[i], "central", "zbar_Ai B_Ai", (1, n),
                                     "owner i's lag means times its coefficients, for the intercepts", phase="final",
@@ -338,6 +376,34 @@ class CollaborativeVAR(BaseEstimator):
                 "not converged; raise max_iter")
             warnings.warn(self.convergence_message_, ConvergenceWarning, stacklevel=4)  # the caller of fit
         return self
+
+    def _paper_flower(self, Zs, Ys, G, lags, lam, z_mean_scaled):
+        """The paper's scheme over a local Flower federation (:mod:`.flower_roles`): B^1 and U^0 drawn as
+        the local transport draws them (so a seed gives the same fit), the log rebuilt from real messages."""
+        from .flower_roles import records_to_log, run_paper_flower
+
+        T, n = Ys.shape
+        p = len(lags)
+        B1, U0 = _paper_start(self.init, as_generator(self.random_state), float(self.u0_scale), float(self.b1_scale),
+                              Ys, n, p)
+        B, info = run_paper_flower(
+            Zs, Ys, G, lags=lags, penalty=self.penalty, lam=lam, rho=float(self.rho), max_iter=int(self.max_iter),
+            init_B=B1, U0=U0, variant=self.variant, inner_tol=self.inner_tol, names=self.owner_names_,
+            z_mean_scaled=z_mean_scaled, intercepts=self.trend == "c", superlink=self.superlink,
+            timeout=float(self.flower_timeout))
+        K = int(self.max_iter)
+        nan = np.full(K, np.nan)
+        trace = AdmmTrace(
+            variant=self.variant, init=self.init, rho=float(self.rho), n_owners=n, lags=lags, T=T,
+            owner_names=list(self.owner_names_), log=records_to_log(info["records"]),
+            primal_residuals=np.array(info["primal"]), dual_residuals=nan, eps_primal=nan, eps_dual=nan.copy(),
+            coef_path=[], shared_coef_path=[], broadcasts=[], owner_messages=[], u_path=[], converged=False,
+            n_iter=K, keep_values=0, coef_noise=0.0, message_noise=0.0, noise_law=self.noise_law,
+            path_iterations=[], scheme="paper", rho_path=[float(self.rho)] * K)
+        self.flower_ = {"wire_bytes_down": int(info["wire_down"]), "wire_bytes_up": int(info["wire_up"]),
+                        "wall_seconds": float(info["wall"]), "start_seconds": float(info["start"]),
+                        "run_seconds": float(info["run"]), "leftover_processes": list(info["leftover"])}
+        return B, trace
 
     def _atol(self) -> float:
         if self.atol is not None:

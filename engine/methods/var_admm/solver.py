@@ -48,6 +48,8 @@ __all__ = [
     "run_paper",
     "run_anderson",
     "anderson_memory",
+    "owner_message",
+    "owner_update",
 ]
 
 SCHEMES = ("auto", "paper", "anderson", "balanced", "relaxed")
@@ -167,8 +169,7 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
         if keep_now:
             rec.broadcasts.append(m * d)
         base = a if alpha != 1.0 else (B_shared if noisy_continue else B)
-        C = np.einsum("opq,oqn->opn", G, base) + (Z.T @ (m if c is None else m + c)).reshape(n, p, n)
-        B = solve(C, B)
+        B = owner_update(G, base, (Z.T @ (m if c is None else m + c)).reshape(n, p, n), solve, B)
         U_prev = U
     final = B.reshape(n * p, n).copy()
     trace = AdmmTrace(
@@ -219,6 +220,32 @@ def _owner_messages(Zs, Y, B_shared, ZB_sum, *, keep_now: bool, y_free: bool, rh
         for _ in range(n):  # each owner's own noise, same random stream as above
             sum_msgs = sum_msgs + noise(rng, noise_law, msg_noise, (T, n))
     return None, sum_msgs
+
+
+def owner_message(Z_i: np.ndarray, B_i: np.ndarray, y_i: np.ndarray, i: int, *, y_free: bool,
+                  rho: float) -> np.ndarray:
+    """One owner's uplink of iteration k, computed from its own data only: (T, n).
+
+    Z_i (T, p) its lag block, B_i (p, n) its coefficients, y_i (T,) its own target column (used by
+    the Y-free variant (71) only). Base (47): Z_Ai B_Ai; Y-free: (I_YAi - Z_Ai B_Ai) / (n + ρ).
+    The same formula as the batched :func:`_owner_messages` (the local transport), one owner at a time.
+    """
+    msg = Z_i @ B_i
+    if not y_free:
+        return msg
+    msg = -msg
+    msg[:, i] += y_i
+    return msg / (B_i.shape[1] + rho)
+
+
+def owner_update(G: np.ndarray, base: np.ndarray, ZtM: np.ndarray, solve, B_warm: np.ndarray) -> np.ndarray:
+    """The owners' coefficient update (47a) from the broadcast: B_i = argmin (G_i base_i + Z_i' m).
+
+    G (k, p, p) the owners' Grams, base and B_warm (k, p, n), ZtM (k, p, n) = Z_i' m^k (or m^k + c^k);
+    k = n owners in the local transport, k = 1 in each Flower owner. ``solve`` from ``_owner_solver``.
+    """
+    C = np.einsum("opq,oqn->opn", G, base) + ZtM
+    return solve(C, B_warm)
 
 
 def _central_step(Y, U_prev, ZA, c, sum_msgs, *, y_free: bool, rho: float):

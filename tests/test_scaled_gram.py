@@ -1,0 +1,204 @@
+"""The fused strict-release kernel ``moments.scaled_gram`` and the fits that use it (issue #21), and EDPLS's lazy
+noise tables.
+
+Oracles: numpy's ``Z.T @ Z`` on the rows of the old path (``scale_rows``), that path's clip reports, the fits
+computed from the old path's Gram matrix with the same noise, the eigen formula of the PSD projection, and the
+tables EDPLS built eagerly before (``pivot`` / ``set_index`` of the long noise table).
+"""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.methods.dp_cca import DPCCA
+from engine.methods.dp_pcr import DPPCR
+from engine.methods.edpls import EDPLS
+from engine.methods.edpls.core import QUANTITIES
+from engine.methods.edpls.strict import _strict_state
+from engine.privacy import noise_generator
+from engine.privacy.moments import (
+    GRAM_BLOCK_ROWS,
+    CentreOverflow,
+    MomentsRelease,
+    psd_project,
+    scale_rows,
+    scaled_gram,
+)
+
+
+def _rel(a, b) -> float:
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max() / np.abs(np.asarray(b)).max())
+
+
+def _data(n=700, m=9, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m)) * rng.uniform(0.2, 3.0, size=(n, 1)) + 0.5
+    y = X @ rng.normal(size=m) + rng.normal(size=n)
+    return X, y
+
+
+CONFIGS = [
+    ({}, [4.0, 3.0]),
+    ({"private_centring": True}, [4.0, 3.0]),
+    ({"weights": [1.0, 1.0], "private_centring": True, "const": 1.0}, [4.0, 3.0]),
+    ({"weights": [2.0, 0.5]}, [4.0, 3.0]),
+]
+
+
+@pytest.mark.parametrize("kw,bounds", CONFIGS)
+@pytest.mark.parametrize("block_rows", [1, 7, 64, None, 10_000])
+def test_scaled_gram_is_z_transpose_z_of_the_scaled_rows_with_the_same_clip_reports(kw, bounds, block_rows):
+    X, y = _data()
+    blocks = [X, y[:, None]]
+    g = scaled_gram(blocks, bounds, block_rows=block_rows, **kw)
+    rows = scale_rows(blocks, bounds, **kw)
+    assert rows.n_clipped > 0 and rows.n_clipped < X.shape[0]  # the data exercise both branches
+    assert _rel(g.G, rows.Z.T @ rows.Z) <= 1e-12
+    assert np.array_equal(g.G, g.G.T)
+    assert g.G.shape == (rows.d, rows.d) and g.d == rows.d and g.n == X.shape[0]
+    assert g.clip_reports == rows.clip_reports and g.n_clipped == rows.n_clipped
+    assert (g.scale, g.const, g.const_z, g.widths, g.weights) == (rows.scale, rows.const, rows.const_z, rows.widths,
+                                                                  rows.weights)
+
+
+def test_scaled_gram_on_three_blocks_and_rows_at_extreme_scales():
+    """Rows whose squares overflow or underflow take the rescaled norms of ``clipping.row_norms``, per block of rows
+    (the old path rescaled the whole array by its largest entry, so there ordinary rows beside a 1e200 row got
+    norm 0; per block only the rows of that block share a scale). Oracle: ``scale_rows`` on each block of rows."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(300, 4))
+    A[:5] *= 1e200  # squares overflow
+    A[5:10] *= 1e-200  # squares underflow
+    A[10] = 0.0  # a zero row
+    B, c = rng.normal(size=(300, 2)) * 5, rng.normal(size=(300, 1)) * 2
+    for kw in ({}, {"private_centring": True}):
+        g = scaled_gram([A, B, c], [1.5, 3.0, 1.0], block_rows=32, **kw)
+        parts = [scale_rows([A[i:i + 32], B[i:i + 32], c[i:i + 32]], [1.5, 3.0, 1.0], **kw) for i in range(0, 300, 32)]
+        Z = np.vstack([p.Z for p in parts])
+        assert np.isfinite(g.G).all()
+        assert _rel(g.G, Z.T @ Z) <= 1e-12
+        assert g.n_clipped == sum(p.n_clipped for p in parts)
+        assert [r.n_clipped for r in g.clip_reports] == [sum(p.clip_reports[b].n_clipped for p in parts)
+                                                         for b in range(3)]
+        assert g.clip_reports[0].max_norm_before == max(p.clip_reports[0].max_norm_before for p in parts)
+
+
+def test_scaled_gram_of_no_rows_and_bad_arguments():
+    g = scaled_gram([np.empty((0, 3)), np.empty((0, 1))], [1.0, 1.0], private_centring=True)
+    assert g.n == 0 and g.n_clipped == 0 and np.array_equal(g.G, np.zeros((5, 5)))
+    with pytest.raises(ValueError, match="one public bound per block"):
+        scaled_gram([np.ones((3, 2))], [1.0, 2.0])
+    with pytest.raises(ValueError, match="same number of rows"):
+        scaled_gram([np.ones((3, 2)), np.ones((4, 1))], [1.0, 2.0])
+    with pytest.raises(ValueError, match="block_rows"):
+        scaled_gram([np.ones((3, 2))], [1.0], block_rows=0)
+
+
+def test_strict_edpls_fit_equals_the_fit_from_the_old_gram_matrix_with_the_same_noise():
+    X, y = _data(n=3 * GRAM_BLOCK_ROWS + 17, m=12, seed=5)
+    for params in ({}, {"x_center": np.full(12, 0.5), "y_center": 0.0}):
+        est = EDPLS(n_components=3, epsilon=2.0, mode="strict", x_bound=6.0, y_bound=8.0, random_state=11, **params)
+        fitted = est.fit(X, y)
+        prep = est._prepare(X, y, full_checks=True)
+        old = MomentsRelease.gram(prep.strict.Z)  # the old path: the n x d rows, then Z'Z
+        np.testing.assert_allclose(prep.strict.Z, scale_rows(
+            [X - (params.get("x_center", 0.0)), (y - params.get("y_center", 0.0))[:, None]], [6.0, 8.0],
+            private_centring=not params).Z, rtol=0, atol=0)
+        assert _rel(prep.strict.gram, old) <= 1e-12
+        prep.strict.gram = old
+        out = prep.draw(3, 2.0, 1, noise_generator(11)[0])
+        assert _rel(fitted.coef_, out["coef"][0]) <= 1e-9
+        assert fitted.n_clipped_ == prep.strict.n_clipped > 0
+
+
+def test_dp_pcr_and_dp_cca_grams_equal_the_old_path():
+    X, y = _data(n=900, m=6, seed=8)
+    pcr = DPPCR(n_components=2, epsilon=1.0, x_bound=5.0, y_bound=6.0)
+    prep = pcr._prepare(X, y)
+    rows = scale_rows([X, y[:, None]], [5.0, 6.0], private_centring=True)
+    assert _rel(prep.gram(), MomentsRelease.gram(rows.Z)) <= 1e-12
+    assert prep.rows.n_clipped == rows.n_clipped
+    Y = np.column_stack([y, X[:, 0] + np.random.default_rng(1).normal(size=900)])
+    for kw in ({"x_bound": 5.0, "y_bound": 6.0}, {"row_bound": 7.0}):
+        cca = DPCCA(n_components=1, mode="strict", epsilon=1.0, **kw)
+        prep = cca._prepare(X, Y)
+        G = prep.gram()
+        assert prep._z is None  # the fit's Gram matrix came without the rows
+        assert _rel(G, MomentsRelease.gram(prep.Z)) <= 1e-12  # Z built on demand by the old formulas
+        assert prep.n == X.shape[0] and np.linalg.norm(prep.Z, axis=1).max() <= 1 + 1e-12
+
+
+def test_psd_project_by_syrk_equals_the_eigen_formula():
+    rng = np.random.default_rng(2)
+    for shape in [(200, 200), (2, 150, 150), (4, 4), (3, 6, 6)]:
+        A = rng.normal(size=shape)
+        A = A + np.swapaxes(A, -1, -2)
+        vals, vecs = np.linalg.eigh(A)
+        want = np.matmul(vecs * np.clip(vals, 0, None)[..., None, :], np.swapaxes(vecs, -1, -2))
+        got = psd_project(A)
+        assert got.shape == A.shape and _rel(got, want) <= 1e-12
+        assert np.linalg.eigvalsh(got).min() >= -1e-10 * np.abs(want).max()
+    assert np.array_equal(psd_project(-np.eye(130)), np.zeros((130, 130)))
+
+
+@pytest.mark.parametrize("params", [{}, {"noise_std": "sigma_squared", "budget": "split"},
+                                    {"mode": "strict", "x_bound": 6.0, "y_bound": 8.0}])
+def test_edpls_noise_tables_are_built_on_first_access_and_equal_the_eager_tables(params):
+    X, y = _data(n=60, m=8, seed=4)
+    assert not hasattr(EDPLS(**params), "sigmas_")  # not fitted: no attribute
+    model = EDPLS(n_components=3, random_state=0, **params).fit(X, y)
+    assert not any(isinstance(v, pd.DataFrame) for v in vars(model).values())  # fit built no table
+    tab = model.noise_table_
+    if model.mode == "paper":
+        def wide(col):
+            return tab.pivot(index="component", columns="quantity", values=col)[list(QUANTITIES)]
+
+        want = {"sigmas_": wide("sigma"), "noise_std_": wide("std_applied"), "sensitivities_": wide("sensitivity")}
+        assert len(tab) == 4 * 3
+    else:
+        by = tab.set_index("quantity")
+        want = {"sigmas_": by[["sigma"]], "noise_std_": by[["std_applied", "std_data_units"]],
+                "sensitivities_": by[["sensitivity"]]}
+    for name, frame in want.items():
+        pd.testing.assert_frame_equal(getattr(model, name), frame)
+        assert getattr(model, name) is getattr(model, name)  # built once
+    again = pickle.loads(pickle.dumps(model))
+    pd.testing.assert_frame_equal(again.sigmas_, model.sigmas_)
+    assert [r.scale for r in model.privacy_ledger_.entries] == pytest.approx(list(tab["std_applied"]), rel=0)
+    if model.mode == "paper":  # the ledger, built from the arrays, names the releases in the table's order
+        assert [r.name for r in model.privacy_ledger_.entries] == [f"{q}[{c}]" for c, q in zip(tab.component,
+                                                                                                tab.quantity)]
+
+
+def test_public_centre_inside_the_block_pass_equals_the_centred_copy_and_names_an_overflowing_column():
+    X, y = _data(n=400, m=5, seed=9)
+    xc, yc = np.linspace(-1, 1, 5), 0.3
+    g = scaled_gram([X, y[:, None]], [4.0, 3.0], centres=[xc, np.array([yc])], block_rows=64)
+    rows = scale_rows([X - xc, (y - yc)[:, None]], [4.0, 3.0])
+    assert _rel(g.G, rows.Z.T @ rows.Z) <= 1e-12 and g.clip_reports == rows.clip_reports
+    Xbig = X.copy()
+    Xbig[300, 2] = 1.79e308
+    with pytest.raises(CentreOverflow) as err:
+        scaled_gram([Xbig, y[:, None]], [4.0, 3.0], centres=[np.full(5, -1e307), None], block_rows=64)
+    assert (err.value.block, err.value.row, err.value.column) == (0, 300, 2)
+    with pytest.raises(ValueError, match="X column 'c2' minus the public centre x_center overflows float64"):
+        _strict_state(Xbig, y, x_bound=4.0, y_bound=3.0, centering=True, x_center=np.full(5, -1e307), y_center=0.0,
+                      x_names=[f"c{j}" for j in range(5)])
+
+
+def test_edpls_noise_tables_can_be_set_on_a_rebuilt_model():
+    model = EDPLS()
+    table = pd.DataFrame({"sigma": [1.0]})
+    model.sigmas_ = table
+    assert model.sigmas_ is table and not hasattr(model, "noise_std_")
+
+
+def test_scaled_gram_of_column_major_and_strided_blocks():
+    X, y = _data(n=300, m=6, seed=12)
+    want = scaled_gram([X, y[:, None]], [4.0, 3.0], private_centring=True, block_rows=50).G
+    for Xv in (np.asfortranarray(X), np.repeat(X, 2, axis=1)[:, ::2], np.hstack([X, X])[:, :6]):
+        got = scaled_gram([Xv, y[:, None]], [4.0, 3.0], private_centring=True, block_rows=50).G
+        assert _rel(got, want) <= 1e-12
