@@ -225,6 +225,8 @@ def main(argv=None) -> int:
         ap.add_argument("--gb", type=float, default=None, help="data size in GB of numbers (default 26; quick 2)")
         ap.add_argument("--dir", default=None, help="parent folder for the temporary data set (default: $TMPDIR)")
         ap.add_argument("--no-cluster", action="store_true", help="skip the LocalCluster run (smoke tests)")
+        ap.add_argument("--data", default=None, help="an existing folder of this bench's Parquet files (written by "
+                        "write_dataset, e.g. by an earlier run): measured as it is, not written, not removed")
 
     args = parse_args(__doc__, argv, extra)
     gb = args.gb if args.gb is not None else (2.0 if args.quick else 26.0)
@@ -232,11 +234,16 @@ def main(argv=None) -> int:
     claims = Claims()
     import dask.dataframe as dd
 
-    folder = Path(tempfile.mkdtemp(prefix="bench_scale_", dir=args.dir))
+    given = args.data is not None
+    folder = Path(args.data) if given else Path(tempfile.mkdtemp(prefix="bench_scale_", dir=args.dir))
+    if given:  # the rows are those in the files (their footers), whatever --gb says
+        import pyarrow.parquet as pq
+
+        n_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in folder.glob("*.parquet"))
     try:
         with PeakRSS() as mem:
             with Timer() as t_w:
-                n_files = write_dataset(folder, n_rows, args.seed)
+                n_files = len(list(folder.glob("*.parquet"))) if given else write_dataset(folder, n_rows, args.seed)
             emit("rows", n_rows)
             emit("files", n_files)
             emit("data_gb", n_rows * len(COLUMNS) * 8 / 1e9)
@@ -275,7 +282,8 @@ def main(argv=None) -> int:
         files = sorted(folder.glob("*.parquet"))[: (2 if args.quick else 4)]
         subset_checks(files, claims, cluster=not args.no_cluster)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not given:
+            shutil.rmtree(folder, ignore_errors=True)
     return claims.exit_code()
 
 
