@@ -37,16 +37,25 @@ import pandas as pd
 from engine.data.scheduler import dask_scheduler, is_distributed
 from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
-from engine.privacy.moments import scale_rows
+from engine.privacy.moments import RowScaling, scale_rows
 
-__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "is_lazy", "lazy_columns", "lazy_width", "numeric_part",
-           "set_lazy_features", "split_part", "sum_partitions"]
+__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "declared_centres", "is_lazy", "lazy_columns",
+           "lazy_width", "numeric_part", "set_lazy_features", "split_part", "sum_partitions"]
 
 #: Partial sums added per tree node.
 SPLIT_EVERY = 8
 
 #: Rows per block inside a partition (scale_rows and Z'Z run block by block, bounding the temporaries).
 ROW_BLOCK = 32_768
+
+
+def declared_centres(x_center, y_center, m: int) -> tuple[np.ndarray, float]:
+    """The public centre the user declared, checked: x broadcast to (m,), y one number, both finite."""
+    xc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy()
+    yc = float(y_center)
+    if not (np.all(np.isfinite(xc)) and np.isfinite(yc)):
+        raise ValueError(f"x_center must be finite with shape ({m},) and y_center a finite number")
+    return xc, yc
 
 
 def is_lazy(obj) -> bool:
@@ -128,7 +137,7 @@ def _add(parts: Sequence[_Sums]) -> _Sums:
 
 
 @dataclass
-class ChunkedMoments:
+class ChunkedMoments(RowScaling):
     """The summed release input: G = Z'Z (d, d), exactly symmetric, and what ``ScaledRows`` says about the rows.
 
     Duck-types ``engine.privacy.moments.ScaledRows`` (bounds, weights, const, scale, widths, clip_reports,
@@ -150,13 +159,6 @@ class ChunkedMoments:
     max_z: float = 0.0
     Z: None = field(default=None, repr=False)
 
-    @property
-    def const_z(self) -> float:
-        return self.const / self.scale if self.const else 0.0
-
-    @property
-    def private_centring(self) -> bool:
-        return self.const > 0
 
     @property
     def d(self) -> int:

@@ -106,8 +106,22 @@ REPLACE_ONE_SENSITIVITY = {
 }
 
 
+class RowScaling:
+    """What ``const`` and ``scale`` say about rows scaled into the unit ball: one place for the three kinds of
+    scaled rows (``ScaledRows`` with Z, ``ScaledGram`` with Z'Z, ``engine.privacy.chunked.ChunkedMoments``)."""
+
+    @property
+    def const_z(self) -> float:
+        """The constant column in z units (a / S); 0.0 without private centring."""
+        return self.const / self.scale if self.const else 0.0
+
+    @property
+    def private_centring(self) -> bool:
+        return self.const > 0
+
+
 @dataclass
-class ScaledRows:
+class ScaledRows(RowScaling):
     """Rows clipped and scaled into the unit ball: ``z = [x_1 f_1 w_1 / B_1, ..., a] / S``.
 
     Attributes
@@ -129,15 +143,6 @@ class ScaledRows:
     widths: tuple
     clip_reports: tuple
     n_clipped: int
-
-    @property
-    def const_z(self) -> float:
-        """The constant column in z units (a / S); 0.0 without private centring."""
-        return self.const / self.scale if self.const else 0.0
-
-    @property
-    def private_centring(self) -> bool:
-        return self.const > 0
 
     @property
     def d(self) -> int:
@@ -214,7 +219,7 @@ class CentreOverflow(ValueError):
 
 
 @dataclass
-class ScaledGram:
+class ScaledGram(RowScaling):
     """Z'Z of rows clipped and scaled into the unit ball (``scaled_gram``): ``ScaledRows`` without Z.
 
     Attributes
@@ -233,15 +238,6 @@ class ScaledGram:
     widths: tuple
     clip_reports: tuple
     n_clipped: int
-
-    @property
-    def const_z(self) -> float:
-        """The constant column in z units (a / S); 0.0 without private centring."""
-        return self.const / self.scale if self.const else 0.0
-
-    @property
-    def private_centring(self) -> bool:
-        return self.const > 0
 
     @property
     def d(self) -> int:

@@ -16,7 +16,15 @@ from functools import partial
 import numpy as np
 
 from engine.methods.dp_pcr.estimator import PreparedRows
-from engine.privacy.chunked import RowSpec, chunked_moments, is_lazy, lazy_columns, lazy_width, set_lazy_features
+from engine.privacy.chunked import (
+    RowSpec,
+    chunked_moments,
+    declared_centres,
+    is_lazy,
+    lazy_columns,
+    lazy_width,
+    set_lazy_features,
+)
 
 __all__ = ["lazy_prepare"]
 
@@ -50,13 +58,7 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> PreparedRows:
         raise ValueError("DP-PCR has one response: y must be one column")
     m = set_lazy_features(est, X)
     public = bool(est.centring and est.x_center is not None)
-    if public:
-        xc = np.broadcast_to(np.asarray(est.x_center, dtype=float), (m,)).copy()
-        yc = float(est.y_center)
-        if not (np.all(np.isfinite(xc)) and np.isfinite(yc)):
-            raise ValueError(f"x_center must be finite with shape ({m},) and y_center a finite number")
-    else:
-        xc, yc = np.zeros(m), 0.0
+    xc, yc = declared_centres(est.x_center, est.y_center, m) if public else (np.zeros(m), 0.0)
     names = lazy_columns(X), lazy_columns(y)
     names = tuple(None if v is None else [str(c) for c in v] for v in names)
     spec = RowSpec(partial(_pcr_rows, x_center=xc, y_center=yc, public=public),

@@ -36,6 +36,20 @@ _WIDE_COLUMNS = {
 # =============================================================================================
 # The estimator
 # =============================================================================================
+
+def _noise_table(name: str, doc: str) -> property:
+    """A noise table attribute built on first access (no pandas inside ``fit``); a model rebuilt from a release or a
+    file sets it."""
+
+    def get(self):
+        return self._noise_table_attribute(name)
+
+    def put(self, value):
+        self.__dict__.setdefault("_noise_tables", {})[name] = value
+
+    return property(get, put, doc=doc)
+
+
 class EDPLS(RegressorMixin, BaseEstimator):
     """(eps, delta)-DP PLS1 regression: the edPLS paper's Algorithm 1, or a strict DP variant.
 
@@ -277,41 +291,14 @@ class EDPLS(RegressorMixin, BaseEstimator):
                 tables[name] = noise_wide(record, column[1] if strict else column[0])
         return tables[name]
 
-    @property
-    def noise_table_(self):
-        """Long table of the noise applied: one row per component and quantity (paper), one row (strict)."""
-        return self._noise_table_attribute("noise_table_")
-
-    @noise_table_.setter
-    def noise_table_(self, value):  # a model rebuilt from a release or a file sets it
-        self.__dict__.setdefault("_noise_tables", {})["noise_table_"] = value
-
-    @property
-    def sigmas_(self):
-        """Noise std per release (paper: index component, columns w, t, p, c; strict: one row "ZtZ")."""
-        return self._noise_table_attribute("sigmas_")
-
-    @sigmas_.setter
-    def sigmas_(self, value):  # a model rebuilt from a release or a file sets it
-        self.__dict__.setdefault("_noise_tables", {})["sigmas_"] = value
-
-    @property
-    def noise_std_(self):
-        """Noise std applied (paper: sigma or sigma^2 as ``noise_std``; strict: also in data units)."""
-        return self._noise_table_attribute("noise_std_")
-
-    @noise_std_.setter
-    def noise_std_(self, value):  # a model rebuilt from a release or a file sets it
-        self.__dict__.setdefault("_noise_tables", {})["noise_std_"] = value
-
-    @property
-    def sensitivities_(self):
-        """L2 sensitivity per release (paper: from the private data; strict: the exact public one)."""
-        return self._noise_table_attribute("sensitivities_")
-
-    @sensitivities_.setter
-    def sensitivities_(self, value):  # a model rebuilt from a release or a file sets it
-        self.__dict__.setdefault("_noise_tables", {})["sensitivities_"] = value
+    noise_table_ = _noise_table("noise_table_", "Long table of the noise applied: one row per component and quantity "
+                                "(paper), one row (strict).")
+    sigmas_ = _noise_table("sigmas_", "Noise std per release (paper: index component, columns w, t, p, c; strict: "
+                           'one row "ZtZ").')
+    noise_std_ = _noise_table("noise_std_", "Noise std applied (paper: sigma or sigma^2 as ``noise_std``; strict: "
+                              "also in data units).")
+    sensitivities_ = _noise_table("sensitivities_", "L2 sensitivity per release (paper: from the private data; "
+                                  "strict: the exact public one).")
 
     def _set_clip_attributes(self, state) -> None:
         """n_clipped_ and clip_report_: the clip report of strict mode's ``state``, None in paper mode."""

@@ -17,7 +17,15 @@ import numpy as np
 
 from engine.methods.edpls.prepared import _Prepared
 from engine.methods.edpls.strict import _minus_public_centre, _StrictState
-from engine.privacy.chunked import RowSpec, chunked_moments, is_lazy, lazy_columns, lazy_width, set_lazy_features
+from engine.privacy.chunked import (
+    RowSpec,
+    chunked_moments,
+    declared_centres,
+    is_lazy,
+    lazy_columns,
+    lazy_width,
+    set_lazy_features,
+)
 from engine.privacy.moments import add_remove_sensitivity
 
 __all__ = ["fit_lazy", "lazy_prepare", "prepare_lazy"]
@@ -63,13 +71,7 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None, K=None) -> _Chunke
     x_names = None if lazy_columns(X) is None else [str(c) for c in lazy_columns(X)]
     y_names = None if lazy_columns(y) is None else [str(c) for c in lazy_columns(y)]
     public = bool(est.centering and est.x_center is not None)
-    if public:
-        xc = np.broadcast_to(np.asarray(est.x_center, dtype=float), (m,)).copy()
-        yc = float(est.y_center)
-        if not (np.all(np.isfinite(xc)) and np.isfinite(yc)):
-            raise ValueError(f"x_center must be finite with shape ({m},) and y_center a finite number")
-    else:
-        xc, yc = np.zeros(m), 0.0
+    xc, yc = declared_centres(est.x_center, est.y_center, m) if public else (np.zeros(m), 0.0)
     private = bool(est.centering and not public)
     from functools import partial
 
