@@ -81,6 +81,19 @@ def test_without_wavelengths_x_is_the_other_numeric_columns():
     assert x_columns(df, "yield", ["purity"]) == ["temp", "flow", "1100"]
 
 
+
+def test_named_process_variables_all_candidates_x_is_every_other_column():
+    """A process table (every column a named candidate response, as the pages pass them): leaving the other
+    candidates out would leave no X, so X is every other numeric column but the id (the large-data picker's
+    x00..x27, resp, v0..v2 table fitted on resp once showed "fewer than two X columns")."""
+    df = pd.DataFrame({"id": [1.0, 2.0, 3.0, 4.0], "temp": [1.0, 2.0, 0.5, 3.0], "flow": [2.0, 1.0, 3.0, 0.0],
+                       "yield": [5.0, 6.0, 4.0, 7.0], "purity": [1.0, 0.9, 0.8, 0.7]})
+    others = [c for c in response_candidates(df) if c != "yield"]
+    assert x_columns(df, "yield", others) == ["temp", "flow", "purity"]
+    assert x_columns(df, "yield", others, keep_ids=True) == ["id", "temp", "flow", "purity"]
+    # with two columns left after the other candidates, those stay the default (the lab-export rule)
+    assert x_columns(df, "yield", ["purity"]) == ["temp", "flow"]
+
 def test_spectra_alone_have_no_candidate_response():
     df = pd.DataFrame(np.eye(4) + 1, columns=["1100", "1102", "1104", "1106"])
     assert response_candidates(df) == []

@@ -47,7 +47,7 @@ def x_picker(ds, response: str, key: str) -> list:
         return chosen
     pool = [c for c in numeric_columns(df) if c != response]
     ids = set(id_columns(df))
-    out = st.multiselect("Leave out of X", pool, default=[c for c in pool if c in ids or c in others],
+    out = st.multiselect("Leave out of X", pool, default=[c for c in pool if c in ids or c not in default],
                          key=f"{key}_leave_out_{where}",
                          help="By default the other candidate responses and id columns are left out.")
     return [c for c in pool if c not in out]

@@ -92,17 +92,21 @@ def x_columns(df: pd.DataFrame, response, responses=(), *, keep_ids: bool = Fals
     """The default X columns for ``response``, in file order.
 
     The numeric columns named by numbers (wavelengths) when there are at least two of them; else every other
-    numeric column. Never the response, nor (by default) the other candidate responses ``responses`` or the
-    id columns (``keep_ids=True`` keeps them).
+    numeric column. Never the response, nor (by default) the id columns (``keep_ids=True`` keeps them), nor the
+    other candidate responses ``responses``, unless leaving those out would leave fewer than two columns (a
+    table of named process variables, where every column is a candidate): then X is every other column.
     """
     numeric = numeric_columns(df)
-    out = {response, *responses}
-    if not keep_ids:
-        out |= set(id_columns(df))
+    ids = set() if keep_ids else set(id_columns(df))
+    out = {response, *responses} | ids
     waves = [c for c in numeric if parses_as_number(c) and c not in out]
     if len(waves) >= 2:
         return waves
-    return [c for c in numeric if c not in out]
+    rest = [c for c in numeric if c not in out]
+    if len(rest) >= 2:
+        return rest
+    # a table of named process variables (every column a candidate response): X is the other columns
+    return [c for c in numeric if c != response and c not in ids]
 
 
 def wavelength_order(columns) -> list:
