@@ -28,8 +28,9 @@ has been measured at up to about 40 s; a party that waited for the 120 s timeout
 federation's start (``flower_start_s``) is reported, not bounded. Timings are noisy on the shared
 machine. --quick: K = 1 iteration per fit, P3LS with 3 holders; full: K = 3, P3LS also with 10 holders.
 --quick does NOT meet the 2-minute target of the other benches: every fit starts a SuperLink and its SuperNodes
-and each round starts one process per party; measured 6 to 9 minutes on the shared 2-core machine at a load of
-15 to 20, so tests/test_bench_scripts.py runs only its --help (the fits are tested in tests/test_flower_var.py).
+and each round starts one process per party; measured 2.5 minutes on the idle 2-core machine (6 to 9 minutes at a
+load of 15 to 20), so tests/test_bench_scripts.py runs only its --help (the fits are tested in
+tests/test_flower_var.py).
 
 Usage: python bench/bench_federation.py [--quick] [--seed N]
 """
