@@ -188,7 +188,8 @@ def large_edpls_section(ds: Dataset, budget) -> None:
     show_ledger(est.privacy_ledger_, budget.delta)
     d1, d2 = st.columns(2)
     d1.download_button("Shareable release (JSON)", res["release"], file_name="edpls_large_release.json",
-                       mime="application/json", key="edpls_large_release",
+                       mime="application/json", key="edpls_large_release", on_click="ignore",
                        help="DP outputs and the inputs you declared public only.")
     d2.download_button("Owner's workbook (PRIVATE)", res["workbook"], file_name=OwnerWorkbook.file_name("edpls_large"),
-                       key="edpls_large_workbook", help="Exact row count, files, choices, exact ledger: do not share.")
+                       key="edpls_large_workbook", on_click="ignore",
+                       help="Exact row count, files, choices, exact ledger: do not share.")
