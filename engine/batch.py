@@ -140,13 +140,21 @@ def _edpls(job: _Job):
     k = 5 if a.n_components in (None, "auto") else _int(a.n_components, "--n-components")
     est = EDPLS(n_components=k, epsilon=a.epsilon, delta=a.delta, mode="strict",
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=max(abs(v) for v in a.y_range), random_state=a.seed)
-    lazy = "edpls" in LAZY_METHODS
-    X, y = _split(_arrays(job, cols + [a.response], "edpls", lazy), 1)
-    job.fit(est, lazy, "fitting edPLS (strict, Analyze-Gauss)", X, y)
+    return _one_response_fit(job, est, cols, "edpls", "fitting edPLS (strict, Analyze-Gauss)", shareable_release,
+                             "channel")
+
+
+def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, shareable_release, coef_header: str):
+    """A strict one-response fit whose release holds the declared response, range and channels (edPLS, DP-PCR):
+    the fit, its shareable release and the owner's clipping count and coefficients."""
+    a = job.args
+    lazy = method in LAZY_METHODS
+    X, y = _split(_arrays(job, cols + [a.response], method.replace("_", "-"), lazy), 1)
+    job.fit(est, lazy, what, X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
                                                     "channels": cols})
     return est, release, {"clipping": {"rows clipped (exact)": int(est.n_clipped_)},
-                          "coefficients": {"channel": [*cols, "intercept"],
+                          "coefficients": {coef_header: [*cols, "intercept"],
                                            "coef_private": [*np.ravel(est.coef_), float(est.intercept_)]}}
 
 
@@ -185,14 +193,7 @@ def _dp_pcr(job: _Job):
     cols = _x_columns(job, [a.response])
     est = DPPCR(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta,
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=max(abs(v) for v in a.y_range), random_state=a.seed)
-    lazy = "dp_pcr" in LAZY_METHODS
-    X, y = _split(_arrays(job, cols + [a.response], "dp-pcr", lazy), 1)
-    job.fit(est, lazy, "fitting DP-PCR", X, y)
-    release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
-                                                    "channels": cols})
-    return est, release, {"clipping": {"rows clipped (exact)": int(est.n_clipped_)},
-                          "coefficients": {"column": [*cols, "intercept"], "coef_private": [*est.coef_,
-                                                                                             est.intercept_]}}
+    return _one_response_fit(job, est, cols, "dp_pcr", "fitting DP-PCR", shareable_release, "column")
 
 
 def _dp_cca(job: _Job):
