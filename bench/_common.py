@@ -7,6 +7,8 @@
 - ``load_corn()``: the corn NIR data (m5 spectra, moisture), or None when it is not next to the checkout.
 - ``load_corn_instruments()``: the corn spectra of both instruments (m5, mp5) and all four properties.
 - ``Timer``: a perf_counter context manager.
+- ``TreeRss(pid=None)``: RSS of a process and all its descendants (a server and its job workers; this process and
+  a LocalCluster's workers), sampled by a thread; ``peak``, ``now()``, ``reset()``, ``cpu_seconds()``.
 - ``load_module(name, path)``: import a helper module from its file (e.g. the browser suite's harness in
   ``tests/browser``, which is not a package) without editing ``sys.path``.
 """
@@ -15,7 +17,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -129,6 +133,68 @@ class Timer:
         self.seconds = time.perf_counter() - self.t0
         return False
 
+
+
+class TreeRss:
+    """The RSS of a process and its descendants, sampled by a thread every ``interval`` seconds; ``peak`` in bytes
+    since the start or the last ``reset``. ``pid``: None for this process. psutil comes with dask.distributed."""
+
+    def __init__(self, pid: int | None = None, interval: float = 0.1):
+        self.pid, self.interval, self.peak = os.getpid() if pid is None else pid, interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _tree(self) -> list:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+    def now(self) -> int:
+        import psutil
+
+        total = 0
+        for p in self._tree():
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass  # a worker that ended between the listing and the read
+        return total
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the process and its live descendants so far."""
+        import psutil
+
+        procs = self._tree()
+        if not procs:
+            return math.nan
+        total = 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.Error:
+                pass
+        return total
+
+    def reset(self) -> None:
+        self.peak = self.now()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.now())
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "TreeRss":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 def load_module(name: str, path: Path):
     """The module in file ``path``, imported under ``name`` (registered in ``sys.modules``)."""

@@ -62,12 +62,11 @@ import os
 import random
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import ROOT, Claims, emit, load_module, parse_args
+from _common import ROOT, Claims, TreeRss, emit, load_module, parse_args
 
 PAGE = "edpls"  # the URL path of the method page (st.navigation derives it from pages/edpls.py)
 FINISHED_SUCCESSFULLY, FINISHED_EARLY_FOR_RERUN = 0, 2
@@ -157,61 +156,6 @@ async def round_of(port: int, n: int, timeout: float) -> list[Outcome]:
     """``n`` sessions opened at once, in this loop."""
     return list(await asyncio.gather(*(session(port, PAGE, timeout) for _ in range(n))))
 
-
-class TreeRss:
-    """The RSS of a process and its descendants, sampled by a thread every ``interval`` seconds; ``peak`` in bytes."""
-
-    def __init__(self, pid: int, interval: float = 0.1):
-        self.pid, self.interval, self.peak = pid, interval, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def now(self) -> int:
-        import psutil
-
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return 0
-        total = 0
-        for p in procs:
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                pass  # a worker that ended between the listing and the read
-        return total
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU seconds of the process and its live descendants so far."""
-        import psutil
-
-        try:
-            root = psutil.Process(self.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return math.nan
-        total = 0.0
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                total += t.user + t.system
-            except psutil.Error:
-                pass
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.now())
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> "TreeRss":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
 
 def quantile(values: list[float], q: float) -> float:

@@ -17,7 +17,7 @@ Figures (``key=value``): ``rows``, ``data_gb`` (bytes of the numbers, 8 a value)
 ``rows_per_second`` (the edPLS fit), ``edpls_seconds``, ``dpcca_seconds``, ``io_floor_seconds_edpls``,
 ``io_floor_seconds_dpcca``, ``edpls_ratio_to_io_floor``, ``dpcca_ratio_to_io_floor`` and
 ``ratio_to_io_floor`` (the larger), ``peak_rss_gb`` (largest resident memory of the whole process tree
-during the fits and floors, sampled every 20 ms in a thread: psutil if present, else /proc),
+during the fits and floors, sampled every 20 ms in a thread: ``_common.TreeRss``),
 ``write_seconds``, ``max_rel_diff_vs_numpy`` (max |lazy - numpy| / max |numpy| of the edPLS coefficients
 and the DP-CCA weights on a subset of files that fits in memory, fitted both ways with the same noise
 seed) and ``cluster_rel_diff`` (the edPLS fit on that subset on a two-process ``LocalCluster`` bound to
@@ -30,17 +30,15 @@ are noisy; the files just written are mostly in the page cache, for the fits and
 """
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import Claims, Timer, emit, parse_args
+from _common import Claims, Timer, TreeRss, emit, parse_args
 
 M_X, M_V = 28, 3
 ROWS_PER_FILE = 250_000
@@ -53,61 +51,6 @@ X_BOUND, Y_BOUND, V_BOUND = 14.0, 8.0, 4.0
 NOISE_SEED = 20260821
 #: distinct row groups generated (and then written in turn)
 POOL_GROUPS = 16
-
-
-# =============================================================================================
-# Memory of the process tree
-# =============================================================================================
-def _tree_rss() -> int:
-    try:
-        import psutil
-    except ImportError:  # /proc: this process and its children (one level, as LocalCluster's nannies)
-        return _proc_rss(os.getpid())
-    me = psutil.Process()
-    total = 0
-    for p in [me, *me.children(recursive=True)]:
-        try:
-            total += p.memory_info().rss
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return total
-
-
-def _proc_rss(pid: int) -> int:
-    total = 0
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        with open(f"/proc/{pid}/task/{pid}/children") as fh:
-            for child in fh.read().split():
-                total += _proc_rss(int(child))
-    except OSError:
-        pass
-    return total
-
-
-class PeakRSS:
-    """Samples the process tree's RSS every ``interval`` seconds in a thread; ``peak`` since the last ``reset``."""
-
-    def __init__(self, interval: float = 0.02):
-        self.interval, self.peak, self._stop = interval, 0, threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, _tree_rss())
-            self._stop.wait(self.interval)
-
-    def reset(self):
-        self.peak = _tree_rss()
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(timeout=5)
 
 
 # =============================================================================================
@@ -241,7 +184,7 @@ def main(argv=None) -> int:
 
         n_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in folder.glob("*.parquet"))
     try:
-        with PeakRSS() as mem:
+        with TreeRss(interval=0.02) as mem:
             with Timer() as t_w:
                 n_files = len(list(folder.glob("*.parquet"))) if given else write_dataset(folder, n_rows, args.seed)
             emit("rows", n_rows)
