@@ -183,7 +183,9 @@ def test_dp_cca_upload_split_fit_and_budget(page, app_url):
     wait_idle(page, timeout_ms=LOAD_MS)
     assert_texts(page, ["X: 3 columns · Y: 2 columns · 3000 rows."], "dp_cca split of the upload")
     captured = _number(metric_value(page, "Captured correlation (held-out)"))
-    assert 0.0 <= captured <= 1.0 + 1e-9
+    # a ratio of held-out correlations: the non-private reference is fitted on the training rows, so on held-out
+    # rows the private pairs may capture a little more (CI drew 1.001 with fresh noise); 1 is not a bound
+    assert 0.0 <= captured <= 1.1, captured
     tau_1 = metric_value(page, "Noise τ on C")
     set_sidebar_epsilon(page, "4")
     tau_4 = wait_metric_change(page, "Noise τ on C", tau_1)
