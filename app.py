@@ -5,8 +5,8 @@ import streamlit as st
 
 from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
-from ui.demo import guided_demo
 from ui.gc_freeze import freeze_after_imports
+from ui.home.demo import guided_demo
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 from ui.state import init_state
 

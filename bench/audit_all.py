@@ -1,6 +1,6 @@
 """Empirical privacy audit of every mechanism and method (issue #11).
 
-Runs every audit of ``engine.audit_catalog.audit_cases()`` and prints one line per method and
+Runs every audit of ``engine.methods.audit_catalog.audit_cases()`` and prints one line per method and
 mode, e.g. ``audit edpls_strict claimed_eps=1 eps_lb=0.41 trials=1000000 ...``, then a summary.
 Exits 1 if a strict-mode lower bound exceeds its claim or a planted bug is not caught. Paper-mode
 audits are reported, not checked (their epsilon is stated, not proven).
@@ -16,7 +16,7 @@ import sys
 import time
 
 from _common import fmt, parse_args  # bench/ is the script's own directory
-from engine.audit_catalog import audit_cases
+from engine.methods.audit_catalog import audit_cases
 from engine.privacy.audit import AUDIT_CONFIDENCE, run_case
 
 ALPHA = 1 - AUDIT_CONFIDENCE

@@ -17,7 +17,7 @@ Figures printed (``key=value``):
 - ``inflate_s``: unpacking the random-digit workbook's sheet up to 160 MB (the cells the budget allows), no
   counting: the floor of that refusal.
 - ``max_refusal_s``, ``max_peak_traced_mb``.
-- ``job_refusal_s_<bomb>``: the same refusal as the app answers an upload: ``engine.jobs.parse_upload`` in a
+- ``job_refusal_s_<bomb>``: the same refusal as the app answers an upload: ``ui.runtime.jobs.parse_upload`` in a
   worker of a job runner with the app's budgets (``PRIVALAB_JOB_MEMORY_MB``, ``PRIVALAB_JOB_SECONDS``), the
   upload's bytes sent through the pipe, the worker's start included (one run each). ``job_peer_s``: a small valid
   CSV through the same runner (the yardstick: a worker's start and the pipe), ``job_budget_s``: the time budget.
@@ -49,8 +49,8 @@ from pathlib import Path
 import numpy as np
 
 from _common import ROOT, Claims, emit, load_module, parse_args
-from engine import jobs
 from engine.data import DataError, load_table
+from ui.runtime import jobs
 
 bombs = load_module("bombs", ROOT / "tests" / "bombs.py")
 

@@ -19,7 +19,7 @@ Figures printed (``key=value``; seconds are wall time measured in this process):
 - ``errors_N``: sessions of that round with an exception element, a disconnect, a page-not-found, a run that
   finished without a chart, or no chart within ``--timeout`` seconds (``error_kinds_N`` names them).
 - ``server_rss_idle_gb`` (after the cold session) and ``server_peak_rss_gb``: the RSS of the server's process
-  tree (the server and its children, e.g. ``engine.jobs``' forkserver workers) sampled every 0.1 s by a thread;
+  tree (the server and its children, e.g. ``ui.runtime.jobs``' forkserver workers) sampled every 0.1 s by a thread;
   children's RSS is added, so pages they share with the server count twice (an upper bound).
 - ``server_cpu_s_per_session_N``: the CPU seconds the server's process tree used during that round, per session
   (what one session costs the server; unlike wall times, the machine's other load hardly changes it).
@@ -34,8 +34,8 @@ Checked claims (exit 1 when one fails):
 - ``server_memory_bounded``: ``server_peak_rss_gb < 4``. Why 4 GB: the server idles at ~0.3 GB; what a session adds
   on the page is its session state, its own cached fit (``st.cache_data`` keeps at most 32 entries per function, so
   the cache cannot grow with the number of sessions) and its messages; fits on uploads run in workers with their own
-  budget (``engine.jobs``: 2 GB each, a bounded number at once), none on a sample set. 16 sessions must not come near
-  it; a leak per session or an unbounded cache would.
+  budget (``ui.runtime.jobs``: 2 GB each, a bounded number at once), none on a sample set. 16 sessions must not come
+  near it; a leak per session or an unbounded cache would.
 ``--seed`` draws the order of the rounds' sizes after N = 1 (the claims hold for any order).
 
 Why ``p95_8_within_2_5x_p50_1`` fails on this machine, and what was cut. Streamlit runs every session's script in

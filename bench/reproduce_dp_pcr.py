@@ -28,7 +28,7 @@ from sklearn.pipeline import make_pipeline
 
 from _common import ROOT, Claims, Timer, emit, load_corn, parse_args
 from engine.methods.dp_pcr import DPPCR, METHOD_LABELS, rmsep_vs_epsilon
-from engine.methods.edpls_pipeline import default_x_bound, sample_y_bound
+from engine.methods.edpls.pipeline import default_x_bound, sample_y_bound
 
 EPSILONS = (1.0, 10.0, np.inf)
 K = 5

@@ -1,6 +1,6 @@
-"""``python -m engine``: the command line for batch jobs (``engine.cli``)."""
+"""``python -m engine``: the command line for batch jobs (``engine.cli.commands``)."""
 import sys
 
-from engine.cli import main
+from engine.cli.commands import main
 
 sys.exit(main())

@@ -35,23 +35,19 @@ from engine.attacks.pls_subspace import (
 )
 from engine.data import check_usable
 from engine.data.attack_sim import PAPER_BANDS, make_attack_spectra
-from engine.jobs import SWEEP_SECONDS, JobError, run_upload
 from engine.methods.edpls import EDPLS, shareable_ledger, to_json
 from engine.methods.edpls import no_release_reason as edpls_no_release_reason
 from engine.privacy.noise import SEED_KNOWN_CAVEAT
 from engine.privacy.wording import paper_label
-from engine.report import DataInfo, RunReport
+from engine.reporting.report import DataInfo, RunReport
+from ui.attack_lab.figures import attack_party_spectra_figure, attack_reconstruction_figure, attack_success_figure
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
-from ui.figures import (
-    attack_party_spectra_figure,
-    attack_reconstruction_figure,
-    attack_success_figure,
-)
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
+from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 GRID_CHOICES = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -177,7 +173,7 @@ class Attack:
     axis_title: str
     secret_label: str
     data_info: Callable  # the run report's DataInfo, built only when the report is
-    upload: bool = False  # an uploaded table: its attacks run in a worker with the job budgets (engine.jobs)
+    upload: bool = False  # an uploaded table: its attacks run in a worker with the job budgets (ui.runtime.jobs)
 
 
 def intro() -> None:

@@ -6,10 +6,10 @@ import streamlit as st
 from engine.privacy.calculator import compose_identical_gaussian, per_release_sigma_table, sigma_curve
 from engine.privacy.calibration import gaussian_epsilon
 from engine.privacy.wording import ACCOUNTANT_NAMES, plural
-from engine.report import RunReport
+from engine.reporting.report import RunReport
 from ui.budget import budget_picker
+from ui.calculator.figures import sigma_curve_figure
 from ui.exports import export_bar, show_chart
-from ui.figures import sigma_curve_figure
 from ui.figures.report import report_figure
 
 

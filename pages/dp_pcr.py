@@ -8,7 +8,6 @@ Bounds are declared by the user (defaults: edPLS's page defaults, never read off
 import numpy as np
 import streamlit as st
 
-from engine.jobs import JobError, run_upload
 from engine.methods.dp_pcr import (
     compare,
     no_release_reason,
@@ -19,18 +18,19 @@ from engine.methods.dp_pcr import (
     to_json,
 )
 from engine.methods.edpls import shareable_ledger
-from engine.methods.edpls_pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
-from engine.report import DataInfo, RunReport
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
+from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.chemometrics import dp_pcr_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
+from ui.dp_pcr.figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.exports import export_bar, show_chart
-from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
+from ui.runtime.jobs import JobError, run_upload
 
 PAGE = "dp_pcr"
 SPLIT_SEED = PAGE_DEFAULTS["split_seed"]  # the train/test split's seed (not a noise seed: a split is no release)
@@ -91,7 +91,7 @@ def declare_bounds(ds, response, problem) -> tuple[float, float]:
 @st.cache_data(show_spinner=False, max_entries=32)
 def fit(X, y, train_idx, test_idx, params, noise_seed, session_noise_key, upload=None):
     """The private fit beside the non-private PCR (one release per session and settings; ``upload``: the uploaded
-    file's name, its fit runs in a worker with the job budgets, ``engine.jobs``)."""
+    file's name, its fit runs in a worker with the job budgets, ``ui.runtime.jobs``)."""
     return run_upload(upload is not None, compare, (X[train_idx], y[train_idx]), (X[test_idx], y[test_idx]),
                       random_state=noise_seed, label=f"The DP-PCR fit on {upload}", **params)
 
@@ -194,7 +194,7 @@ def main():
     x_bound, y_bound = declare_bounds(ds, response, problem)
     params = dict(n_components=k, epsilon=budget.epsilon, delta=budget.delta, calibration=budget.calibration,
                   x_bound=x_bound, y_bound=y_bound)
-    upload = ds.name if ds.origin == "upload" else None  # an upload's fits run in a worker (engine.jobs)
+    upload = ds.name if ds.origin == "upload" else None  # an upload's fits run in a worker (ui.runtime.jobs)
     try:
         with fit_wait("dp_pcr_fit"):
             result = fit(problem.X, problem.y, problem.train, problem.test, params, budget.noise_seed,

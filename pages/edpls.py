@@ -2,7 +2,7 @@
 
 Strict mode offers two estimators (radio "Strict estimator"): the recommended one (issue #18,
 ``make_strict_edpls``: the default) and the plain Analyze-Gauss EDPLS, kept for comparison. The recommended
-one's public inputs, choices and headline numbers are ``ui.edpls_strict``.
+one's public inputs, choices and headline numbers are ``ui.edpls.strict``.
 
 Noise: every private fit, sweep and simulation draws its noise through ``budget.noise_seed`` (None:
 fresh OS entropy; the "reproducible noise" switch: a known seed, recorded as not proven). The data
@@ -16,7 +16,6 @@ import numpy as np
 import streamlit as st
 
 from engine.data.preprocess import CHAIN_INFO, chain_names
-from engine.jobs import SWEEP_SECONDS, JobError, run_upload
 from engine.methods.edpls import (
     chain_caveat,
     compare_private_plain,
@@ -28,7 +27,19 @@ from engine.methods.edpls import (
     shareable_ledger,
     to_json,
 )
-from engine.methods.edpls.page_strict import (
+from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound, strict_params
+from engine.methods.edpls.pipeline import preprocess as _preprocess
+from engine.methods.edpls.recommended import to_json as recommended_to_json
+from engine.methods.edpls.sweeps import samples_needed_curve_recommended
+from engine.privacy.wording import paper_claim, paper_label
+from engine.reporting.report import DataInfo, RunReport
+from ui.budget import budget_picker
+from ui.chemometrics import edpls_staples
+from ui.column_choice import response_picker, x_picker
+from ui.data_picker import usable_dataset
+from ui.edpls.figures import edpls_coef_figure, edpls_pred_figure, edpls_rmsep_curve_figure, edpls_samples_needed_figure
+from ui.edpls.page_strict import (
     choice_rows,
     compare_recommended,
     recommended_no_release_reason,
@@ -36,25 +47,7 @@ from engine.methods.edpls.page_strict import (
     recommended_public_parameters,
     recommended_references,
 )
-from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
-from engine.methods.edpls.recommended import to_json as recommended_to_json
-from engine.methods.edpls.sweeps import samples_needed_curve_recommended
-from engine.methods.edpls_pipeline import (
-    PAGE_DEFAULTS,
-    default_x_bound,
-    page_problem,
-    sample_y_bound,
-    strict_params,
-)
-from engine.methods.edpls_pipeline import preprocess as _preprocess
-from engine.page_jobs import edpls_sweep as sweep
-from engine.privacy.wording import paper_claim, paper_label
-from engine.report import DataInfo, RunReport
-from ui.budget import budget_picker
-from ui.chemometrics import edpls_staples
-from ui.column_choice import response_picker, x_picker
-from ui.data_picker import usable_dataset
-from ui.edpls_strict import (
+from ui.edpls.strict import (
     recommended_metrics,
     recommended_settings,
     show_choices,
@@ -62,18 +55,14 @@ from ui.edpls_strict import (
     utility_sentence,
 )
 from ui.exports import export_bar, show_chart
-from ui.figures import (
-    edpls_coef_figure,
-    edpls_pred_figure,
-    edpls_rmsep_curve_figure,
-    edpls_samples_needed_figure,
-)
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
+from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
+from ui.runtime.page_jobs import edpls_sweep as sweep
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
 PAPER_AUDIT_KEY = {"sigma": "edpls"}
@@ -111,7 +100,7 @@ def preprocess(X, chain_name, train_idx, upload=None):
 def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key, upload=None):
     """The private fit beside the plain one. ``session_noise_key`` keeps one release per session and settings: a
     rerun shows the same release, another session (or the teaching switch) draws its own. ``upload``: the
-    uploaded file's name; its fit runs in a worker with the job budgets (``engine.jobs``)."""
+    uploaded file's name; its fit runs in a worker with the job budgets (``ui.runtime.jobs``)."""
     return run_upload(upload is not None, compare_private_plain, X, y, train_idx, test_idx, params,
                       random_state=noise_seed, label=f"The edPLS fit on {upload}")
 

@@ -1,6 +1,6 @@
 """PCA-Gauss: differentially private synthetic data from a DP projection plus a DP Gaussian model
 (issue #6; spec pca_gauss.md; issue #15: public inputs, fresh noise, shareable release vs owner's workbook).
-Thin page: widgets -> engine.methods.synthetic_utility / pca_gauss -> figures."""
+Thin page: widgets -> engine.methods.pca_gauss.utility / pca_gauss -> figures."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
-from engine.jobs import JobError, run_upload
 from engine.methods.pca_gauss import (
     FINDINGS,
     N_PUBLIC_NOTE,
@@ -20,7 +19,7 @@ from engine.methods.pca_gauss import (
     shareable_release,
 )
 from engine.methods.pca_gauss.evaluation import UNFAIR_METRICS
-from engine.methods.synthetic_utility import (
+from engine.methods.pca_gauss.utility import (
     METHOD_LABELS,
     METRICS,
     PRIMARY_METRIC,
@@ -28,22 +27,21 @@ from engine.methods.synthetic_utility import (
     shareable_synthetic_frame,
     summarise,
 )
-from engine.page_jobs import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from engine.privacy.wording import paper_claim, paper_label
-from engine.release import release_to_json
-from engine.report import DataInfo, RunReport
+from engine.release.manifest import release_to_json
+from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
-from ui.figures import (
+from ui.figures.report import synthetic_rows
+from ui.jobs_view import fit_wait
+from ui.ledger_view import show_ledger
+from ui.pca_gauss.figures import (
     pca_gauss_correlation_figure,
     pca_gauss_marginals_figure,
     pca_gauss_scatter_figure,
     pca_gauss_utility_figure,
 )
-from ui.figures.report import synthetic_rows
-from ui.jobs_view import fit_wait
-from ui.ledger_view import show_ledger
-from ui.pca_gauss_setup import (
+from ui.pca_gauss.setup import (
     SOURCE_TEXT,
     TASK_TEXT,
     Setup,
@@ -53,6 +51,8 @@ from ui.pca_gauss_setup import (
     task_section,
 )
 from ui.progress import Sweep
+from ui.runtime.jobs import JobError, run_upload
+from ui.runtime.page_jobs import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from ui.tabs import lazy_tabs
 
 EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
@@ -66,7 +66,7 @@ def fitted_release(df: pd.DataFrame, task: str, target: str | None, P: int, sour
                    public_declared: bool, upload: bool = False) -> dict:
     """One release. ``fit_id`` is a per-session number (not a seed): with fresh noise every session, and every
     click of "New release", fits anew instead of reusing another session's cached noise. ``upload``: in a worker
-    with the job budgets (``engine.jobs``)."""
+    with the job budgets (``ui.runtime.jobs``)."""
     return run_upload(upload, pca_gauss_release, df, task, target, name, P=P, pca_source=source, epsilon=eps,
                       mode=mode, delta=delta, alpha=alpha, mean_share=mean_share, K=K, random_state=split_seed,
                       noise_seed=noise_seed, public=public, bounds=bounds, y_bounds=y_bounds, labels=labels,
@@ -240,7 +240,7 @@ def run_utility_sweep(setup: Setup, result: dict, budget, noise_seed, fit_id: in
     rows = []
     try:
         with utility_sweep.running("Sweeping ε ...") as bar:
-            if s.origin == "upload":  # the whole sweep in one worker with the job budgets (engine.jobs)
+            if s.origin == "upload":  # the whole sweep in one worker with the job budgets (ui.runtime.jobs)
                 return run_upload(True, pca_gauss_sweep, s.df, s.task, s.target, cells, P=s.P, mode=budget.mode,
                                   delta=s.delta, alpha=float(s.alpha), K=s.K, split_seed=s.split_seed,
                                   noise_seed=noise_seed, real_sc=real_sc, name=s.name, public=public_key(s),

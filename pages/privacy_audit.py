@@ -4,13 +4,13 @@ import math
 import pandas as pd
 import streamlit as st
 
-from engine.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, PAGE_BUGS, make_case, plants_bugs, target_label
+from engine.methods.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, PAGE_BUGS, make_case, plants_bugs, target_label
 from engine.privacy.audit import AUDIT_CONFIDENCE, epsilon_lower_bound
-from engine.report import DataInfo, RunReport
+from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.exports import export_bar, show_chart
-from ui.figures import audit_bound_figure, audit_histogram_figure
 from ui.figures.report import report_figure
+from ui.privacy_audit.figures import audit_bound_figure, audit_histogram_figure
 from ui.progress import Sweep
 
 QUANTILES = [0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0]

@@ -12,7 +12,6 @@ import streamlit as st
 
 from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS
-from engine.jobs import JobError
 from engine.methods.var_admm import (
     DEFENCES,
     DP_STATEMENTS,
@@ -28,24 +27,25 @@ from engine.methods.var_admm import (
     privacy_statement,
     release_refusal,
 )
-from engine.report import DataInfo, RunReport
+from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.exports import export_bar, show_chart
 from ui.federation_run import federation_section, var_flower_runs
-from ui.figures import (
+from ui.jobs_view import fit_wait
+from ui.ledger_view import show_ledger
+from ui.progress import Sweep
+from ui.runtime.jobs import JobError
+from ui.tabs import lazy_tabs
+from ui.var_admm.attack import attack_tab
+from ui.var_admm.figures import (
     var_convergence_figure,
     var_forecast_figure,
     var_message_flow_figure,
     var_privacy_curve_figure,
     var_skill_figure,
 )
-from ui.jobs_view import fit_wait
-from ui.ledger_view import show_ledger
-from ui.progress import Sweep
-from ui.tabs import lazy_tabs
-from ui.var_admm_attack import attack_tab
-from ui.var_admm_runs import (
+from ui.var_admm.runs import (
     MIN_STEPS,
     SCHEME_CHOICES,
     Defence,

@@ -33,7 +33,7 @@ def load_upload(data: bytes, name: str):
 def parse_after_a_bomb(data: bytes, name: str, sheet=None):
     """Stands for a parse that needs more memory than the budget: 1 GB, then the real parse."""
     allocate(1024)
-    from engine.jobs import parse_upload
+    from ui.runtime.jobs import parse_upload
 
     return parse_upload(data, name, sheet)
 

@@ -1,6 +1,6 @@
 """Attack lab and guided demo under issue #15: fresh noise, labels from each fit's ledger, the two exports.
 
-Oracles: the fits' own ledgers (``status``, ``reasons_not_proven``), ``engine.release.release_problems``
+Oracles: the fits' own ledgers (``status``, ``reasons_not_proven``), ``engine.release.manifest.release_problems``
 (64-hex tokens, seed keys, the word seed), pandas' XLSX reader for the owner's workbook, and the exact private
 values of the run (bounds read off the rows) that must not reach a shareable file. The files are the ones a
 click would give: the deferred download callables are recorded when Streamlit registers them.
@@ -20,8 +20,8 @@ from downloads import buttons, file_of, recorded_downloads
 from engine.attacks.pls_subspace import split_parties
 from engine.data.attack_sim import make_attack_spectra
 from engine.methods.edpls import estimator_from_release
-from engine.release import RELEASE_KIND, release_problems
-from engine.workbook import PRIVATE_NOTICE
+from engine.release.manifest import RELEASE_KIND, release_problems
+from engine.release.workbook import PRIVATE_NOTICE
 from ui.exports import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from engine.audit_catalog import audit_cases
+from engine.methods.audit_catalog import audit_cases
 from engine.methods.dp_cca.audit_case import dp_cca_case
 from engine.methods.edpls.audit_case import edpls_case
 from engine.methods.pca_gauss.audit_case import pca_gauss_case

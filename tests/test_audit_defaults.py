@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.audit_catalog import (
+from engine.methods.audit_catalog import (
     AUDIT_TARGETS,
     DEFAULT_BUG,
     DEFAULT_TRIALS,
@@ -22,7 +22,7 @@ from engine.audit_catalog import (
     target_label,
 )
 from engine.privacy.audit import AUDIT_CONFIDENCE, BUG_FACTORS, run_case
-from ui.figures.audit import audit_bound_figure
+from ui.privacy_audit.figures import audit_bound_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 ALPHA = 1 - AUDIT_CONFIDENCE

@@ -321,7 +321,7 @@ def test_header_width_is_refused_before_the_rows():
 
 @pytest.fixture(scope="module")
 def job_runner():
-    from engine.jobs import JobRunner
+    from ui.runtime.jobs import JobRunner
 
     return JobRunner(max_jobs=1)
 
@@ -331,7 +331,7 @@ def test_bomb_uploaded_through_the_job_runner_is_answered_within_its_budgets(fna
     """As the app reads an upload: ``parse_upload`` in a worker (600 MB and 30 s budgets). Each bomb comes back as
     its DataError's message (file and reason), not as a budget stop: answered within its time budget, counted from
     the worker's start (the start-up, slow on a loaded machine, has its own allowance)."""
-    from engine.jobs import parse_upload
+    from ui.runtime.jobs import parse_upload
 
     make, words = BOMBS[fname]
     job = job_runner.submit(parse_upload, make(), fname, memory_mb=600, seconds=30, label=f"Reading {fname}")

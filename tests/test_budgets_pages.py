@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine import jobs
-from engine.jobs import JobRunner
+from ui.runtime import jobs
+from ui.runtime.jobs import JobRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,10 +39,10 @@ def _spectra(n: int, d: int, seed: int = 0) -> pd.DataFrame:
 
 
 def test_an_edpls_sweep_in_a_worker_is_the_sweep_in_process():
-    """The page's sweep (engine.page_jobs.edpls_sweep) in a worker, progress included, equals the in-process one at
+    """The page's sweep (ui.runtime.page_jobs.edpls_sweep) in a worker, progress included, equals the in-process one at
     a known noise seed."""
-    from engine.methods.edpls_pipeline import strict_params
-    from engine.page_jobs import edpls_sweep
+    from engine.methods.edpls.pipeline import strict_params
+    from ui.runtime.page_jobs import edpls_sweep
 
     frame = _spectra(40, 20)
     X, y = frame.drop(columns="oil").to_numpy(), frame["oil"].to_numpy()
@@ -150,9 +150,9 @@ def test_a_strict_edpls_fit_past_the_memory_budget_ends_on_its_page_and_another_
 def _queued_fit_script():
     import streamlit as st
 
-    from engine import jobs
     from tests.jobs_helpers import sleep_then
     from ui.jobs_view import fit_wait
+    from ui.runtime import jobs
 
     st.text_input("A setting", "kept", key="setting")
     with fit_wait("demo_fit"):
@@ -211,8 +211,8 @@ def test_uploaded_public_files_are_read_in_a_worker(monkeypatch):
     """The public spectra (edPLS) and public rows (PCA-Gauss) uploads go through the runner: a table comes back, a
     10^6-column file comes back as its refusal naming the file."""
     from tests.bombs import csv_million_columns
-    from ui.edpls_strict import _read_public
-    from ui.pca_gauss_setup import public_table
+    from ui.edpls.strict import _read_public
+    from ui.pca_gauss.setup import public_table
 
     runner = CountingRunner()
     monkeypatch.setattr(jobs, "RUNNER", runner)

@@ -14,7 +14,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld
 
 from engine.privacy.calculator import sigma_curve
 from engine.privacy.calibration import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
-from ui.figures.calculator import sigma_curve_figure
+from ui.calculator.figures import sigma_curve_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 

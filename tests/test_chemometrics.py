@@ -44,8 +44,8 @@ from engine.methods.chemometrics import (
 from engine.methods.chemometrics.diagnostics import BOX, JACKSON_MUDHOLKAR
 from engine.methods.chemometrics.metrics import DP_MEAN_LABEL, TRAIN_MEAN_LABEL
 from engine.methods.edpls import EDPLS
+from engine.methods.edpls.pipeline import page_problem, preprocess
 from engine.methods.edpls.recommended import make_strict_edpls
-from engine.methods.edpls_pipeline import page_problem, preprocess
 from ui.chemometrics import NO_BETTER, TABS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,8 +1,8 @@
-"""``python -m engine``: the batch command line (engine/cli.py) end to end on tiny Parquet sets.
+"""``python -m engine``: the batch command line (engine/cli/commands.py) end to end on tiny Parquet sets.
 
 Oracles: the same estimator fitted in memory with the same known noise seed (the release's coefficients must be
-equal), ``engine.release.release_problems`` and the release's own manifest (shareable fields only), the registry
-(every method listed by --help).
+equal), ``engine.release.manifest.release_problems`` and the release's own manifest (shareable fields only), the
+registry (every method listed by --help).
 """
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 from openpyxl import load_workbook
 
-from engine.cli import main
+from engine.cli.commands import main
 from engine.data.sample_generators import make_nir_spectra
 from engine.methods.registry import METHODS
-from engine.release import release_problems
-from engine.workbook import PRIVATE_NOTICE
+from engine.release.manifest import release_problems
+from engine.release.workbook import PRIVATE_NOTICE
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -138,8 +138,8 @@ def test_cli_fits_pca_gauss_chunk_by_chunk_and_equals_numpy(table, tmp_path, cap
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from engine.batch import LAZY_METHODS
-    from engine.cli import main
+    from engine.cli.batch import LAZY_METHODS
+    from engine.cli.commands import main
 
     folder = tmp_path / "set"
     folder.mkdir()

@@ -96,8 +96,8 @@ def test_cli_fits_the_recommended_estimator_chunk_by_chunk(data, tmp_path, capsy
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from engine.batch import LAZY_METHODS
-    from engine.cli import main
+    from engine.cli.batch import LAZY_METHODS
+    from engine.cli.commands import main
 
     df, pub = data
     folder = tmp_path / "runs"

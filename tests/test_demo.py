@@ -1,4 +1,4 @@
-"""The home page's guided demo (issue #10): engine.demo's story and its rendering under AppTest."""
+"""The home page's guided demo (issue #10): ui.home.story's story and its rendering under AppTest."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.demo import DEMO_COST_EPSILONS, guided_story, leak_example
+from ui.home.story import DEMO_COST_EPSILONS, guided_story, leak_example
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 
 #: The proven guarantee of a strict fit at the default budget, as the headline states it.
@@ -139,8 +139,8 @@ def test_cost_step_runs_the_recommended_estimator_and_measures_against_sklearn(s
     non-private reference is scikit-learn's PLS on the same split, and the old strict fit is reported beside."""
     from sklearn.cross_decomposition import PLSRegression
 
-    from engine.demo import DEMO_Y_RANGE, NIR_COMPONENTS, _nir_split
     from engine.methods.edpls.recommended import RELEASES, make_strict_edpls
+    from ui.home.story import DEMO_Y_RANGE, NIR_COMPONENTS, _nir_split
 
     cost = seeded_story.step("cost")
     curve = cost.figure["curve"]

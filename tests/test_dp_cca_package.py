@@ -13,7 +13,7 @@ from engine.data import views
 def test_every_public_name_and_the_old_core_path_still_import():
     for name in dp_cca.__all__:
         assert hasattr(dp_cca, name), name
-    core = importlib.import_module("engine.methods.dp_cca_core")
+    core = importlib.import_module("engine.methods.dp_cca.core")
     assert core is dp_cca.core
     assert core.SENSITIVITY is dp_cca.SENSITIVITY and core._Prepared is dp_cca._Prepared
 

@@ -3,8 +3,9 @@ the end-to-end audit of the page's strict pipeline.
 
 Oracles: the closed-form sensitivities of the proof (sqrt(2), sqrt(9/8), sqrt(3/2), sqrt(32/27)) checked by a
 hill-climb over adversarial raw rows through the estimator's own ``_prepare`` (clipping, scaling, centring
-column); the privacy core's analytic calibration; empirical noise statistics; ``engine.release.release_problems``;
-pandas' XLSX reader; ``engine.privacy.audit.epsilon_lower_bound`` with a planted bug; Streamlit's AppTest.
+column); the privacy core's analytic calibration; empirical noise statistics;
+``engine.release.manifest.release_problems``; pandas' XLSX reader; ``engine.privacy.audit.epsilon_lower_bound``
+with a planted bug; Streamlit's AppTest.
 """
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from engine.methods.dp_cca import (
     DPCCA,
     FORMAT,
     RELEASE_NAME,
-    _audit_data,
     model_from_dict,
     no_release_reason,
     owner_sheets,
@@ -37,9 +37,10 @@ from engine.methods.dp_cca import (
     to_json,
     worst_case_rows,
 )
+from engine.methods.dp_cca.audit_case import _audit_data
 from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
 from engine.privacy.audit import run_case
-from engine.release import RELEASE_KIND, release_problems
+from engine.release.manifest import RELEASE_KIND, release_problems
 from tab_helpers import open_tab
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from streamlit.testing.v1 import AppTest
 
 from downloads import file_of, recorded_downloads
-from engine.audit_catalog import make_case
+from engine.methods.audit_catalog import make_case
 from engine.methods.contract import Comparison
 from engine.methods.dp_pcr import (
     CURVE_COLUMNS,
@@ -32,7 +32,7 @@ from engine.methods.registry import method
 from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
 from engine.privacy.audit import run_case
 from engine.privacy.moments import add_remove_sensitivity
-from engine.release import release_problems
+from engine.release.manifest import release_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 NIR = ROOT / "sample_data" / "nir_spectra.csv"
@@ -219,7 +219,7 @@ def test_page_opens_fits_sweeps_and_exports():
 
 
 def test_figures_follow_the_shared_layout(nir):
-    from ui.figures.dp_pcr import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
+    from ui.dp_pcr.figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 
     X, y = nir
     curves = rmsep_vs_epsilon(X[:84], y[:84], X[84:], y[84:], [1.0, 10.0, np.inf], 2, 3, random_state=0,

@@ -19,7 +19,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import GridSearchCV
 
 import engine.methods.edpls as edmod
-import engine.methods.edpls_core as coremod
+import engine.methods.edpls.core as coremod
 from engine.methods.edpls import (
     EDPLS,
     edpls_replicates,
@@ -33,7 +33,7 @@ from engine.methods.edpls import (
     to_json,
 )
 from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
-from engine.release import release_problems
+from engine.release.manifest import release_problems
 
 CORN = Path(__file__).resolve().parents[2] / "shared" / "data" / "corn"
 

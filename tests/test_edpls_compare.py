@@ -62,7 +62,7 @@ def test_compare_paper_mode_is_not_proven():
 
 
 def test_registry_resolves_compare_estimator_and_audit_case():
-    from engine.audit_catalog import make_case
+    from engine.methods.audit_catalog import make_case
     from engine.methods.registry import method
 
     spec = method("edpls")
@@ -87,10 +87,10 @@ def test_old_module_paths_are_the_new_modules(old, new):
 
 
 def test_old_names_keep_working():
-    core = importlib.import_module("engine.methods.edpls_core")
+    core = importlib.import_module("engine.methods.edpls.core")
     assert core.pls1_from_moments is edmod.pls1_from_moments and core.strict_sensitivity is edmod.strict_sensitivity
     assert core._COPY_LIMIT > 0
-    pipeline = importlib.import_module("engine.methods.edpls_pipeline")
+    pipeline = importlib.import_module("engine.methods.edpls.pipeline")
     assert pipeline.pipeline_audit_case is edmod.pipeline_audit_case and pipeline.PAGE_DEFAULTS is edmod.PAGE_DEFAULTS
 
 

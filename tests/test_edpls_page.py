@@ -14,14 +14,14 @@ from streamlit.testing.v1 import AppTest
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.methods.edpls import paper_notes
-from engine.methods.edpls.page_strict import choice_rows, compare_recommended
+from engine.methods.edpls.pipeline import page_problem
 from engine.methods.edpls.recommended import FORMAT as RECOMMENDED_FORMAT
 from engine.methods.edpls.recommended import RELEASES
-from engine.methods.edpls_pipeline import page_problem
 from engine.privacy.wording import ledger_text
-from engine.release import release_problems
-from engine.workbook import PRIVATE_NOTICE
+from engine.release.manifest import release_problems
+from engine.release.workbook import PRIVATE_NOTICE
 from ui.budget import TEACHING_NOISE_SEED
+from ui.edpls.page_strict import choice_rows, compare_recommended
 from ui.exports import LABELS
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")

@@ -27,10 +27,10 @@ from engine.methods.edpls import (
     strict_sensitivity,
     to_json,
 )
-from engine.methods.edpls_pipeline import PAGE_DEFAULTS
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS
 from engine.privacy import SEED_KNOWN_CAVEAT
 from engine.privacy.audit import epsilon_lower_bound
-from engine.release import estimator_from_release, release_problems, release_to_json
+from engine.release.manifest import estimator_from_release, release_problems, release_to_json
 
 
 def _data(n=60, m=8, seed=0):

@@ -5,7 +5,7 @@ Every page of ``ui.pages`` is run once under AppTest with its defaults. The file
 give: the download buttons' deferred callables are recorded when Streamlit registers them (``add_deferred``)
 and called here, so the tests read the very bytes the browser would receive.
 
-Oracles: ``engine.release.release_problems`` (64-hex tokens, seed keys, the word seed), the page's own
+Oracles: ``engine.release.manifest.release_problems`` (64-hex tokens, seed keys, the word seed), the page's own
 ``RunReport`` (exact row count, headline numbers, parameters that are not public must not reach the shareable
 report), pandas' XLSX reader for the workbook, and the release's own ledger for the report's status.
 """
@@ -24,12 +24,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from downloads import buttons, file_of, recorded_downloads
-from engine.fingerprint import data_fingerprint, data_sha256
 from engine.methods.registry import METHODS
 from engine.privacy import PrivacyLedger, Release
-from engine.release import RELEASE_KIND, release_problems
-from engine.report import DataInfo, RunReport, _fmt, environment_versions
-from engine.workbook import PRIVATE_NOTICE
+from engine.release.fingerprint import data_fingerprint, data_sha256
+from engine.release.manifest import RELEASE_KIND, release_problems
+from engine.release.workbook import PRIVATE_NOTICE
+from engine.reporting.report import DataInfo, RunReport, _fmt, environment_versions
 from tab_helpers import open_tab
 from ui.exports import LABELS, chart_config
 from ui.pages import METHOD_PAGES, TOOL_PAGES
@@ -377,7 +377,7 @@ def test_fingerprint_is_keyed_and_the_cache_hash_depends_on_contents_only():
 
 
 def test_versions_survive_without_git(monkeypatch):
-    import engine.report as report_mod
+    import engine.reporting.report as report_mod
 
     report_mod._git_commit.cache_clear()
     monkeypatch.setattr(report_mod.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("git")))
@@ -405,8 +405,8 @@ def _views(n=200, seed=0):
 
 
 def test_json_encoder_is_nan_and_inf_safe_and_refuses_the_wrong_format():
-    from engine.export import dumps, estimator_from_dict, estimator_to_dict
     from engine.methods import p3ls
+    from engine.release.export import dumps, estimator_from_dict, estimator_to_dict
 
     X, Y = _views()
     m = p3ls.P3LS(n_components=2, random_state=0).fit([X[:, :2], X[:, 2:]], Y)
@@ -422,8 +422,8 @@ def test_json_encoder_is_nan_and_inf_safe_and_refuses_the_wrong_format():
 
 
 def test_estimator_to_dict_lists_what_it_leaves_out():
-    from engine.export import estimator_to_dict
     from engine.methods.p3ls import P3LS
+    from engine.release.export import estimator_to_dict
 
     X, Y = _views()
     m = P3LS(n_components=1, random_state=np.random.default_rng(0)).fit([X[:, :2], X[:, 2:]], Y)

@@ -1,4 +1,4 @@
-"""The job runner (engine.jobs): memory and time budgets end one job, not the server; a bounded line of jobs.
+"""The job runner (ui.runtime.jobs): memory and time budgets end one job, not the server; a bounded line of jobs.
 
 Small budgets (300 MB, 2 s) keep every test within a few seconds, the forkserver's start-up included.
 """
@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from engine.data import DataError
-from engine.jobs import JobCancelled, JobError, JobRunner, in_line, ordinal
 from tests.jobs_helpers import allocate, fail_with_data_error, load_upload, sleep_then
+from ui.runtime.jobs import JobCancelled, JobError, JobRunner, in_line, ordinal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,7 +109,8 @@ def test_budgets_from_the_environment():
     import sys
 
     env = {**os.environ, "PRIVALAB_JOB_MEMORY_MB": "512", "PRIVALAB_JOB_SECONDS": "7", "PRIVALAB_MAX_JOBS": "x"}
-    out = subprocess.run([sys.executable, "-c", "import engine.jobs as j; print(j.MEMORY_MB, j.SECONDS, j.MAX_JOBS)"],
+    code = "import ui.runtime.jobs as j; print(j.MEMORY_MB, j.SECONDS, j.MAX_JOBS)"
+    out = subprocess.run([sys.executable, "-c", code],
                          env=env, capture_output=True, text=True, check=True).stdout.split()
     assert out == ["512", "7.0", "2"]
 
@@ -118,8 +119,8 @@ def test_budgets_from_the_environment():
 def test_an_upload_past_the_budget_is_refused_on_the_page_and_the_data_stay(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from engine import jobs
     from tests.jobs_helpers import parse_after_a_bomb
+    from ui.runtime import jobs
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.radio(key="home_data_source").set_value("Upload a file").run()
@@ -171,8 +172,8 @@ def test_an_edpls_fit_past_the_budget_is_refused_on_the_page(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     import engine.methods.edpls as edpls
-    from engine import jobs
     from tests.jobs_helpers import fit_after_a_bomb
+    from ui.runtime import jobs
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(30, 2)) @ rng.normal(size=(2, 12)) * 0.1 + 0.5 + 0.01 * rng.normal(size=(30, 12))
@@ -195,9 +196,9 @@ def test_an_edpls_fit_past_the_budget_is_refused_on_the_page(monkeypatch):
 def _waiting_script():
     import streamlit as st
 
-    from engine.jobs import JobRunner
     from tests.jobs_helpers import sleep_then
     from ui.data_picker import _Waiting
+    from ui.runtime.jobs import JobRunner
 
     runner = JobRunner(max_jobs=1)
     first = runner.submit(sleep_then, 3.0, "first", seconds=20)
@@ -229,8 +230,8 @@ def test_a_read_waiting_in_line_shows_its_place_and_cancel():
 def test_the_recommended_fit_in_a_worker_is_the_fit_in_the_server():
     """``run_upload`` (the edPLS page's route for an upload) gives the in-process result, fitted models included;
     a sample set (upload=False) never starts a worker."""
-    from engine.jobs import run_upload
-    from engine.methods.edpls.page_strict import compare_recommended
+    from ui.edpls.page_strict import compare_recommended
+    from ui.runtime.jobs import run_upload
 
     X, y, train, test = _wide_spectra(40, 30)
     kw = dict(epsilon=1.0, delta=1e-5, y_range=(0.0, 100.0), random_state=3)
@@ -247,8 +248,8 @@ def test_progress_of_a_job_in_a_worker_reaches_the_waiting_thread(runner):
     last one (1.0) included, and the same calls as in-process (``run_upload`` on a sample set)."""
     import threading
 
-    from engine.jobs import run_upload
     from tests.jobs_helpers import steps_with_progress
+    from ui.runtime.jobs import run_upload
 
     seen, threads = [], set()
 
@@ -271,8 +272,8 @@ def test_progress_of_a_job_in_a_worker_reaches_the_waiting_thread(runner):
 
 
 def test_waiting_hands_on_wait_to_run_upload_and_a_sweep_gets_its_own_time_budget(monkeypatch):
-    from engine import jobs
     from tests.jobs_helpers import steps_with_progress
+    from ui.runtime import jobs
 
     monkeypatch.setattr(jobs, "RUNNER", JobRunner(max_jobs=1))
     blocker = jobs.RUNNER.submit(sleep_then, 1.0, "first", seconds=20)

@@ -18,7 +18,7 @@ import pytest
 
 from engine.data import DataError, dataset_shape, open_dataset, resolve_under_root
 from engine.data.large import dataset_source, preview_rows
-from engine.release import release_problems
+from engine.release.manifest import release_problems
 
 COLS = [f"x{j}" for j in range(20)]
 
@@ -273,7 +273,7 @@ _RESULTS_KEY = "edpls_large_results"
 def test_a_stop_raised_from_progress_ends_the_pass(tmp_path):
     """The app's Cancel stops the script at its next progress update (Streamlit raises there, a BaseException):
     the check pass and the chunked fit let it through and stop, from the thread that reports progress."""
-    from engine.batch import TaskProgress, fit_dataset
+    from engine.cli.batch import TaskProgress, fit_dataset
 
     class Stop(BaseException):
         pass

@@ -217,10 +217,10 @@ def test_the_split_seed_fixes_the_split_but_not_the_masks():
 
 def test_owner_side_exports_and_no_shareable_release():
     """P3LS adds no noise: its model is not a shareable release; it goes to the owner's workbook."""
-    from engine.export import dumps
     from engine.methods.p3ls import NO_RELEASE_REASON, model_from_dict, model_to_dict, owner_sheets
     from engine.privacy import PrivacyLedger
-    from engine.release import Field, build_release
+    from engine.release.export import dumps
+    from engine.release.manifest import Field, build_release
 
     X, Y = low_rank_problem(m=90, seed=15)
     blocks = [X[:, :8], X[:, 8:]]

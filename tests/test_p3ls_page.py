@@ -49,8 +49,8 @@ def test_page_exports_no_shareable_model_and_an_owners_workbook():
     from streamlit.testing.v1 import AppTest
 
     from engine.methods.p3ls import NO_RELEASE_REASON
-    from engine.release import release_problems
-    from engine.workbook import PRIVATE_NOTICE
+    from engine.release.manifest import release_problems
+    from engine.release.workbook import PRIVATE_NOTICE
     from test_exports import file_of, recorded_downloads, standalone, text_of
 
     if not (ROOT / "sample_data" / "value_chain.csv").exists():

@@ -22,8 +22,8 @@ from engine.methods.pca_gauss import (
     lap_pca_noise_scale,
     sensitivities,
 )
-from engine.methods.pca_gauss_baselines import IdentityQueryRelease
-from engine.methods.synthetic_utility import (
+from engine.methods.pca_gauss.baselines import IdentityQueryRelease
+from engine.methods.pca_gauss.utility import (
     arrays_from_frame,
     load_bundled,
     make_split,
@@ -255,7 +255,7 @@ def test_sampling_never_fails_and_logs_the_psd_fix(cancer):
 
 
 def test_clip_and_numpy_samplers_agree_on_a_symmetric_psd_matrix():
-    from engine.methods.pca_gauss import _draw, _sampling_covariance
+    from engine.methods.pca_gauss.sampling import _draw, _sampling_covariance
 
     A = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 0.5]])
     c1, e1, f1 = _sampling_covariance(A, "clip")

@@ -17,8 +17,8 @@ import pytest
 from sklearn.datasets import load_digits
 
 from engine.methods.pca_gauss.evaluation import METRICS, PRIMARY_METRIC, UNFAIR_METRICS, default_task
-from engine.methods.synthetic_utility import release_report
-from ui.figures.pca_gauss import pca_gauss_scatter_figure
+from engine.methods.pca_gauss.utility import release_report
+from ui.pca_gauss.figures import pca_gauss_scatter_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_old_module_paths_are_the_package_modules():
-    assert importlib.import_module("engine.methods.synthetic_utility") is utility
-    assert importlib.import_module("engine.methods.pca_gauss_baselines") is baselines
-    from engine.methods.pca_gauss_baselines import IdentityQueryRelease
-    from engine.methods.synthetic_utility import _real_space, arrays_from_frame, load_bundled, make_split  # noqa: F401
+    assert importlib.import_module("engine.methods.pca_gauss.utility") is utility
+    assert importlib.import_module("engine.methods.pca_gauss.baselines") is baselines
+    from engine.methods.pca_gauss.baselines import IdentityQueryRelease
+    from engine.methods.pca_gauss.utility import _real_space, arrays_from_frame, load_bundled, make_split  # noqa: F401
 
     assert IdentityQueryRelease is baselines.IdentityQueryRelease
     assert arrays_from_frame is tables.arrays_from_frame and load_bundled is tables.load_bundled

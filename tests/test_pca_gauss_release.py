@@ -26,7 +26,7 @@ from engine.methods.pca_gauss import (
     shareable_release,
     to_json,
 )
-from engine.methods.synthetic_utility import (
+from engine.methods.pca_gauss.utility import (
     documented_public_inputs,
     load_bundled,
     make_split,
@@ -38,8 +38,8 @@ from engine.methods.synthetic_utility import (
 )
 from engine.privacy import SEED_KNOWN_CAVEAT
 from engine.privacy.audit import run_case
-from engine.release import release_problems, release_to_json
-from engine.workbook import PRIVATE_NOTICE
+from engine.release.manifest import release_problems, release_to_json
+from engine.release.workbook import PRIVATE_NOTICE
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "pca_gauss.py")

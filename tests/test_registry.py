@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sklearn.base import BaseEstimator
 
-from engine.audit_catalog import AUDIT_TARGETS, audit_cases, make_case
+from engine.methods.audit_catalog import AUDIT_TARGETS, audit_cases, make_case
 from engine.methods.contract import Comparison
 from engine.methods.registry import METHODS, method
 from engine.privacy.audit import AuditCase

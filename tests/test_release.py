@@ -11,8 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.export import ledger_from_dict
-from engine.fingerprint import data_fingerprint, data_sha256
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     FreshGenerator,
@@ -23,9 +21,11 @@ from engine.privacy import (
     noise_generator,
 )
 from engine.privacy.wording import ledger_text
-from engine.release import Field, build_release, estimator_from_release, release_problems, release_to_json
-from engine.report import DataInfo, RunReport
-from engine.workbook import PRIVATE_NOTICE, OwnerWorkbook
+from engine.release.export import ledger_from_dict
+from engine.release.fingerprint import data_fingerprint, data_sha256
+from engine.release.manifest import Field, build_release, estimator_from_release, release_problems, release_to_json
+from engine.release.workbook import PRIVATE_NOTICE, OwnerWorkbook
+from engine.reporting.report import DataInfo, RunReport
 
 
 def _ledger(neighbouring="add_remove", source="public") -> PrivacyLedger:

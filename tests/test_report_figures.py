@@ -25,9 +25,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-import engine.report_figures as rf
+import engine.reporting.figures as rf
 from engine.privacy import PrivacyLedger, Release
-from engine.report import STYLE, DataInfo, ReportFigure, RunReport, summarise_columns
+from engine.reporting.report import STYLE, DataInfo, ReportFigure, RunReport, summarise_columns
 
 CORN = ["sample_id", *[str(w) for w in range(1100, 2500, 4)], "moisture", "oil", "protein", "starch"]
 

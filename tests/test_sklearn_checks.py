@@ -46,7 +46,7 @@ from engine.methods.dp_pcr import DPPCR
 from engine.methods.edpls import EDPLS
 from engine.methods.p3ls import SVDPLS, P3LSRegressor
 from engine.methods.pca_gauss import PCAGauss
-from engine.methods.pca_gauss_baselines import IdentityQueryRelease
+from engine.methods.pca_gauss.baselines import IdentityQueryRelease
 from engine.methods.var_admm import CollaborativeVAR
 
 EDPLS_PRIVATE = [EDPLS(), EDPLS(mode="strict", epsilon=1.0, x_bound=10.0, y_bound=10.0)]

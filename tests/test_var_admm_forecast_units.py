@@ -14,8 +14,8 @@ import pytest
 
 from engine.data import load_table
 from engine.methods.var_admm import prepare_series
-from ui.figures.var_admm import _runs, var_forecast_figure
-from ui.var_admm_runs import fit_and_forecast, own_units, run_defence
+from ui.var_admm.figures import _runs, var_forecast_figure
+from ui.var_admm.runs import fit_and_forecast, own_units, run_defence
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"penalty": "none", "alpha": 0.0, "rho": 2.0, "init": "random", "variant": "base", "max_iter": 3000,

@@ -42,8 +42,8 @@ from engine.methods.var_admm import (
 from engine.methods.var_admm.audit_case import var_admm_case
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release
 from engine.privacy.audit import run_case
-from engine.release import release_problems
-from engine.workbook import PRIVATE_NOTICE
+from engine.release.manifest import release_problems
+from engine.release.workbook import PRIVATE_NOTICE
 from ui.exports import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -124,7 +124,7 @@ def test_plural():
 def test_no_counted_plural_written_with_s_in_parentheses():
     """"1 release(s)" / "1 releases": counted nouns go through plural()."""
     for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "engine/privacy/wording.py",
-                 ROOT / "engine/report.py"]:
+                 ROOT / "engine/reporting/report.py"]:
         text = path.read_text()
         assert "release(s)" not in text and "releases(s)" not in text, path
 
@@ -140,7 +140,7 @@ def test_var_admm_headline_names_its_unit():
     assert _eps_in(value) == pytest.approx(width / b) and "per value of one owner's series" in value
     assert "owner's whole series" not in value.split("(one")[0]
     # the unit survives the shareable round trip
-    from engine.export import ledger_from_dict
+    from engine.release.export import ledger_from_dict
     assert ledger_from_dict(led.ledger.to_dict()).unit == led.ledger.unit
 
 
@@ -189,7 +189,7 @@ def test_every_stored_audit_exceeds_its_claim():
 def test_a_stored_audit_figure_is_what_the_auditor_measures():
     """The stored figure is reproduced by the catalogue audit with its documented settings (PCA-Gauss at a
     claimed ε = 1: the fastest case, about 2 s)."""
-    from engine.audit_catalog import make_case
+    from engine.methods.audit_catalog import make_case
     from engine.privacy.audit import run_case
     stored, _ = paper_audit("pca_gauss", 1.0)
     r = run_case(make_case("pca_gauss", "paper", 1.0, 1e-5), 1_000_000, 0, alpha=0.01)
@@ -235,7 +235,7 @@ def _visible_strings(path: Path):
 
 def test_pages_use_plain_words():
     files = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/figures/*.py"),
-                    ROOT / "engine/privacy/wording.py", ROOT / "engine/demo.py"])
+                    ROOT / "engine/privacy/wording.py", ROOT / "ui/home/story.py"])
     found = [f"{path.relative_to(ROOT)}:{line}: {what}: {text[:80]!r}"
              for path in files for line, text in _visible_strings(path)
              for what, pattern in BANNED.items() if re.search(pattern, text)]

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.jobs import run_upload
 from engine.methods.chemometrics import (
     example_rows,
     means_not_beaten,
@@ -29,7 +28,6 @@ from engine.methods.chemometrics import (
     rmsecv_curve,
 )
 from engine.methods.chemometrics.cv import METHODS
-from engine.page_jobs import reference_diagnostics
 from ui.exports import show_chart
 from ui.figures.chemometrics import (
     chemometrics_loadings_figure,
@@ -40,6 +38,8 @@ from ui.figures.chemometrics import (
     chemometrics_vip_figure,
 )
 from ui.jobs_view import fit_wait
+from ui.runtime.jobs import run_upload
+from ui.runtime.page_jobs import reference_diagnostics
 
 TITLE = "Model diagnostics (owner's view, not private): RMSECV, R², RPD, bias, loadings, VIP, T² and Q"
 OWNER_VIEW = "Owner's view, not private: computed on your rows without noise. For you only (owner's workbook)."
@@ -75,7 +75,7 @@ class Staples:
     chain: str | None = None  # the reference's chain (None: the page fits raw rows)
     private_preprocess: object | None = None  # the private estimator's own fitted row-wise chain, if it has one
     private_chain: str | None = None
-    upload: bool = False  # an uploaded data set: its reference fits run in a worker (engine.jobs)
+    upload: bool = False  # an uploaded data set: its reference fits run in a worker (ui.runtime.jobs)
 
     def tabs(self) -> list[str]:
         tabs = list(TABS[:5]) if self.method == "pls" else [*TABS[:3], "Loadings", TABS[4]]
@@ -84,7 +84,7 @@ class Staples:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _cv(X, y, max_k: int, method: str, upload: bool = False):
-    """The RMSECV curve (``upload``: in a worker with the job budgets, ``engine.jobs``)."""
+    """The RMSECV curve (``upload``: in a worker with the job budgets, ``ui.runtime.jobs``)."""
     return run_upload(upload, rmsecv_curve, X, y, max_k, method=method, label="The cross-validation")
 
 

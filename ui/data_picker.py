@@ -23,12 +23,12 @@ from typing import Callable
 import pandas as pd
 import streamlit as st
 
-from engine import jobs
 from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
 from engine.data.catalog import load_sample, sample_sets
 from engine.data.columns import MissingRows, drop_missing_rows, numeric_columns
 from engine.data.xy_files import join_xy, shared_columns
 from ui.jobs_view import JobWait
+from ui.runtime import jobs
 from ui.state import init_state
 
 SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
@@ -69,7 +69,7 @@ def _try_load(data: bytes, name: str, sheet: str | None = None, on_wait: Callabl
     only problem), cached per content: a refused file (e.g. a million columns) is parsed once, not on every
     rerun or page.
 
-    The parse runs in a worker process of ``engine.jobs`` (memory and time budget, a bounded line of jobs):
+    The parse runs in a worker process of ``ui.runtime.jobs`` (memory and time budget, a bounded line of jobs):
     a file past a budget is refused with the runner's message, naming the file, and cached like any refusal.
     ``on_wait(job)`` is called while it waits or runs (the place in line); JobCancelled (not cached) when the
     page stops waiting. Not ``st.cache_data``: the wait shows elements, which a cached function would record

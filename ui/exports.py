@@ -2,14 +2,14 @@
 
 - :func:`show_chart` draws a plotly figure so that the modebar camera saves ``<page>_<name>.png``.
 - :func:`export_bar` renders two groups that are never mixed (issue #15):
-  the **shareable release** (model JSON built by :func:`engine.release.build_release`, the shareable
+  the **shareable release** (model JSON built by :func:`engine.release.manifest.build_release`, the shareable
   run report, and synthetic data where the page makes some: DP outputs and declared-public inputs
   only) and the **owner's workbook** (XLSX, "contains private information: do not share": the
   reference model, test values, results on private rows, exact counts, the keyed fingerprint).
   Stable keys ``<page>_export_model``, ``<page>_export_report``, ``<page>_export_synthetic`` and
   ``<page>_export_workbook``; labels :data:`LABELS`. Every file is built only when clicked and every
   button uses ``on_click="ignore"``, so one download never invalidates another. The report of the
-  current run is kept in ``st.session_state["export_report_<page>"]`` (a :class:`engine.report.RunReport`).
+  current run is kept in ``st.session_state["export_report_<page>"]`` (a :class:`engine.reporting.report.RunReport`).
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import re
 
 import streamlit as st
 
-from engine.report import RunReport
-from engine.workbook import OwnerWorkbook
+from engine.release.workbook import OwnerWorkbook
+from engine.reporting.report import RunReport
 
 LABELS = {"model": "Model (JSON, shareable)", "report": "Run report (HTML, shareable)",
           "synthetic": "Synthetic data (CSV, shareable)", "workbook": "Owner's workbook (XLSX, private)"}

@@ -39,7 +39,7 @@ def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = 
                     timeout: float = 120.0) -> dict:
     """The page's VAR-ADMM fit on its training rows (the paper's scheme, fixed K = ``n_iter``, the same random
     start), local and over Flower. Y (T, n): the owners' series as the page holds them."""
-    from ui.var_admm_runs import panel_of
+    from ui.var_admm.runs import panel_of
 
     panel = panel_of(Y, solar, lags)
     train, mask = panel.Y[:panel.train_end], panel.fit_mask[:panel.train_end]

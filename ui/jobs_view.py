@@ -1,4 +1,4 @@
-"""One widget for a page waiting on a job of ``engine.jobs``: its place in line or its running time, and Cancel.
+"""One widget for a page waiting on a job of ``ui.runtime.jobs``: its place in line or its running time, and Cancel.
 
 Used by the data picker (reading an upload), by every page's fit of an uploaded data set (:func:`fit_wait`) and by
 ``ui.progress.Sweep`` for a sweep in a worker (:class:`SweepWait`: the place in line in the progress bar's text,
@@ -12,7 +12,7 @@ rerun says so, keeps everything above the fit (data, settings) and offers "Fit a
 The fits are ``st.cache_data`` functions, which record the elements drawn while they run and replay them on a
 hit, onto blocks that do not exist in that run. The wait is drawn outside that recording (:func:`_unrecorded`,
 Streamlit's ``in_cached_function`` context variable; nothing to record when Streamlit lacks it). Written here
-because Streamlit has no queue widget; the queue itself is ``engine.jobs``.
+because Streamlit has no queue widget; the queue itself is ``ui.runtime.jobs``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from contextlib import contextmanager, nullcontext
 
 import streamlit as st
 
-from engine import jobs
+from ui.runtime import jobs
 
 
 def _unrecorded():
@@ -103,7 +103,7 @@ def _fit_again(key: str) -> None:
 
 @contextmanager
 def fit_wait(key: str, what: str = "Fitting"):
-    """The fits of uploads inside the block (``engine.jobs.run_upload``) wait with their place in line and Cancel.
+    """The fits of uploads inside the block (``ui.runtime.jobs.run_upload``) wait with their place in line and Cancel.
 
     After Cancel the page says so and stops at this point (``st.stop``): everything above it (data, settings) is
     kept, and "Fit again" runs the fit on the next run. A sample set's fit runs in the server process and never

@@ -6,9 +6,9 @@ types a path relative to it (a Parquet folder, a file, or a CSV/Parquet pattern 
 out). The picker previews the first rows and the shape from the files' footers, without reading the data set.
 
 The fit (:func:`large_edpls_section`): strict edPLS (Analyze-Gauss, ``EDPLS(mode="strict")``) through
-``engine.batch.fit_dataset`` (the command line's fit), its one release summed partition by partition
+``engine.cli.batch.fit_dataset`` (the command line's fit), its one release summed partition by partition
 (``engine.privacy.chunked``): the data set is never held in memory. A progress bar follows each pass over the
-partitions (the cell check: ``engine.batch.TaskProgress``; the fit: the estimator's ``progress(done, total)``), with
+partitions (the cell check: ``engine.cli.batch.TaskProgress``; the fit: the estimator's ``progress(done, total)``), with
 Cancel (``ui.progress.Sweep``). Its shareable release and the owner's workbook are two separate downloads. Widgets only:
 the checks, the fit and the release are the engine's.
 """
@@ -20,12 +20,12 @@ import time
 
 import streamlit as st
 
-from engine.batch import TaskProgress, UsageError, fit_dataset
+from engine.cli.batch import TaskProgress, UsageError, fit_dataset
 from engine.data import DataError, data_root, open_dataset
 from engine.data.large import peek_dataset
 from engine.data.scheduler import dask_scheduler
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
-from engine.workbook import OwnerWorkbook
+from engine.release.workbook import OwnerWorkbook
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import Dataset, _still_using, _store
 from ui.ledger_view import show_ledger

@@ -36,7 +36,7 @@ Remaining time: the bar that ``running`` yields adds an estimate to each progres
 finished ("k=2, eps=1 · about 40 s left"): the time measured so far divided by the fraction done, times the
 fraction left (:func:`remaining_seconds`, :func:`eta_text`; pure functions, tested without Streamlit).
 
-Sweeps of an uploaded data set run in a worker of ``engine.jobs`` (``run_upload`` with ``progress=``): inside
+Sweeps of an uploaded data set run in a worker of ``ui.runtime.jobs`` (``run_upload`` with ``progress=``): inside
 ``running``, such a job shows its place in line in the bar (``ui.jobs_view.SweepWait``), its progress comes back
 through the worker's pipe, and Cancel stops the wait, which cancels the job (out of the line, or its worker
 killed).
@@ -52,8 +52,8 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from engine import jobs
 from ui.jobs_view import SweepWait, _unrecorded
+from ui.runtime import jobs
 
 CANCELLED, INTERRUPTED, RUNNING = "cancelled", "interrupted", "running"
 
@@ -207,7 +207,7 @@ class Sweep:
                          on_click=_mark_cancelled, args=(self.state_key,))
         eta_bar = _EtaBar(bar, time.perf_counter())
         try:
-            # a sweep of an upload runs in a worker (engine.jobs.run_upload): its place in line shows in the bar
+            # a sweep of an upload runs in a worker (ui.runtime.jobs.run_upload): its place in line shows in the bar
             with jobs.waiting(SweepWait(eta_bar, self.what)):
                 yield eta_bar
         except Exception:
@@ -237,11 +237,11 @@ def cached_sweep(name: str, compute, *key_parts, max_entries: int = 16):
     such element calls and, on a cache hit in another session, replays them onto a block that does not
     exist there and raises. Here nothing is replayed: a hit skips the sweep (and its progress bar).
     key_parts: arrays, frames, bytes or text (e.g. ``repr`` of the parameters), hashed by content with
-    :func:`engine.fingerprint.data_sha256`. That hash is an in-process cache key only: it stays in this
+    :func:`engine.release.fingerprint.data_sha256`. That hash is an in-process cache key only: it stays in this
     server's memory and is never shown, stored in a report or exported (a plain hash of private data can
     be confirmed by enumerating candidates). A copy is returned, so a caller cannot alter the stored result.
     """
-    from engine.fingerprint import data_sha256
+    from engine.release.fingerprint import data_sha256
 
     key = f"{name}:{data_sha256(*key_parts)}"
     store = _sweep_results()

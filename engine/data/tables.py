@@ -4,7 +4,7 @@
 data set, column and problem; :func:`load_bundled` reads one of scikit-learn's bundled sets (offline, no
 ``fetch_*``) as a frame; :func:`documented_public_inputs` reads each set's documented feature ranges and label
 set from its own description (never from its rows). Used by PCA-Gauss's harness and page (moved here from
-``engine.methods.synthetic_utility``, which still re-exports them).
+``engine.methods.pca_gauss.utility``, which re-exports them).
 """
 from __future__ import annotations
 

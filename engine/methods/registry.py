@@ -1,6 +1,6 @@
 """The method registry: one spec per method, and everything that lists methods derives from it.
 
-Navigation and the home page (``ui.pages``), the privacy audit's catalogue (``engine.audit_catalog``),
+Navigation and the home page (``ui.pages``), the privacy audit's catalogue (``engine.methods.audit_catalog``),
 the audit bench, and the tests that must cover every method (hostile uploads, exports,
 audit cases, reproduction scripts) all iterate ``METHODS``. Adding a method is: its package under
 ``engine/methods/``, its page, its figure module, its reproduction script, and one entry here.
@@ -37,7 +37,7 @@ class AuditTarget:
     ``case`` names a function returning an ``engine.privacy.audit.AuditCase``; it is called with those of
     mode, epsilon, delta and bug that it takes, plus ``fixed`` (pairs, e.g. (("law", "laplace"),)).
     ``plants_bugs``: the catalogue also audits it with planted bugs (noise or sensitivity halved).
-    ``engine.audit_catalog`` builds the audit catalogue from these.
+    ``engine.methods.audit_catalog`` builds the audit catalogue from these.
     """
 
     key: str

@@ -27,14 +27,14 @@ What it can and cannot say: a lower bound above the claimed epsilon proves the c
 to alpha); a lower bound below it proves nothing, it only says this attack did not break it. The
 bound is loose when the violation lives at output probabilities below ~1/n_trials.
 
-The catalogue (``engine.audit_catalog.audit_cases``) audits every mechanism of ``engine.privacy``
+The catalogue (``engine.methods.audit_catalog.audit_cases``) audits every mechanism of ``engine.privacy``
 (``mechanism_case`` here) and the noise call of every registered method, on the method's own
 preprocessing, with worst-case neighbours (each method's ``audit_case`` module: this module
 imports no method). Everything a method computes after its noise call is post-processing,
 which cannot increase epsilon, so auditing the raw noisy release is the strongest black-box
 audit of the method. Planted bugs (noise scaled down by 2 or 4, sensitivity understated by 2 or 4:
 ``BUG_FACTORS``) show that the auditor has teeth. At eps = 1 and 99 % confidence the factor-4 bugs are caught
-at 10^5 trials for every bug-planting release (the audit page's default, ``engine.audit_catalog``); the
+at 10^5 trials for every bug-planting release (the audit page's default, ``engine.methods.audit_catalog``); the
 factor-2 bugs need about 10^6.
 
 What the audits show (``bench/audit_all.py``, eps = 1, delta = 1e-5): every strict-mode release

@@ -1,7 +1,7 @@
 """The sentences that state what a privacy mode and a ledger guarantee.
 
 One source for the dashboard (``ui.budget``, ``ui.ledger_view``), the pages' labels and the run report
-(``engine.report``), so a download says exactly what the page said.
+(``engine.reporting.report``), so a download says exactly what the page said.
 
 - :func:`ledger_text`: one headline guarantee per result, "Guarantee: (ε, δ)-differential privacy per
   <unit> (<neighbouring relation>), proven" or "…, not proven: <reasons>". The (ε, δ) is the tightest
@@ -225,7 +225,7 @@ class PaperAudit:
 
 
 #: The audit's settings shared by every stored figure below (their provenance).
-PAPER_AUDIT_PROTOCOL = ("catalogue audit (engine.audit_catalog.make_case(method, 'paper', ε, 1e-5), "
+PAPER_AUDIT_PROTOCOL = ("catalogue audit (engine.methods.audit_catalog.make_case(method, 'paper', ε, 1e-5), "
                         "engine.privacy.audit.run_case with 1,000,000 trials per data set, random_state 0, "
                         "99 % confidence (Clopper-Pearson, alpha = 0.01)); measured on 2026-11-24 at commit "
                         "e8865df")

@@ -31,8 +31,8 @@ def download(page, key: str):
 
 
 def assert_shareable(text: str, what: str) -> None:
-    """What no shareable file may hold (engine.release.release_problems, plus the raw checks it stands for)."""
-    from engine.release import release_problems
+    """What no shareable file may hold (engine.release.manifest.release_problems, plus the raw checks it stands for)."""
+    from engine.release.manifest import release_problems
 
     assert not HEX64.search(text), f"{what}: a 64-hex-digit token (a content hash) is in a shareable file"
     assert not re.search(r"random_state", text, re.I), f"{what}: random_state in a shareable file"
@@ -46,7 +46,7 @@ def report_status(report_html: str) -> str:
 
 
 def assert_private_workbook(name: str, body: bytes) -> dict:
-    from engine.workbook import PRIVATE_NOTICE
+    from engine.release.workbook import PRIVATE_NOTICE
 
     assert name.endswith("_PRIVATE.xlsx"), name
     sheets = pd.read_excel(io.BytesIO(body), sheet_name=None)

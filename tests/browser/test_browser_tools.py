@@ -29,7 +29,7 @@ def chart_titles(page) -> list:
 
 
 def test_audit_defaults_catch_the_planted_bug(page, app_url):
-    from engine.audit_catalog import DEFAULT_BUG, DEFAULT_TRIALS, PAGE_BUGS, target_label
+    from engine.methods.audit_catalog import DEFAULT_BUG, DEFAULT_TRIALS, PAGE_BUGS, target_label
 
     goto_page(page, app_url, "privacy_audit")
     page.get_by_role("heading", name="Privacy audit").first.wait_for(timeout=LOAD_MS)

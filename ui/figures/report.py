@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.report_figures import ReportFigure
+from engine.reporting.figures import ReportFigure
 from ui.figures.layout import PRIVATE_COLOUR, finish
 
 

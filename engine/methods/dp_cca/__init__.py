@@ -6,11 +6,10 @@ noise, upper triangle i.i.d. N(0, tau^2), mirrored), its blocks C_xx, C_xy, C_yy
 and CCA is computed from them; everything after the release is post-processing, so U, V and the
 canonical correlations are (eps, delta)-DP.
 
-The package, by concern (every name below is importable from ``engine.methods.dp_cca``):
+The package, by concern (the public names below are importable from ``engine.methods.dp_cca``):
 
 - ``sensitivity``: the replace-one sensitivity of the release, its proof, and the rows that attain it;
-- ``core``: input checks, rows into the unit ball (paper / strict), CCA from (noisy) moments, batched
-  (old path ``engine.methods.dp_cca_core``);
+- ``core``: input checks, rows into the unit ball (paper / strict), CCA from (noisy) moments, batched;
 - ``estimator``: ``DPCCA`` (calibration, noise, ledger, fit / transform / score, replicates);
 - ``metrics``: held-out correlations, captured correlation, subspace similarity;
 - ``sweeps``: the poster's three sweeps and their summary;
@@ -40,35 +39,14 @@ itself; showing them to anyone but the data owner is not covered by the guarante
 """
 from __future__ import annotations
 
-# Private names too: the old single module had them (notebooks, tests).
 from engine.data.views import bin_columns, channel_split_views, views_from_frame
 from engine.data.views import columns_with_prefix as columns_by_prefix
-from engine.methods.dp_cca.audit_case import (
-    AUDIT_CONFIGS,
-    _audit_data,
-    dp_cca_case,
-    pipeline_audit_case,
-    pipeline_audit_params,
-)
-from engine.methods.dp_cca.core import (
-    _REL_FLOOR,
-    _inv_sqrt,
-    _prepare_paper,
-    _prepare_strict,
-    _Prepared,
-    _row_norms,
-    as_view,
-    cca_from_moments,
-    check_identified,
-    read_views,
-)
+from engine.methods.dp_cca.audit_case import AUDIT_CONFIGS, dp_cca_case, pipeline_audit_case, pipeline_audit_params
+from engine.methods.dp_cca.core import as_view, cca_from_moments, check_identified, read_views
 from engine.methods.dp_cca.estimator import (
-    _AUTO_LAMBDA,
-    _CHUNK_ENTRIES,
     DPCCA,
     NOT_DP_PROJECTIONS,
     RELEASE_NAME,
-    _mechanism,
     analyze_gauss_tau,
     auto_regularization,
     resolve_calibration,
@@ -76,8 +54,6 @@ from engine.methods.dp_cca.estimator import (
 from engine.methods.dp_cca.evaluation import PAGE_DEFAULTS, compare, compare_fit, default_bound, split_rows
 from engine.methods.dp_cca.export import (
     FORMAT,
-    _fitted,
-    _param_fields,
     model_from_dict,
     no_release_reason,
     owner_sheets,
@@ -86,22 +62,15 @@ from engine.methods.dp_cca.export import (
     to_json,
 )
 from engine.methods.dp_cca.metrics import (
-    _cov_blocks,
-    _mean_cos,
-    _pair_correlations,
-    _weights,
     captured_correlation,
     first_pair_weights,
     held_out_correlations,
     subspace_similarity,
 )
 from engine.methods.dp_cca.public import PublicDPCCA, PublicSetting, public_setting, rowwise_transform
-from engine.methods.dp_cca.sensitivity import _WORST_INNER, SENSITIVITY, release_sensitivity, worst_case_rows
+from engine.methods.dp_cca.sensitivity import SENSITIVITY, release_sensitivity, worst_case_rows
 from engine.methods.dp_cca.sweeps import (
     SWEEP_PARAMETERS,
-    _as_arrays,
-    _evaluate,
-    _with_params,
     sample_size_grid,
     summarise_sweep,
     sweep_delta,

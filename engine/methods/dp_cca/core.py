@@ -1,7 +1,7 @@
 """DP-CCA numerics (spec ``dp_cca.md``): input checks, rows into the unit ball, CCA from moments.
 
 The estimator (``engine.methods.dp_cca.estimator``) builds on this module; it draws no noise and keeps
-no ledger. Old import path: ``engine.methods.dp_cca_core`` (an alias of this module).
+no ledger. Old import path: ``engine.methods.dp_cca.core`` (an alias of this module).
 
 Input (issue #16). X and Y are two views of the same rows; Y may be 1-D (one column, as
 scikit-learn passes a target). Both are checked column by column (``column_checks``): text, NaN, inf,

@@ -3,7 +3,7 @@
 Exports (issue #15), never mixed: ``shareable_release(model)`` (and ``to_json``) holds the DP outputs
 (canonical correlations, weights, the noisy moments and, with private centring, the noisy means:
 all post-processing of the one release) and the declared-public inputs (budget, bounds, centre,
-K, calibration), built with ``engine.release.build_release`` from an explicit field list;
+K, calibration), built with ``engine.release.manifest.build_release`` from an explicit field list;
 ``owner_sheets(...)`` holds what only the data owner may see (the non-private reference CCA,
 correlations on the held-out private rows, clip counts, the exact row counts).
 
@@ -15,7 +15,7 @@ import pandas as pd
 
 from engine.methods.dp_cca.estimator import DPCCA, NOT_DP_PROJECTIONS, RELEASE_NAME
 from engine.privacy.wording import ledger_text
-from engine.release import (
+from engine.release.manifest import (
     CALLER,
     PUBLIC_BOUND,
     PUBLIC_CENTRE,
@@ -25,7 +25,7 @@ from engine.release import (
     estimator_from_release,
     release_to_json,
 )
-from engine.report import plain_text
+from engine.reporting.report import plain_text
 
 __all__ = ["FORMAT", "model_from_dict", "no_release_reason", "owner_sheets", "public_parameters",
            "shareable_release", "to_json"]
@@ -82,7 +82,7 @@ def public_parameters(model: DPCCA, **declared) -> dict:
 
 
 def shareable_release(model: DPCCA, *, public_inputs: dict | None = None) -> dict:
-    """The shareable release of a fitted strict-mode DPCCA, built with ``engine.release.build_release``.
+    """The shareable release of a fitted strict-mode DPCCA, built with ``engine.release.manifest.build_release``.
 
     Fields (manifest provenance in brackets): canonical_correlations_, x_weights_, y_weights_,
     released_moments_ (the noisy centred moment matrix, z units), indefinite_ [dp: post-processing of

@@ -1,6 +1,6 @@
 """DP-PCR exports: the shareable release of a fit and the owner's private sheets, never mixed.
 
-- :func:`shareable_release` / :func:`to_json`: built only with :func:`engine.release.build_release` from the
+- :func:`shareable_release` / :func:`to_json`: built only with :func:`engine.release.manifest.build_release` from the
   explicit field list below; :func:`estimator_from_release` rebuilds a predictor from it.
 - :func:`owner_sheets`: the reference model, the test rows and both predictions, the clip count and the
   exact ledger, for the owner's workbook.
@@ -29,7 +29,7 @@ import pandas as pd
 from engine.methods.contract import Comparison
 from engine.methods.edpls import shareable_ledger
 from engine.privacy.wording import ledger_text
-from engine.release import (
+from engine.release.manifest import (
     CALLER,
     PUBLIC_CENTRE,
     Field,
@@ -38,8 +38,8 @@ from engine.release import (
     release_to_json,
     setting_fields,
 )
-from engine.release import estimator_from_release as _from_release
-from engine.report import plain_text
+from engine.release.manifest import estimator_from_release as _from_release
+from engine.reporting.report import plain_text
 
 from .estimator import DPPCR, STRICT_RELEASE
 from .evaluation import reference_coefficients
@@ -106,7 +106,7 @@ def shareable_release(model: DPPCR, *, public_inputs: dict | None = None) -> dic
 
     Returns
     -------
-    dict from :func:`engine.release.build_release` (format :data:`FORMAT`).
+    dict from :func:`engine.release.manifest.build_release` (format :data:`FORMAT`).
     """
     why = no_release_reason(model)
     if why is not None:

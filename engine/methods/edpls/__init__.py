@@ -57,7 +57,7 @@ Replicates and random streams: a fit draws all its noise in one block of shape
 ``fit_replicates(..., R, g)`` draws (R, k, 2m + n + 1) from the same Generator, which is the
 same stream as R sequential fits sharing ``g``: replicate r equals the r-th separate fit.
 
-Layout (one concern per module; every name below is importable from ``engine.methods.edpls``):
+Layout (one concern per module; the public names are importable from ``engine.methods.edpls``):
 
 - ``estimator``: ``EDPLS`` (parameters, input checks, fit, predict, replicates);
 - ``prepared``: the clean part of a fit and its private draws, noise tables and ledger (``_Prepared``);
@@ -72,20 +72,9 @@ Layout (one concern per module; every name below is importable from ``engine.met
 - ``recommended``: ``StrictEDPLS`` / ``make_strict_edpls``, the recommended strict fit (issue #18): public
   row-wise preprocessing, public projection (``basis``), separate count, X-moment and cross-moment releases;
 - ``audit_case``: the audit cases (``edpls_case``, ``pipeline_audit_case``).
-
-The old modules ``engine.methods.edpls_core``, ``edpls_release`` and ``edpls_pipeline`` are aliases of
-``core``, ``release`` and ``pipeline``.
 """
 from engine.methods.edpls.audit_case import edpls_case
-from engine.methods.edpls.core import (
-    QUANTITIES,
-    _batched_solve,
-    _nipals_path,
-    _PaperPath,
-    _per_release_budget,
-    _row_block,
-    _RowPasses,
-)
+from engine.methods.edpls.core import QUANTITIES
 from engine.methods.edpls.estimator import EDPLS, edpls_replicates
 from engine.methods.edpls.evaluation import compare, compare_private_plain
 from engine.methods.edpls.pipeline import (
@@ -98,7 +87,6 @@ from engine.methods.edpls.pipeline import (
     sample_y_bound,
     strict_params,
 )
-from engine.methods.edpls.prepared import _check_finite_fit, _normalise_rows, _Prepared, _small_blas
 from engine.methods.edpls.recommended import StrictEDPLS, make_strict_edpls
 from engine.methods.edpls.release import (
     FORMAT,
@@ -112,25 +100,8 @@ from engine.methods.edpls.release import (
     shareable_release,
     to_json,
 )
-from engine.methods.edpls.strict import (
-    _STRICT_CHUNK_ENTRIES,
-    _STRICT_PSD,
-    STRICT_RELEASE,
-    _strict_postprocess,
-    _strict_state,
-    _StrictState,
-    pls1_from_moments,
-    strict_sensitivity,
-)
+from engine.methods.edpls.strict import STRICT_RELEASE, pls1_from_moments, strict_sensitivity
 from engine.methods.edpls.sweeps import (
-    _CURVE_COLS,
-    _as_float,
-    _as_test_arrays,
-    _rmsep_of,
-    _rmsep_stats,
-    _status_columns,
-    _sweep,
-    _sweep_inner,
     chain_caveat,
     rmsep_curve,
     rmsep_vs_components,
@@ -170,10 +141,3 @@ __all__ = [
     "strict_sensitivity",
     "to_json",
 ]
-
-# Private names the old single module defined or imported, kept importable from here for notebooks.
-_OLD_PRIVATE_NAMES = (_batched_solve, _nipals_path, _PaperPath, _per_release_budget, _row_block, _RowPasses,
-                      _check_finite_fit, _normalise_rows, _Prepared, _small_blas, _STRICT_CHUNK_ENTRIES,
-                      _STRICT_PSD, _strict_postprocess, _strict_state, _StrictState, _CURVE_COLS,
-                      _as_float, _as_test_arrays, _rmsep_of, _rmsep_stats, _status_columns, _sweep, _sweep_inner,
-                      PageProblem, default_x_bound, page_problem, preprocess, sample_y_bound, strict_params)

@@ -1,8 +1,7 @@
 """edPLS numerics (spec ``edpls.md``): the clean NIPALS path of paper mode.
 
 This module holds no privacy accounting and draws no noise (``prepared`` draws it, ``strict`` holds the
-strict release's rows, PLS1 from moments and the post-processing). ``engine.methods.edpls_core`` is an old
-name of this module.
+strict release's rows, PLS1 from moments and the post-processing).
 
 The clean path (paper mode) is NIPALS PLS1 computed without forming the deflated residual E:
 with unit t, E_j = X_c - sum_{l<j} t_l p_l', so E_j v = X_c v - T (P'v) and E_j' u = X_c' u - P (T'u);

@@ -60,7 +60,6 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from engine.fingerprint import data_sha256
 from engine.methods.baselines import SUM_RELEASE, noisy_count, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
@@ -69,9 +68,10 @@ from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, 
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
 from engine.privacy.wording import ledger_text
-from engine.release import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
-from engine.release import estimator_from_release as _from_release
-from engine.report import plain_text
+from engine.release.fingerprint import data_sha256
+from engine.release.manifest import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
+from engine.release.manifest import estimator_from_release as _from_release
+from engine.reporting.report import plain_text
 
 __all__ = ["FORMAT", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls", "shareable_release",
            "to_json"]
@@ -484,7 +484,7 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) 
 
     Returns
     -------
-    dict from :func:`engine.release.build_release` (format :data:`FORMAT`).
+    dict from :func:`engine.release.manifest.build_release` (format :data:`FORMAT`).
     """
     check_is_fitted(model, "coef_")
     if not len(model.privacy_ledger_):

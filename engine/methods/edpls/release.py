@@ -3,12 +3,12 @@
 Two kinds, never mixed:
 
 - :func:`shareable_release` (and :func:`to_json`): what a data owner may hand to others, built only with
-  :func:`engine.release.build_release` from the explicit field list below. Each field is either a DP
+  :func:`engine.release.manifest.build_release` from the explicit field list below. Each field is either a DP
   output (provenance "dp", naming the ledger release it is computed from) or an input the user declared
   public (provenance "public"). :func:`model_from_dict` / :func:`from_json` rebuild a predictor from it.
 - :func:`owner_sheets`: everything else the owner may want for their own judgement (the non-private
   reference model, test-set values and predictions, exact counts, clipped rows, data ranges, the exact
-  ledger, sweep tables), for the owner's workbook (:class:`engine.workbook.OwnerWorkbook`).
+  ledger, sweep tables), for the owner's workbook (:class:`engine.release.workbook.OwnerWorkbook`).
 
 What the shareable release holds, per mode:
 
@@ -50,7 +50,7 @@ from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.strict import STRICT_RELEASE
 from engine.privacy import PrivacyLedger
 from engine.privacy.wording import ledger_text
-from engine.release import (
+from engine.release.manifest import (
     CALLER,
     PUBLIC_CENTRE,
     Field,
@@ -59,8 +59,8 @@ from engine.release import (
     release_to_json,
     setting_fields,
 )
-from engine.release import estimator_from_release as _from_release
-from engine.report import plain_text
+from engine.release.manifest import estimator_from_release as _from_release
+from engine.reporting.report import plain_text
 
 __all__ = ["FORMAT", "estimator_from_release", "from_json", "model_from_dict", "no_release_reason", "owner_sheets",
            "public_parameters", "shareable_ledger", "shareable_release", "to_json"]
@@ -151,7 +151,7 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dic
 
     Returns
     -------
-    dict from :func:`engine.release.build_release` (format :data:`FORMAT`).
+    dict from :func:`engine.release.manifest.build_release` (format :data:`FORMAT`).
 
     Raises
     ------

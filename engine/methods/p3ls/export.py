@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from engine.export import estimator_from_dict, estimator_to_dict
 from engine.methods.p3ls.evaluation import ModelComparison, coefficient_frame
 from engine.methods.p3ls.leakage import NOT_DP_STATEMENT, leakage_report
 from engine.methods.p3ls.protocol import P3LS
+from engine.release.export import estimator_from_dict, estimator_to_dict
 
 __all__ = ["MODEL_FORMAT", "NO_RELEASE_REASON", "model_from_dict", "model_to_dict", "owner_sheets"]
 

@@ -50,7 +50,7 @@ from :func:`engine.privacy.noise_generator` (fresh OS entropy unless a seed is g
 ledger caveat). With ``epsilon=inf`` no noise is added and the ledger stays empty ("no privacy").
 
 Sharing (issue #15): :func:`shareable_release` builds the one shareable export of a fit with
-:func:`engine.release.build_release` from an explicit field list (DP outputs and declared-public
+:func:`engine.release.manifest.build_release` from an explicit field list (DP outputs and declared-public
 inputs only: never Algorithm 1's non-private W, never bounds read off the private data, never exact
 class counts); :func:`owner_sheets` gathers what only the owner may see (non-private W, data ranges,
 clip counts, the noise log). :func:`pipeline_audit_case` is the end-to-end audit of the page's strict
@@ -59,14 +59,12 @@ release.
 Written by hand: the paper's algorithms (no public code exists, and no library implements them).
 Linear algebra is scipy's ``eigh``; sampling is numpy's; the privacy core is ``engine.privacy``.
 
-Package layout (issue #17, one concern per module; ``engine.methods.pca_gauss`` re-exports every name):
+Package layout (issue #17, one concern per module; ``engine.methods.pca_gauss`` re-exports the public names):
 ``sensitivity`` (constants, the sensitivity table, noise-free queries), ``sampling`` (PSD handling),
 ``inputs`` (checked records and the public box), ``releases`` (W sources and the Gaussian stage),
 ``estimator`` (:class:`PCAGauss`), ``baselines`` (Jiang and Li), ``evaluation`` / ``utility`` / ``frames``
 (the synthetic-utility harness and its sweeps), ``export`` (shareable release and owner's sheets),
-``audit_case`` (the audit cases), ``comparison`` (:func:`compare`, the method contract's entry point). The old
-paths ``engine.methods.synthetic_utility`` and ``engine.methods.pca_gauss_baselines`` are aliases of
-``utility`` and ``baselines``.
+``audit_case`` (the audit cases), ``comparison`` (:func:`compare`, the method contract's entry point).
 """
 from __future__ import annotations
 
@@ -75,9 +73,7 @@ from .baselines import IdentityQueryRelease, identity_query_sensitivity
 from .comparison import compare
 from .estimator import PCAGauss
 from .export import (
-    _PCA_RELEASE_PREFIXES,
     MODEL_FORMAT,
-    _public_bounds,
     can_map_back,
     model_from_dict,
     model_from_release,
@@ -85,8 +81,7 @@ from .export import (
     shareable_release,
     to_json,
 )
-from .inputs import _BoxScaling, _ReleaseTransformer, read_public, read_records
-from .sampling import _draw, _largest_remainder, _sampling_covariance
+from .inputs import read_public, read_records
 from .sensitivity import (
     ALPHA_GRID,
     CAVEATS,

@@ -1,6 +1,6 @@
 """The two kinds of export of a PCA-Gauss fit (issue #15): the shareable release and the owner's sheets.
 
-:func:`shareable_release` builds the one shareable export with :func:`engine.release.build_release` from an
+:func:`shareable_release` builds the one shareable export with :func:`engine.release.manifest.build_release` from an
 explicit field list (DP outputs and declared-public inputs only: never Algorithm 1's non-private W, never
 bounds read off the private data, never exact class counts); :func:`model_from_release` rebuilds a sampler
 from it; :func:`owner_sheets` gathers what only the owner may see (non-private W, data ranges, clip counts,
@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from engine.export import decode_value
 from engine.privacy.wording import ledger_text
-from engine.release import Field, build_release, estimator_from_release, release_to_json
-from engine.report import plain_text
+from engine.release.export import decode_value
+from engine.release.manifest import Field, build_release, estimator_from_release, release_to_json
+from engine.reporting.report import plain_text
 
 from .estimator import PCAGauss
 from .sensitivity import N_PUBLIC_NOTE
@@ -42,7 +42,7 @@ def can_map_back(model) -> bool:
 
 
 def shareable_release(model: PCAGauss, *, extra_notes=None) -> dict:
-    """The shareable release of a fitted ``PCAGauss``, built by :func:`engine.release.build_release`.
+    """The shareable release of a fitted ``PCAGauss``, built by :func:`engine.release.manifest.build_release`.
 
     Fields, each with its provenance: the constructor parameters the user declared (ε, δ, task, k,
     W source, budget shares, public bounds, the public label set); the budget split; N (public under
@@ -182,7 +182,7 @@ model_from_dict = model_from_release
 
 
 def owner_sheets(model: PCAGauss, feature_names=None) -> dict:
-    """What only the data owner may see about a fit (for :class:`engine.workbook.OwnerWorkbook`): the box's
+    """What only the data owner may see about a fit (for :class:`engine.release.workbook.OwnerWorkbook`): the box's
     centre and scale with their source (data ranges when read off the data), clip counts, a W that is not
     released (Algorithm 1), the full noise log (per-class exact N_C in paper mode) and the sizes."""
     check_is_fitted(model, "privacy_ledger_")

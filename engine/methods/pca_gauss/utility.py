@@ -16,8 +16,7 @@ seed is given (then every ledger says "not proven: the noise seed is known"); ``
 data split and the evaluation models. Nothing here is DP by itself.
 
 The split and metrics are in :mod:`.evaluation`, the frames in :mod:`.frames`, the bundled data sets and the
-frame-to-arrays adapter in :mod:`engine.data.tables`. This module is also the old path
-``engine.methods.synthetic_utility`` (an alias), so it re-exports every name that module had.
+frame-to-arrays adapter in :mod:`engine.data.tables`; this module re-exports them.
 """
 from __future__ import annotations
 
@@ -185,7 +184,7 @@ def fit_release(method: str, split: Split, *, P: int, epsilon: float, alpha: flo
     raise ValueError(f"unknown method {method!r}; choose from {sorted(METHOD_LABELS)}")
 
 
-#: Former name of :func:`fit_release` (the shareable export is :func:`engine.release.build_release`).
+#: Former name of :func:`fit_release` (the shareable export is :func:`engine.release.manifest.build_release`).
 build_release = fit_release
 
 

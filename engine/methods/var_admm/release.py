@@ -1,7 +1,7 @@
 """The two kinds of export of the collaborative VAR (issue #15): the shareable release and the owner's sheets.
 
 The shareable release holds only the noise defence's DP output (values clipped into a declared public
-range, fresh noise) and post-processing of it, built with :func:`engine.release.build_release`; the
+range, fresh noise) and post-processing of it, built with :func:`engine.release.manifest.build_release`; the
 owner's sheets (workbook) hold everything the guarantee does not cover. :func:`model_to_dict` is the
 owner's private full export for notebooks. No streamlit here.
 """
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from engine.export import estimator_from_dict, estimator_to_dict
 from engine.privacy import PrivacyLedger
 from engine.privacy.wording import ledger_text
-from engine.release import Field, build_release, estimator_from_release, release_to_json
+from engine.release.export import estimator_from_dict, estimator_to_dict
+from engine.release.manifest import Field, build_release, estimator_from_release, release_to_json
 
 from .defence import DP_STATEMENTS, NoiseRelease
 from .estimator import CollaborativeVAR
@@ -88,7 +88,7 @@ def coef_table(model: CollaborativeVAR) -> pd.DataFrame:
 
 def shareable_release(release: NoiseRelease, *, owner_names, lags, model: CollaborativeVAR | None = None,
                       calibration: str = "chosen by the user") -> dict:
-    """The shareable release of a noise-defence run, built only with :func:`engine.release.build_release`.
+    """The shareable release of a noise-defence run, built only with :func:`engine.release.manifest.build_release`.
 
     Parameters
     ----------

@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine import var_admm_jobs as jobs_fns
 from engine.data import DataError
-from engine.jobs import run_upload
 from engine.methods.var_admm import load_panel
-from engine.var_admm_jobs import CENTRAL_ATTACKER, model_kw, panel_of, raw_scale  # noqa: F401 - the page's names
+from ui.runtime.jobs import run_upload
+from ui.var_admm import tasks as jobs_fns
+from ui.var_admm.tasks import CENTRAL_ATTACKER, model_kw, panel_of, raw_scale  # noqa: F401 - the page's names
 
 
 @st.cache_data(show_spinner="Reading the series ...", max_entries=8)
@@ -53,7 +53,7 @@ SCHEME_CHOICES = {
 @st.cache_data(show_spinner="Fitting the collaborative VAR by ADMM ...", max_entries=16)
 def fit_and_forecast(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, upload: bool = False) -> dict:
     """Central and ADMM fits on the training rows, and the rolling one-step forecasts (spec 6.3;
-    ``engine.var_admm_jobs``; ``upload``: in a worker with the job budgets). Nothing here is a release."""
+    ``ui.var_admm.tasks``; ``upload``: in a worker with the job budgets). Nothing here is a release."""
     return run_upload(upload, jobs_fns.fit_and_forecast, Y, solar, lags, settings, label="The VAR-ADMM fit")
 
 
@@ -68,7 +68,7 @@ def own_units(values, centre: float):
 def run_defence(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, defence: str, strength: float,
                 eval_inputs: str, public_range: tuple, declared: bool, delta: float, noise_seed, draw: str,
                 calibration: str, upload: bool = False) -> dict:
-    """One defence run (``engine.var_admm_jobs.run_defence``; ``upload``: in a worker). Noise on the values: clip
+    """One defence run (``ui.var_admm.tasks.run_defence``; ``upload``: in a worker). Noise on the values: clip
     into ``public_range``, fresh noise (``noise_seed`` None; ``draw`` only tells this session's draw apart in the
     cache, it seeds nothing), then the VAR fit."""
     return run_upload(upload, jobs_fns.run_defence, Y, solar, lags, settings, defence, strength, eval_inputs,
@@ -105,7 +105,7 @@ class Setup:
 
     @property
     def upload(self) -> bool:
-        """An uploaded panel: its fits run in a worker with the job budgets (``engine.jobs``)."""
+        """An uploaded panel: its fits run in a worker with the job budgets (``ui.runtime.jobs``)."""
         return getattr(self.dataset, "origin", None) == "upload"
 
 

@@ -1,8 +1,8 @@
-"""The home page's guided demo (issue #10): one click runs ``engine.demo.guided_story`` and shows
+"""The home page's guided demo (issue #10): one click runs ``ui.home.story.guided_story`` and shows
 its three steps (plain PLS leaks, edPLS protects, at this cost in RMSEP; step 3 is the recommended strict
 estimator beside the private constant predictor). Widgets only, no math.
 
-Before the click the section shows one small teaser chart (``engine.demo.leak_example``, ~20 ms,
+Before the click the section shows one small teaser chart (``ui.home.story.leak_example``, ~20 ms,
 cached), so that plotly.js loads in a new browser tab while the user reads.
 
 Noise (issue #15): every click draws fresh privacy noise (the story is not cached across clicks or
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.demo import GuidedStory, guided_story, leak_example
+from ui.attack_lab.figures import attack_reconstruction_figure
 from ui.budget import TEACHING_NOISE_SEED
-from ui.figures import attack_reconstruction_figure, demo_cost_figure, demo_leak_figure
+from ui.home.figures import demo_cost_figure, demo_leak_figure
+from ui.home.story import GuidedStory, guided_story, leak_example
 from ui.ledger_view import show_ledger
 
 STATE_KEY = "demo_story"

@@ -1,7 +1,7 @@
-"""The VAR-ADMM page's fits, defence runs, sweep points and attacks as plain functions (``engine.jobs``).
+"""The VAR-ADMM page's fits, defence runs, sweep points and attacks as plain functions (``ui.runtime.jobs``).
 
-``ui.var_admm_runs`` caches them per arguments and runs an uploaded panel's in a worker with the job budgets
-(``engine.jobs.run_upload``); a worker imports them by name from here. The bodies are the page's, unchanged.
+``ui.var_admm.runs`` caches them per arguments and runs an uploaded panel's in a worker with the job budgets
+(``ui.runtime.jobs.run_upload``); a worker imports them by name from here. The bodies are the page's, unchanged.
 """
 from __future__ import annotations
 

@@ -13,10 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
-from engine.jobs import JobError, parse_upload, run_upload
 from engine.methods.pca_gauss import ALPHA_GRID, N_PUBLIC_NOTE, TASKS
 from engine.methods.pca_gauss.evaluation import default_task
-from engine.methods.synthetic_utility import (
+from engine.methods.pca_gauss.utility import (
     BUNDLED_SETS,
     SOURCE_METHOD,
     arrays_from_frame,
@@ -25,6 +24,7 @@ from engine.methods.synthetic_utility import (
 )
 from ui.data_picker import data_picker
 from ui.jobs_view import fit_wait
+from ui.runtime.jobs import JobError, parse_upload, run_upload
 
 TASK_TEXT = {
     "unsupervised": "Unsupervised / clustering",
@@ -60,7 +60,7 @@ def documented(key: str):
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def public_table(data: bytes, file_name: str) -> pd.DataFrame:
-    """The uploaded public file's table, read in a worker with the job budgets (``engine.jobs``); DataError."""
+    """The uploaded public file's table, read in a worker with the job budgets (``ui.runtime.jobs``); DataError."""
     try:
         df, problem, _ = run_upload(True, parse_upload, data, file_name, label=f"Reading {file_name}")
     except JobError as err:

@@ -19,10 +19,10 @@ import streamlit as st
 
 from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS, public_reference
-from engine.jobs import JobError, parse_upload, run_upload
-from engine.methods.edpls_pipeline import STRICT_ESTIMATORS, public_spectra, sample_y_range
+from engine.methods.edpls.pipeline import STRICT_ESTIMATORS, public_spectra, sample_y_range
 from engine.privacy.wording import ledger_text
 from ui.jobs_view import fit_wait
+from ui.runtime.jobs import JobError, parse_upload, run_upload
 
 ESTIMATOR_LABELS = {
     "recommended": "recommended (public preprocessing and projection, separate moment releases, ridge)",
@@ -84,7 +84,7 @@ def _y_range_inputs(ds, response, y) -> tuple[tuple, str | None]:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _read_public(data: bytes, name: str):
-    """(table, None) or (None, the refusal): read in a worker with the job budgets (``engine.jobs``)."""
+    """(table, None) or (None, the refusal): read in a worker with the job budgets (``ui.runtime.jobs``)."""
     try:
         df, problem, _ = run_upload(True, parse_upload, data, name, label=f"Reading {name}")
     except (DataError, JobError) as err:

@@ -1,10 +1,10 @@
-"""Figures of the guided demo on the home page (ui/demo.py, engine.demo), issue #10."""
+"""Figures of the guided demo on the home page (ui/home/demo.py, ui.home.story), issue #10."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.figures.attack_lab import ATTACK_COLOURS
-from ui.figures.edpls import edpls_rmsep_curve_figure
+from ui.attack_lab.figures import ATTACK_COLOURS
+from ui.edpls.figures import edpls_rmsep_curve_figure
 from ui.figures.layout import finish
 
 
@@ -14,7 +14,7 @@ def demo_leak_figure(axis, secret, leaked, *, secret_centre=None, correlation: f
                      secret_label: str = "party 2's secret band (simulated truth)", height: int = 320) -> go.Figure:
     """The other party's secret band next to what the attacker recovers from plain PLS (one panel).
 
-    secret, leaked: (m,) curves already scaled to peak 1 (``engine.demo.leak_example``).
+    secret, leaked: (m,) curves already scaled to peak 1 (``ui.home.story.leak_example``).
     """
     fig = go.Figure()
     fig.add_scatter(x=axis, y=secret, name=secret_label, mode="lines",
@@ -31,7 +31,7 @@ def demo_leak_figure(axis, secret, leaked, *, secret_centre=None, correlation: f
 
 def demo_cost_figure(curve, *, sigma_y: float, epsilon: float, unit: str = "", response: str = "y") -> go.Figure:
     """Strict edPLS RMSEP against ε (median, IQR band) with the non-private RMSEP and σ_y, and the
-    story's ε marked. curve: ``engine.demo.guided_story`` step 3's table (an ``rmsep_curve`` with a
+    story's ε marked. curve: ``ui.home.story.guided_story`` step 3's table (an ``rmsep_curve`` with a
     ``model`` column)."""
     fig = edpls_rmsep_curve_figure(curve, group="model", sigma_y=sigma_y)
     for trace in fig.data:  # the dotted line of each group is the non-private model, not a private one

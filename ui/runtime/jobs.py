@@ -90,8 +90,8 @@ STARTUP_SECONDS: float = 60.0  # to start a worker (the forkserver's first start
 # (the method modules the pages' jobs use: imported once there, not in every worker; each took 0.05-0.9 s to import
 # on this machine, ~2 s together, paid once by the forkserver's start instead of by every job)
 PRELOAD = ["numpy", "pandas", "engine.data", "engine.methods.edpls", "engine.methods.edpls.sweeps",
-           "engine.methods.edpls_pipeline", "engine.page_jobs", "engine.methods.dp_pcr", "engine.methods.dp_cca",
-           "engine.methods.var_admm", "engine.var_admm_jobs", "engine.methods.synthetic_utility",
+           "engine.methods.edpls.pipeline", "ui.runtime.page_jobs", "engine.methods.dp_pcr", "engine.methods.dp_cca",
+           "engine.methods.var_admm", "ui.var_admm.tasks", "engine.methods.pca_gauss.utility",
            "engine.methods.p3ls", "engine.attacks.pls_subspace", "engine.methods.chemometrics"]
 
 
@@ -136,7 +136,7 @@ def _context():
                 spawn.get_preparation_data = _without_main(spawn.get_preparation_data)
             # The forkserver (Python 3.11) imports PRELOAD with its own sys.path, not the server's: put this
             # checkout first, so that it preloads the same ``engine`` package as the server imports.
-            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
             paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
             if root not in paths:
                 os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])

@@ -2,7 +2,7 @@
 
 Usable from a notebook as well as from the dashboard::
 
-    from engine.report import DataInfo, RunReport
+    from engine.reporting.report import DataInfo, RunReport
     rep = RunReport(page="dp_cca", method="DP-CCA", data=DataInfo.from_frame(df, "views.csv", "upload"),
                     parameters={"epsilon": 1.0, "delta": 1e-5, "random_state": 0}, mode="strict",
                     ledger=model.privacy_ledger_, headline={"captured correlation": 0.93})
@@ -19,8 +19,8 @@ Two forms, never mixed (issue #15):
   guarantee sentence, and the data's schema (columns). No row count unless the neighbouring relation
   makes it public (replace-one), no data hash, no seed, no evaluation on private rows.
 - ``owner_sheets()``: the owner's view (every parameter, the headline evaluations, the exact shape,
-  the keyed fingerprint :func:`engine.fingerprint.data_fingerprint`) for the owner's workbook
-  (:class:`engine.workbook.OwnerWorkbook`), marked "contains private information".
+  the keyed fingerprint :func:`engine.release.fingerprint.data_fingerprint`) for the owner's workbook
+  (:class:`engine.release.workbook.OwnerWorkbook`), marked "contains private information".
 """
 from __future__ import annotations
 
@@ -40,19 +40,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .export import encode_value
-from .fingerprint import data_fingerprint, data_sha256, owner_key
-from .privacy.ledger import PrivacyLedger, ledger_totals
-from .privacy.wording import (
-    ACCOUNTANT_NAMES,
-    MODE_TEXT,
-    headline_total,
-    ledger_text,
-    neighbouring_text,
-    plural,
+from engine.privacy.ledger import PrivacyLedger, ledger_totals
+from engine.privacy.wording import ACCOUNTANT_NAMES, MODE_TEXT, headline_total, ledger_text, neighbouring_text, plural
+from engine.release.export import encode_value
+from engine.release.fingerprint import data_fingerprint, data_sha256, owner_key
+from engine.release.workbook import OwnerWorkbook
+from engine.reporting.figures import (
+    ReportFigure,
+    as_report_figures,
+    figure_frame,
+    figure_title,
+    render_pngs,
+    table_sample,
 )
-from .report_figures import ReportFigure, as_report_figures, figure_frame, figure_title, render_pngs, table_sample
-from .workbook import OwnerWorkbook
 
 __all__ = ["DataInfo", "ReportFigure", "RunReport", "data_sha256", "environment_versions", "plain_text",
            "summarise_columns"]
@@ -138,7 +138,7 @@ def _fmt(v) -> str:
 class DataInfo:
     """The data a run used: name (file or sample set), origin ("sample", "upload", "generated", ...),
     shape of the table as loaded, the columns the run used, and the keyed fingerprint
-    (:func:`engine.fingerprint.data_fingerprint`, HMAC-SHA256 under the owner's key) of the contents.
+    (:func:`engine.release.fingerprint.data_fingerprint`, HMAC-SHA256 under the owner's key) of the contents.
 
     The shareable report shows only the origin and the columns; name, shape and fingerprint go to the
     owner's workbook."""
@@ -231,7 +231,7 @@ class RunReport:
     parameters: every setting of the run (owner's view, workbook only).
     public_parameters: the inputs the user declared public (ε, δ, public bounds, k, ...): the only
     parameters the shareable report shows. Seeds never belong here.
-    figures: the page's key figures, name -> :class:`engine.report_figures.ReportFigure` with an explicit
+    figures: the page's key figures, name -> :class:`engine.reporting.figures.ReportFigure` with an explicit
     ``shareable=True/False``: the shareable report embeds only the shareable ones (static PNG, or a table
     of the figure's data where static export is unavailable); the others go to the owner's workbook.
     """
@@ -439,7 +439,7 @@ class RunReport:
 
     # ----------------------------------------------------------------- owner's view
     def owner_sheets(self) -> dict:
-        """The owner's view of the run for :class:`engine.workbook.OwnerWorkbook` (private)."""
+        """The owner's view of the run for :class:`engine.release.workbook.OwnerWorkbook` (private)."""
         run = {"page": self.page, "method": self.method, "date": self.created, "mode": self.mode,
                "guarantee of this fit": self.status, "guarantee": self.guarantee,
                "ledger statement": self.ledger_statement(), "preprocessing": self.preprocessing}

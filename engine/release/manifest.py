@@ -12,7 +12,7 @@ The release carries that list as its ``manifest`` beside the ledger and the guar
 reader can check, field by field, what the guarantee covers. :func:`build_release` refuses a field
 whose DP source is not in the ledger, a non-private fit (nothing to share under a guarantee), and
 names that only private bookkeeping has (seeds, hashes, counts, fingerprints).
-Everything else the owner may want goes in the owner's workbook (:mod:`engine.workbook`).
+Everything else the owner may want goes in the owner's workbook (:mod:`engine.release.workbook`).
 
 Written by hand: no kept library assembles DP releases with a provenance manifest.
 
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .export import _Skip, decode_value, encode_value, ledger_from_dict
-from .privacy.ledger import PrivacyLedger, ledger_totals
+from engine.privacy.ledger import PrivacyLedger, ledger_totals
+from engine.release.export import _Skip, decode_value, encode_value, ledger_from_dict
 
 __all__ = ["CALLER", "PUBLIC_BOUND", "PUBLIC_CENTRE", "SETTING", "Field", "RELEASE_KIND", "declared_bound_fields",
            "setting_fields", "SHAREABLE_NOTICE", "build_release", "estimator_from_release",

@@ -1,10 +1,10 @@
 """The command line for batch jobs: ``python -m engine fit <method> --data 'runs/*.parquet' ... --out release.json``.
 
-One fit (``engine.batch.fit_dataset``) writes two files, never mixed: the shareable release (``--out``, JSON: the
-method's own ``shareable_release`` built by ``engine.release.build_release`` and encoded by
-``engine.release.release_to_json``, as the app's download) and the owner's workbook (``--workbook``, default
-``<out>.owner_PRIVATE.xlsx``: ``engine.workbook.OwnerWorkbook``, marked private on every sheet), which holds what
-the guarantee does not cover (exact row count, files, the exact ledger, the fit's choices).
+One fit (``engine.cli.batch.fit_dataset``) writes two files, never mixed: the shareable release (``--out``, JSON: the
+method's own ``shareable_release`` built by ``engine.release.manifest.build_release`` and encoded by
+``engine.release.manifest.release_to_json``, as the app's download) and the owner's workbook (``--workbook``, default
+``<out>.owner_PRIVATE.xlsx``: ``engine.release.workbook.OwnerWorkbook``, marked private on every sheet), which holds
+what the guarantee does not cover (exact row count, files, the exact ledger, the fit's choices).
 
 Public means declared: every bound a method needs comes from the command line (or from a public sample set
 given with ``--x-public``); a missing one stops the command with exit code 2 and a message naming the flag,
@@ -29,7 +29,7 @@ import contextlib
 import sys
 from pathlib import Path
 
-from engine.batch import OPTIONS, UsageError, check_declared, fit_dataset
+from engine.cli.batch import OPTIONS, UsageError, check_declared, fit_dataset
 from engine.data.scheduler import SCHEDULER_ENV
 from engine.data.validate import DataError
 from engine.methods.registry import METHODS

@@ -4,16 +4,16 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.attacks.var_admm_attacks import breach_table
-from engine.jobs import JobError
 from ui.exports import show_chart
-from ui.figures import (
+from ui.jobs_view import fit_wait
+from ui.runtime.jobs import JobError
+from ui.var_admm.figures import (
     var_attack_error_figure,
     var_attack_series_figure,
     var_breach_figure,
     var_singular_values_figure,
 )
-from ui.jobs_view import fit_wait
-from ui.var_admm_runs import CENTRAL_ATTACKER, Defence, Setup, run_attack
+from ui.var_admm.runs import CENTRAL_ATTACKER, Defence, Setup, run_attack
 
 
 def attack_inputs(setup: Setup, fit: dict, defence: Defence) -> tuple:

@@ -2,8 +2,8 @@
 
 :func:`fit_dataset` fits one method ("edpls", "dp-pcr", "dp-cca", "pca-gauss") on a dask DataFrame from
 ``engine.data.open_dataset`` and returns a :class:`DatasetFit`: the fitted estimator, its shareable release (the
-method's own ``shareable_release``, built by ``engine.release.build_release``) and the owner's sheets, which
-:meth:`DatasetFit.owner_workbook` turns into the private ``engine.workbook.OwnerWorkbook``. The options are the
+method's own ``shareable_release``, built by ``engine.release.manifest.build_release``) and the owner's sheets, which
+:meth:`DatasetFit.owner_workbook` turns into the private ``engine.release.workbook.OwnerWorkbook``. The options are the
 command line's flags by their Python names.
 
 Public means declared: every bound a method needs must be given (:func:`_declared_bounds` raises
@@ -160,8 +160,8 @@ def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, s
 
 def _edpls_recommended(job: _Job, cols: list[str]):
     from engine.data import load_table
-    from engine.methods.edpls.page_strict import choice_rows
     from engine.methods.edpls.recommended import make_strict_edpls, shareable_release
+    from ui.edpls.page_strict import choice_rows
 
     a = job.args
     x_bound = None if a.x_bound in (None, "data-free") else _positive(a.x_bound, "--x-bound")
@@ -341,14 +341,14 @@ class DatasetFit:
     noise_known: bool
 
     def release_json(self) -> str:
-        from engine.release import release_to_json
+        from engine.release.manifest import release_to_json
 
         return release_to_json(self.release, indent=1)
 
     def owner_workbook(self, source: str, release_name: str):
-        """The owner's workbook (``engine.workbook.OwnerWorkbook``): the data sheet, the method's sheets, the
+        """The owner's workbook (``engine.release.workbook.OwnerWorkbook``): the data sheet, the method's sheets, the
         exact ledger."""
-        from engine.workbook import OwnerWorkbook
+        from engine.release.workbook import OwnerWorkbook
 
         sh = self.shape
         data_sheet = {"source": str(source), "files": ", ".join(sh.files), "rows (exact)": sh.rows,

@@ -1,9 +1,9 @@
-"""The pages' compositions of engine calls that run as one job on an uploaded data set (``engine.jobs``).
+"""The pages' compositions of engine calls that run as one job on an uploaded data set (``ui.runtime.jobs``).
 
 A job's function must be importable by name in a worker process; a page module draws itself when imported, so
 what a page composed from engine calls (a sweep over several chains, a fit with its derived tables) lives here.
 Each function is the page's former code unchanged, with its ``progress`` reports as ``progress(fraction, text)``.
-Nothing here decides what runs where: that is ``engine.jobs.run_upload`` (uploads in a worker, sample sets in the
+Nothing here decides what runs where: that is ``ui.runtime.jobs.run_upload`` (uploads in a worker, sample sets in the
 server process).
 """
 from __future__ import annotations
@@ -111,7 +111,7 @@ def dp_cca_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_
 
 def pca_gauss_release(df: pd.DataFrame, task: str, target: str | None, name: str, **kwargs) -> dict:
     """PCA-Gauss's release report on a table (``arrays_from_frame`` then ``release_report`` with ``kwargs``)."""
-    from engine.methods.synthetic_utility import arrays_from_frame, release_report
+    from engine.methods.pca_gauss.utility import arrays_from_frame, release_report
 
     X, y, features = arrays_from_frame(df, task, target, name=name)
     return release_report(X, y, task, feature_names=features, **kwargs)
@@ -123,7 +123,7 @@ def pca_gauss_sweep_point(df: pd.DataFrame, task: str, target: str | None, metho
     """One (method, ε, replicate) cell of PCA-Gauss's utility sweep: its utility row."""
     import math
 
-    from engine.methods.synthetic_utility import METHOD_LABELS, arrays_from_frame, make_split, run_method
+    from engine.methods.pca_gauss.utility import METHOD_LABELS, arrays_from_frame, make_split, run_method
 
     X, y, _ = arrays_from_frame(df, task, target, name=name)
     split = make_split(X, y, task, random_state=split_seed, public=public)
@@ -139,7 +139,7 @@ def pca_gauss_sweep_point(df: pd.DataFrame, task: str, target: str | None, metho
 def pca_gauss_sweep(df: pd.DataFrame, task: str, target: str | None, cells: list, progress=None, **point) -> list:
     """Every ``(method, ε, replicate)`` cell of ``cells`` (:func:`pca_gauss_sweep_point` with ``point``'s other
     arguments), ``progress(i / len(cells), text)`` after each; the rows in the cells' order."""
-    from engine.methods.synthetic_utility import METHOD_LABELS
+    from engine.methods.pca_gauss.utility import METHOD_LABELS
 
     rows = []
     for i, (m, e, r) in enumerate(cells, start=1):

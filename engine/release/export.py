@@ -25,8 +25,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .privacy.ledger import PrivacyLedger, Release, ledger_totals
-from .privacy.ledger import _json_float as _float  # one non-finite float spelling for every JSON file
+from engine.privacy.ledger import PrivacyLedger, Release, ledger_totals
+from engine.privacy.ledger import _json_float as _float  # one non-finite float spelling for every JSON file
 
 __all__ = [
     "decode_value",

@@ -111,7 +111,7 @@ def pca_gauss_utility_figure(summary, *, metric_label: str, references: dict | N
                              x: str = "epsilon", log_x: bool = True, title: str = "") -> go.Figure:
     """Utility against ε (or P): mean line and 95 % CI band per method; references as dashed lines.
 
-    summary : frame with columns method, label, <x>, mean, ci95 (``engine.methods.synthetic_utility.summarise``).
+    summary : frame with columns method, label, <x>, mean, ci95 (``engine.methods.pca_gauss.utility.summarise``).
     references : name -> value (e.g. chance accuracy), drawn as horizontal dashed lines.
     """
     fig = go.Figure()

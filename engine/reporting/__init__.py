@@ -1,0 +1,1 @@
+"""The run report (``report``) and its figures (``figures``)."""

@@ -1,0 +1,1 @@
+"""The attack_lab page's code beside its entry point pages/attack_lab.py."""

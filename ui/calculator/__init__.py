@@ -1,0 +1,1 @@
+"""The calculator page's code beside its entry point pages/calculator.py."""

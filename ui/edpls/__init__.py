@@ -1,0 +1,1 @@
+"""The edpls page's code beside its entry point pages/edpls.py."""

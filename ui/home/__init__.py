@@ -1,0 +1,1 @@
+"""The home page's guided demo: its widget (``demo``), its story (``story``) and figures (``figures``)."""

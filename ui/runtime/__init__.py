@@ -1,0 +1,1 @@
+"""What serves only the app: the job runner (``jobs``) and the pages' worker tasks (``page_jobs``)."""
