@@ -31,6 +31,14 @@ from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound, strict_params
 from engine.methods.edpls.pipeline import preprocess as _preprocess
 from engine.methods.edpls.recommended import to_json as recommended_to_json
+from engine.methods.edpls.recommended_evaluation import (
+    choice_rows,
+    compare_recommended,
+    recommended_no_release_reason,
+    recommended_owner_sheets,
+    recommended_public_parameters,
+    recommended_references,
+)
 from engine.methods.edpls.sweeps import samples_needed_curve_recommended
 from engine.privacy.wording import paper_claim, paper_label
 from engine.reporting.report import DataInfo, RunReport
@@ -39,14 +47,6 @@ from ui.chemometrics import edpls_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.edpls.figures import edpls_coef_figure, edpls_pred_figure, edpls_rmsep_curve_figure, edpls_samples_needed_figure
-from ui.edpls.page_strict import (
-    choice_rows,
-    compare_recommended,
-    recommended_no_release_reason,
-    recommended_owner_sheets,
-    recommended_public_parameters,
-    recommended_references,
-)
 from ui.edpls.strict import (
     recommended_metrics,
     recommended_settings,

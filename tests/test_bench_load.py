@@ -85,7 +85,7 @@ def test_numeric_columns_read_off_dtypes_match_the_per_column_reading():
 def test_recommended_references_are_noise_free_and_the_same_fit_as_inside_compare():
     """The references a page keeps for every session (no noise drawn) equal the ones compare_recommended fits
     itself; with them handed in, the result is the same for the same known noise seed."""
-    from ui.edpls.page_strict import compare_recommended, recommended_references
+    from engine.methods.edpls.recommended_evaluation import compare_recommended, recommended_references
 
     df = pd.read_csv(ROOT / "sample_data" / "nir_spectra.csv").iloc[:60]
     X, y = df.iloc[:, 4::4].to_numpy(dtype=float), df["moisture"].to_numpy(dtype=float)  # 88 channels: fast

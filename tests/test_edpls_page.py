@@ -17,11 +17,11 @@ from engine.methods.edpls import paper_notes
 from engine.methods.edpls.pipeline import page_problem
 from engine.methods.edpls.recommended import FORMAT as RECOMMENDED_FORMAT
 from engine.methods.edpls.recommended import RELEASES
+from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended
 from engine.privacy.wording import ledger_text
 from engine.release.manifest import release_problems
 from engine.release.workbook import PRIVATE_NOTICE
 from ui.budget import TEACHING_NOISE_SEED
-from ui.edpls.page_strict import choice_rows, compare_recommended
 from ui.exports import LABELS
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")

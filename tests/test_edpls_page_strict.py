@@ -1,5 +1,5 @@
 """The recommended strict edPLS on the edPLS page (issue #18): the fit beside its references
-(``ui.edpls.page_strict``), the samples-needed simulation on the new estimator
+(``engine.methods.edpls.recommended_evaluation``), the samples-needed simulation on the new estimator
 (``samples_needed_curve_recommended``) and the page's public inputs (``pipeline.sample_y_range``,
 ``pipeline.public_spectra``). Oracles: the estimator itself fitted on the materialised resampled rows, and
 scikit-learn's PLSRegression."""
@@ -16,8 +16,8 @@ from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.methods.edpls import make_strict_edpls
 from engine.methods.edpls.pipeline import page_problem, public_spectra, sample_y_range
+from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended, recommended_owner_sheets
 from engine.methods.edpls.sweeps import rmsep_curve_recommended, samples_needed, samples_needed_curve_recommended
-from ui.edpls.page_strict import choice_rows, compare_recommended, recommended_owner_sheets
 
 Y_RANGE = (0.0, 100.0)
 
@@ -157,8 +157,8 @@ def test_recommended_release_is_shareable_and_predicts_like_the_fit(nir, public)
     import json
 
     from engine.methods.edpls.recommended import FORMAT, estimator_from_release, shareable_release, to_json
+    from engine.methods.edpls.recommended_evaluation import recommended_no_release_reason
     from engine.release.manifest import release_problems
-    from ui.edpls.page_strict import recommended_no_release_reason
 
     _, p = nir
     kw = {"X_public": p.X[p.test]} if public else {}

@@ -230,7 +230,7 @@ def test_a_read_waiting_in_line_shows_its_place_and_cancel():
 def test_the_recommended_fit_in_a_worker_is_the_fit_in_the_server():
     """``run_upload`` (the edPLS page's route for an upload) gives the in-process result, fitted models included;
     a sample set (upload=False) never starts a worker."""
-    from ui.edpls.page_strict import compare_recommended
+    from engine.methods.edpls.recommended_evaluation import compare_recommended
     from ui.runtime.jobs import run_upload
 
     X, y, train, test = _wide_spectra(40, 30)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Callable
 
 import pandas as pd
@@ -25,38 +24,14 @@ import streamlit as st
 
 from engine.data import MAX_UPLOAD_MB, DataError, check_usable, load_table, xlsx_sheet_names
 from engine.data.catalog import load_sample, sample_sets
-from engine.data.columns import MissingRows, drop_missing_rows, numeric_columns
+from engine.data.columns import drop_missing_rows
 from engine.data.xy_files import join_xy, shared_columns
+from ui.dataset import Dataset, still_using, store_dataset
 from ui.jobs_view import JobWait
 from ui.runtime import jobs
 from ui.state import init_state
 
 SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
-
-
-@dataclass
-class Dataset:
-    name: str
-    df: pd.DataFrame
-    origin: str  # "sample" | "upload"
-    kind: str | None = None
-    response_columns: tuple = field(default_factory=tuple)
-    # picker key -> message of the page's check (None: usable there); filled by data_picker
-    checks: dict = field(default_factory=dict, compare=False, repr=False)
-    key: str | None = None  # the sample set's catalog key (None for an upload)
-    label_column: str | None = None  # a text column of class labels (a sample set's declaration)
-    # an upload refused for missing cells: its frame with NaN, the engine's refusal, the rows left out
-    raw: pd.DataFrame | None = field(default=None, compare=False, repr=False)
-    refusal: str | None = None
-    dropped: MissingRows | None = None
-    drop_missing: bool = field(default=True, compare=False)  # the user's tick (kept with the data set)
-    files: tuple = ()  # (spectra file, reference file) when joined from two files
-    # a large data set on the server (origin "server", ui.large_data): its DatasetShape; df holds its first rows
-    large: object = field(default=None, compare=False, repr=False)
-
-    @property
-    def numeric_columns(self) -> list:
-        return numeric_columns(self.df)
 
 
 _LOADS: OrderedDict = OrderedDict()  # (content hash, name, sheet) -> _try_load's answer, most recent last
@@ -146,16 +121,6 @@ MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 
 class _ChooseSheet(Exception):
     """A workbook with several sheets and none chosen yet."""
-
-
-def _store(ds: Dataset, slot: str) -> None:
-    st.session_state[slot] = ds
-
-
-def _still_using(current: Dataset | None) -> None:
-    """After a refused or not yet usable upload: say which data stay selected."""
-    if current is not None:
-        st.info(f"Still using the previous data: {current.name}.")
 
 
 def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
@@ -253,7 +218,7 @@ def _sample_choice(kind: str | None, current: Dataset | None, key: str, slot: st
             current = Dataset(chosen.title, df, "sample", chosen.kind, chosen.response_columns, key=chosen.key,
                               label_column=chosen.label_column or None)
             if store:
-                _store(current, slot)
+                store_dataset(current, slot)
     if current is not None and chosen.description:
         st.caption(chosen.description)
     return current
@@ -267,7 +232,7 @@ def _too_large(up, current: Dataset | None) -> bool:
         load_table(up)
     except DataError as err:
         st.error(f"Upload rejected: {err}")
-        _still_using(current)
+        still_using(current)
         return True
     return False
 
@@ -332,19 +297,19 @@ def _missing_upload(data: bytes, name: str, sheet: str | None, display: str, kin
         st.error(f"Upload rejected: {err}")
         if same is not None:  # this file, its rows no longer dropped: no data here until the box is ticked
             return None, True
-        _still_using(current)
+        still_using(current)
         return current, True
     try:
         df, gone = drop_missing_rows(raw, file=display, min_rows=2)
         _check(df, display, kind, check)
     except DataError as why:
         st.error(f"Upload rejected: {why}")
-        _still_using(current)
+        still_using(current)
         return current, True
     if current is None or current.name != display or not current.df.equals(df):
         current = Dataset(display, df, "upload", kind, raw=raw, refusal=str(err), dropped=gone)
         current.checks[key] = None
-        _store(current, slot)
+        store_dataset(current, slot)
     current.drop_missing = True
     st.caption(f"Left out: {gone.describe()}.")
     return current, True
@@ -376,21 +341,21 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
         df = _load_upload(data, up.name, sheet, display, kind, check, sheets, verdict, key)
     except _ChooseSheet as note:
         st.warning(str(note), icon=":material/table_view:")
-        _still_using(current)
+        still_using(current)
     except _Cancelled as note:
         st.warning(str(note), icon=":material/cancel:")
-        _still_using(current)
+        still_using(current)
     except DataError as err:
         chosen, shown = _missing_upload(data, up.name, sheet, display, kind, check, current, key, slot, err)
         if shown:
             return chosen, True
         st.error(f"Upload rejected: {err}")
-        _still_using(current)
+        still_using(current)
     else:
         if current is None or current.name != display or not current.df.equals(df):
             current = Dataset(display, df, "upload", kind)
             current.checks[key] = None
-            _store(current, slot)
+            store_dataset(current, slot)
     return current, False
 
 
@@ -431,13 +396,13 @@ def _two_files_choice(kind: str | None, check: Callable | None, current: Dataset
         _check(df, display, kind, check)
     except DataError as err:
         st.error(f"Files rejected: {err}")
-        _still_using(current)
+        still_using(current)
         return current
     responses = tuple(c for c in y_df.columns if c != on and pd.api.types.is_numeric_dtype(y_df[c]))
     if current is None or current.name != display or not current.df.equals(df):
         current = Dataset(display, df, "upload", kind, responses, files=(x_up.name, y_up.name))
         current.checks[key] = None
-        _store(current, slot)
+        store_dataset(current, slot)
     return current
 
 

@@ -27,7 +27,7 @@ from engine.data.scheduler import dask_scheduler
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
 from engine.release.workbook import OwnerWorkbook
 from ui.column_choice import response_picker, x_picker
-from ui.data_picker import Dataset, _still_using, _store
+from ui.dataset import Dataset, still_using, store_dataset
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 
@@ -64,16 +64,16 @@ def large_choice(current: Dataset | None, key: str, slot: str) -> Dataset | None
         st.caption("In the data root: " + ", ".join(entries))
     if not text.strip():
         st.info("Type the path of a Parquet folder or a CSV pattern under the data root.")
-        _still_using(current)
+        still_using(current)
         return current if current is not None and current.origin == ORIGIN else None
     try:
         preview, shape = peek_dataset(text, root, n=20)
     except DataError as err:
         st.error(str(err))
-        _still_using(current)
+        still_using(current)
         return current if current is not None and current.origin == ORIGIN else None
     ds = Dataset(text.strip(), preview, ORIGIN, None, (), large=shape)
-    _store(ds, slot)
+    store_dataset(ds, slot)
     rows = f"{shape.rows:,} rows" if shape.rows is not None else "rows counted when checked (CSV)"
     st.markdown(f"**{ds.name}**: {rows} × {shape.columns} columns, {len(shape.files)} "
                 f"file{'s' if len(shape.files) != 1 else ''}, {shape.partitions} partitions.")

@@ -3,7 +3,7 @@
 Streamlit deletes a widget's state when a page without that widget runs, so every shared
 choice lives under a plain key (``pl_*``) and the widgets copy into it on change.
 
-The chosen data set is ``pl_dataset`` (``ui.data_picker.Dataset``). Each page's picker widgets have their own
+The chosen data set is ``pl_dataset`` (``ui.dataset.Dataset``). Each page's picker widgets have their own
 keys (``<page>_data_source``, ...), dropped when another page runs; on its next visit the picker sets its
 "Data source" radio from ``pl_dataset``'s origin before drawing it (never through the widget's default, which
 Streamlit would ignore or warn about once the key holds a value).

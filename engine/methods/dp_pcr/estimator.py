@@ -25,7 +25,6 @@ and has no regression on top; scikit-learn has no private variant).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -35,43 +34,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
+from engine.methods.dp_pcr.rows import PreparedRows
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator, resolve_calibration
 from engine.privacy.chunked import is_lazy
-from engine.privacy.moments import MomentsRelease, ScaledGram, add_remove_sensitivity, centred_moments, scaled_gram
+from engine.privacy.moments import MomentsRelease, centred_moments, scaled_gram
 from engine.threads import one_blas_thread
 
 __all__ = ["DPPCR", "STRICT_RELEASE", "PreparedRows", "pcr_from_moments", "prepare_rows"]
 
 #: Name of the one ledger release of a fit (the same release as edPLS strict).
 STRICT_RELEASE = "Z'Z"
-
-
-@dataclass
-class PreparedRows:
-    """The clean part of a fit: the Gram matrix of the clipped, scaled rows and the centre they were taken around.
-
-    rows : ScaledGram (``engine.privacy.moments.scaled_gram``: Z'Z from one fused block pass, Z is not formed);
-    x_center (m,), y_center : the public centre (zeros without one); centring : bool; m : number of channels.
-    """
-
-    rows: ScaledGram
-    x_center: np.ndarray
-    y_center: float
-    centring: bool
-    m: int
-
-    @property
-    def sensitivity(self) -> float:
-        return add_remove_sensitivity(self.rows.weights, self.rows.const)
-
-    def gram(self) -> np.ndarray:
-        return self.rows.G
-
-    def describe(self) -> str:
-        """What Z holds, for the ledger note (public facts only)."""
-        if self.rows.private_centring:
-            return "[x, y, a] (constant column a: private centring from the same release)"
-        return "[x - x_center, y - y_center] (public centre)" if self.centring else "[x, y] (no centring)"
 
 
 def prepare_rows(X: np.ndarray, y: np.ndarray, *, x_bound: float, y_bound: float, centring: bool = True,

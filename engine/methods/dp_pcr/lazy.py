@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from engine.methods.dp_pcr.estimator import PreparedRows
+from engine.methods.dp_pcr.rows import PreparedRows
 from engine.privacy.chunked import (
     RowSpec,
     chunked_moments,

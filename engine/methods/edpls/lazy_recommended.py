@@ -27,6 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine.methods.baselines import noisy_count
+from engine.methods.edpls.recommended_limits import MIN_CHANNELS, RELEASES
 from engine.privacy import noise_generator
 from engine.privacy.chunked import (
     is_lazy,
@@ -97,8 +98,6 @@ def _response_frame(y):
 
 
 def _check(est, X, y, sample_weight) -> int:
-    from engine.methods.edpls.recommended import MIN_CHANNELS
-
     est._validate_params()
     if sample_weight is not None:
         raise ValueError("sample_weight is not supported on Dask collections: repeat the rows in the data set")
@@ -115,8 +114,6 @@ def _check(est, X, y, sample_weight) -> int:
 
 def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
     """``StrictEDPLS.fit`` on Dask collections (module docstring). Returns the fitted ``est``."""
-    from engine.methods.edpls.recommended import RELEASES
-
     m = _check(est, X, y, sample_weight)
     pub = est._kept_public_setup(m)
     names = tuple(None if v is None else [str(c) for c in v] for v in (lazy_columns(X), lazy_columns(y)))

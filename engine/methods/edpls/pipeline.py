@@ -13,7 +13,7 @@ rows, public bounds and EDPLS's private centring. The helpers below are that pip
 - :func:`strict_params`: the EDPLS parameters of a strict fit, with the chain's ledger caveat;
 - :data:`STRICT_ESTIMATORS`, :func:`sample_y_range`, :func:`public_spectra`: the page's strict estimators
   (the recommended ``make_strict_edpls`` of issue #18 is the default; its fit beside the references is
-  ``page_strict``), the default public range of y on a public sample set, and the public spectra table.
+  ``recommended_evaluation``), the default public range of y on a public sample set, and the public spectra table.
 
 :func:`pipeline_audit_case` puts that pipeline through :func:`engine.privacy.audit.epsilon_lower_bound`
 with worst-case neighbours: one added row at the bounds with a single non-zero channel (clipped onto

@@ -63,6 +63,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from engine.methods.baselines import SUM_RELEASE, noisy_count, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
+from engine.methods.edpls.recommended_limits import MIN_CHANNELS, RELEASES
 from engine.methods.edpls.strict import pls1_from_moments
 from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
 from engine.privacy.chunked import is_lazy
@@ -76,14 +77,10 @@ from engine.reporting.report import plain_text
 __all__ = ["FORMAT", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls", "shareable_release",
            "to_json"]
 
-#: Ledger names of the three releases, in release order.
-RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
 #: Format tag of the shareable release (``shareable_release``).
 FORMAT = "privalab.edpls_recommended.release/1"
 #: Dimension of the data-independent B-spline basis when there is no X_public.
 SPLINE_DIM = 12
-#: Fewest channels the default chain and basis take (Savitzky-Golay window 5, a cubic spline basis).
-MIN_CHANNELS = 8
 
 
 class StrictEDPLS(RegressorMixin, BaseEstimator):

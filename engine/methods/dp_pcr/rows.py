@@ -1,0 +1,39 @@
+"""The clean part of a DP-PCR fit (``PreparedRows``), shared by the in-memory fit (``estimator``) and the Dask fit
+(``lazy``) so that neither module imports the other back."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.privacy.moments import ScaledGram, add_remove_sensitivity
+
+__all__ = ["PreparedRows"]
+
+
+@dataclass
+class PreparedRows:
+    """The clean part of a fit: the Gram matrix of the clipped, scaled rows and the centre they were taken around.
+
+    rows : ScaledGram (``engine.privacy.moments.scaled_gram``: Z'Z from one fused block pass, Z is not formed);
+    x_center (m,), y_center : the public centre (zeros without one); centring : bool; m : number of channels.
+    """
+
+    rows: ScaledGram
+    x_center: np.ndarray
+    y_center: float
+    centring: bool
+    m: int
+
+    @property
+    def sensitivity(self) -> float:
+        return add_remove_sensitivity(self.rows.weights, self.rows.const)
+
+    def gram(self) -> np.ndarray:
+        return self.rows.G
+
+    def describe(self) -> str:
+        """What Z holds, for the ledger note (public facts only)."""
+        if self.rows.private_centring:
+            return "[x, y, a] (constant column a: private centring from the same release)"
+        return "[x - x_center, y - y_center] (public centre)" if self.centring else "[x, y] (no centring)"
