@@ -7,7 +7,7 @@ from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
 from ui.gc_freeze import freeze_after_imports
 from ui.home.demo import guided_demo
-from ui.pages import METHOD_PAGES, TOOL_PAGES
+from ui.pages import TOOL_PAGES, method_pages
 from ui.state import init_state
 
 
@@ -19,7 +19,7 @@ def home() -> None:
         "an attacker could recover without it, so you can decide how much protection your data need."
     )
     st.subheader("Methods")
-    for page in METHOD_PAGES:
+    for page in method_pages():
         st.page_link(page.file, label=f"**{page.title}**: {page.summary}", icon=page.icon)
     st.subheader("Tools")
     for page in TOOL_PAGES:
@@ -37,7 +37,7 @@ st.set_page_config(page_title="PrivaLab", page_icon=ICON, layout="wide")
 nav = st.navigation(
     {
         "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
-        "Methods": [st.Page(p.file, title=p.title, icon=p.icon) for p in METHOD_PAGES],
+        "Methods": [st.Page(p.file, title=p.title, icon=p.icon) for p in method_pages()],
         "Tools": [st.Page(p.file, title=p.title, icon=p.icon) for p in TOOL_PAGES],
     }
 )

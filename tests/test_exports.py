@@ -24,7 +24,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from downloads import buttons, file_of, recorded_downloads
-from engine.methods.registry import METHODS
+from engine.methods import registry
 from engine.privacy import PrivacyLedger, Release
 from engine.release.fingerprint import data_fingerprint, data_sha256
 from engine.release.manifest import RELEASE_KIND, release_problems
@@ -32,16 +32,24 @@ from engine.release.workbook import PRIVATE_NOTICE
 from engine.reporting.report import DataInfo, RunReport, _fmt, environment_versions
 from tab_helpers import open_tab
 from ui.exports import LABELS, chart_config
-from ui.pages import METHOD_PAGES, TOOL_PAGES
+from ui.pages import TOOL_PAGES, method_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
-PAGE_ID = {p.file: Path(p.file).stem for p in METHOD_PAGES + TOOL_PAGES}
-# Pages that fit no shareable model: P3LS (no DP: its model is neither a DP output nor a public input), the
-# calculator (public computations only) and the audit (generated data only).
-# Pages that release no model file: the tools, and every registered method whose export format is "none".
-NO_MODEL = {"pages/calculator.py", "pages/privacy_audit.py"} | {
-    spec.page for spec in METHODS if spec.export_format == "none"}
+
+
+def export_pages() -> tuple[dict, set]:
+    """The parametrisation source of these tests, from the registry: page file -> id, and the pages that release no
+    model file (the tools, and every registered method whose export format is "none": P3LS has no DP, so its model
+    is neither a DP output nor a public input; the calculator computes public things only; the audit uses
+    generated data only)."""
+    page_id = {p.file: Path(p.file).stem for p in method_pages() + TOOL_PAGES}
+    no_model = {"pages/calculator.py", "pages/privacy_audit.py"} | {
+        spec.page for spec in registry.METHODS if spec.export_format == "none"}
+    return page_id, no_model
+
+
+PAGE_ID, NO_MODEL = export_pages()
 HOSTILE = "<script>alert('x')</script>.csv"
 EMBEDDED_PNG = re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]+"')
 README_SHEET = "PRIVATE read me"

@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 
 from bombs import BOMBS
 from engine.data import MAX_UPLOAD_MB, DataError, load_table
-from engine.methods.registry import METHODS
+from engine.methods import registry
 from workbooks import workbook_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,51 +184,61 @@ class PageSpec:
     charts: bool = True
 
 
-PAGES = {
-    "home": PageSpec("app.py", "home_data", ("good.csv", b"id,a,b,c\ns1,1.0,2.0,3.5\ns2,2.0,1.0,4.5\n"
-                                                       b"s3,3.0,0.5,1.5\ns4,4.0,3.0,2.5\n"),
-                     accepted=frozenset(VALID_TABLES | TRICKY), charts=False),
-    "edpls": PageSpec("pages/edpls.py", "edpls_data", ("small_spectra.csv", _small_spectra()),
-                      presets={"pl_mode": "paper"},  # paper mode fits an upload without a public |y| bound
-                      accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}),
-                      words={"constant_column.csv": ["column has the same value", "'1104'"],
-                             "ids_x.csv": ["at least 5 data rows", "has 4"],
-                             "duplicate_timestamp.csv": ["at least 3 numeric columns", "has 2", "'time'"]}),
-    "dp_pcr": PageSpec("pages/dp_pcr.py", "dp_pcr_data", ("small_spectra.csv", _small_spectra()),
-                       presets={"dp_pcr_y_bound_upload_small_spectra.csv_oil": 10.0},  # a declared public bound
-                       accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}),
-                       words={"constant_column.csv": ["column has the same value", "'1104'"],
-                              "ids_x.csv": ["at least 5 data rows", "has 4"],
-                              "duplicate_timestamp.csv": ["at least 3 numeric columns", "has 2", "'time'"]}),
-    "var_admm": PageSpec("pages/var_admm.py", "var_admm_data", ("small_series.csv", _small_timeseries()),
-                         words={"duplicate_timestamp.csv": ["column 'time'", "2024-01-02", "appears twice",
-                                                            "data row 2", "data row 4"],
-                                "unparseable_time.csv": ["column 'time'", "data row 4", "'2024-13-45'"],
-                                "long_duplicates.csv": ["site 'B'", "two values", "data row 5", "data row 8"],
-                                "long_missing_time.csv": ["site 'C'", "no value for 1 of 4 times"],
-                                "constant_column.csv": ["same value in every row", "'1104'"],
-                                "ids_y.csv": ["at least two series"], "mismatch_y.csv": ["at least two series"],
-                                "mismatch_x.csv": ["at least 50 time steps"]},
-                         default_words=("at least",)),
-    "dp_cca": PageSpec("pages/dp_cca.py", "dp_cca_data", ("small_views.csv", _small_two_views()),
-                       presets={"dp_cca_source": "split"},
-                       accepted=frozenset({"duplicate_timestamp.csv", "ids_x.csv", "mismatch_x.csv",
-                                           "unparseable_time.csv", "tricky_semicolon_decimal_comma.csv"}),
-                       words={"duplicate_columns.csv": ["identical contents", "'x1' and 'x3'"],
-                              "constant_column.csv": ["same value in every row", "'1104'"]}),
-    "p3ls": PageSpec("pages/p3ls.py", "p3ls_data", ("small_chain.csv", _small_process()),
-                     accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}),
-                     words={"constant_column.csv": ["same value in every row", "'1104'"]}),
-    "pca_gauss": PageSpec("pages/pca_gauss.py", "pca_gauss_data", ("small_table.csv", _small_table()),
-                          presets={"pg_data_kind": "Sample data or upload"},
-                          words={"ids_y.csv": ["two numeric feature columns"]},
-                          default_words=("at least",)),
+#: The small valid upload of each data kind (``MethodSpec.data_kind``), uploaded first on a method's page.
+GOOD_UPLOADS = {"spectra": ("small_spectra.csv", _small_spectra), "table": ("small_table.csv", _small_table),
+                "two_views": ("small_views.csv", _small_two_views),
+                "party_blocks": ("small_chain.csv", _small_process),
+                "panel": ("small_series.csv", _small_timeseries)}
+_SPECTRA_WORDS = {"constant_column.csv": ["column has the same value", "'1104'"],
+                  "ids_x.csv": ["at least 5 data rows", "has 4"],
+                  "duplicate_timestamp.csv": ["at least 3 numeric columns", "has 2", "'time'"]}
+#: What a method's page needs beyond the spec the registry gives (presets, corpus files it takes, refusal words);
+#: a method not listed here gets the defaults of ``PageSpec``.
+OVERRIDES = {
+    "edpls": dict(presets={"pl_mode": "paper"},  # paper mode fits an upload without a public |y| bound
+                  accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}), words=_SPECTRA_WORDS),
+    "dp_pcr": dict(presets={"dp_pcr_y_bound_upload_small_spectra.csv_oil": 10.0},  # a declared public bound
+                   accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}), words=_SPECTRA_WORDS),
+    "var_admm": dict(words={"duplicate_timestamp.csv": ["column 'time'", "2024-01-02", "appears twice",
+                                                        "data row 2", "data row 4"],
+                            "unparseable_time.csv": ["column 'time'", "data row 4", "'2024-13-45'"],
+                            "long_duplicates.csv": ["site 'B'", "two values", "data row 5", "data row 8"],
+                            "long_missing_time.csv": ["site 'C'", "no value for 1 of 4 times"],
+                            "constant_column.csv": ["same value in every row", "'1104'"],
+                            "ids_y.csv": ["at least two series"], "mismatch_y.csv": ["at least two series"],
+                            "mismatch_x.csv": ["at least 50 time steps"]},
+                     default_words=("at least",)),
+    "dp_cca": dict(presets={"dp_cca_source": "split"},
+                   accepted=frozenset({"duplicate_timestamp.csv", "ids_x.csv", "mismatch_x.csv",
+                                       "unparseable_time.csv", "tricky_semicolon_decimal_comma.csv"}),
+                   words={"duplicate_columns.csv": ["identical contents", "'x1' and 'x3'"],
+                          "constant_column.csv": ["same value in every row", "'1104'"]}),
+    "p3ls": dict(accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}),
+                 words={"constant_column.csv": ["same value in every row", "'1104'"]}),
+    "pca_gauss": dict(presets={"pg_data_kind": "Sample data or upload"},
+                      words={"ids_y.csv": ["two numeric feature columns"]},
+                      default_words=("at least",)),
 }
+
+
+def hostile_specs() -> dict:
+    """The home page and one spec per registered method (read from the registry when called): its page, its
+    picker key (``MethodSpec.upload_key``) and the valid upload of its data kind, plus its ``OVERRIDES``."""
+    pages = {"home": PageSpec("app.py", "home_data", ("good.csv", b"id,a,b,c\ns1,1.0,2.0,3.5\ns2,2.0,1.0,4.5\n"
+                                                                b"s3,3.0,0.5,1.5\ns4,4.0,3.0,2.5\n"),
+                              accepted=frozenset(VALID_TABLES | TRICKY), charts=False)}
+    for spec in registry.METHODS:
+        name, make = GOOD_UPLOADS[spec.data_kind]
+        pages[spec.key] = PageSpec(spec.page, spec.upload_key, (name, make()), **OVERRIDES.get(spec.key, {}))
+    return pages
+
+
+PAGES = hostile_specs()
 
 
 def test_every_registered_method_has_a_hostile_upload_spec():
     """A method added to the registry without a spec here would never meet the hostile corpus."""
-    missing = [spec.key for spec in METHODS if spec.key not in PAGES or PAGES[spec.key].file != spec.page]
+    missing = [spec.key for spec in registry.METHODS if spec.key not in PAGES or PAGES[spec.key].file != spec.page]
     assert not missing, f"registered methods without a hostile-upload spec: {missing}"
 
 

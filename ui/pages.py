@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.methods.registry import METHODS
+from engine.methods import registry
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,12 @@ class PageInfo:
     summary: str
 
 
-METHOD_PAGES = tuple(PageInfo(spec.page, spec.title, spec.icon, spec.summary) for spec in METHODS)
+def method_pages() -> tuple:
+    """The method pages, one per registered method, in the registry's order (read when called)."""
+    return tuple(PageInfo(spec.page, spec.title, spec.icon, spec.summary) for spec in registry.METHODS)
+
+
+METHOD_PAGES = method_pages()
 
 TOOL_PAGES = (
     PageInfo("pages/attack_lab.py", "Attack lab (PLS)", ":material/bug_report:",

@@ -11,7 +11,7 @@ Public means declared: every bound a method needs must be given (:func:`_declare
 one in. Noise: fresh operating-system entropy; ``seed`` (tests, teaching) fixes it and the ledger then says
 "not proven".
 
-Fits in :data:`LAZY_METHODS` hand the dask collections to the estimator, which sums its one release partition by
+Fits in :func:`lazy_methods` hand the dask collections to the estimator, which sums its one release partition by
 partition (``engine.privacy.chunked``) on the given scheduler and reports ``progress(done, total)``; a method left
 out of it would get the chosen columns as one array, refused above :data:`MAX_IN_MEMORY_GB` (today every one is
 in it: the recommended strict edPLS makes two passes, PCA-Gauss strict one). :class:`TaskProgress` reports dask's
@@ -31,13 +31,20 @@ from pathlib import Path
 import numpy as np
 
 from engine.data.validate import DataError
+from engine.methods import registry
 
 __all__ = ["LAZY_METHODS", "MAX_IN_MEMORY_GB", "OPTIONS", "DatasetFit", "TaskProgress", "UsageError",
-           "check_declared", "fit_dataset"]
+           "check_declared", "fit_dataset", "lazy_methods", "fit_dp_cca", "fit_dp_pcr", "fit_edpls", "fit_pca_gauss"]
 
-#: Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
-#: scheduler=..., progress=...)``); a method left out gets one in-memory array.
-LAZY_METHODS: frozenset = frozenset({"edpls", "edpls_recommended", "dp_pcr", "dp_cca", "pca_gauss"})
+def lazy_methods() -> frozenset:
+    """Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
+    scheduler=..., progress=...)``); a method left out gets one in-memory array. From the registry
+    (``CliSpec.lazy``), read when called."""
+    return frozenset(f for spec in registry.METHODS if spec.cli is not None for f in spec.cli.lazy)
+
+
+#: ``lazy_methods()`` at import.
+LAZY_METHODS: frozenset = lazy_methods()
 #: Largest table (chosen columns, float64) the in-memory path loads.
 MAX_IN_MEMORY_GB = 4.0
 
@@ -128,7 +135,7 @@ def _edpls_estimator(a) -> str:
     return a.estimator
 
 
-def _edpls(job: _Job):
+def fit_edpls(job: _Job):
     a = job.args
     _need(job.ddf, [a.response], "response", job.name)
     cols = _x_columns(job, [a.response])
@@ -148,7 +155,7 @@ def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, s
     """A strict one-response fit whose release holds the declared response, range and channels (edPLS, DP-PCR):
     the fit, its shareable release and the owner's clipping count and coefficients."""
     a = job.args
-    lazy = method in LAZY_METHODS
+    lazy = method in lazy_methods()
     X, y = _split(_arrays(job, cols + [a.response], method.replace("_", "-"), lazy), 1)
     job.fit(est, lazy, what, X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
@@ -176,7 +183,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
     k = a.n_components if a.n_components in ("auto", "ridge", None) else _int(a.n_components, "--n-components")
     est = make_strict_edpls(a.epsilon, a.delta, y_range=tuple(a.y_range), X_public=X_public, x_bound=x_bound,
                             n_components=k or "auto", random_state=a.seed)
-    lazy = "edpls_recommended" in LAZY_METHODS
+    lazy = "edpls_recommended" in lazy_methods()
     X, y = _split(_arrays(job, cols + [a.response], "edpls (recommended)", lazy), 1)
     job.fit(est, lazy, "fitting edPLS (recommended strict: response pass, then moments pass)", X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
@@ -184,7 +191,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
     return est, release, {"choices": choice_rows(est), "coefficients": coef}
 
 
-def _dp_pcr(job: _Job):
+def fit_dp_pcr(job: _Job):
     from engine.methods.dp_pcr import DPPCR
     from engine.methods.dp_pcr.release import shareable_release
 
@@ -196,7 +203,7 @@ def _dp_pcr(job: _Job):
     return _one_response_fit(job, est, cols, "dp_pcr", "fitting DP-PCR", shareable_release, "column")
 
 
-def _dp_cca(job: _Job):
+def fit_dp_cca(job: _Job):
     from engine.methods.dp_cca import DPCCA
     from engine.methods.dp_cca.export import owner_sheets, shareable_release
 
@@ -207,14 +214,14 @@ def _dp_cca(job: _Job):
     est = DPCCA(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta, mode="strict",
                 x_bound=_positive(a.x_bound, "--x-bound"), y_bound=_positive(a.y_bound, "--y-bound"),
                 random_state=a.seed)
-    lazy = "dp_cca" in LAZY_METHODS
+    lazy = "dp_cca" in lazy_methods()
     X, Y = _split(_arrays(job, xcols + ycols, "dp-cca", lazy), len(ycols))
     job.fit(est, lazy, "fitting DP-CCA (strict)", X, Y)
     release = shareable_release(est, public_inputs={"x_columns": xcols, "y_columns": ycols})
     return est, release, owner_sheets(est, x_names=xcols, y_names=ycols)
 
 
-def _pca_gauss(job: _Job):
+def fit_pca_gauss(job: _Job):
     from engine.methods.pca_gauss import PCAGauss
     from engine.methods.pca_gauss.export import owner_sheets, shareable_release
 
@@ -227,13 +234,15 @@ def _pca_gauss(job: _Job):
     est = PCAGauss(n_components=a.n_components, epsilon=a.epsilon, task=task, pca_source="analyze_gauss",
                    mode="strict", delta=a.delta, bounds=tuple(a.x_range),
                    y_bounds=tuple(a.y_range) if a.response else None, random_state=a.seed)
-    lazy = "pca_gauss" in LAZY_METHODS
+    lazy = "pca_gauss" in lazy_methods()
     data = _arrays(job, cols + exclude, "pca-gauss", lazy)
     job.fit(est, lazy, "fitting PCA-Gauss (strict)", *(_split(data, 1) if a.response else (data,)))
     return est, shareable_release(est), owner_sheets(est, feature_names=cols)
 
 
-_FITS = {"edpls": _edpls, "dp-pcr": _dp_pcr, "dp-cca": _dp_cca, "pca-gauss": _pca_gauss}
+def _fits() -> dict:
+    """CLI name -> the method's ``CliSpec`` (``engine.methods.registry``: the one list of methods)."""
+    return {spec.cli.name: spec.cli for spec in registry.METHODS if spec.cli is not None}
 _NEVER_READ = "declared from domain knowledge; bounds are never read off the private data"
 
 
@@ -359,7 +368,6 @@ class DatasetFit:
                              notes=[f"Shareable release written separately ({release_name})."])
 
 
-_DEFAULT_K = {"edpls": "auto", "dp-pcr": 2, "dp-cca": 1, "pca-gauss": 2}
 OPTIONS = ("response", "y_range", "x_range", "x_bound", "y_bound", "x_public", "n_components", "x_columns",
             "y_columns", "seed", "estimator")
 
@@ -370,7 +378,7 @@ def fit_dataset(method: str, ddf, *, epsilon: float, delta: float, name: str = "
 
     Parameters
     ----------
-    method : a key of :data:`CLI_METHODS`.
+    method : a CLI name (``engine.cli.commands.cli_methods``).
     ddf : dask DataFrame (rows, columns) from ``engine.data.open_dataset``.
     epsilon, delta : the budget.
     name : the data set's name in messages.
@@ -397,19 +405,20 @@ def fit_dataset(method: str, ddf, *, epsilon: float, delta: float, name: str = "
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise TypeError(f"fit_dataset: unknown options {sorted(unknown)}")
-    if method not in _FITS:
-        raise UsageError(f"no method {method!r} on the command line; choose one of {', '.join(_FITS)}")
+    fits = _fits()
+    if method not in fits:
+        raise UsageError(f"no method {method!r} on the command line; choose one of {', '.join(fits)}")
     a = argparse.Namespace(method=method, epsilon=float(epsilon), delta=float(delta), quiet=progress is None,
                            **{k: options.get(k) for k in OPTIONS})
     for k in ("x_columns", "y_columns"):
         if isinstance(getattr(a, k), (list, tuple)):
             setattr(a, k, ",".join(map(str, getattr(a, k))))
     if a.n_components is None:
-        a.n_components = _DEFAULT_K[method]
+        a.n_components = fits[method].default_components
     check_declared(a)
     t0 = time.perf_counter()
     job = _Job(a, ddf, dataset_shape(ddf), name, scheduler, progress or _silent)
-    est, release, sheets = _FITS[method](job)
+    est, release, sheets = registry.resolve(fits[method].fit)(job)
     return DatasetFit(method, est, release, sheets, job.shape, time.perf_counter() - t0, a.seed is not None)
 
 

@@ -32,19 +32,22 @@ from pathlib import Path
 from engine.cli.batch import OPTIONS, UsageError, check_declared, fit_dataset
 from engine.data.scheduler import SCHEDULER_ENV
 from engine.data.validate import DataError
-from engine.methods.registry import METHODS
+from engine.methods import registry
 
-__all__ = ["CLI_METHODS", "build_parser", "main"]
+__all__ = ["build_parser", "cli_methods", "dp_cca_arguments", "dp_pcr_arguments", "edpls_arguments", "main",
+           "pca_gauss_arguments"]
 
-#: Methods the command line fits: CLI name -> registry key.
-CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
+
+def cli_methods() -> dict:
+    """Methods the command line fits: CLI name -> registry key (``MethodSpec.cli``)."""
+    return {spec.cli.name: spec.key for spec in registry.METHODS if spec.cli is not None}
 
 
 # ------------------------------------------------------------------------------------------------ parser
 def _methods_epilog() -> str:
     lines = ["methods (engine/methods/registry.py):"]
-    fit_names = {v: k for k, v in CLI_METHODS.items()}
-    for spec in METHODS:
+    fit_names = {v: k for k, v in cli_methods().items()}
+    for spec in registry.METHODS:
         how = f"python -m engine fit {fit_names[spec.key]}" if spec.key in fit_names else "in the app only"
         lines.append(f"  {spec.key:<10} {spec.title}: {spec.summary} [{how}]")
     return "\n".join(lines)
@@ -66,6 +69,49 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "cell, naming its partition and row)")
 
 
+def edpls_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``fit edpls`` (its ``CliSpec.arguments``)."""
+    p.add_argument("--estimator", choices=("auto", "plain", "recommended"), default="auto",
+                   help="plain: EDPLS strict (Analyze-Gauss), summed partition by partition (any size; needs "
+                        "--x-bound B on the row norm of X); recommended: the app's recommended strict edPLS "
+                        "(public preprocessing and projection; its columns are gathered in memory); auto (default): "
+                        "recommended when --x-public or --x-bound data-free is given, else plain")
+    p.add_argument("--response", required=True, help="the response column")
+    p.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="public physical range of the response (required)")
+    p.add_argument("--x-bound", help="plain: public bound on the L2 norm of a row of X; recommended: on the norm of a "
+                                     "preprocessed, projected spectrum, or 'data-free' (the bound of the "
+                                     "data-independent spline basis); or give --x-public")
+    p.add_argument("--x-public", help="a CSV/XLSX of public spectra (same channel columns): projection and bound")
+    p.add_argument("--n-components", default=None,
+                   help="plain: a number (default 5); recommended: 'auto' (default), 'ridge' or a number")
+
+
+def dp_pcr_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``fit dp-pcr`` (its ``CliSpec.arguments``)."""
+    p.add_argument("--response", required=True, help="the response column")
+    p.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="public range of the response")
+    p.add_argument("--x-bound", type=float, help="public bound on the L2 norm of a row of X (required)")
+    p.add_argument("--n-components", type=int, default=2)
+
+
+def dp_cca_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``fit dp-cca`` (its ``CliSpec.arguments``)."""
+    p.add_argument("--y-columns", required=True, help="comma-separated columns of the second view")
+    p.add_argument("--x-bound", type=float, help="public bound on the L2 norm of a row of the first view")
+    p.add_argument("--y-bound", type=float, help="public bound on the L2 norm of a row of the second view")
+    p.add_argument("--n-components", type=int, default=1)
+
+
+def pca_gauss_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``fit pca-gauss`` (its ``CliSpec.arguments``)."""
+    p.add_argument("--x-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="public range of every X column (the box; required)")
+    p.add_argument("--response", help="a response column (regression task; needs --y-range)")
+    p.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="public range of the response")
+    p.add_argument("--n-components", type=int, default=2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m engine", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -75,41 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="fit a method and write its shareable release and the owner's workbook",
                          formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_methods_epilog())
     methods = fit.add_subparsers(dest="method", required=True, metavar="method")
-    m = methods.add_parser("edpls", help="strict edPLS (spectra, one response)")
-    _common(m)
-    m.add_argument("--estimator", choices=("auto", "plain", "recommended"), default="auto",
-                   help="plain: EDPLS strict (Analyze-Gauss), summed partition by partition (any size; needs "
-                        "--x-bound B on the row norm of X); recommended: the app's recommended strict edPLS "
-                        "(public preprocessing and projection; its columns are gathered in memory); auto (default): "
-                        "recommended when --x-public or --x-bound data-free is given, else plain")
-    m.add_argument("--response", required=True, help="the response column")
-    m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
-                   help="public physical range of the response (required)")
-    m.add_argument("--x-bound", help="plain: public bound on the L2 norm of a row of X; recommended: on the norm of a "
-                                     "preprocessed, projected spectrum, or 'data-free' (the bound of the "
-                                     "data-independent spline basis); or give --x-public")
-    m.add_argument("--x-public", help="a CSV/XLSX of public spectra (same channel columns): projection and bound")
-    m.add_argument("--n-components", default=None,
-                   help="plain: a number (default 5); recommended: 'auto' (default), 'ridge' or a number")
-    m = methods.add_parser("dp-pcr", help="DP principal component regression")
-    _common(m)
-    m.add_argument("--response", required=True, help="the response column")
-    m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="public range of the response")
-    m.add_argument("--x-bound", type=float, help="public bound on the L2 norm of a row of X (required)")
-    m.add_argument("--n-components", type=int, default=2)
-    m = methods.add_parser("dp-cca", help="DP canonical correlation of two column groups (strict)")
-    _common(m)
-    m.add_argument("--y-columns", required=True, help="comma-separated columns of the second view")
-    m.add_argument("--x-bound", type=float, help="public bound on the L2 norm of a row of the first view")
-    m.add_argument("--y-bound", type=float, help="public bound on the L2 norm of a row of the second view")
-    m.add_argument("--n-components", type=int, default=1)
-    m = methods.add_parser("pca-gauss", help="DP PCA-Gauss synthetic-data model (strict)")
-    _common(m)
-    m.add_argument("--x-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
-                   help="public range of every X column (the box; required)")
-    m.add_argument("--response", help="a response column (regression task; needs --y-range)")
-    m.add_argument("--y-range", type=float, nargs=2, metavar=("LOW", "HIGH"), help="public range of the response")
-    m.add_argument("--n-components", type=int, default=2)
+    for spec in registry.METHODS:
+        if spec.cli is not None:
+            m = methods.add_parser(spec.cli.name, help=spec.cli.help)
+            _common(m)
+            registry.resolve(spec.cli.arguments)(m)
     return parser
 
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 import inspect
 import math
 
-from engine.methods.registry import METHODS, AuditTarget
+from engine.methods import registry
+from engine.methods.registry import AuditTarget
 from engine.privacy.audit import AuditCase, mechanism_case
 
-__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "audit_cases", "make_case", "plants_bugs",
-           "target_label"]
+__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "audit_cases", "audit_targets", "make_case",
+           "plants_bugs", "target_label"]
 
 #: The mechanisms every method builds on (audited through ``mechanism_case``).
 MECHANISM_TARGETS = {
@@ -33,11 +34,16 @@ MECHANISM_TARGETS = {
 
 
 def _method_targets() -> dict[str, AuditTarget]:
-    return {t.key: t for spec in METHODS for t in spec.audit}
+    return {t.key: t for spec in registry.METHODS for t in spec.audit}
 
 
-#: What the page and the bench can audit: key -> (label, modes available).
-AUDIT_TARGETS = {**MECHANISM_TARGETS, **{k: (t.label, t.modes) for k, t in _method_targets().items()}}
+def audit_targets() -> dict:
+    """What the page and the bench can audit: key -> (label, modes available); the registry read when called."""
+    return {**MECHANISM_TARGETS, **{k: (t.label, t.modes) for k, t in _method_targets().items()}}
+
+
+#: ``audit_targets()`` when the app started.
+AUDIT_TARGETS = audit_targets()
 
 
 #: The audit page's default trials per data set: at eps = 1 (the budget's default) every bug-planting target's
@@ -60,7 +66,8 @@ PAGE_BUGS = {
 
 def target_label(target: str) -> str:
     """The human title of a catalogue key ("analytic_gaussian" -> "Gaussian mechanism, analytic calibration")."""
-    return AUDIT_TARGETS[target][0] if target in AUDIT_TARGETS else target
+    targets = audit_targets()
+    return targets[target][0] if target in targets else target
 
 
 def plants_bugs(target: str) -> bool:
@@ -82,9 +89,10 @@ def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float, bug
 def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
               bug: str | None = None) -> AuditCase:
     """The catalogue audit for one target of ``AUDIT_TARGETS`` (ValueError for a bad choice)."""
-    if target not in AUDIT_TARGETS:
-        raise ValueError(f"target must be one of {tuple(AUDIT_TARGETS)}, got {target!r}")
-    label, modes = AUDIT_TARGETS[target]
+    targets = audit_targets()
+    if target not in targets:
+        raise ValueError(f"target must be one of {tuple(targets)}, got {target!r}")
+    label, modes = targets[target]
     if mode not in modes:
         raise ValueError(f"{label} has no {mode!r} mode (available: {', '.join(modes)})")
     if bug is not None and mode != "strict":

@@ -1,9 +1,12 @@
 """The method registry: one spec per method, and everything that lists methods derives from it.
 
 Navigation and the home page (``ui.pages``), the privacy audit's catalogue (``engine.methods.audit_catalog``),
-the audit bench, and the tests that must cover every method (hostile uploads, exports,
-audit cases, reproduction scripts) all iterate ``METHODS``. Adding a method is: its package under
-``engine/methods/``, its page, its figure module, its reproduction script, and one entry here.
+the command line's sub-commands and batch fits (``engine.cli``: ``CliSpec``), the Dask fits (``lazy``), the job
+runner's preloads (``ui.runtime.jobs``: ``preload``), the audit bench, and the tests that must cover every method
+(hostile uploads, exports, audit cases, reproduction scripts) all iterate ``METHODS``, read when they run (so a
+spec added here, or patched in by a test, reaches all of them). Adding a method is: its package under
+``engine/methods/``, its page (``pages/<key>.py``) and its folder ``ui/<key>/``, its reproduction script, and one
+entry here.
 
 Estimators, ``compare`` functions and audit cases are named by dotted path and imported on first use,
 so that importing the registry (for the navigation) costs nothing and nothing here imports a method
@@ -21,7 +24,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "AuditTarget", "MethodSpec", "method"]
+__all__ = ["METHODS", "AuditTarget", "CliSpec", "MethodSpec", "method", "resolve"]
 
 
 def _resolve(path: str):
@@ -52,6 +55,27 @@ class AuditTarget:
 
 
 @dataclass(frozen=True)
+class CliSpec:
+    """A method on the command line (``python -m engine fit <name>``) and in the batch fits (``engine.cli.batch``).
+
+    ``name``: the sub-command; ``help``: its one line; ``arguments``: "module:function" that adds the method's own
+    flags to its sub-parser (``function(parser)``; the common flags --data, --epsilon, ... are added before);
+    ``fit``: "module:function" of the batch fit, ``function(job) -> (estimator, shareable release, owner sheets)``
+    (``engine.cli.batch.fit_dataset`` calls it); ``default_components``: ``n_components`` when none is given;
+    ``lazy``: the fits (the method's key, or a variant such as "edpls_recommended") whose estimator takes the Dask
+    collections and sums its release partition by partition (``engine.cli.batch.LAZY_METHODS``); a fit left out
+    gets one in-memory array.
+    """
+
+    name: str
+    help: str
+    arguments: str
+    fit: str
+    default_components: object = 2
+    lazy: tuple = ()
+
+
+@dataclass(frozen=True)
 class MethodSpec:
     """What the app, the audit, the benches and the tests need to know about one method.
 
@@ -68,6 +92,8 @@ class MethodSpec:
     compare_path : "module:function" of the method's ``compare(...) -> Comparison``.
     audit : tuple of AuditTarget (empty only for a method that releases nothing under DP).
     reproduction : the script under bench/ that reproduces the method's paper or claim.
+    cli : CliSpec or None (None: in the app only).
+    preload : modules the job runner's forkserver imports once for the page's worker tasks (``ui.runtime.jobs``).
     """
 
     key: str
@@ -81,6 +107,13 @@ class MethodSpec:
     compare_path: str
     audit: tuple
     reproduction: str
+    cli: CliSpec | None = None
+    preload: tuple = ()
+
+    @property
+    def upload_key(self) -> str:
+        """The widget key of the page's data picker (``data_picker(key=...)``)."""
+        return f"{self.key}_data"
 
     @property
     def estimator(self) -> type:
@@ -101,13 +134,19 @@ METHODS = (
                      "engine.methods.edpls.audit_case:strict_edpls_case", plants_bugs=False),
          AuditTarget("edpls_recommended_cross", "edPLS recommended strict (cross-moments)", ("strict",),
                      "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),))),
-        "bench/reproduce_edpls_corn.py"),
+        "bench/reproduce_edpls_corn.py",
+        CliSpec("edpls", "strict edPLS (spectra, one response)", "engine.cli.commands:edpls_arguments",
+                "engine.cli.batch:fit_edpls", "auto", ("edpls", "edpls_recommended")),
+        ("engine.methods.edpls", "engine.methods.edpls.sweeps", "engine.methods.edpls.pipeline")),
     MethodSpec(
         "dp_pcr", "DP-PCR", ":material/ssid_chart:",
         "Differentially private principal component regression, beside edPLS on the same data.",
         "pages/dp_pcr.py", "engine.methods.dp_pcr:DPPCR", "spectra", "model_json", "engine.methods.dp_pcr:compare",
         (AuditTarget("dp_pcr", "DP-PCR", ("strict",), "engine.methods.dp_pcr.audit_case:dp_pcr_case"),),
-        "bench/reproduce_dp_pcr.py"),
+        "bench/reproduce_dp_pcr.py",
+        CliSpec("dp-pcr", "DP principal component regression", "engine.cli.commands:dp_pcr_arguments",
+                "engine.cli.batch:fit_dp_pcr", 2, ("dp_pcr",)),
+        ("engine.methods.dp_pcr",)),
     MethodSpec(
         "pca_gauss", "PCA-Gauss", ":material/scatter_plot:",
         "Differentially private synthetic data from a private projection and Gaussian model.",
@@ -115,18 +154,24 @@ METHODS = (
         "engine.methods.pca_gauss:compare",
         (AuditTarget("pca_gauss", "PCA-Gauss (Lap-PCA covariance)", ("strict", "paper"),
                      "engine.methods.pca_gauss.audit_case:pca_gauss_case"),),
-        "bench/reproduce_pca_gauss.py"),
+        "bench/reproduce_pca_gauss.py",
+        CliSpec("pca-gauss", "DP PCA-Gauss synthetic-data model (strict)", "engine.cli.commands:pca_gauss_arguments",
+                "engine.cli.batch:fit_pca_gauss", 2, ("pca_gauss",)),
+        ("engine.methods.pca_gauss.utility",)),
     MethodSpec(
         "dp_cca", "DP-CCA", ":material/join_inner:",
         "Private canonical correlation between two views (Analyze-Gauss).",
         "pages/dp_cca.py", "engine.methods.dp_cca:DPCCA", "two_views", "model_json", "engine.methods.dp_cca:compare",
         (AuditTarget("dp_cca", "DP-CCA", ("strict", "paper"), "engine.methods.dp_cca.audit_case:dp_cca_case"),),
-        "bench/reproduce_dp_cca.py"),
+        "bench/reproduce_dp_cca.py",
+        CliSpec("dp-cca", "DP canonical correlation of two column groups (strict)",
+                "engine.cli.commands:dp_cca_arguments", "engine.cli.batch:fit_dp_cca", 1, ("dp_cca",)),
+        ("engine.methods.dp_cca",)),
     MethodSpec(
         "p3ls", "P3LS simulation", ":material/hub:",
         "Vertically federated PLS across companies with removable masks, party by party.",
         "pages/p3ls.py", "engine.methods.p3ls:P3LS", "party_blocks", "none", "engine.methods.p3ls:compare",
-        (), "bench/reproduce_p3ls.py"),
+        (), "bench/reproduce_p3ls.py", None, ("engine.methods.p3ls",)),
     MethodSpec(
         "var_admm", "VAR-ADMM", ":material/timeline:",
         "Collaborative VAR forecasting across data owners, and what ADMM leaks.",
@@ -138,8 +183,13 @@ METHODS = (
                   ("laplace", "VAR-ADMM noise defence, Laplace", ("strict",)),
                   ("gaussian", "VAR-ADMM noise defence, Gaussian", ("strict",)),
                   ("uniform", "VAR-ADMM noise defence, uniform (no guarantee)", ("paper",)))),
-        "bench/reproduce_var_admm.py"),
+        "bench/reproduce_var_admm.py", None, ("engine.methods.var_admm", "ui.var_admm.tasks")),
 )
+
+
+def resolve(path: str):
+    """"package.module:attribute" -> the attribute (imported now): how the registry's dotted paths are used."""
+    return _resolve(path)
 
 
 def method(key: str) -> MethodSpec:

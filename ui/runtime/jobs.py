@@ -68,6 +68,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from engine.methods import registry
+
 __all__ = ["JobError", "JobCancelled", "Job", "JobRunner", "submit", "run", "in_line", "ordinal", "parse_upload",
            "run_upload", "waiting",
            "MEMORY_MB", "SECONDS", "SWEEP_SECONDS", "MAX_JOBS"]
@@ -89,10 +91,14 @@ STARTUP_SECONDS: float = 60.0  # to start a worker (the forkserver's first start
 # imported once by the forkserver, inherited by every worker
 # (the method modules the pages' jobs use: imported once there, not in every worker; each took 0.05-0.9 s to import
 # on this machine, ~2 s together, paid once by the forkserver's start instead of by every job)
-PRELOAD = ["numpy", "pandas", "engine.data", "engine.methods.edpls", "engine.methods.edpls.sweeps",
-           "engine.methods.edpls.pipeline", "ui.runtime.page_jobs", "engine.methods.dp_pcr", "engine.methods.dp_cca",
-           "engine.methods.var_admm", "ui.var_admm.tasks", "engine.methods.pca_gauss.utility",
-           "engine.methods.p3ls", "engine.attacks.pls_subspace", "engine.methods.chemometrics"]
+def preload_modules() -> list[str]:
+    """What the forkserver imports: the libraries, each method's ``MethodSpec.preload`` (the registry, read when
+    called) and the tools' modules."""
+    return ["numpy", "pandas", "engine.data", *(m for spec in registry.METHODS for m in spec.preload),
+            "ui.runtime.page_jobs", "engine.attacks.pls_subspace", "engine.methods.chemometrics"]
+
+
+PRELOAD = preload_modules()
 
 
 class JobError(RuntimeError):
@@ -141,7 +147,7 @@ def _context():
             if root not in paths:
                 os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
             ctx = mp.get_context("forkserver")
-            ctx.set_forkserver_preload(PRELOAD)
+            ctx.set_forkserver_preload(preload_modules())
             _CONTEXT = ctx
         return _CONTEXT
 

@@ -124,4 +124,8 @@ __all__ = [
     "views_from_frame",
     "model_from_dict",
     "to_json",
+    "dp_cca_case",
+    "as_view",
+    "check_identified",
+    "read_views",
 ]

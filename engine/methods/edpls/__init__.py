@@ -140,4 +140,10 @@ __all__ = [
     "shareable_release",
     "strict_sensitivity",
     "to_json",
+    "PageProblem",
+    "default_x_bound",
+    "page_problem",
+    "preprocess",
+    "sample_y_bound",
+    "strict_params",
 ]

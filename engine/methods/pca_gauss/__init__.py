@@ -122,4 +122,7 @@ __all__ = [
     "pipeline_audit_case",
     "shareable_release",
     "to_json",
+    "IdentityQueryRelease",
+    "identity_query_sensitivity",
+    "MODES",
 ]

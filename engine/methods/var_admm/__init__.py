@@ -214,4 +214,10 @@ __all__ = [
     "noise_range_declaration",
     "privacy_statement",
     "compare",
+    "INITS",
+    "NOISE_LAWS",
+    "PENALTIES",
+    "SOLVERS",
+    "TRENDS",
+    "VARIANTS",
 ]
