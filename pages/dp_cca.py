@@ -27,13 +27,13 @@ from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.dp_cca.figures import dp_cca_correlation_bars, dp_cca_loadings_figure, dp_cca_scores_figure, dp_cca_sweep_figure
+from ui.dp_cca.tasks import dp_cca_fit, dp_cca_sweeps, dp_cca_two_files
 from ui.exports import export_bar, show_chart
 from ui.figures.report import private_values
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 from ui.runtime.jobs import JobError, run_upload
-from ui.runtime.page_jobs import dp_cca_fit, dp_cca_sweeps, dp_cca_two_files
 from ui.tabs import lazy_tabs
 
 SOURCES = {
@@ -69,7 +69,7 @@ def two_files(x_bytes: bytes, x_name: str, y_bytes: bytes, y_name: str) -> tuple
 @st.cache_data(show_spinner="Fitting private and non-private CCA ...", max_entries=16)
 def fit_views(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed: int, params: tuple,
               noise_seed: int | None, noise_key: str, upload: bool = False) -> dict:
-    """The private fit and its non-private reference (``ui.runtime.page_jobs.dp_cca_fit``; an upload's in a worker
+    """The private fit and its non-private reference (``ui.dp_cca.tasks.dp_cca_fit``; an upload's in a worker
     with the job budgets). ``split_seed`` splits the rows (not a release); the noise is fresh (``noise_seed``
     None) or the teaching switch's known seed. ``noise_key`` (the session's token) keeps two sessions from sharing
     one cached noise draw."""
@@ -80,7 +80,7 @@ def fit_views(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed
 def run_sweeps(X: pd.DataFrame, Y: pd.DataFrame, test_fraction: float, split_seed: int, params: dict,
                epsilon: float, delta: float, n_replicates: int, noise_seed: int | None, bar,
                upload: bool = False) -> pd.DataFrame:
-    """The poster's three sweeps (eps, N, delta), progress shown in thirds (``ui.runtime.page_jobs.dp_cca_sweeps``;
+    """The poster's three sweeps (eps, N, delta), progress shown in thirds (``ui.dp_cca.tasks.dp_cca_sweeps``;
     an upload's in a worker). ``split_seed``: rows and subsets; ``noise_seed``: None (fresh noise) or the
     teaching switch's known seed."""
     out = run_upload(upload, dp_cca_sweeps, X, Y, test_fraction, split_seed, params, epsilon, delta, n_replicates,

@@ -54,6 +54,7 @@ from ui.edpls.strict import (
     strict_estimator_setting,
     utility_sentence,
 )
+from ui.edpls.tasks import edpls_sweep as sweep
 from ui.exports import export_bar, show_chart
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
@@ -62,7 +63,6 @@ from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
-from ui.runtime.page_jobs import edpls_sweep as sweep
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
 PAPER_AUDIT_KEY = {"sigma": "edpls"}

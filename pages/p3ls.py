@@ -24,8 +24,8 @@ from ui.p3ls.figures import (
     p3ls_sequence_figure,
     p3ls_validation_figure,
 )
+from ui.p3ls.tasks import p3ls_federation
 from ui.runtime.jobs import JobError, run_upload
-from ui.runtime.page_jobs import p3ls_federation
 from ui.tabs import lazy_tabs
 
 SPLIT_MODES = ("By column prefix", "Choose columns per party")
@@ -38,7 +38,7 @@ MASK_MODES = ("Dense random orthogonal (default)", "Block-diagonal (FedSVD's gen
 def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, label_holder: int, k_max: int,
                    split_seed: int, secure_aggregation: bool, block_size: int | None, file: str,
                    upload: bool = False) -> dict:
-    """Everything the page shows, from one protocol run (``ui.runtime.page_jobs.p3ls_federation``; an upload's in a
+    """Everything the page shows, from one protocol run (``ui.p3ls.tasks.p3ls_federation``; an upload's in a
     worker with the job budgets). ``split_seed`` fixes the row split only: the masks come from fresh OS entropy
     (a mask drawn from a known seed hides nothing), so the run is cached per arguments rather than recomputed."""
     return run_upload(upload, p3ls_federation, df, party_columns, responses, label_holder, k_max, split_seed,

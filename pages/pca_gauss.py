@@ -50,9 +50,9 @@ from ui.pca_gauss.setup import (
     settings_section,
     task_section,
 )
+from ui.pca_gauss.tasks import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from ui.progress import Sweep
 from ui.runtime.jobs import JobError, run_upload
-from ui.runtime.page_jobs import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from ui.tabs import lazy_tabs
 
 EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)

@@ -39,10 +39,10 @@ def _spectra(n: int, d: int, seed: int = 0) -> pd.DataFrame:
 
 
 def test_an_edpls_sweep_in_a_worker_is_the_sweep_in_process():
-    """The page's sweep (ui.runtime.page_jobs.edpls_sweep) in a worker, progress included, equals the in-process one at
+    """The page's sweep (ui.edpls.tasks.edpls_sweep) in a worker, progress included, equals the in-process one at
     a known noise seed."""
     from engine.methods.edpls.pipeline import strict_params
-    from ui.runtime.page_jobs import edpls_sweep
+    from ui.edpls.tasks import edpls_sweep
 
     frame = _spectra(40, 20)
     X, y = frame.drop(columns="oil").to_numpy(), frame["oil"].to_numpy()

@@ -137,7 +137,7 @@ METHODS = (
         "bench/reproduce_edpls_corn.py",
         CliSpec("edpls", "strict edPLS (spectra, one response)", "engine.cli.commands:edpls_arguments",
                 "engine.cli.batch:fit_edpls", "auto", ("edpls", "edpls_recommended")),
-        ("engine.methods.edpls", "engine.methods.edpls.sweeps", "engine.methods.edpls.pipeline")),
+        ("engine.methods.edpls", "engine.methods.edpls.sweeps", "engine.methods.edpls.pipeline", "ui.edpls.tasks")),
     MethodSpec(
         "dp_pcr", "DP-PCR", ":material/ssid_chart:",
         "Differentially private principal component regression, beside edPLS on the same data.",
@@ -157,7 +157,7 @@ METHODS = (
         "bench/reproduce_pca_gauss.py",
         CliSpec("pca-gauss", "DP PCA-Gauss synthetic-data model (strict)", "engine.cli.commands:pca_gauss_arguments",
                 "engine.cli.batch:fit_pca_gauss", 2, ("pca_gauss",)),
-        ("engine.methods.pca_gauss.utility",)),
+        ("engine.methods.pca_gauss.utility", "ui.pca_gauss.tasks")),
     MethodSpec(
         "dp_cca", "DP-CCA", ":material/join_inner:",
         "Private canonical correlation between two views (Analyze-Gauss).",
@@ -166,12 +166,12 @@ METHODS = (
         "bench/reproduce_dp_cca.py",
         CliSpec("dp-cca", "DP canonical correlation of two column groups (strict)",
                 "engine.cli.commands:dp_cca_arguments", "engine.cli.batch:fit_dp_cca", 1, ("dp_cca",)),
-        ("engine.methods.dp_cca",)),
+        ("engine.methods.dp_cca", "ui.dp_cca.tasks")),
     MethodSpec(
         "p3ls", "P3LS simulation", ":material/hub:",
         "Vertically federated PLS across companies with removable masks, party by party.",
         "pages/p3ls.py", "engine.methods.p3ls:P3LS", "party_blocks", "none", "engine.methods.p3ls:compare",
-        (), "bench/reproduce_p3ls.py", None, ("engine.methods.p3ls",)),
+        (), "bench/reproduce_p3ls.py", None, ("engine.methods.p3ls", "ui.p3ls.tasks")),
     MethodSpec(
         "var_admm", "VAR-ADMM", ":material/timeline:",
         "Collaborative VAR forecasting across data owners, and what ADMM leaks.",
