@@ -5,14 +5,26 @@ labels the pages pass (their length is what wraps a legend onto several rows).
 """
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-import ui.figures as F
-
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def figure_modules() -> list:
+    """The modules of figure builders: each page's ``ui/<page>/figures.py`` and the shared ``ui/figures/chemometrics``
+    (``layout`` is the house style, ``report`` the run report's own figures)."""
+    names = sorted(f"ui.{p.parent.name}.figures" for p in (ROOT / "ui").glob("*/figures.py"))
+    return [importlib.import_module(n) for n in [*names, "ui.figures.chemometrics"]]
+
+
+#: Every public name of the figure modules and of the house layout, as one namespace (``F.edpls_coef_figure``).
+F = SimpleNamespace(**{name: obj for module in [*figure_modules(), importlib.import_module("ui.figures.layout")]
+                       for name, obj in vars(module).items() if not name.startswith("_")})
 
 RNG = np.random.default_rng(0)
 EPS = [0.5, 1, 2, 5, 10, 50, 100]
@@ -122,6 +134,17 @@ def _samples_curve():
 AXIS = np.linspace(1100, 2500, 200)
 PRIVATE_LABEL = "edPLS (paper, ε = 1)"
 
+def _dp_pcr_curves() -> pd.DataFrame:
+    """DP-PCR's RMSEP curves beside strict edPLS on a small spectra set (the page's sweep table)."""
+    from engine.data.sample_generators import make_nir_spectra
+    from engine.methods.dp_pcr import rmsep_vs_epsilon
+
+    data = make_nir_spectra(n_samples=60, n_channels=20, random_state=1)
+    X, y = data.X, data.Y[:, 0]
+    return rmsep_vs_epsilon(X[:40], y[:40], X[40:], y[40:], [1.0, 10.0, np.inf], 2, 2, random_state=0,
+                            x_bound=19.0, y_bound=100.0)
+
+
 CASES = {
     "sigma_curve_figure": _sigma_curve,
     "attack_party_spectra_figure": lambda: F.attack_party_spectra_figure(
@@ -187,6 +210,12 @@ CASES = {
                                                    correlation=0.97),
     "demo_cost_figure": lambda: F.demo_cost_figure(_rmsep_curves(("strict edPLS",)).rename(columns={"chain": "x"}),
                                                    sigma_y=0.37, epsilon=1.0, unit="%", response="moisture"),
+    "dp_pcr_coef_figure": lambda: F.dp_pcr_coef_figure(np.arange(3.0), [1, 2, 3], [1, 2, 2], axis_label="channel",
+                                                       private_label="DP-PCR"),
+    "dp_pcr_pred_figure": lambda: F.dp_pcr_pred_figure(np.arange(4.0), np.arange(4.0) + 1, np.arange(4.0),
+                                                       response="y", private_label="DP-PCR"),
+    "dp_pcr_variance_figure": lambda: F.dp_pcr_variance_figure([0.5, 0.2], [0.6, 0.1]),
+    "dp_pcr_rmsep_figure": lambda: F.dp_pcr_rmsep_figure(_dp_pcr_curves(), sigma_y=0.4),
 }
 
 # the chemometrics staples (issue #19) keep their small inputs in their own file

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-import ui.figures as F
+import ui.figures.chemometrics as F
 
 RNG = np.random.default_rng(19)
 AXIS = np.linspace(1100, 2498, 120)

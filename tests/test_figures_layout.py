@@ -15,14 +15,12 @@ import re
 
 import pytest
 
-import ui.figures as F
 import ui.figures.layout as layout
-from figure_cases import CASES
+from figure_cases import CASES, F, figure_modules
 
-# every public function of a page's module (ui/figures/<page>.py), re-exported by the package
-BUILDERS = sorted(name for name, obj in vars(F).items()
-                  if inspect.isfunction(obj) and obj.__module__.startswith(F.__name__ + ".")
-                  and obj.__module__ != layout.__name__ and not name.startswith("_"))
+# every public function defined in a page's figure module (ui/<page>/figures.py, ui/figures/chemometrics.py)
+BUILDERS = sorted(name for module in figure_modules() for name, obj in vars(module).items()
+                  if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not name.startswith("_"))
 
 
 def axes(fig):
