@@ -1,0 +1,1 @@
+"""Reconstruction attacks, one module per threat model."""

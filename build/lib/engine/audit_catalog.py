@@ -1,0 +1,118 @@
+"""The privacy audit's catalogue: every mechanism of ``engine.privacy`` and every registered method's release.
+
+The auditor itself (``engine.privacy.audit``: ``epsilon_lower_bound``, ``AuditCase``, ``run_case``,
+``mechanism_case``) knows nothing about methods. Each method's audit case lives in its own package
+(``engine/methods/<method>/audit_case.py``) and is listed in its registry entry
+(``engine.methods.registry.METHODS``); this module joins the two, so the audit page, ``bench/audit_all.py``
+and the tests see every method the registry has, and a new method is audited by registering it.
+
+Examples
+--------
+>>> "edpls" in AUDIT_TARGETS and "laplace" in AUDIT_TARGETS
+True
+>>> AUDIT_TARGETS["edpls"]
+('edPLS', ('strict', 'paper'))
+"""
+from __future__ import annotations
+
+import inspect
+import math
+
+from engine.methods.registry import METHODS, AuditTarget
+from engine.privacy.audit import AuditCase, mechanism_case
+
+__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "audit_cases", "make_case", "plants_bugs",
+           "target_label"]
+
+#: The mechanisms every method builds on (audited through ``mechanism_case``).
+MECHANISM_TARGETS = {
+    "analytic_gaussian": ("Gaussian mechanism, analytic calibration", ("strict",)),
+    "classic_gaussian": ("Gaussian mechanism, classic calibration (ε ≤ 1)", ("strict",)),
+    "laplace": ("Laplace mechanism", ("strict",)),
+}
+
+
+def _method_targets() -> dict[str, AuditTarget]:
+    return {t.key: t for spec in METHODS for t in spec.audit}
+
+
+#: What the page and the bench can audit: key -> (label, modes available).
+AUDIT_TARGETS = {**MECHANISM_TARGETS, **{k: (t.label, t.modes) for k, t in _method_targets().items()}}
+
+
+#: The audit page's default trials per data set: at eps = 1 (the budget's default) every bug-planting target's
+#: ``DEFAULT_BUG`` is caught at 99 % confidence for every seed tried (tests/test_audit_defaults.py), in about a
+#: second. The subtler halved bugs need ~10^6 trials (``bench/audit_all.py`` runs them at 3 * 10^6).
+DEFAULT_TRIALS = 100_000
+
+#: The planted bug the page offers first (its demonstration that the auditor has teeth).
+DEFAULT_BUG = "noise_quartered"
+
+#: The planted bugs the page offers, in order, with their human labels.
+PAGE_BUGS = {
+    None: "none (the real release)",
+    "noise_quartered": "noise scaled down by 4",
+    "sensitivity_quartered": "sensitivity understated by 4",
+    "noise_halved": "noise scaled down by 2 (subtle: about 10^6 trials to catch)",
+    "sensitivity_halved": "sensitivity understated by 2 (subtle: about 10^6 trials to catch)",
+}
+
+
+def target_label(target: str) -> str:
+    """The human title of a catalogue key ("analytic_gaussian" -> "Gaussian mechanism, analytic calibration")."""
+    return AUDIT_TARGETS[target][0] if target in AUDIT_TARGETS else target
+
+
+def plants_bugs(target: str) -> bool:
+    """Whether a planted bug can be audited on ``target`` (its case scales its noise by the bug's factor)."""
+    if target in MECHANISM_TARGETS:
+        return True
+    t = _method_targets().get(target)
+    return bool(t and t.plants_bugs and "strict" in t.modes)
+
+
+def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float, bug) -> AuditCase:
+    """Call a method's case function with the arguments it takes (PCA-Gauss's has no delta: it is pure eps-DP)."""
+    fn = target.resolve()
+    accepted = inspect.signature(fn).parameters
+    offered = {"mode": mode, "epsilon": epsilon, "delta": delta, "bug": bug, **dict(target.fixed)}
+    return fn(**{k: v for k, v in offered.items() if k in accepted})
+
+
+def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
+              bug: str | None = None) -> AuditCase:
+    """The catalogue audit for one target of ``AUDIT_TARGETS`` (ValueError for a bad choice)."""
+    if target not in AUDIT_TARGETS:
+        raise ValueError(f"target must be one of {tuple(AUDIT_TARGETS)}, got {target!r}")
+    label, modes = AUDIT_TARGETS[target]
+    if mode not in modes:
+        raise ValueError(f"{label} has no {mode!r} mode (available: {', '.join(modes)})")
+    if bug is not None and mode != "strict":
+        raise ValueError("planted bugs are audited in strict mode only")
+    if bug is not None and not plants_bugs(target):
+        raise ValueError(f"{label} has no planted-bug audit (its release is not one noise call a bug can scale)")
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+    if target in MECHANISM_TARGETS:
+        return mechanism_case(target, epsilon, delta, bug=bug)
+    return _call_case(_method_targets()[target], mode, epsilon, delta, bug)
+
+
+def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: float = 1.0,
+                delta: float = 1e-5) -> list[AuditCase]:
+    """Every audit of the catalogue: mechanisms, every registered method (strict, paper) and planted bugs.
+
+    Planted bugs (noise halved, sensitivity halved) are audited on the mechanisms and on every method target
+    whose case accepts a ``bug`` and whose law is Gaussian or Laplace (``AuditTarget.plants_bugs``).
+    """
+    cases = [mechanism_case(k, epsilon, delta) for k in MECHANISM_TARGETS]
+    targets = _method_targets()
+    cases += [make_case(k, "strict", epsilon, delta) for k, t in targets.items() if "strict" in t.modes]
+    if include_paper:
+        cases += [make_case(k, "paper", epsilon, delta) for k, t in targets.items() if "paper" in t.modes]
+    if include_bugs:
+        for bug in ("noise_halved", "sensitivity_halved"):
+            cases += [mechanism_case(k, epsilon, delta, bug=bug) for k in MECHANISM_TARGETS]
+            cases += [make_case(k, "strict", epsilon, delta, bug=bug) for k, t in targets.items()
+                      if t.plants_bugs and "strict" in t.modes]
+    return cases

@@ -1,0 +1,275 @@
+"""A local Flower federation on 127.0.0.1 (one SuperLink, one SuperNode per party) and run submission.
+
+:class:`LocalFederation` starts ``flower-superlink --insecure`` on a free loopback port and one
+``flower-supernode`` per party, each with its own ``--node-config "party=<i> data-dir='<its own dir>'"``;
+it is a context manager that always stops every process it started (also on failure), with a timeout on
+every wait. :func:`submit_run` submits a Flower app with ``flwr run <app-dir> <connection>`` (the
+connection written to a private ``FLWR_HOME/config.toml``) and waits for the ServerApp's result file,
+checking meanwhile that every process of the federation is alive: a SuperNode that dies mid-protocol is
+a :class:`FederationError` naming its party, never a hang.
+
+Written by hand: Flower ships the processes and the CLI but no launcher that starts a whole federation
+on one machine for a test or a laptop run and tears it down (its simulation engine runs the apps in one
+process, which is exactly what this transport must not do).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["FederationError", "LocalFederation", "free_port", "submit_run"]
+
+LOOPBACK = "127.0.0.1"
+START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
+STOP_TIMEOUT = 10.0  # seconds for a process to stop after SIGTERM before it is killed
+STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a run's status
+
+
+class FederationError(RuntimeError):
+    """The federation could not start, a party's process died, or a run failed or timed out."""
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, timeout: float, alive) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive()
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise FederationError(f"nothing answered on {LOOPBACK}:{port} within {timeout:.0f} s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM the process group (Flower's processes start children), wait, then SIGKILL."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=STOP_TIMEOUT)
+
+
+def write_connection(flwr_home: Path, address: str, name: str = "privalab") -> str:
+    """Write ``FLWR_HOME/config.toml`` with one insecure SuperLink connection; returns its name."""
+    flwr_home.mkdir(parents=True, exist_ok=True)
+    (flwr_home / "config.toml").write_text(
+        f'[superlink]\ndefault = "{name}"\n\n[superlink.{name}]\naddress = "{address}"\ninsecure = true\n')
+    return name
+
+
+class LocalFederation:
+    """One SuperLink and one SuperNode per party on 127.0.0.1, stopped on exit.
+
+    Parameters
+    ----------
+    parties : list of str
+        Party ids (``party`` in each SuperNode's node config), e.g. ``["ta", "1", "2", "3"]``.
+    workdir : str or None
+        Where each party's data directory (``<workdir>/party-<id>``) and the logs go; a fresh temporary
+        directory (removed on exit) when None.
+    env : dict or None
+        Extra environment for the processes (``PYTHONPATH`` is set so that they import this ``engine``).
+
+    Attributes
+    ----------
+    address : str, the SuperLink's "host:port" (its one HTTP port: Fleet, Control and Runtime APIs).
+    data_dirs : dict party id -> Path, each SuperNode's own data directory.
+    processes : dict name -> subprocess.Popen ("superlink", "party <id>").
+    """
+
+    def __init__(self, parties, workdir: str | None = None, env: dict | None = None):
+        self.parties = [str(p) for p in parties]
+        self._own_dir = workdir is None
+        self.workdir = Path(tempfile.mkdtemp(prefix="privalab-flower-") if workdir is None else workdir)
+        self.flwr_home = self.workdir / "flwr-home"
+        self.data_dirs = {p: self.workdir / f"party-{p}" for p in self.parties}
+        self.processes: dict[str, subprocess.Popen] = {}
+        repo = str(Path(__file__).resolve().parents[3])
+        self.env = {**os.environ, "FLWR_HOME": str(self.flwr_home), "PYTHONUNBUFFERED": "1",
+                    "PYTHONPATH": os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]),
+                    **(env or {})}
+        self.address = ""
+        self.ports: list[int] = []
+
+    # ------------------------------------------------------------------ processes
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
+        log = open(self.workdir / f"{name.replace(' ', '-')}.log", "wb")  # noqa: SIM115 (closed with the process)
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir,
+                                start_new_session=True)
+        log.close()
+        self.processes[name] = proc
+        return proc
+
+    def check_alive(self) -> None:
+        """``FederationError`` naming the first process of the federation that has exited."""
+        for name, proc in self.processes.items():
+            if proc.poll() is not None:
+                raise FederationError(f"{name} of the Flower federation exited (code {proc.returncode}); "
+                                      f"its log: {self.log_path(name)}")
+
+    def log_path(self, name: str) -> Path:
+        return self.workdir / f"{name.replace(' ', '-')}.log"
+
+    def start(self) -> "LocalFederation":
+        bin_dir = Path(sys.executable).parent
+        port = free_port()
+        self.address = f"{LOOPBACK}:{port}"
+        self.ports = [port]
+        write_connection(self.flwr_home, self.address)
+        self._spawn("superlink", [str(bin_dir / "flower-superlink"), "--insecure", "--host", LOOPBACK,
+                                  "--port", str(port), "--disable-runtime-dependency-installation"])
+        _wait_port(port, START_TIMEOUT, self.check_alive)
+        for p in self.parties:
+            self.data_dirs[p].mkdir(parents=True, exist_ok=True)
+            node_config = f"party='{p}' data-dir='{self.data_dirs[p]}'"
+            self.ports.append(free_port())
+            self._spawn(f"party {p}", [str(bin_dir / "flower-supernode"), "--insecure", "--superlink", self.address,
+                                       "--host", LOOPBACK, "--port", str(self.ports[-1]), "--max-retries", "50",
+                                       "--node-config", node_config])
+        self._wait_registered()
+        return self
+
+    def _wait_registered(self) -> None:
+        """Wait until the SuperLink has activated every SuperNode (a run sees only registered nodes)."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            self.check_alive()
+            log = self.log_path("superlink").read_text(errors="replace")
+            if log.count("Activated node_id") >= len(self.parties):
+                return
+            time.sleep(0.2)
+        raise FederationError(f"not every SuperNode registered with the SuperLink within {START_TIMEOUT:.0f} s")
+
+    def leftover_processes(self) -> list[int]:
+        """Pids of processes still running whose command line names this federation's ports or directory."""
+        marks = [f"{LOOPBACK}:{p}" for p in self.ports] + [f" {p} " for p in self.ports] + [str(self.workdir)]
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cmd = " " + (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace") + " "
+                state = (entry / "stat").read_text().split(") ")[-1][:1]
+            except OSError:
+                continue
+            if state != "Z" and ("flower" in cmd or "flwr" in cmd) and any(m in cmd for m in marks):
+                pids.append(int(entry.name))
+        return pids
+
+    def _reap_leftovers(self) -> None:
+        """App processes of this federation that outlived their parent's group (Flower may start them in a session
+        of their own): a few seconds to exit, then SIGKILL by pid."""
+        if not self.ports:
+            return
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while (left := self.leftover_processes()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def kill_party(self, party: str, sig: int = signal.SIGKILL) -> None:
+        """Kill one party's SuperNode (and its children): a party that dies mid-protocol (tests)."""
+        proc = self.processes[f"party {party}"]
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=STOP_TIMEOUT)
+
+    def stop(self) -> None:
+        """Stop every process (SuperNodes first), then remove the temporary directory if it made one."""
+        for name in [n for n in self.processes if n != "superlink"] + ["superlink"]:
+            if name in self.processes:
+                _stop(self.processes[name])
+        self._reap_leftovers()
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "LocalFederation":
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Path, *, timeout: float,
+               check_alive=None, env: dict | None = None, submitted: dict | None = None) -> dict:
+    """``flwr run app_dir`` with ``run_config``; wait for ``result_path`` (JSON) written by the ServerApp.
+
+    ``check_alive()`` is called while waiting (it raises when a party's process died). Raises
+    :class:`FederationError` when the run cannot start, the ServerApp reports an error, or ``timeout``
+    seconds pass; returns the parsed result. ``submitted`` (a dict) gets ``flwr run``'s JSON output ("stdout").
+    """
+    overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in run_config.items())
+    run_env = {**os.environ, **(env or {}), "FLWR_HOME": str(flwr_home)}
+    flwr = str(Path(sys.executable).parent / "flwr")
+    done = subprocess.run([flwr, "run", str(app_dir), "--run-config", overrides, "--format", "json"],
+                          capture_output=True, text=True, env=run_env, timeout=min(timeout, 120))
+    if submitted is not None:
+        submitted["stdout"] = done.stdout
+    if done.returncode != 0:
+        raise FederationError(f"flwr run failed: {(done.stdout + done.stderr).strip()[-2000:]}")
+    match = re.search(r'"run-id":\s*"(\d+)"', done.stdout)
+    run_id = match.group(1) if match else None
+    deadline, next_status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL
+    while time.monotonic() < deadline:
+        if result_path.exists():
+            result = json.loads(result_path.read_text())
+            if result.get("error"):
+                raise FederationError(result["error"])
+            return result
+        if check_alive is not None:
+            check_alive()
+        if run_id and time.monotonic() > next_status:  # a ServerApp that died writes no result: ask the SuperLink
+            status = run_status(flwr, run_id, run_env)
+            if status.startswith("finished") and not result_path.exists():
+                time.sleep(1.0)
+                if not result_path.exists():
+                    raise FederationError(f"Flower run {run_id} ended ({status}) without a result")
+            next_status = time.monotonic() + STATUS_INTERVAL
+        time.sleep(0.1)
+    raise FederationError(f"the Flower run wrote no result within {timeout:.0f} s")
+
+
+def run_status(flwr: str, run_id: str, env: dict) -> str:
+    """The SuperLink's status of a run ("running", "finished:completed", "finished:failed", ...; "" if unknown)."""
+    try:
+        done = subprocess.run([flwr, "ls", "--run-id", str(run_id), "--format", "json"], capture_output=True,
+                              text=True, env=env, timeout=60)
+        runs = json.loads(done.stdout[done.stdout.index("{"):]).get("runs", [])
+    except (subprocess.TimeoutExpired, ValueError):
+        return ""
+    return str(runs[0].get("status", "")) if runs else ""

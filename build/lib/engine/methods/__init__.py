@@ -1,0 +1,1 @@
+"""Private multivariate methods, one module each (edpls, pca_gauss, dp_cca, p3ls, var_admm)."""

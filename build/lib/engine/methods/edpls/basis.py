@@ -1,0 +1,135 @@
+"""Public pieces of the recommended strict edPLS: row-wise preprocessing, the projection, centre and bounds.
+
+Everything here is computed from public inputs only: the declared chain, the channel count, ``X_public``
+(spectra the owner declares public) and ``y_range``. No function in this module takes private rows.
+
+- ``rowwise_chain(name, m)``: a chemotools chain that fits nothing on data (``CHAIN_INFO``'s
+  ``learns_from_data`` is False). It is "fitted" on a public dummy row, so that no private row ever
+  reaches ``fit``.
+- ``chain_operator(chain, m)``: the matrix M (m, m) of the linear part after SNV (Savitzky-Golay filters
+  and per-spectrum detrending are linear maps of the row): the transform of each basis row e_j.
+- ``pca_basis(Z_public, d)``: the top-d principal axes of the preprocessed public spectra and their
+  eigenvalues (the public variance profile used to choose the released dimension).
+- ``spline_basis(m, d)``: a data-independent basis, cubic B-splines along the channel axis with d
+  functions, orthonormalised (QR), so the projection has operator norm 1.
+- ``data_free_x_bound(V, M, m, center)``: with SNV first every row has norm sqrt(m) (population std), so
+  ||V'(M snv(x)) - c|| <= sqrt(m) ||V'M||_2 + ||c||: a bound that holds for ANY spectrum.
+
+Written by hand: these are a few lines of linear algebra around chemotools and scipy (``BSpline``);
+no library offers a public-only projection and bound for a DP release.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.interpolate
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from engine.data.preprocess import CHAIN_INFO, make_chain
+
+__all__ = ["chain_operator", "data_free_x_bound", "pca_basis", "rowwise_chain", "spline_basis"]
+
+
+def _parts(name: str) -> list[str]:
+    return [p.strip() for p in str(name).split("+") if p.strip()]
+
+
+def rowwise_chain(name: str, m: int):
+    """An sklearn Pipeline for a row-wise chain, fitted on a public dummy row (never on private data).
+
+    Parameters
+    ----------
+    name : chain name, e.g. "snv+sg1" (every part must learn nothing from the data).
+    m : int, number of channels.
+
+    Returns
+    -------
+    fitted sklearn Pipeline (transform works on any (n, m) array).
+    """
+    for part in _parts(name):
+        if part not in CHAIN_INFO or CHAIN_INFO[part]["learns_from_data"]:
+            raise ValueError(f"chain part {part!r} is not a row-wise chain that learns nothing from the data; "
+                             "the recommended strict fit takes only those (e.g. 'snv', 'sg1', 'detrend')")
+    chain = make_chain(name)
+    dummy = np.arange(int(m), dtype=float)[None, :] ** 2  # public and non-constant (SNV divides by its std)
+    chain.fit(np.vstack([dummy, dummy[:, ::-1]]))
+    # A flat spectrum has no shape: SNV would divide by a zero std and the filters would refuse the NaN.
+    # It maps to the zero row (norm 0, inside every bound), still one row in, one row out.
+    return Pipeline([("rowwise", FunctionTransformer(flat_rows_to_zero, kw_args={"chain": chain},
+                                                     feature_names_out="one-to-one"))])
+
+
+def flat_rows_to_zero(X, chain):
+    """``chain.transform`` on the rows that vary; rows with a single value map to zeros (row-wise, no data)."""
+    X = np.asarray(X, dtype=float)
+    flat = np.ptp(X, axis=1) == 0 if X.size else np.zeros(X.shape[0], dtype=bool)
+    if flat.all():
+        return np.zeros_like(X)
+    if not flat.any():
+        return chain.transform(X)
+    out = np.zeros((X.shape[0], chain.transform(X[~flat][:1]).shape[1]))
+    out[~flat] = chain.transform(X[~flat])
+    return out
+
+
+def chain_operator(name: str, m: int) -> np.ndarray:
+    """M (m, m), the linear map applied after SNV (identity when the chain is only SNV or none).
+
+    Each step after "snv" must be linear in the row (Savitzky-Golay filters, detrend): checked on a
+    random public pair (T(a + b) = T(a) + T(b) to 1e-8 relative).
+    """
+    parts = _parts(name)
+    rest = [p for p in parts if p != "snv"]
+    if "snv" in parts and parts[0] != "snv":
+        raise ValueError("put 'snv' first in the chain for a data-free bound")
+    if not rest or rest == ["none"]:
+        return np.eye(int(m))
+    tail = rowwise_chain("+".join(rest), m)
+    M = tail.transform(np.eye(int(m))).T  # column j = T(e_j)
+    a, b = np.random.default_rng(0).normal(size=(2, int(m)))
+    lhs, rhs = tail.transform((a + b)[None])[0], M @ (a + b)
+    if np.linalg.norm(lhs - rhs) > 1e-8 * max(1.0, np.linalg.norm(rhs)):
+        raise ValueError(f"chain {name!r} is not linear after SNV: no data-free bound")
+    return M
+
+
+def pca_basis(Z_public: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top-d principal axes of public preprocessed spectra.
+
+    Parameters
+    ----------
+    Z_public : array (n_pub, m), preprocessed public spectra.
+    d : int, number of axes (capped at min(n_pub - 1, m)).
+
+    Returns
+    -------
+    V : array (m, d) orthonormal columns; eigenvalues : array (d,) (variance per axis, ddof 0);
+    centre : array (m,), the public mean.
+    """
+    centre = Z_public.mean(axis=0)
+    _, s, Vt = np.linalg.svd(Z_public - centre, full_matrices=False)
+    d = int(min(d, Vt.shape[0]))
+    return Vt[:d].T.copy(), (s[:d] ** 2) / Z_public.shape[0], centre
+
+
+def spline_basis(m: int, d: int) -> np.ndarray:
+    """d cubic B-splines on equally spaced knots along m channels, orthonormalised: V (m, d)."""
+    m, d = int(m), int(d)
+    if not 4 <= d <= m:
+        raise ValueError(f"a cubic B-spline basis needs 4 <= d <= m, got d={d}, m={m}")
+    k = 3
+    inner = np.linspace(0.0, 1.0, d - k + 1)
+    t = np.concatenate([[0.0] * k, inner, [1.0] * k])
+    u = np.linspace(0.0, 1.0, m)
+    B = scipy.interpolate.BSpline.design_matrix(u, t, k).toarray()
+    Q, _ = np.linalg.qr(B)
+    return Q
+
+
+def data_free_x_bound(V: np.ndarray, M: np.ndarray, m: int, center: np.ndarray | None = None) -> float:
+    """sqrt(m) ||V'M||_2 + ||center||: a bound on ||V'(M snv(x)) - center|| for every spectrum x."""
+    op = float(np.linalg.norm(V.T @ M, 2))
+    c = 0.0 if center is None else float(np.linalg.norm(center))
+    return math.sqrt(int(m)) * op + c

@@ -1,0 +1,524 @@
+"""The recommended strict edPLS: (epsilon, delta)-DP linear calibration that is worth using (issue #18).
+
+``StrictEDPLS`` (built by ``make_strict_edpls``) fits a linear model on spectra in four steps, and
+only the releases of step 3 touch the private rows:
+
+1. Public preprocessing (``basis.rowwise_chain``): a row-wise chemotools chain that fits nothing on
+   data (default "snv+sg1": SNV, then a Savitzky-Golay first derivative). Each spectrum is transformed on
+   its own, so one private row changes one transformed row: per-row bounds keep their meaning.
+2. Public projection, centre and bounds: with ``X_public`` the top principal axes V of the preprocessed
+   public spectra, their mean (the centre c) and x_bound = max_i ||V'(p(x_i)) - c|| over the public rows;
+   without it a data-independent cubic B-spline basis along the channels, centre 0 and the data-free
+   bound sqrt(m) ||V'M||_2 (SNV rows have norm sqrt(m); M is the linear filter after SNV). The response
+   centre is the midpoint of ``y_range`` and its bound the half-width. A declared ``x_bound`` wins.
+3. Three Gaussian releases, add/remove neighbours, basic composition (the shares add up to the budget):
+
+   a. the count n + N(0, sigma_n^2): sensitivity 1. It sets the released dimension d (post-processing):
+      d = number of public axes whose expected signal n_hat * lambda_j / (2 x_bound^2) reaches
+      ``dim_threshold`` times the noise sigma_xx of the moment release (noise grows with d, signal
+      does not), capped at ``max_dim``;
+   b. the X-moments Z'Z, z_i = [u_i f_i, x_bound] / (sqrt(2) x_bound), u_i = V'p(x_i) - c clipped to
+      x_bound (f_i <= 1): ``engine.privacy.moments`` with private centring (the constant column carries the
+      count and the column sums). Exact sensitivity ``add_remove_sensitivity([B], B)`` = sqrt(3)/2
+      (proof: ``engine.privacy.moments``);
+   c. the cross-moments Z'y~ with y~_i = clip(y_i - y_c, -y_bound, y_bound) / y_bound. Proof of the
+      sensitivity: adding or removing row i changes the vector by z_i y~_i, and
+      ||z_i y~_i|| <= ||z_i|| |y~_i| <= 1 * 1, attained by a row at both bounds. So Delta = 1.
+      Its constant entry is the sum of y~, a DP estimate of the mean of y.
+
+4. Post-processing (free): private centring of the noisy moments (``centred_moments``), ridge
+   lambda = ``ridge_scale`` * sigma_xx * sqrt(d) (the order of the spectral norm of the noise, as
+   AdaSSP scales its ridge to the noise; it keeps the regularised matrix positive definite), then
+   ``n_components="auto"`` (default): in the eigenbasis of the regularised moments each coordinate
+   gamma_j of the cross-moments is shrunk by the positive-part James-Stein factor
+   max(0, 1 - c noise^2 / gamma_j^2), noise^2 = sigma_xy^2 + (sigma_xx ||beta_ridge||)^2 (public sigmas,
+   c = ``shrink_scale``), so axes the noise swamps drop out; ``"ridge"``: plain ridge; an int k: PLS1 with
+   k components on the regularised moments (``pls1_from_moments``). The mean of y (constant entry of the
+   cross-moments over the noisy count) is clipped to ``y_range`` and, for the intercept, shrunk towards the
+   public centre by the same James-Stein factor at its own noise level. When no axis reaches the
+   threshold (step 3a), the fit releases only the noisy sum of y~ with the rest of the budget: it IS the
+   private constant predictor (``engine.methods.baselines``), so it cannot be worse than it.
+
+Measured defaults (``bench/bench_strict_utility.py``): chain "snv+sg1", max_dim 30, count share 0.05,
+cross share 0.5, dim_threshold 2, ridge_scale 1, shrink_scale 1 (grids over 1-60, 0.25-16 and 1-2 on the
+NIR generator at n = 100, 1000, 20000 and epsilon = 0.5, 1, 10).
+
+At epsilon = inf nothing is noisy and lambda = 0: ridge becomes least squares on the projected,
+clipped rows and PLS the plain PLS1 (a test checks both against scikit-learn on the same projected data).
+
+Written by hand: no kept library composes public preprocessing, a public projection and separately
+calibrated moment releases with a ledger (diffprivlib's LinearRegression perturbs the objective with
+generic bounds and no projection).
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from engine.fingerprint import data_sha256
+from engine.methods.baselines import SUM_RELEASE, noisy_count, noisy_mean
+from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
+from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
+from engine.methods.edpls.strict import pls1_from_moments
+from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
+from engine.privacy.chunked import is_lazy
+from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
+from engine.privacy.wording import ledger_text
+from engine.release import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
+from engine.release import estimator_from_release as _from_release
+from engine.report import plain_text
+
+__all__ = ["FORMAT", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls", "shareable_release",
+           "to_json"]
+
+#: Ledger names of the three releases, in release order.
+RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
+#: Format tag of the shareable release (``shareable_release``).
+FORMAT = "privalab.edpls_recommended.release/1"
+#: Dimension of the data-independent B-spline basis when there is no X_public.
+SPLINE_DIM = 12
+#: Fewest channels the default chain and basis take (Savitzky-Golay window 5, a cubic spline basis).
+MIN_CHANNELS = 8
+
+
+class StrictEDPLS(RegressorMixin, BaseEstimator):
+    """(epsilon, delta)-DP linear calibration with public preprocessing, projection and bounds.
+
+    Parameters
+    ----------
+    epsilon : float > 0 or np.inf (no noise: the non-private formula, empty ledger).
+    delta : float in (0, 1).
+    y_range : (low, high), the public physical range of the response (required): centre = midpoint,
+        bound = half-width.
+    X_public : array (n_pub, m) or None, spectra the owner declares public (no labels needed).
+    x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
+    n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
+    preprocessing : str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1").
+    max_dim : int, the most public axes released (default 30).
+    count_share, cross_share : float in (0, 1), the budget shares (of epsilon and of delta) of the count
+        and of the cross-moments; the X-moments get the rest.
+    dim_threshold : float > 0, signal-to-noise an axis needs to be released (see the module docstring).
+    ridge_scale : float >= 0, lambda = ridge_scale * sigma_xx * sqrt(d).
+    calibration : "analytic", "classic" or "auto".
+    random_state : None (fresh OS entropy) or a known seed (the ledger then says "not proven").
+
+    Attributes
+    ----------
+    coef_ : array (m,), coefficients on the preprocessed channels (``preprocess_`` output).
+    intercept_ : float.
+    preprocess_ : fitted row-wise Pipeline (fitted on a public dummy row).
+    components_ : array (m, d), the public projection V actually released.
+    x_center_ : array (d,), the public centre on those axes.
+    privacy_ledger_ : PrivacyLedger, the three releases (empty at epsilon = inf).
+    choices_ : dict, what the fit chose and why (public facts and DP releases only).
+    n_features_in_ : int.
+    n_partitions_, n_clipped_ : fits on Dask collections only (``engine.methods.edpls.lazy_recommended``):
+        partitions summed, rows clipped to x_bound (exact: the owner's view).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.data.sample_generators import make_nir_spectra
+    >>> pub = make_nir_spectra(n_samples=200, random_state=1).X
+    >>> data = make_nir_spectra(n_samples=2000, random_state=2)
+    >>> model = make_strict_edpls(1.0, 1e-5, y_range=(8.0, 12.5), X_public=pub).fit(data.X, data.Y[:, 0])
+    >>> [r.name for r in model.privacy_ledger_.entries] == list(RELEASES)
+    True
+    >>> model.predict(data.X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        "y_range": [tuple, list, np.ndarray],
+        "X_public": ["array-like", None],
+        "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
+        "n_components": [StrOptions({"auto", "ridge"}), Interval(Integral, 1, None, closed="left")],
+        "preprocessing": [str],
+        "max_dim": [Interval(Integral, 1, None, closed="left")],
+        "count_share": [Interval(Real, 0, 1, closed="neither")],
+        "cross_share": [Interval(Real, 0, 1, closed="neither")],
+        "dim_threshold": [Interval(Real, 0, None, closed="neither")],
+        "ridge_scale": [Interval(Real, 0, None, closed="left")],
+        "shrink_scale": [Interval(Real, 0, None, closed="left")],
+        "calibration": CALIBRATION_CONSTRAINT,
+    }
+
+    def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
+                 n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
+                 dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.y_range = y_range
+        self.X_public = X_public
+        self.x_bound = x_bound
+        self.n_components = n_components
+        self.preprocessing = preprocessing
+        self.max_dim = max_dim
+        self.count_share = count_share
+        self.cross_share = cross_share
+        self.dim_threshold = dim_threshold
+        self.ridge_scale = ridge_scale
+        self.shrink_scale = shrink_scale
+        self.calibration = calibration
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ public quantities
+    def _budget(self) -> dict:
+        """(epsilon, delta) of each release: basic composition, shares of both."""
+        eps, dlt = float(self.epsilon), float(self.delta)
+        cs, xs = float(self.count_share), float(self.cross_share)
+        if cs + xs >= 1.0:
+            raise ValueError("count_share + cross_share must be < 1 (the X-moments need a share)")
+        shares = {RELEASES[0]: cs, RELEASES[1]: 1.0 - cs - xs, RELEASES[2]: xs}
+        return {name: (eps * s, dlt * s) for name, s in shares.items()}
+
+    def public_setup(self, m: int) -> dict:
+        """Everything public of a fit on m channels: chain, basis, centres, bounds, sigmas (no private rows).
+
+        Returns a dict with chain, V (m, d_max), eigenvalues (d_max,) or None, x_center (d_max,), x_bound,
+        y_center, y_bound, budget, sigmas and the ``choices_`` entries that say where each came from.
+        """
+        lo, hi = (float(v) for v in self.y_range)
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+            raise ValueError(f"y_range must be two finite numbers low < high, got {self.y_range!r}")
+        chain = rowwise_chain(self.preprocessing, m)
+        if self.X_public is not None:
+            Xpub = np.asarray(self.X_public, dtype=float)
+            if Xpub.ndim != 2 or Xpub.shape[1] != m or Xpub.shape[0] < 2 or not np.isfinite(Xpub).all():
+                raise ValueError(f"X_public must be a finite array (n_pub >= 2, {m}) with the same channels")
+            P = chain.transform(Xpub)
+            V, lam, mu = pca_basis(P, self.max_dim)
+            U = (P - mu) @ V
+            centre, basis = mu @ V, f"principal axes of the preprocessed X_public ({Xpub.shape[0]} spectra)"
+            xb, xb_src = float(np.sqrt((U**2).sum(axis=1)).max()), "max ||V'p(x) - c|| over X_public"
+            centre_src = "mean of the preprocessed, projected X_public"
+        else:
+            d = min(SPLINE_DIM, self.max_dim, m)
+            V, lam = spline_basis(m, max(4, d)), None
+            centre, basis, centre_src = np.zeros(V.shape[1]), f"{V.shape[1]} cubic B-splines along the channels", \
+                "0 (no X_public)"
+            if not self.preprocessing.startswith("snv"):
+                if self.x_bound is None:
+                    raise ValueError("without X_public, declare x_bound or start the chain with 'snv' "
+                                     "(then every row has norm sqrt(m) and a data-free bound exists)")
+                xb, xb_src = None, None
+            else:
+                M = chain_operator(self.preprocessing, m)
+                xb, xb_src = data_free_x_bound(V, M, m), "data-free: sqrt(m) ||V'M||_2 (SNV rows have norm sqrt(m))"
+        if self.x_bound is not None:
+            xb, xb_src = float(self.x_bound), "declared x_bound"
+        if not (xb and math.isfinite(xb) and xb > 0):
+            raise ValueError("the public x bound is zero or not finite: X_public has no spread after preprocessing")
+        budget = self._budget()
+        sens = {RELEASES[0]: 1.0, RELEASES[1]: add_remove_sensitivity([1.0], 1.0), RELEASES[2]: 1.0}
+        sigmas = {k: noise_scale("gaussian", e, dl, sens[k], self.calibration) for k, (e, dl) in budget.items()}
+        return dict(chain=chain, V=V, eigenvalues=lam, x_center=centre, x_bound=xb, y_center=(lo + hi) / 2,
+                    y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas,
+                    basis=basis, centre_source=centre_src, x_bound_source=xb_src)
+
+    def _kept_public_setup(self, m: int) -> dict:
+        """``public_setup(m)``, computed again only when a public input changed since the last fit.
+
+        A sweep refits the same estimator with only ``random_state`` changed; with ``X_public`` the public
+        setup (preprocessing and PCA of the public spectra) is nearly all of a fit's time (41 ms of 41 ms for
+        500 public spectra of 350 channels), so it is kept. The key is every other parameter and the public
+        spectra's contents (an in-process hash, never shown or stored).
+        """
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in ("random_state", "X_public")}
+        Xpub = self.X_public
+        key = (m, repr(sorted(params.items())),
+               None if Xpub is None else data_sha256(np.asarray(Xpub, dtype=float)))
+        kept = getattr(self, "_public_kept", None)
+        if kept is None or kept[0] != key:
+            kept = (key, self.public_setup(m))
+            self._public_kept = kept
+        return kept[1]
+
+    def choose_dim(self, pub: dict, n_hat: float) -> tuple[int, str]:
+        """The released dimension from public eigenvalues and the noisy count (post-processing)."""
+        d_max = pub["V"].shape[1]
+        lam = pub["eigenvalues"]
+        sig = pub["sigmas"][RELEASES[1]]
+        if lam is None:
+            return d_max, "fixed data-independent basis"
+        if sig == 0:
+            return d_max, "no noise: every public axis up to max_dim"
+        signal = n_hat * lam / (2.0 * pub["x_bound"] ** 2)
+        d = int(min(np.sum(signal >= self.dim_threshold * sig), d_max))
+        if d == 0:
+            return 0, (f"no public axis reaches the signal-to-noise {self.dim_threshold:g} at n_hat = {n_hat:.0f} "
+                       "(a DP release): the private constant predictor (noisy mean of y) is the better model")
+        return d, (f"axes whose expected signal n_hat * lambda_j / (2 x_bound^2) >= {self.dim_threshold:g} * "
+                   f"sigma_xx = {self.dim_threshold * sig:.3g} (n_hat = {n_hat:.0f}, a DP release)")
+
+    # ------------------------------------------------------------------ the private part
+    def scaled_rows(self, X, y, pub: dict, d: int):
+        """Clip and scale the private rows (z_i, y~_i) for the releases: (ScaledRows, y~ (n,))."""
+        U = pub["chain"].transform(X) @ pub["V"][:, :d] - pub["x_center"][:d]
+        rows = scale_rows([U], [pub["x_bound"]], private_centring=True)
+        yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
+        return rows, yt
+
+    def fit(self, X, y, sample_weight=None, *, scheduler=None, progress=None):
+        """Fit on spectra X (n, m) and responses y (n,): DP releases, then post-processing.
+
+        Parameters
+        ----------
+        X : array (n, m); y : array (n,). Or a dask DataFrame / Array X with a dask Series / Array y: the
+            releases are summed partition by partition (``engine.methods.edpls.lazy_recommended``) on
+            ``scheduler``, calling ``progress(done, total)`` as partitions finish.
+        sample_weight : None or array (n,) of non-negative integer counts. Row i counts ``sample_weight[i]``
+            times, exactly as if it were repeated (the count, every sum and hence the sensitivity argument are
+            those of the repeated rows; a count of 0 drops the row). Each repeat is one individual: the
+            guarantee is per repeat, so pass counts only when each repeat is a distinct record (resampling
+            simulations, deduplicated tables).
+
+        Returns
+        -------
+        self
+        """
+        if is_lazy(X) or is_lazy(y):  # Dask collections: passes over the partitions
+            from engine.methods.edpls.lazy_recommended import fit_lazy
+
+            return fit_lazy(self, X, y, sample_weight, scheduler=scheduler, progress=progress)
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        w = _counts(sample_weight, X.shape[0])
+        if X.shape[1] < MIN_CHANNELS:
+            raise ValueError(f"the recommended strict fit is for spectra: it needs at least {MIN_CHANNELS} channels "
+                             f"(its derivative filter and spline basis), got {X.shape[1]}; use EDPLS(mode='strict') "
+                             "or AdaSSP for a few variables")
+        pub = self._kept_public_setup(X.shape[1])
+        rng, seed_known = noise_generator(self.random_state)
+        noisy = not math.isinf(float(self.epsilon))
+        n_hat, _ = noisy_count(float(w.sum()), *pub["budget"][RELEASES[0]], self.calibration, rng)
+        d, d_why = self.choose_dim(pub, n_hat)
+        if d == 0:
+            pub = self._fit_constant(y, pub, n_hat, rng, w)
+        else:
+            rows, yt = self.scaled_rows(X, y, pub, d)
+            G = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], self.calibration)
+            Gn = G.randomise(G.gram(rows.Z * np.sqrt(w)[:, None]), 1, rng)[0]
+            b = rows.Z.T @ (w * yt)
+            if noisy:
+                b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
+            self._post_process(Gn, b, rows, pub, d)
+        self._finish(pub, d, d_why, n_hat, noisy, seed_known)
+        return self
+
+    def _finish(self, pub, d, d_why, n_hat, noisy, seed_known) -> None:
+        """The fitted attributes every path sets after its releases: axes, centre, chain, ledger, choices."""
+        self.components_ = pub["V"][:, :d].copy()  # a copy: the kept public setup serves the next fit
+        self.x_center_ = np.asarray(pub["x_center"][:d], dtype=float)
+        self.preprocess_ = pub["chain"]
+        self.privacy_ledger_ = self._ledger(pub, seed_known, constant=d == 0) if noisy else PrivacyLedger()
+        self.choices_.update({
+            "chain": self.preprocessing, "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1], "d_why": d_why,
+            "centre_source": pub["centre_source"], "x_bound": pub["x_bound"], "x_bound_source": pub["x_bound_source"],
+            "y_center": pub["y_center"], "y_bound": pub["y_bound"], "y_source": "midpoint and half-width of y_range",
+            "budget": {k: {"epsilon": e, "delta": dl, "sigma": pub["sigmas"][k]}
+                       for k, (e, dl) in pub["budget"].items()},
+            "n_hat": n_hat if noisy else None,
+        })
+
+    def _fit_constant(self, y, pub, n_hat, rng, w, total=None) -> dict:
+        """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``).
+
+        Returns the public setup of this fit (a copy: the kept setup serves the next fit unchanged), with the
+        count and the sum as its releases, for the ledger and ``choices_``. ``total``: the sum of y~ already
+        summed (the Dask path; ``y`` and ``w`` are then unused).
+        """
+        if total is None:
+            yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
+        else:
+            yt, w = np.array([float(total)]), None
+        share = 1.0 - float(self.count_share)
+        rest = (float(self.epsilon) * share, float(self.delta) * share)
+        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w)
+        pub = {**pub, "budget": {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest},
+               "sigmas": {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma},
+               "sensitivities": {RELEASES[0]: 1.0, SUM_RELEASE: 1.0}}
+        self.coef_ = np.zeros(pub["V"].shape[0])
+        self.intercept_ = float(pub["y_center"] + pub["y_bound"] * mean)
+        self.choices_ = {"ridge_lambda": None, "k": 0, "model": "private constant predictor (noisy mean of y)",
+                         "intercept": "DP mean of y (noisy sum over the noisy count) clipped to y_range"}
+        return pub
+
+    def _post_process(self, G, b, rows, pub, d):
+        """Noisy moments -> coefficients in data units (no access to the rows beyond their public scale)."""
+        cz = rows.const_z
+        C, mean, n_hat = centred_moments(G[None], cz)
+        C, mean, n_hat = C[0], mean[0], float(n_hat[0])
+        mean_y = float(np.clip(b[d] / (cz * n_hat), -1.0, 1.0))
+        cxy = b[:d] - n_hat * mean * mean_y
+        sig = pub["sigmas"][RELEASES[1]]
+        lam = float(self.ridge_scale) * sig * math.sqrt(d)
+        A = C + lam * np.eye(d)
+        k = self._k(d)
+        if k is None:
+            vals, Q = np.linalg.eigh(A)
+            vals = np.maximum(vals, max(lam, 1e-12 * max(float(vals[-1]), 1e-300)))
+            gamma = Q.T @ cxy
+            shrink = np.ones(d)
+            if self.n_components == "auto" and sig > 0:
+                # per-axis Wiener shrinkage: the noise on gamma_j is N(0, sigma_xy^2) plus the X-moment noise
+                # acting on the ridge solution (sigma_xx ||beta||); both sigmas are public
+                beta0 = Q @ (gamma / vals)
+                noise2 = pub["sigmas"][RELEASES[2]] ** 2 + (sig * float(np.linalg.norm(beta0))) ** 2
+                shrink = np.maximum(0.0, 1.0 - float(self.shrink_scale) * noise2 / np.maximum(gamma**2, 1e-300))
+            beta = Q @ (shrink * gamma / vals)
+            how = (f"ridge on the regularised noisy moments (lambda = {lam:.4g})"
+                   + (", per-axis positive-part James-Stein shrinkage max(0, 1 - c noise^2 / gamma^2)"
+                      if self.n_components == "auto" else ""))
+        else:
+            beta = pls1_from_moments(A, cxy, k)["coef"]
+            how = f"PLS1 with k = {k} components on the regularised noisy moments (lambda = {lam:.4g})"
+        # z = u / S with S = sqrt(2) x_bound; y~ = (y - y_c) / y_bound
+        S, By = rows.scale, pub["y_bound"]
+        w = pub["V"][:, :d] @ (beta * By / S)
+        self.coef_ = w
+        # the intercept's mean of y, shrunk towards the public centre (positive-part James-Stein, public sigma)
+        sm2 = (pub["sigmas"][RELEASES[2]] / (cz * n_hat)) ** 2
+        mean_y_js = mean_y * max(0.0, 1.0 - sm2 / mean_y**2) if mean_y != 0 else 0.0
+        self.intercept_ = float(pub["y_center"] + By * (mean_y_js - mean @ beta)
+                                - (pub["x_center"][:d] @ beta) * By / S)
+        if not (np.all(np.isfinite(w)) and math.isfinite(self.intercept_)):
+            raise ValueError("the coefficients are not finite: rescale the data")
+        self.choices_ = {"ridge_lambda": lam, "k": "ridge" if k is None else k, "model": how,
+                         "intercept": "DP mean of y (cross-moment constant entry) clipped to y_range, shrunk towards "
+                                      "the centre of y_range by positive-part James-Stein at its public noise level"}
+
+    def _k(self, d: int):
+        if self.n_components in ("ridge", "auto"):
+            return None
+        return int(min(self.n_components, d))
+
+    def _ledger(self, pub: dict, seed_known: bool, constant: bool = False) -> PrivacyLedger:
+        led = PrivacyLedger()
+        notes = {
+            SUM_RELEASE: "sum of y~ = clip(y - y_c) / y_bound (sensitivity 1): the private constant predictor",
+            RELEASES[0]: "noisy row count (Gaussian, sensitivity 1); sets the released dimension d",
+            RELEASES[1]: "Analyze-Gauss on the upper triangle of Z'Z, z = [u f, B] / (sqrt(2) B), u = V'p(x) - c "
+                         "clipped to ||u|| <= x_bound (public V, c, B); exact sensitivity sqrt(3)/2",
+            RELEASES[2]: "Gaussian on Z'y~, y~ = clip(y - y_c) / y_bound in [-1, 1]; sensitivity ||z|| |y~| <= 1",
+        }
+        for name, (eps, dlt) in pub["budget"].items():
+            mech = GaussianMechanism(eps, dlt, pub["sensitivities"][name], self.calibration)
+            led.add(mech.release(name, note=notes[name]))
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
+        return led
+
+    def predict(self, X):
+        """Predictions p(X) @ coef_ + intercept_, shape (n,)."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.preprocess_.transform(X) @ self.coef_ + self.intercept_
+
+
+def _counts(sample_weight, n: int) -> np.ndarray:
+    """Row counts (n,) as floats: ones, or the given non-negative integers (anything else is refused)."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w != np.round(w)):
+        raise ValueError("sample_weight must be non-negative integer counts, one per row (a row drawn c times "
+                         "counts c times); fractional weights have no add/remove sensitivity argument here")
+    if w.sum() < 1:
+        raise ValueError("sample_weight counts no row")
+    return w
+
+
+def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n_components="auto",
+                      random_state=None, **params) -> StrictEDPLS:
+    """The recommended strict edPLS estimator (``StrictEDPLS``) with the measured defaults.
+
+    Parameters
+    ----------
+    epsilon, delta : the whole fit's budget (every release, the dimension choice included).
+    y_range : (low, high), the response's public physical range.
+    X_public : array (n_pub, m) or None, spectra declared public (centre, bounds and projection come from it).
+    x_bound : float or None, a declared bound (overrides the one from X_public or the data-free one).
+    n_components : "auto", "ridge" or int.
+    random_state : None (fresh entropy) or a known seed (tests).
+    params : other ``StrictEDPLS`` parameters (preprocessing, max_dim, shares, ...).
+
+    Returns
+    -------
+    StrictEDPLS (unfitted).
+    """
+    return StrictEDPLS(epsilon, delta, y_range=tuple(y_range), X_public=X_public, x_bound=x_bound,
+                       n_components=n_components, random_state=random_state, **params)
+
+
+# ---------------------------------------------------------------------- shareable release
+def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) -> dict:
+    """The shareable release of a fitted ``StrictEDPLS``, from an explicit field list (``build_release``).
+
+    ==========================  ==================================================================================
+    field                       provenance
+    ==========================  ==================================================================================
+    coef_, intercept_           dp: post-processing of every release in the fit's ledger (the count sets d; the
+                                moments, or the sum of y~ for the constant fallback, set the values)
+    components_                 dp: the public axes (principal axes of the preprocessed X_public, or the
+                                data-independent B-splines) truncated at d, set by the count release
+    x_center_                   public: the centre on those axes (mean of the projected X_public, or 0)
+    n_features_in_              public: the data's schema
+    params                      epsilon, delta, y_range, preprocessing, n_components, calibration (settings);
+                                x_bound (the declared or X_public-derived public bound)
+    ==========================  ==================================================================================
+
+    Never in it: X_public itself, the noisy count n_hat, the seed, row counts. Predict with
+    ``estimator_from_release`` (the row-wise chain is rebuilt from its public name).
+
+    Parameters
+    ----------
+    model : fitted StrictEDPLS with a non-empty ledger (epsilon < inf).
+    public_inputs : dict name -> value the caller declares public (response name, channel names): "info" fields.
+
+    Returns
+    -------
+    dict from :func:`engine.release.build_release` (format :data:`FORMAT`).
+    """
+    check_is_fitted(model, "coef_")
+    if not len(model.privacy_ledger_):
+        raise ValueError("no shareable release: nothing was released with noise (ε = ∞, no privacy)")
+    c = model.choices_
+    names = [r.name for r in model.privacy_ledger_.entries]
+    p = model.get_params(deep=False)
+    fields = [Field("n_features_in_", int(model.n_features_in_), "public", "the data's schema (number of channels)"),
+              Field("coef_", np.asarray(model.coef_, dtype=float), "dp", ", ".join(names)),
+              Field("intercept_", float(model.intercept_), "dp", ", ".join(names)),
+              Field("components_", np.asarray(model.components_, dtype=float), "dp", RELEASES[0]),
+              Field("x_center_", np.asarray(model.x_center_, dtype=float), "public", c["centre_source"])]
+    fields += [Field(k, p[k], "public", SETTING, role="param")
+               for k in ("epsilon", "delta", "preprocessing", "n_components", "calibration")]
+    fields += [Field("y_range", [float(v) for v in p["y_range"]], "public", "user-declared physical range of y",
+                     role="param"),
+               Field("x_bound", float(c["x_bound"]), "public",
+                     PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
+    fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
+    led = model.privacy_ledger_
+    return build_release("edpls_recommended", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)))
+
+
+def to_json(model: StrictEDPLS, **json_kwargs) -> str:
+    """The shareable release of ``model`` as strict JSON text."""
+    return release_to_json(shareable_release(model), **json_kwargs)
+
+
+def estimator_from_release(data) -> StrictEDPLS:
+    """A predicting ``StrictEDPLS`` rebuilt from its shareable release (dict or JSON text): the row-wise chain
+    is rebuilt from its public name, coef_ and intercept_ come from the release."""
+    model = _from_release(data, StrictEDPLS, FORMAT)
+    model.y_range = tuple(model.y_range)
+    for name in ("coef_", "components_", "x_center_"):
+        setattr(model, name, np.asarray(getattr(model, name), dtype=float))
+    model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_))
+    return model

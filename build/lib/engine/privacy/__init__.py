@@ -1,0 +1,61 @@
+"""Privacy core: calibration, mechanisms, clipping and budget accounting.
+
+Public interface (names other modules and checks rely on):
+``analytic_gaussian_sigma``, ``classic_gaussian_sigma``, ``laplace_scale``, ``gaussian_delta``,
+``gaussian_epsilon``, ``GaussianMechanism``, ``LaplaceMechanism``, ``AnalyzeGauss``,
+``sample_gaussian_vector``, ``sample_symmetric_gaussian``, ``clip_rows_l2``, ``clip_abs``,
+``PrivacyLedger``, ``Release``, ``gaussian_sigmas_for_budget``.
+"""
+from .calibration import (
+    UnprovenCalibrationWarning,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+    laplace_scale,
+    noise_scale,
+    resolve_calibration,
+    zcdp_rho,
+    zcdp_to_epsilon,
+)
+from .clipping import ClipReport, clip_abs, clip_rows_l2
+from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
+from .mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    as_generator,
+    sample_gaussian_vector,
+    sample_symmetric_gaussian,
+)
+from .moments import AnalyzeGauss
+from .noise import SEED_KNOWN_CAVEAT, FreshGenerator, fresh_generator, noise_generator
+
+__all__ = [
+    "FreshGenerator",
+    "SEED_KNOWN_CAVEAT",
+    "fresh_generator",
+    "ledger_totals",
+    "noise_generator",
+    "AnalyzeGauss",
+    "ClipReport",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "PrivacyLedger",
+    "Release",
+    "UnprovenCalibrationWarning",
+    "analytic_gaussian_sigma",
+    "as_generator",
+    "classic_gaussian_sigma",
+    "clip_abs",
+    "clip_rows_l2",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_sigmas_for_budget",
+    "laplace_scale",
+    "noise_scale",
+    "resolve_calibration",
+    "sample_gaussian_vector",
+    "sample_symmetric_gaussian",
+    "zcdp_rho",
+    "zcdp_to_epsilon",
+]

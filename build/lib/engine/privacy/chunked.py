@@ -1,0 +1,437 @@
+"""The strict second-moment release over data that does not fit in memory: Z'Z summed chunk by chunk.
+
+``chunked_moments(X, Y, spec)`` takes a ``dask.array.Array``, a ``dask.dataframe.DataFrame`` (with a dask
+Series/DataFrame/array ``Y`` or none), or any iterable of row blocks ``(X_chunk, Y_chunk)``, and computes
+per chunk (partition), where the chunk lives:
+
+1. the numbers as float64, checked: text, NaN and inf raise ``DataError`` naming the partition, the data
+   row within it (1-based) and the column, in the words of ``engine.data.validate``;
+2. the estimator's own row-wise preprocessing (``spec.prepare``: e.g. minus a public centre);
+3. clipping and scaling exactly as ``engine.privacy.moments.scale_rows`` (it is called on the chunk);
+4. the chunk's Z'Z (d x d), its row count and its clip counts.
+
+The per-chunk sums are added in a tree (``dask.delayed``, ``split_every`` at a time), so only d x d
+matrices ever reach the driver and no partition outlives its sum; the whole table is never materialised.
+The driver symmetrises the sum and hands it to the SAME noise code as the in-memory path
+(``MomentsRelease.randomise`` / ``iter_noisy``): for one noise draw (same ``random_state``) the release
+equals the numpy path's up to the order of floating-point additions (1e-15 relative).
+
+The scheduler is ``engine.data.scheduler.dask_scheduler``'s: Dask's local threads by default, a
+``dask.distributed`` cluster for ``scheduler="tcp://..."`` or ``DASK_SCHEDULER_ADDRESS``. ``progress``
+(a callable ``progress(done, total)``) is called as partitions finish.
+
+Written by hand: no kept library releases a clipped, scaled second-moment matrix from a Dask collection
+(Dask gives the partitions and the scheduling; the clipping, the counts and the release are ours).
+"""
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from engine.data.scheduler import dask_scheduler, is_distributed
+from engine.data.validate import DataError, check_finite_array
+from engine.privacy.clipping import ClipReport
+from engine.privacy.moments import RowScaling, scale_rows
+
+__all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "declared_centres", "is_lazy", "lazy_columns",
+           "lazy_width", "numeric_part", "set_lazy_features", "split_part", "sum_partitions"]
+
+#: Partial sums added per tree node.
+SPLIT_EVERY = 8
+
+#: Rows per block inside a partition (scale_rows and Z'Z run block by block, bounding the temporaries).
+ROW_BLOCK = 32_768
+
+
+def declared_centres(x_center, y_center, m: int) -> tuple[np.ndarray, float]:
+    """The public centre the user declared, checked: x broadcast to (m,), y one number, both finite."""
+    xc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy()
+    yc = float(y_center)
+    if not (np.all(np.isfinite(xc)) and np.isfinite(yc)):
+        raise ValueError(f"x_center must be finite with shape ({m},) and y_center a finite number")
+    return xc, yc
+
+
+def is_lazy(obj) -> bool:
+    """True for a Dask collection (``dask.array.Array``, ``dask.dataframe.DataFrame`` / ``Series``)."""
+    if obj is None or isinstance(obj, (np.ndarray, pd.DataFrame, pd.Series, list, tuple)):
+        return False
+    mod = type(obj).__module__ or ""
+    if not mod.startswith("dask"):
+        return False
+    from dask import is_dask_collection
+
+    return is_dask_collection(obj)
+
+
+def lazy_columns(obj) -> list | None:
+    """Column names of a dask DataFrame (a Series: its name), None for a dask array."""
+    if hasattr(obj, "columns"):
+        return [c for c in obj.columns]
+    if hasattr(obj, "name") and getattr(obj, "ndim", 2) == 1 and not hasattr(obj, "chunks"):
+        return [obj.name]
+    return None
+
+
+def lazy_width(obj) -> int:
+    """Number of columns of a dask collection (1 for a 1-D one)."""
+    if obj.ndim == 1:
+        return 1
+    if hasattr(obj, "columns"):
+        return len(obj.columns)
+    return int(obj.shape[1])
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """What each chunk does: the row-wise preprocessing, then ``scale_rows`` with these public parameters.
+
+    Attributes
+    ----------
+    prepare : callable (X (n, m), Y (n, q) or None) -> list of blocks (n, d_b), the estimator's row-wise
+        transforms (module-level or ``functools.partial``: it travels to the workers).
+    bounds, weights, private_centring, const : ``scale_rows``'s arguments.
+    names : (x_names, y_names) for messages (None: 1-based positions).
+    labels : (what X is called, what Y is called) in messages.
+    """
+
+    prepare: Callable
+    bounds: tuple
+    weights: tuple | None = None
+    private_centring: bool = False
+    const: float | None = None
+    names: tuple = (None, None)
+    labels: tuple = ("X", "y")
+
+
+@dataclass
+class _Sums:
+    """One chunk's (or a group of chunks') contribution: G = Z'Z (not yet symmetrised), counts, clip maxima."""
+
+    G: np.ndarray
+    n: int
+    clipped: np.ndarray  # (n_blocks,) rows clipped per block
+    max_norm: np.ndarray  # (n_blocks,) largest norm before clipping
+    n_clipped: int  # rows clipped in at least one block
+    max_z: float  # largest ||z_i|| after scaling (<= 1)
+    meta: tuple  # (bounds, weights, const, scale, widths)
+
+
+def _add(parts: Sequence[_Sums]) -> _Sums:
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    out = parts[0]
+    G = out.G.copy()
+    for p in parts[1:]:
+        G += p.G
+    return _Sums(G, sum(p.n for p in parts), sum(p.clipped for p in parts),
+                 np.max([p.max_norm for p in parts], axis=0), sum(p.n_clipped for p in parts),
+                 max(p.max_z for p in parts), out.meta)
+
+
+@dataclass
+class ChunkedMoments(RowScaling):
+    """The summed release input: G = Z'Z (d, d), exactly symmetric, and what ``ScaledRows`` says about the rows.
+
+    Duck-types ``engine.privacy.moments.ScaledRows`` (bounds, weights, const, scale, widths, clip_reports,
+    n_clipped, const_z, private_centring, d) without the rows Z, which are never gathered.
+    n : int, the row count (private under add/remove neighbours). n_partitions : int.
+    max_z : float, the largest scaled row norm (<= 1 by construction; kept for the estimators' checks).
+    """
+
+    G: np.ndarray
+    n: int
+    bounds: tuple
+    weights: tuple
+    const: float
+    scale: float
+    widths: tuple
+    clip_reports: tuple
+    n_clipped: int
+    n_partitions: int
+    max_z: float = 0.0
+    Z: None = field(default=None, repr=False)
+
+
+    @property
+    def d(self) -> int:
+        return self.G.shape[0]
+
+
+# =============================================================================================
+# One chunk
+# =============================================================================================
+def _partition_label(index: int) -> str:
+    return f"partition {index + 1}"
+
+
+def _numeric(part, index: int, what: str, names) -> np.ndarray:
+    """float64 (n, p) of one chunk, or a DataError naming the partition, data row and column."""
+    label = _partition_label(index)
+    if isinstance(part, pd.Series):
+        part = part.to_frame()
+    if isinstance(part, pd.DataFrame):
+        cols = [str(c) for c in (part.columns if names is None else names)]
+        for j, c in enumerate(part.columns):
+            col = part.iloc[:, j]
+            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+                continue
+            conv = pd.to_numeric(col, errors="coerce")
+            bad = conv.isna().to_numpy() & col.notna().to_numpy()
+            if pd.api.types.is_bool_dtype(col) or bad.any():
+                i = int(np.argmax(bad)) if bad.any() else 0
+                raise DataError(f"{label}: column '{cols[j]}' holds text, not numbers, so it cannot be used as a "
+                                f"model variable (first at data row {i + 1} of that partition: {col.iloc[i]!r}).",
+                                file=label, row=i + 1, column=cols[j])
+        arr = part.to_numpy(dtype=float, na_value=np.nan)
+        names = cols
+    else:
+        try:
+            arr = np.asarray(part, dtype=float)
+        except (ValueError, TypeError):
+            raise DataError(f"{label}: {what} holds text, not numbers, so it cannot be used as a model variable.",
+                            file=label) from None
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    try:
+        check_finite_array(arr, label, what, None if names is None else [str(c) for c in names])
+    except DataError as err:
+        raise DataError(f"{err.message[:-1]} of that partition.", file=label, row=err.row,
+                        column=err.column) from None
+    return arr
+
+
+def _chunk_sums(part, index: int, spec: RowSpec, n_x: int) -> _Sums | None:
+    """Checked numbers -> the estimator's row-wise preprocessing -> ``scale_rows`` -> Z'Z and the counts."""
+    xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
+    X = _numeric(xp, index, spec.labels[0], spec.names[0])
+    Y = None if yp is None else _numeric(yp, index, spec.labels[1], spec.names[1])
+    if Y is not None and Y.shape[0] != X.shape[0]:
+        raise DataError(f"{_partition_label(index)}: {spec.labels[0]} has {X.shape[0]} rows but {spec.labels[1]} "
+                        f"has {Y.shape[0]}: the partitions of the two must hold the same rows",
+                        file=_partition_label(index))
+    if X.shape[0] == 0:
+        return None
+    parts = []
+    for start in range(0, X.shape[0], ROW_BLOCK):  # row blocks: the temporaries stay small (cache, memory)
+        stop = start + ROW_BLOCK
+        blocks = spec.prepare(X[start:stop], None if Y is None else Y[start:stop])
+        rows = scale_rows(blocks, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
+                          const=spec.const)
+        Z = rows.Z
+        sq = np.einsum("ij,ij->i", Z, Z)
+        meta = (rows.bounds, rows.weights, rows.const, rows.scale, rows.widths)
+        parts.append(_Sums(Z.T @ Z, Z.shape[0], np.array([r.n_clipped for r in rows.clip_reports]),
+                           np.array([r.max_norm_before for r in rows.clip_reports]), rows.n_clipped,
+                           float(np.sqrt(sq.max())), meta))
+    return _add(parts)
+
+
+# =============================================================================================
+# Partitions of the input
+# =============================================================================================
+def _dask_partitions(X, Y) -> tuple[list, int]:
+    """Delayed partitions (a pandas frame of X's then Y's columns, or a tuple of arrays) and X's width."""
+    n_x = lazy_width(X)
+    if hasattr(X, "columns"):  # dask DataFrame (Y: dask Series/DataFrame or None)
+        if Y is not None and not hasattr(Y, "divisions"):
+            raise TypeError("X is a dask DataFrame: give y as a dask Series/DataFrame from the same table")
+        Xr = X.rename(columns={c: f"x{j}" for j, c in enumerate(X.columns)})
+        if Y is not None:
+            Yf = Y.to_frame() if Y.ndim == 1 else Y
+            Yf = Yf.rename(columns={c: f"y{j}" for j, c in enumerate(Yf.columns)})
+            if Xr.npartitions != Yf.npartitions:
+                raise ValueError(f"X has {Xr.npartitions} partitions and y {Yf.npartitions}: take both from the same "
+                                 "dask DataFrame (ddf[x_cols], ddf[response])")
+            Xr = Xr.assign(**{c: Yf[c] for c in Yf.columns})
+        return list(Xr.to_delayed()), n_x
+    if not hasattr(X, "chunks"):
+        raise TypeError(f"unsupported lazy input {type(X).__name__}: give a dask array or dask DataFrame")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n, m), got {X.ndim} dimensions")
+    if any(math.isnan(c) for c in X.chunks[0]):
+        raise ValueError("the row chunks of X are unknown: call X.compute_chunk_sizes() first")
+    X = X.rechunk({1: -1})
+    xs = list(X.to_delayed()[:, 0])
+    if Y is None:
+        return [(x, None) for x in xs], n_x
+    if not hasattr(Y, "chunks"):
+        raise TypeError("X is a dask array: give y as a dask array too")
+    Y = Y.rechunk((X.chunks[0],) if Y.ndim == 1 else (X.chunks[0], -1))
+    ys = list(Y.to_delayed().reshape(len(xs), -1)[:, 0])
+    return list(zip(xs, ys)), n_x
+
+
+def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
+    if total is None:
+        raise DataError("the data set has no rows", file=None)
+    bounds, weights, const, scale, widths = total.meta
+    reports = tuple(ClipReport(float(b), int(total.n), int(c), float(mx))
+                    for b, c, mx in zip(bounds, total.clipped, total.max_norm))
+    G = 0.5 * (total.G + total.G.T)
+    return ChunkedMoments(G, int(total.n), bounds, weights, const, scale, widths, reports, int(total.n_clipped),
+                          n_parts, float(total.max_z))
+
+
+def chunked_moments(X, Y=None, *, spec: RowSpec, scheduler=None, progress: Callable | None = None,
+                    split_every: int = SPLIT_EVERY) -> ChunkedMoments:
+    """Sum Z'Z over the chunks of X (and Y) without gathering the rows.
+
+    Parameters
+    ----------
+    X : dask.array.Array (n, m) / dask.dataframe.DataFrame, or an iterable of chunks ``(X_chunk, Y_chunk)``
+        (numpy arrays or pandas frames; ``Y`` is then ignored).
+    Y : dask Series / DataFrame / array (n,) or (n, q) with the same partitions as X, or None.
+    spec : RowSpec, the per-chunk work.
+    scheduler : see ``engine.data.scheduler.dask_scheduler``.
+    progress : callable (done, total) or None, called as partitions finish.
+
+    Returns
+    -------
+    ChunkedMoments : G (d, d) = Z'Z summed over all rows, exactly symmetric; counts and clip reports.
+    """
+    if not is_lazy(X):
+        return _iterable_moments(X, spec, progress)
+    total, n_parts = sum_partitions(X, Y, partial(_spec_chunk, spec=spec), _add, scheduler=scheduler,
+                                    progress=progress, split_every=split_every)
+    return _finish(total, n_parts)
+
+
+def _spec_chunk(part, index: int, n_x: int, *, spec: RowSpec):
+    return _chunk_sums(part, index, spec, n_x)
+
+
+def split_part(part, n_x: int) -> tuple:
+    """(X part, Y part or None) of one partition as ``sum_partitions`` hands it to ``chunk``."""
+    if isinstance(part, tuple):
+        return part
+    return part.iloc[:, :n_x], (part.iloc[:, n_x:] if part.shape[1] > n_x else None)
+
+
+def numeric_part(part, index: int, what: str, names=None) -> np.ndarray:
+    """float64 (n, p) of one partition's X or Y part, or a ``DataError`` naming the partition, row and column."""
+    return _numeric(part, index, what, names)
+
+
+def sum_partitions(X, Y, chunk: Callable, add: Callable, *, scheduler=None, progress: Callable | None = None,
+                   split_every: int = SPLIT_EVERY) -> tuple:
+    """The generic pass: ``chunk(part, index, n_x)`` on every partition where it lives, added by ``add``.
+
+    Parameters
+    ----------
+    X, Y : dask collections as for ``chunked_moments``.
+    chunk : callable (part, index, n_x) -> a partial result or None (an empty partition); ``part`` is what
+        ``split_part`` splits. Module-level or ``functools.partial``: it travels to the workers.
+    add : callable (list of partial results, some None) -> their sum (None when all are None).
+
+    Returns
+    -------
+    (total, number of partitions).
+    """
+    parts, n_x = _dask_partitions(X, Y)
+    if not parts:
+        raise DataError("the data set has no partitions", file=None)
+    import dask
+
+    token = uuid.uuid4().hex[:12]
+    sums = [dask.delayed(chunk, pure=False)(p, i, n_x, dask_key_name=f"chunk-sums-{token}-{i}")
+            for i, p in enumerate(parts)]
+    with dask_scheduler(scheduler) as sched:
+        if is_distributed(sched):
+            total = _gather_distributed(sched, sums, progress, add)
+        else:
+            total = _tree_sum(sums, split_every, token, add)
+            with _ProgressCallback(progress, len(sums), f"chunk-sums-{token}-"):
+                (total,) = dask.compute(total, scheduler=sched)
+    return total, len(parts)
+
+
+def _tree_sum(sums: list, split_every: int, token: str, add: Callable = None):
+    import dask
+
+    add = add or _add
+    level = 0
+    while len(sums) > 1:
+        sums = [dask.delayed(add, pure=False)(sums[i:i + split_every], dask_key_name=f"sum-{token}-{level}-{i}")
+                for i in range(0, len(sums), split_every)]
+        level += 1
+    return sums[0] if len(sums) == 1 else dask.delayed(add)(sums)
+
+
+def _gather_distributed(client, sums: list, progress, add: Callable = None):
+    """On a cluster: each partition's sum is a future; the d x d results are added on the driver as they come."""
+    from distributed import as_completed
+
+    futures = client.compute(sums)
+    total, done = None, 0
+    try:
+        for fut in as_completed(futures, loop=client.loop):
+            part = fut.result()
+            total = (add or _add)([total, part])
+            done += 1
+            if progress is not None:
+                progress(done, len(sums))
+            fut.release()
+    finally:
+        client.cancel(futures)
+    return total
+
+
+class _ProgressCallback:
+    """Calls ``progress(done, total)`` as chunk tasks finish on Dask's local scheduler (``dask.callbacks``)."""
+
+    def __init__(self, progress, total: int, prefix: str):
+        self.progress, self.total, self.prefix, self.done = progress, total, prefix, 0
+        self._cb = None
+
+    def __enter__(self):
+        if self.progress is not None:
+            from dask.callbacks import Callback
+
+            self._cb = Callback(posttask=self._posttask)
+            self._cb.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._cb is not None:
+            self._cb.__exit__(*exc)
+
+    def _posttask(self, key, result, dsk, state, worker_id):
+        name = key if isinstance(key, str) else str(key[0]) if isinstance(key, tuple) else str(key)
+        if name.startswith(self.prefix):
+            self.done += 1
+            self.progress(self.done, self.total)
+
+
+def _iterable_moments(chunks: Iterable, spec: RowSpec, progress) -> ChunkedMoments:
+    """The same sums over an iterable of ``(X_chunk, Y_chunk)`` (or ``X_chunk``) blocks, on the driver."""
+    total, count = None, 0
+    for i, chunk in enumerate(chunks):
+        part = chunk if isinstance(chunk, tuple) else (chunk, None)
+        total = _add([total, _chunk_sums(part, i, spec, None)])
+        count += 1
+        if progress is not None:
+            progress(count, None)
+    return _finish(total, count)
+
+
+def set_lazy_features(est, X) -> int:
+    """scikit-learn's ``n_features_in_`` / ``feature_names_in_`` for a lazy X (``validate_data`` would gather it).
+
+    Returns the number of columns m.
+    """
+    m = lazy_width(X)
+    est.n_features_in_ = m
+    names = lazy_columns(X) if hasattr(X, "columns") else None
+    if names is not None and all(isinstance(c, str) for c in names):
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    return m

@@ -1,0 +1,1 @@
+"""Shared Streamlit widgets and plotly figure builders (no computation here: see engine/)."""

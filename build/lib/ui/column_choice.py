@@ -1,0 +1,53 @@
+"""Response and X columns of a regression page (edPLS, DP-PCR): widgets only, the proposals are
+``engine.data.columns`` (read off column names and types, never off a response's values).
+
+"Response (y)" offers the candidate responses first (a sample set's declared responses, then the named
+numeric columns: a property, never a wavelength like "1100"), then every other numeric column. "X columns" is
+a wavelength range slider when the X candidates are named by numbers, else a multiselect of the numeric
+columns to leave out; either way the other candidate responses and id columns are left out by default.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.data.columns import id_columns, numeric_columns, response_candidates, wavelength_order, x_columns
+
+
+def response_picker(ds, key: str, where=st) -> str:
+    """The "Response (y)" selectbox, defaulting to the first candidate response (a named property)."""
+    numeric = numeric_columns(ds.df)
+    candidates = response_candidates(ds.df, ds.response_columns)
+    options = candidates + [c for c in numeric if c not in candidates]
+    if not candidates:
+        st.warning(f"{ds.name}: every numeric column is named by a number (a wavelength or channel), so none is "
+                   "proposed as the response: choose it in 'Response (y)'.", icon=":material/help:")
+    return where.selectbox("Response (y)", options, index=0, key=f"{key}_response_{ds.origin}_{ds.name}",
+                           help="Candidates first: named numeric columns (a property, not a wavelength or an id).")
+
+
+def x_picker(ds, response: str, key: str) -> list:
+    """The X columns for ``response``: a wavelength range, or the numeric columns left out."""
+    df = ds.df
+    candidates = response_candidates(df, ds.response_columns)
+    others = [c for c in candidates if c != response]
+    default = x_columns(df, response, others)
+    waves = wavelength_order(default)
+    where = f"{key}_{ds.origin}_{ds.name}_{response}"  # a choice never carries over to other data
+    if len(waves) >= 2 and len(waves) == len(default):
+        lo, hi = st.select_slider("X columns: wavelength range (column names)", options=waves,
+                                  value=(waves[0], waves[-1]), key=f"{key}_xrange_{where}")
+        a, b = waves.index(lo), waves.index(hi)
+        keep = set(waves[min(a, b):max(a, b) + 1])
+        chosen = [c for c in default if c in keep]
+        left_out = [c for c in numeric_columns(df) if c != response and c not in default]
+        if left_out:
+            st.caption("Left out of X: " + ", ".join(str(c) for c in left_out[:12])
+                       + (f" and {len(left_out) - 12} more" if len(left_out) > 12 else "")
+                       + " (the other candidate responses, ids and columns not named by a wavelength).")
+        return chosen
+    pool = [c for c in numeric_columns(df) if c != response]
+    ids = set(id_columns(df))
+    out = st.multiselect("Leave out of X", pool, default=[c for c in pool if c in ids or c not in default],
+                         key=f"{key}_leave_out_{where}",
+                         help="By default the other candidate responses and id columns are left out.")
+    return [c for c in pool if c not in out]

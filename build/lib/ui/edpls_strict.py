@@ -1,0 +1,192 @@
+"""The edPLS page's strict-estimator section (issue #18): which strict estimator, its public inputs, its fit
+beside the non-private PLS1 and the private constant predictor, what it chose and why. Widgets only: the
+fit, the choices' wording and the owner's sheets are ``engine.methods.edpls.pipeline``.
+
+The recommended estimator (``make_strict_edpls``) is the default in strict mode; the plain Analyze-Gauss
+EDPLS stays selectable for comparison (``pages/edpls.py`` keeps its widgets and keys). Public inputs are
+declared by the user: the property's physical range ``y_range`` (on a public sample set a documented
+default, the power of ten above its |y|; an upload gets none) and, optionally, a spectra table the user
+declares public (``X_public``: another instrument, a library, unlabelled spectra), or, on a sample set that
+ships published unlabelled spectra (the fermentation set's 1629), those, declared public as a published data
+set. Nothing public is read off the private rows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from engine.data import DataError
+from engine.data.catalog import SAMPLE_SETS, public_reference
+from engine.jobs import JobError, parse_upload, run_upload
+from engine.methods.edpls_pipeline import STRICT_ESTIMATORS, public_spectra, sample_y_range
+from engine.privacy.wording import ledger_text
+from ui.jobs_view import fit_wait
+
+ESTIMATOR_LABELS = {
+    "recommended": "recommended (public preprocessing and projection, separate moment releases, ridge)",
+    "plain": "plain Analyze-Gauss (the strict fit of earlier versions, for comparison)",
+}
+RECOMMENDED_TEXT = (
+    "**Recommended strict estimator.** It fits nothing on your private rows before the release: it applies a "
+    "row-wise preprocessing (each spectrum transformed on its own), projects the spectra on a public basis "
+    "(principal components of the public spectra when you give some, else a basis along the wavelength axis) so "
+    "that the noise grows with the projected dimension and not with the channel count, releases the X-moments "
+    "and the X-y cross-moments each with its own share of the budget, and regularises the noisy moments with a "
+    "ridge scaled to the noise. What it chose, and why, is listed below the results. Every release, the noisy "
+    "count that sets the projected dimension included, is in the ledger: the whole fit is (ε, δ)-DP for "
+    "add/remove-one neighbours."
+)
+
+
+@dataclass(frozen=True)
+class RecommendedSetup:
+    """The public inputs of the recommended fit: the declared y range, optional public spectra (and where
+    they came from), and the sentence saying where the y range came from (None: the user typed it)."""
+
+    y_range: tuple
+    X_public: np.ndarray | None
+    public_name: str | None
+    range_note: str | None
+
+
+def strict_estimator_setting() -> str:
+    """The radio "Strict estimator": recommended (default) or plain Analyze-Gauss."""
+    return st.radio("Strict estimator", STRICT_ESTIMATORS, horizontal=True, key="edpls_strict_estimator",
+                    format_func=ESTIMATOR_LABELS.get,
+                    help="The recommended estimator is the default; the plain one is kept for comparison.")
+
+
+def _y_range_inputs(ds, response, y) -> tuple[tuple, str | None]:
+    default = sample_y_range(y) if ds.origin == "sample" else (None, None)
+    c1, c2 = st.columns(2)
+    where = f"{ds.origin}_{ds.name}_{response}"  # a range never carries over to new data
+    lo = c1.number_input("Public range of y: lowest possible value", value=default[0], format="%.4g",
+                         key=f"edpls_y_low_{where}", help="From the property's physical range (e.g. 0 for a "
+                         "content in % w/w), never from your data.")
+    hi = c2.number_input("Public range of y: highest possible value", value=default[1], format="%.4g",
+                         key=f"edpls_y_high_{where}", help="From the property's physical range (e.g. 100 for a "
+                         "content in % w/w), never from your data.")
+    if lo is None or hi is None:
+        st.info("Enter the public range of y (the property's physical range, not read from your data) to fit "
+                "with the recommended strict estimator.")
+        st.stop()
+    if not hi > lo:
+        st.error(f"The public range of y must have its highest value above its lowest ({lo:g} ≥ {hi:g}).")
+        st.stop()
+    note = None
+    if ds.origin == "sample" and (lo, hi) == default:
+        note = ("default y range: [0, b] (or [-b, b] with negative values), b the power of ten above the public "
+                "sample set's |y|")
+    return (float(lo), float(hi)), note
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read_public(data: bytes, name: str):
+    """(table, None) or (None, the refusal): read in a worker with the job budgets (``engine.jobs``)."""
+    try:
+        df, problem, _ = run_upload(True, parse_upload, data, name, label=f"Reading {name}")
+    except (DataError, JobError) as err:
+        return None, str(err)
+    return (df, None) if problem is None else (None, problem[0])
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def _sample_reference(key: str):
+    return public_reference(key)
+
+
+def _published_reference(ds, channels) -> tuple[np.ndarray | None, str | None]:
+    """A sample set's published unlabelled spectra (the fermentation set's 1629), offered as public spectra:
+    declared public because they are a published data set; recorded as such in the report."""
+    sample = SAMPLE_SETS.get(ds.key) if ds.origin == "sample" and getattr(ds, "key", None) else None
+    if sample is None or not sample.public_reference:
+        return None, None
+    if not st.checkbox(f"Use {sample.public_reference_text} as the public spectra", True,
+                       key=f"edpls_public_reference_{sample.key}",
+                       help="They are published with the data set, so they are public: the projection basis, "
+                            "the centre and the bounds may be computed from them."):
+        return None, None
+    try:
+        X_public = public_spectra(_sample_reference(sample.key), channels)
+    except (ValueError, ImportError, OSError) as err:
+        st.error(f"The published reference spectra are not used: {err}")
+        return None, None
+    st.caption(f"Public spectra: {X_public.shape[0]} rows, {sample.public_reference_text}.")
+    return X_public, f"{sample.public_reference_text}, {X_public.shape[0]} rows"
+
+
+def _public_spectra_input(channels, ds=None) -> tuple[np.ndarray | None, str | None]:
+    if ds is not None:
+        X_public, name = _published_reference(ds, channels)
+        if X_public is not None:
+            return X_public, name
+    up = st.file_uploader("Public spectra (optional): a table with the same channel columns that you declare "
+                          "public (another instrument, a spectral library, unlabelled spectra)",
+                          key="edpls_public_upload",
+                          help="Used for the projection basis, the centre and the bounds. Declare public only "
+                               "data you may publish: everything computed from it is treated as public.")
+    if up is None:
+        return None, None
+    with fit_wait("edpls_public_file", f"Reading {up.name}"):
+        df, problem = _read_public(up.getvalue(), up.name)
+    try:
+        if problem is not None:
+            raise ValueError(problem)
+        X_public = public_spectra(df, channels)
+    except ValueError as err:
+        st.error(f"Public spectra {up.name} not used: {err}")
+        return None, None
+    st.caption(f"Public spectra: {up.name}, {X_public.shape[0]} rows (declared public by you).")
+    return X_public, up.name
+
+
+def recommended_settings(choice) -> RecommendedSetup:
+    """The recommended estimator's text and public inputs."""
+    st.markdown(RECOMMENDED_TEXT)
+    y_range, note = _y_range_inputs(choice.ds, choice.response, choice.problem.y)
+    X_public, name = _public_spectra_input(choice.problem.channels, choice.ds)
+    return RecommendedSetup(y_range, X_public, name, note)
+
+
+def utility_sentence(res: dict, epsilon: float) -> str:
+    """The fit's utility in one sentence: private, non-private, private constant predictor and σ_y."""
+    p, n, c, s = res["rmsep_private"], res["rmsep_plain"], res["rmsep_constant"], res["sigma_y_test"]
+    if p < c:
+        verdict = (f"better than the private constant predictor ({c:.4g}) at the same budget"
+                   + (f", and {1 - (p / s) ** 2:.0%} of the test variance explained" if p < s else
+                      ", though not better than predicting the test mean (σ_y)"))
+    else:
+        verdict = f"no better than the private constant predictor ({c:.4g}) at the same budget"
+    return (f"**Recommended strict fit at ε = {epsilon:g}:** RMSEP {p:.4g} against {n:.4g} for non-private PLS "
+            f"(σ_y = {s:.4g}): {verdict}.")
+
+
+def show_choices(rows) -> None:
+    """What the estimator chose and why: one line per decision (``pipeline.choice_rows``)."""
+    st.markdown("**What the recommended estimator chose, and why**")
+    st.markdown("\n".join(f"- **{r['what']}**: {r['chose']}" + (f" ({r['why']})" if r["why"] else "")
+                          for r in rows))
+
+
+def recommended_metrics(res: dict, n_train: int) -> None:
+    private = res["private"]
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}")
+    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}")
+    m3.metric("RMSEP, private constant", f"{res['rmsep_constant']:.4g}",
+              help="Predicting a DP mean of y (clipped to the public range) at the same (ε, δ): what a private "
+                   "model must beat to be worth using.")
+    m4.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
+    st.caption("For you only: the RMSEPs and σ_y are computed on your private test rows without noise; they are in "
+               "the owner's workbook, never in the shareable files. The private constant predictor is a separate "
+               "fit for comparison, not part of the recommended model's release.")
+    n_clipped = getattr(private, "n_clipped_", None)
+    if n_clipped is not None:
+        st.caption(f"For you only: {n_clipped} of {n_train} training rows exceeded the public bounds and were "
+                   "clipped.")
+
+
+def ledger_sentence(res: dict, delta: float) -> str:
+    return ledger_text(res["private"].privacy_ledger_, delta)

@@ -1,0 +1,132 @@
+"""The "Run over Flower (one process per party)" section shared by the P3LS and VAR-ADMM pages.
+
+One button runs the page's fit twice: in this process (the local transport) and over a local Flower
+federation (a SuperLink and one SuperNode process per party on 127.0.0.1, started and stopped by the
+estimator), and shows both side by side: wall time, messages, the log's values × 8 bytes and the bytes
+measured on the wire, the largest result difference and the message log rebuilt from the real messages.
+The result stays in ``st.session_state[key]`` so other widgets do not lose it; an error (a party that
+dies, a timeout, a setting the Flower transport does not run) is shown and the page keeps its state.
+
+The runners (``var_flower_runs``, ``p3ls_flower_runs``) call the estimators only; no math here.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.methods.var_admm import CollaborativeVAR
+
+__all__ = ["federation_section", "var_flower_runs", "p3ls_flower_runs", "p3ls_has_flower", "SECTION_TITLE"]
+
+SECTION_TITLE = "Run over Flower (one process per party)"
+LOG_COLUMNS = ["phase", "sender", "receiver", "message", "shape", "values sent"]
+
+
+def _summary(est, wall: float, log: pd.DataFrame, flower: bool) -> dict:
+    info = getattr(est, "flower_", None)
+    wire = None
+    if flower:  # VAR: flower_ (down + up); P3LS: wire_bytes_
+        wire = info["wire_bytes_down"] + info["wire_bytes_up"] if info else getattr(est, "wire_bytes_", None)
+    return {"wall_s": wall, "messages": int(len(log)), "log_bytes": 8 * int(log["values sent"].sum()),
+            "wire_bytes": wire, "log": log}
+
+
+def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = False, n_iter: int = 3,
+                    timeout: float = 120.0) -> dict:
+    """The page's VAR-ADMM fit on its training rows (the paper's scheme, fixed K = ``n_iter``, the same random
+    start), local and over Flower. Y (T, n): the owners' series as the page holds them."""
+    from ui.var_admm_runs import panel_of
+
+    panel = panel_of(Y, solar, lags)
+    train, mask = panel.Y[:panel.train_end], panel.fit_mask[:panel.train_end]
+    sites = [str(c) for c in getattr(panel, "sites", Y.columns)]
+    params = dict(lags=lags, solver="admm", scheme="paper", tol=None, max_iter=int(n_iter), init="random",
+                  random_state=settings.get("init_seed"), penalty=settings.get("penalty", "none"),
+                  alpha=settings.get("alpha", 0.0), owner_names=sites, flower_timeout=timeout)
+    out = {}
+    for transport in ("local", "flower"):
+        t0 = time.perf_counter()
+        est = CollaborativeVAR(transport=transport, **params).fit(train, row_mask=mask)
+        wall = time.perf_counter() - t0
+        out[transport] = _summary(est, wall, est.trace_.log.to_frame(), transport == "flower")
+        out[transport]["coef"] = est.coef_owner_major_
+    out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
+    out["what"] = (f"VAR-ADMM on the training rows, the paper's scheme, K = {int(n_iter)} iterations, "
+                   f"{len(sites)} owners, the same random start (the page's initialisation seed) in both runs")
+    return out
+
+
+def p3ls_has_flower() -> bool:
+    """Whether this build's P3LS has the Flower transport (``transport`` parameter)."""
+    from engine.methods.p3ls.protocol import P3LS
+
+    return "transport" in P3LS().get_params()
+
+
+def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names: list, label_holder: int = -1,
+                     timeout: float = 120.0) -> dict:
+    """P3LS fitted on the parties' blocks, local and over Flower (fresh masks in each run: the masks cancel, so
+    the coefficients agree to rounding)."""
+    from engine.methods.p3ls.protocol import P3LS
+
+    out = {}
+    for transport in ("local", "flower"):
+        kw = {} if transport == "local" else {"transport": "flower"}
+        t0 = time.perf_counter()
+        fed = P3LS(n_components, label_holder=label_holder, party_names=party_names, **kw).fit(blocks, Y)
+        wall = time.perf_counter() - t0
+        out[transport] = _summary(fed, wall, fed.log_.to_frame(), transport == "flower")
+        out[transport]["coef"] = np.column_stack([fed.coef_, fed.intercept_])
+    out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
+    out["what"] = f"P3LS, {n_components} components, {len(blocks)} data holders"
+    return out
+
+
+def federation_section(key: str, run: Callable[[], dict], *, available: bool = True, note: str = "") -> None:
+    """The section: a button, a progress message, then in-process and Flower runs side by side.
+
+    ``run()`` returns ``{"local": {...}, "flower": {...}, "max_difference": float, "what": str}`` with per
+    transport ``wall_s``, ``messages``, ``log_bytes``, ``wire_bytes`` (None for local) and ``log`` (a frame).
+    """
+    st.subheader(SECTION_TITLE)
+    st.markdown("The same fit, once with every party as an object in this process and once as a real federation: "
+                "a Flower SuperLink and **one SuperNode process per party** on this machine (127.0.0.1 only, "
+                "insecure loopback), each party reading only its own data, the central role in the ServerApp. "
+                "The message log below is rebuilt from the messages that actually crossed. " + note)
+    if not available:
+        st.info("The Flower transport of this method is not in this build yet.")
+        return
+    if st.button("Run over Flower", key=f"{key}_button"):
+        try:
+            with st.spinner("Starting a SuperLink and one SuperNode per party on 127.0.0.1, then running the fit "
+                            "(each Flower round takes seconds: a process start per message) ..."):
+                st.session_state[key] = run()
+        except Exception as err:  # a dead party, a timeout, a refused setting: said, and the page keeps its state
+            st.error(f"The Flower run failed: {err}")
+    result = st.session_state.get(key)
+    if result:
+        _show(result)
+
+
+def _show(result: dict) -> None:
+    loc, fl = result["local"], result["flower"]
+    st.caption(result["what"])
+    left, right = st.columns(2)
+    left.metric("In-process wall time", f"{loc['wall_s']:.3g} s")
+    right.metric("Flower wall time", f"{fl['wall_s']:.3g} s",
+                 help="Includes starting and stopping the SuperLink and the SuperNodes.")
+    left.metric("Messages (log)", loc["messages"])
+    right.metric("Messages (log from the wire)", fl["messages"])
+    left.metric("Values sent × 8 bytes", f"{loc['log_bytes']:,}")
+    right.metric("Bytes measured on the wire", "not measured" if fl["wire_bytes"] is None else f"{fl['wire_bytes']:,}",
+                 help="Bytes Flower serialised for every message pushed either way (arrays, records, metadata; "
+                      "HTTP headers not counted). A broadcast crosses once per receiving party.")
+    st.metric("Largest difference between the two runs", f"{result['max_difference']:.1e}")
+    same = loc["log"][LOG_COLUMNS].astype(str).equals(fl["log"][LOG_COLUMNS].astype(str))
+    st.markdown("Same steps, senders, receivers and shapes in both logs." if same else
+                "**The two logs differ** (see the tables).")
+    st.dataframe(fl["log"], hide_index=True, width="stretch")
