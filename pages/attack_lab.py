@@ -43,6 +43,7 @@ from engine.privacy.wording import paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.figures import (
     attack_party_spectra_figure,
@@ -182,6 +183,7 @@ class Attack:
 
 def intro() -> None:
     st.title("Attack lab (PLS)")
+    doc_link("attack_lab")
     st.markdown(
         "Two data holders send their rows to a server that fits **one PLS model** and sends the model "
         "components (weights W, loadings P) back to both. The edPLS paper shows that each party can then "

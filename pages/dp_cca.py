@@ -28,6 +28,7 @@ from engine.privacy.wording import paper_claim, paper_label
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.figures import (
     dp_cca_correlation_bars,
@@ -111,6 +112,7 @@ class Views:
 
 def intro() -> None:
     st.title("DP-CCA")
+    doc_link("dp_cca")
     st.markdown(
         "**Canonical correlation analysis** finds directions U in one block of variables and V in another so "
         "that the projected blocks are as correlated as possible: how strongly do two instruments, two sites, or "

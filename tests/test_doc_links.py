@@ -1,0 +1,46 @@
+"""Every page of the app links to its documentation page, and that page exists in docs/ (ui/doc_link.py)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from ui.doc_link import DEFAULT_DOCS_URL, DOCS_URL_ENV, doc_path, doc_url
+from ui.pages import METHOD_PAGES, TOOL_PAGES
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE_FILES = [p.file for p in (*METHOD_PAGES, *TOOL_PAGES)]
+
+
+def _doc_link_keys(path: Path) -> list[str]:
+    """The string arguments of every ``doc_link(...)`` call in a script."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "doc_link"
+            and node.args and isinstance(node.args[0], ast.Constant)]
+
+
+@pytest.mark.parametrize("page_file", PAGE_FILES)
+def test_each_registered_page_links_to_an_existing_doc_page(page_file):
+    key = Path(page_file).stem
+    assert _doc_link_keys(ROOT / page_file) == [key], f"{page_file} must call doc_link({key!r}) once"
+    assert (ROOT / "docs" / doc_path(key)).is_file(), f"docs/{doc_path(key)} is missing for {page_file}"
+
+
+def test_home_links_to_the_index():
+    assert _doc_link_keys(ROOT / "app.py") == ["home"]
+    assert (ROOT / "docs" / doc_path("home")).is_file()
+
+
+def test_every_page_file_is_registered():
+    """A page file outside the registry would have no navigation entry and escape the test above."""
+    assert {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")} == set(PAGE_FILES)
+
+
+def test_doc_url_default_and_configured(monkeypatch):
+    monkeypatch.delenv(DOCS_URL_ENV, raising=False)
+    assert doc_url("edpls") == DEFAULT_DOCS_URL + "methods/edpls/"
+    assert doc_url("home") == DEFAULT_DOCS_URL
+    monkeypatch.setenv(DOCS_URL_ENV, "https://docs.example.org/privalab")
+    assert doc_url("privacy_audit") == "https://docs.example.org/privalab/tools/privacy-audit/"
