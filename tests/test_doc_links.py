@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,20 @@ def test_doc_url_default_and_configured(monkeypatch):
     assert doc_url("home") == DEFAULT_DOCS_URL
     monkeypatch.setenv(DOCS_URL_ENV, "https://docs.example.org/privalab")
     assert doc_url("privacy_audit") == "https://docs.example.org/privalab/tools/privacy-audit/"
+
+
+def test_readme_is_a_small_front_door_whose_links_exist():
+    """README stays under 8 KB, starts both commands from a fresh venv, and every relative link resolves."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.encode("utf-8")) < 8 * 1024
+    assert "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt && .venv/bin/streamlit run app.py" \
+        in readme
+    assert "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && .venv/bin/python -m pytest" \
+        in readme
+    targets = re.findall(r"\]\(([^)#\s]+)", readme)
+    local = [t for t in targets if "://" not in t]
+    assert local, "README links to the docs"
+    missing = [t for t in local if not (ROOT / t).exists()]
+    assert not missing, missing
+    image = ROOT / "docs" / "assets" / "edpls_page.png"
+    assert image.stat().st_size < 300 * 1024
