@@ -44,8 +44,8 @@ from engine.methods.registry import METHODS
 
 __all__ = ["CLI_METHODS", "build_parser", "main"]
 
-#: The dashboard's script in this checkout (``privalab app``).
-APP_SCRIPT = Path(__file__).resolve().parent.parent / "app.py"
+#: The dashboard's script in this checkout (``privalab app``): beside the ``engine`` package, wherever this module sits.
+APP_SCRIPT = Path(importlib.util.find_spec("engine").origin).resolve().parent.parent / "app.py"
 
 #: Methods the command line fits: CLI name -> registry key.
 CLI_METHODS = {"edpls": "edpls", "dp-pcr": "dp_pcr", "dp-cca": "dp_cca", "pca-gauss": "pca_gauss"}
