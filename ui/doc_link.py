@@ -43,6 +43,6 @@ def doc_url(page_key: str) -> str:
 
 
 def doc_link(page_key: str) -> None:
-    """One caption line: ``Documentation: <link> (docs/<file> in the checkout)``."""
-    st.caption(f"Documentation: [{doc_url(page_key)}]({doc_url(page_key)}) (`docs/{doc_path(page_key)}` in "
-               f"the checkout; `mkdocs serve` serves the site, `{DOCS_URL_ENV}` names another)")
+    """One caption line: ``Documentation: <link> · docs/<file>`` (the Markdown source in the checkout)."""
+    url = doc_url(page_key)
+    st.caption(f"Documentation: [{url}]({url}) · `docs/{doc_path(page_key)}`")
