@@ -62,3 +62,16 @@ def test_readme_is_a_small_front_door_whose_links_exist():
     assert not missing, missing
     image = ROOT / "docs" / "assets" / "edpls_page.png"
     assert image.stat().st_size < 300 * 1024
+
+
+def test_a_rendered_page_shows_its_link(monkeypatch):
+    """The caption reaches the page (the calculator: the lightest page), under the configured base."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(DOCS_URL_ENV, "https://docs.example.org/privalab/")
+    at = AppTest.from_file(str(ROOT / "pages" / "calculator.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption if c.value.startswith("Documentation:")]
+    assert captions == ["Documentation: [https://docs.example.org/privalab/tools/calculator/]"
+                        "(https://docs.example.org/privalab/tools/calculator/) · `docs/tools/calculator.md`"]
