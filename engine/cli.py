@@ -33,7 +33,6 @@ import argparse
 import contextlib
 import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -220,7 +219,8 @@ def _run_fit(a) -> dict:
 
 
 def _run_app(parser: argparse.ArgumentParser, a) -> int:
-    """``streamlit run`` with this interpreter (the venv's streamlit, activated or not); its exit code."""
+    """``streamlit run`` with this interpreter (the venv's streamlit, activated or not), in place of this process:
+    a signal to ``privalab app`` (Ctrl+C, ``kill``) reaches the server itself and leaves no orphan behind."""
     if importlib.util.find_spec("streamlit") is None:
         parser.exit(2, f"{parser.prog} app: error: streamlit is not installed: pip install -r requirements.txt "
                        "(or the package's [app] extra)\n")
@@ -229,10 +229,9 @@ def _run_app(parser: argparse.ArgumentParser, a) -> int:
                        "or give --app PATH\n")
     cmd = [sys.executable, "-m", "streamlit", "run", str(a.app), "--server.address", a.address,
            "--server.port", str(a.port)]
-    try:
-        return subprocess.call(cmd, cwd=Path(a.app).resolve().parent)
-    except KeyboardInterrupt:  # Ctrl+C reaches streamlit too, which stops by itself
-        return 0
+    os.chdir(Path(a.app).resolve().parent)  # streamlit reads .streamlit/config.toml from the working directory
+    os.execv(sys.executable, cmd)
+    return 0  # not reached (execv replaces the process); a test's stand-in returns here
 
 
 def main(argv=None) -> int:

@@ -43,13 +43,15 @@ def test_privalab_help_lists_fit_and_app(monkeypatch, capsys):
 
 
 def test_privalab_app_runs_streamlit_on_loopback(monkeypatch):
-    """``privalab app`` starts ``<this python> -m streamlit run app.py`` bound to 127.0.0.1 from the checkout."""
+    """``privalab app`` becomes ``<this python> -m streamlit run app.py`` bound to 127.0.0.1 in the checkout."""
     import engine.cli as cli
 
     calls = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd: calls.append((cmd, cwd)) or 0)
+    monkeypatch.setattr(cli.os, "chdir", lambda path: calls.append(("chdir", path)))
+    monkeypatch.setattr(cli.os, "execv", lambda exe, cmd: calls.append((exe, cmd)))
     assert cli.main(["app", "--port", "8599"]) == 0
-    (cmd, cwd), = calls
+    (_, cwd), (exe, cmd) = calls
+    assert exe == sys.executable
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert Path(cmd[4]) == ROOT / "app.py" and Path(cwd) == ROOT
     assert cmd[cmd.index("--server.address") + 1] == "127.0.0.1"
