@@ -1,1 +1,0 @@
-"""Reconstruction attacks, one module per threat model."""

@@ -1,1 +1,0 @@
-"""Private multivariate methods, one module each (edpls, pca_gauss, dp_cca, p3ls, var_admm)."""

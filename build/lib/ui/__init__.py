@@ -1,1 +1,0 @@
-"""Shared Streamlit widgets and plotly figure builders (no computation here: see engine/)."""
