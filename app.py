@@ -5,6 +5,7 @@ import streamlit as st
 
 from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
+from ui.doc_link import doc_link
 from ui.gc_freeze import freeze_after_imports
 from ui.home.demo import guided_demo
 from ui.pages import TOOL_PAGES, method_pages
@@ -13,6 +14,7 @@ from ui.state import init_state
 
 def home() -> None:
     st.title("PrivaLab")
+    doc_link("home")
     st.markdown(
         "PrivaLab fits multivariate models (PLS, CCA, PCA, VAR) on sensitive data with differential "
         "privacy or federated protocols, and shows what privacy costs in accuracy. It also shows what "

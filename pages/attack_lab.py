@@ -43,6 +43,7 @@ from engine.reporting.report import DataInfo, RunReport
 from ui.attack_lab.figures import attack_party_spectra_figure, attack_reconstruction_figure, attack_success_figure
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
@@ -178,6 +179,7 @@ class Attack:
 
 def intro() -> None:
     st.title("Attack lab (PLS)")
+    doc_link("attack_lab")
     st.markdown(
         "Two data holders send their rows to a server that fits **one PLS model** and sends the model "
         "components (weights W, loadings P) back to both. The edPLS paper shows that each party can then "

@@ -9,12 +9,14 @@ from engine.privacy.wording import ACCOUNTANT_NAMES, plural
 from engine.reporting.report import RunReport
 from ui.budget import budget_picker
 from ui.calculator.figures import sigma_curve_figure
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.figures.report import report_figure
 
 
 def intro() -> None:
     st.title("Noise & budget calculator")
+    doc_link("calculator")
     st.caption(
         "How much noise a budget buys, and what many releases cost together. Gaussian noise is "
         "calibrated with the analytic Gaussian mechanism (Balle & Wang 2018); totals come from basic "

@@ -26,6 +26,7 @@ from engine.privacy.wording import paper_claim, paper_label
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.doc_link import doc_link
 from ui.dp_cca.figures import dp_cca_correlation_bars, dp_cca_loadings_figure, dp_cca_scores_figure, dp_cca_sweep_figure
 from ui.dp_cca.tasks import dp_cca_fit, dp_cca_sweeps, dp_cca_two_files
 from ui.exports import export_bar, show_chart
@@ -106,6 +107,7 @@ class Views:
 
 def intro() -> None:
     st.title("DP-CCA")
+    doc_link("dp_cca")
     st.markdown(
         "**Canonical correlation analysis** finds directions U in one block of variables and V in another so "
         "that the projected blocks are as correlated as possible: how strongly do two instruments, two sites, or "

@@ -24,6 +24,7 @@ from ui.budget import budget_picker
 from ui.chemometrics import dp_pcr_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
+from ui.doc_link import doc_link
 from ui.dp_pcr.figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.exports import export_bar, show_chart
 from ui.figures.report import private_coefficients
@@ -189,6 +190,7 @@ def show_sweep(problem, k, params, budget, later_sheets, upload=None):
 
 def main():
     st.title("DP-PCR: differentially private principal component regression")
+    doc_link("dp_pcr")
     budget = budget_picker(PAGE, modes=("strict",))
     ds, response, split, problem, k = pick_problem()
     x_bound, y_bound = declare_bounds(ds, response, problem)

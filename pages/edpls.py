@@ -46,6 +46,7 @@ from ui.budget import budget_picker
 from ui.chemometrics import edpls_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
+from ui.doc_link import doc_link
 from ui.edpls.figures import edpls_coef_figure, edpls_pred_figure, edpls_rmsep_curve_figure, edpls_samples_needed_figure
 from ui.edpls.strict import (
     recommended_metrics,
@@ -539,6 +540,7 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
 
 def main() -> None:
     st.title("edPLS: differentially private PLS1 regression")
+    doc_link("edpls")
     budget = budget_picker("edpls")
     noise_std = noise_std_setting(budget)
     choice = data_section(budget)

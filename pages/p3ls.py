@@ -14,6 +14,7 @@ from engine.methods.p3ls import (
 )
 from engine.reporting.report import DataInfo, RunReport
 from ui.data_picker import usable_dataset
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.federation_run import federation_section, p3ls_flower_runs, p3ls_has_flower
 from ui.jobs_view import fit_wait
@@ -48,6 +49,7 @@ def run_federation(df: pd.DataFrame, party_columns: tuple, responses: tuple, lab
 # --------------------------------------------------------------------------- page sections
 def intro() -> None:
     st.title("P3LS simulation")
+    doc_link("p3ls")
     st.markdown(
         "Companies along a value chain measure **different variables of the same batches**. P3LS "
         "(Nguyen Duy & Nikzad-Langerodi) fits **one PLS model on all their columns without pooling the raw "

@@ -31,6 +31,7 @@ from engine.privacy.wording import paper_claim, paper_label
 from engine.release.manifest import release_to_json
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.figures.report import synthetic_rows
 from ui.jobs_view import fit_wait
@@ -84,6 +85,7 @@ def sweep_point(df: pd.DataFrame, task: str, target: str | None, method: str, P:
 
 def intro() -> None:
     st.title("PCA-Gauss")
+    doc_link("pca_gauss")
     st.markdown(
         "A data owner who wants to hand out **data, not a model** can release differentially private synthetic "
         "rows: project the records with a projection W that is itself private or public, fit a Gaussian (one per "

@@ -8,6 +8,7 @@ from engine.methods.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, PAGE_BUG
 from engine.privacy.audit import AUDIT_CONFIDENCE, epsilon_lower_bound
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.figures.report import report_figure
 from ui.privacy_audit.figures import audit_bound_figure, audit_histogram_figure
@@ -23,6 +24,7 @@ BUG_LABELS = {(key or "none"): label for key, label in PAGE_BUGS.items()}
 
 def intro() -> None:
     st.title("Privacy audit")
+    doc_link("privacy_audit")
     st.caption(
         "We tried to break each release: it is run many times on two neighbouring data sets (one row "
         "added, removed or replaced, chosen as the worst case for the method), every output is reduced "

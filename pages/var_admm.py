@@ -30,6 +30,7 @@ from engine.methods.var_admm import (
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
+from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.federation_run import federation_section, var_flower_runs
 from ui.jobs_view import fit_wait
@@ -70,6 +71,7 @@ PUBLIC_RANGE_LABEL = "This range is public: it comes from the plant's rating, no
 # --------------------------------------------------------------------------- page sections
 def intro() -> None:
     st.title("VAR-ADMM")
+    doc_link("var_admm")
     st.markdown(
         "Owners of neighbouring solar plants (or any geographically spread series) forecast better together: "
         "a vector autoregression (VAR) uses **every owner's recent values** to forecast each owner's next value. "

@@ -1,4 +1,9 @@
-"""The command line for batch jobs: ``python -m engine fit <method> --data 'runs/*.parquet' ... --out release.json``.
+"""The command line: ``privalab fit <method> --data 'runs/*.parquet' ... --out release.json`` (the same as
+``python -m engine fit ...``) for batch jobs, and ``privalab app`` for the dashboard.
+
+``privalab app`` runs ``streamlit run app.py`` of this checkout with the running interpreter, bound to 127.0.0.1
+(``--address`` opens it elsewhere, on purpose); it needs the ``app`` extra and a checkout (``app.py`` and
+``pages/`` are not part of the installed package).
 
 One fit (``engine.cli.batch.fit_dataset``) writes two files, never mixed: the shareable release (``--out``, JSON: the
 method's own ``shareable_release`` built by ``engine.release.manifest.build_release`` and encoded by
@@ -26,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -36,6 +43,9 @@ from engine.methods import registry
 
 __all__ = ["build_parser", "cli_methods", "dp_cca_arguments", "dp_pcr_arguments", "edpls_arguments", "main",
            "pca_gauss_arguments"]
+
+#: The dashboard's script in this checkout (``privalab app``): beside the ``engine`` package, wherever this module sits.
+APP_SCRIPT = Path(importlib.util.find_spec("engine").origin).resolve().parent.parent / "app.py"
 
 
 def cli_methods() -> dict:
@@ -112,12 +122,28 @@ def pca_gauss_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-components", type=int, default=2)
 
 
+def _prog() -> str:
+    """``privalab`` when started by the console script, else ``python -m engine``."""
+    return "privalab" if os.path.basename(sys.argv[0]) == "privalab" else "python -m engine"
+
+
+def _app_parser(sub) -> None:
+    app = sub.add_parser("app", help="start the dashboard (streamlit run app.py) on 127.0.0.1")
+    app.add_argument("--port", type=int, default=8501, help="the port (default 8501)")
+    app.add_argument("--address", default="127.0.0.1",
+                     help="the address to listen on (default 127.0.0.1: this machine only; another address opens "
+                          "the app to that network, on purpose)")
+    app.add_argument("--app", default=str(APP_SCRIPT), help=f"the app's script (default: {APP_SCRIPT})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m engine", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="PrivaLab batch jobs: differentially private fits on data sets of any size (Dask).",
+        prog=_prog(), formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="PrivaLab: the dashboard (app) and batch jobs (fit): differentially private fits on data sets "
+                    "of any size (Dask).",
         epilog=_methods_epilog())
     sub = parser.add_subparsers(dest="command", required=True)
+    _app_parser(sub)
     fit = sub.add_parser("fit", help="fit a method and write its shareable release and the owner's workbook",
                          formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_methods_epilog())
     methods = fit.add_subparsers(dest="method", required=True, metavar="method")
@@ -208,10 +234,28 @@ def _run_fit(a) -> dict:
             "partitions": fit.shape.partitions, "seconds": f"{fit.seconds:.3f}"}
 
 
+def _run_app(parser: argparse.ArgumentParser, a) -> int:
+    """``streamlit run`` with this interpreter (the venv's streamlit, activated or not), in place of this process:
+    a signal to ``privalab app`` (Ctrl+C, ``kill``) reaches the server itself and leaves no orphan behind."""
+    if importlib.util.find_spec("streamlit") is None:
+        parser.exit(2, f"{parser.prog} app: error: streamlit is not installed: pip install -r requirements.txt "
+                       "(or the package's [app] extra)\n")
+    if not Path(a.app).is_file():
+        parser.exit(2, f"{parser.prog} app: error: no app script at {a.app}: run it from a checkout of PrivaLab "
+                       "or give --app PATH\n")
+    cmd = [sys.executable, "-m", "streamlit", "run", str(a.app), "--server.address", a.address,
+           "--server.port", str(a.port)]
+    os.chdir(Path(a.app).resolve().parent)  # streamlit reads .streamlit/config.toml from the working directory
+    os.execv(sys.executable, cmd)
+    return 0  # not reached (execv replaces the process); a test's stand-in returns here
+
+
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (0 done, 1 refused data or fit, 2 usage)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "app":
+        return _run_app(parser, args)
     from engine.threads import one_blas_thread
 
     try:

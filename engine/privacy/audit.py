@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 #: The confidence of every audit the app reports (the audit page, its run report, ``bench/audit_all.py`` and the
-#: README's table): a correct release is flagged by chance for essentially no seed. ``epsilon_lower_bound``'s own
+#: docs' audit table): a correct release is flagged by chance for essentially no seed. ``epsilon_lower_bound``'s own
 #: ``alpha`` default (0.05) is kept for the tests' faster audits; the page and the bench pass ``1 - AUDIT_CONFIDENCE``.
 AUDIT_CONFIDENCE = 0.99
 

@@ -38,7 +38,7 @@ def federation(parties: list[str], superlink: str | None = None, workdir: str | 
         fed = _RUNNING.get(str(superlink))
         if fed is None or fed.processes.get("superlink") is None or fed.processes["superlink"].poll() is not None:
             raise ValueError(f"no running federation started here at {superlink!r}: a remote federation's parties "
-                             "place their own data files and the coordinator runs `flwr run` (README, "
+                             "place their own data files and the coordinator runs `flwr run` (docs/federation.md, "
                              "'Deploying a federation')")
         missing = [p for p in parties if f"party {p}" not in fed.processes]
         if missing:

@@ -134,6 +134,13 @@ def auto_regularization(tau: float, dim: int) -> float:
 class DPCCA(TransformerMixin, BaseEstimator):
     """(eps, delta)-DP canonical correlation analysis by Analyze-Gauss (Imtiaz & Sarwate).
 
+    Input: X (N, Dx) and Y (N, Dy) or Y (N,) (one column, as scikit-learn passes a target). Text, NaN,
+    inf, overflow, underflow, constant and duplicate columns are refused with a ``ValueError`` naming the
+    view and column; without noise and regularisation a collinear view is refused (``check_identified``).
+    ``fit_transform(X, Y)`` returns the X scores, as ``fit(X, Y).transform(X)``; ``transform(X, Y)`` gives
+    both views' scores. scikit-learn's ``check_estimator`` passes with ``n_components=1`` (the checks give
+    a one-column Y; the default K = 2 needs Dy >= 2, as for ``sklearn.cross_decomposition.CCA``).
+
     Parameters
     ----------
     n_components : int K <= min(Dx, Dy), number of canonical pairs.
@@ -157,13 +164,6 @@ class DPCCA(TransformerMixin, BaseEstimator):
         of every clone draws fresh noise (independent folds); with an int or a Generator (deep-copied in
         its current state) every clone draws the SAME noise in every fold: reproducible, not independent,
         and "not proven" in every fit's ledger.
-
-    Input: X (N, Dx) and Y (N, Dy) or Y (N,) (one column, as scikit-learn passes a target). Text, NaN,
-    inf, overflow, underflow, constant and duplicate columns are refused with a ``ValueError`` naming the
-    view and column; without noise and regularisation a collinear view is refused (``check_identified``).
-    ``fit_transform(X, Y)`` returns the X scores, as ``fit(X, Y).transform(X)``; ``transform(X, Y)`` gives
-    both views' scores. scikit-learn's ``check_estimator`` passes with ``n_components=1`` (the checks give
-    a one-column Y; the default K = 2 needs Dy >= 2, as for ``sklearn.cross_decomposition.CCA``).
 
     Attributes
     ----------
