@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
+from engine.data.columns import response_candidates
 from engine.methods.p3ls import (
     NO_RELEASE_REASON,
     NOT_DP_STATEMENT,
@@ -76,7 +77,8 @@ def data_section():
 def responses_section(dataset) -> list:
     """The responses (KPIs), held by the label contributor."""
     numeric = dataset.numeric_columns
-    default_responses = [c for c in dataset.response_columns if c in numeric] or [numeric[-1]]
+    # the declared responses of a sample set, else the response edPLS and DP-PCR propose for the same file
+    default_responses = [c for c in dataset.response_columns if c in numeric] or response_candidates(dataset.df)[:1]
     response_key = f"p3ls_responses_{dataset.name}"
     return st.multiselect("Responses (KPIs), held by the label contributor", numeric, default=default_responses,
                           key=response_key)

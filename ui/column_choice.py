@@ -14,13 +14,20 @@ from engine.data.columns import id_columns, numeric_columns, response_candidates
 
 
 def response_picker(ds, key: str, where=st) -> str:
-    """The "Response (y)" selectbox, defaulting to the first candidate response (a named property)."""
+    """The "Response (y)" selectbox, defaulting to the first candidate response (a named property).
+
+    A table without a candidate (every numeric column named by a number: spectra alone) stops the page with
+    a message saying how to add the response; the page's other choices stay in ``st.session_state``.
+    """
     numeric = numeric_columns(ds.df)
     candidates = response_candidates(ds.df, ds.response_columns)
     options = candidates + [c for c in numeric if c not in candidates]
     if not candidates:
-        st.warning(f"{ds.name}: every numeric column is named by a number (a wavelength or channel), so none is "
-                   "proposed as the response: choose it in 'Response (y)'.", icon=":material/help:")
+        # a spectra file alone: proposing its first wavelength as "the response" would fit garbage
+        st.error(f"{ds.name}: this file has no response column (every numeric column is named by a number: a "
+                 "wavelength or channel). Add the reference values as a named column, or use 'X and Y as two "
+                 "files' in the data choice above.", icon=":material/block:")
+        st.stop()
     return where.selectbox("Response (y)", options, index=0, key=f"{key}_response_{ds.origin}_{ds.name}",
                            help="Candidates first: named numeric columns (a property, not a wavelength or an id).")
 

@@ -34,6 +34,10 @@ __all__ = ["MissingRows", "drop_missing_rows", "id_columns", "is_id_like", "miss
 _ID_NAME = re.compile(r"(^|[^a-z])(id|ids|sample|samples|index|idx|no|nr|num|number|row|rownum|obs|#)([^a-z]|$)|"
                       r"^(sampleid|sample_no|sampleno|rowid|obsid|unnamed: ?0)$", re.IGNORECASE)
 
+#: A name that says "this is the response" (``y``, ``target``, ``response``, ``label``, ``outcome``, ``y_true``):
+#: proposed before the other named columns, so a table ``x1, ..., x5, y`` proposes ``y`` and not ``x1``.
+_RESPONSE_NAME = re.compile(r"^(y|target|response|label|outcome)([ _-]?(true|value|values|var))?$", re.IGNORECASE)
+
 
 def parses_as_number(name) -> bool:
     """True for a column name that is a finite number (``"1100"``, ``"428.5"``, ``" 1.1e3 "``): a wavelength,
@@ -77,7 +81,8 @@ def response_candidates(df: pd.DataFrame, declared=()) -> list:
     """Numeric columns that can be the response, the likeliest first.
 
     The declared responses of a public sample set (``declared``) that are numeric columns of ``df`` come
-    first; then every named numeric column (a name that is not a number: not a wavelength like ``"1100"``)
+    first; then the columns named like a response (``y``, ``target``, ``response``, ``label``, ``outcome``);
+    then every other named numeric column (a name that is not a number: not a wavelength like ``"1100"``)
     that is not an id (:func:`is_id_like`), in file order. Empty when every numeric column is named by a
     number (a table of spectra alone).
     """
@@ -85,7 +90,8 @@ def response_candidates(df: pd.DataFrame, declared=()) -> list:
     ids = set(id_columns(df))
     first = [c for c in declared if c in numeric]
     named = [c for c in numeric if not parses_as_number(c) and c not in ids and c not in first]
-    return first + named
+    said = [c for c in named if _RESPONSE_NAME.match(str(c).strip())]
+    return first + said + [c for c in named if c not in said]
 
 
 def x_columns(df: pd.DataFrame, response, responses=(), *, keep_ids: bool = False) -> list:
