@@ -33,7 +33,7 @@ from engine.privacy.wording import paper_claim, paper_label
 from engine.release import release_to_json
 from engine.report import DataInfo, RunReport
 from ui.budget import budget_picker
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures import (
     pca_gauss_correlation_figure,
     pca_gauss_marginals_figure,
@@ -380,7 +380,7 @@ def run_report(setup: Setup, result: dict, budget, noise_seed) -> RunReport:
     return RunReport(
         page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})" + (
             "" if budget.mode == "strict" else f"; {paper_label('PCA-Gauss', budget.epsilon, 'pca_gauss')}"),
-        data=DataInfo.from_frame(s.df, s.name, s.origin),
+        data=DataInfo.from_frame(s.df, s.name, s.origin, owner_secret=owner_secret()),
         preprocessing=f"box scaling: {model.scaling_['source']}; centre = midpoint of the bounds; every entry "
                       "clipped to the box",
         parameters={"task": task, "target": s.target, "k = P": s.P, "projection W": source,

@@ -2,8 +2,8 @@
 
 Every step is a chemotools transformer (SNV, MSC, Savitzky-Golay smoothing and derivatives,
 airPLS and polynomial baselines) or sklearn's ``StandardScaler`` (mean-centring, autoscaling);
-no transform is written here. ``make_chain`` returns an unfitted sklearn ``Pipeline`` so that
-it is fitted on the training rows only (``fit``/``fit_transform`` on train, ``transform`` on test).
+no transform is written here beyond the two adaptations below. ``make_chain`` returns an unfitted sklearn
+``Pipeline`` so that it is fitted on the training rows only (``fit``/``fit_transform`` on train, ``transform`` on test).
 
 One adaptation of chemotools (0.5) is needed for the edPLS paper's airPLS settings
 (lambda = 100, 15 iterations, *first*-order difference penalty, output = spectrum - baseline,
