@@ -44,10 +44,10 @@ from ui.attack_lab.figures import attack_party_spectra_figure, attack_reconstruc
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.doc_link import doc_link
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
-from ui.progress import Sweep
+from ui.progress import Sweep, session_scope
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
@@ -66,7 +66,9 @@ def simulated_problem(gen: tuple, attacker: int, data_seed: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def own_problem(df: pd.DataFrame, features: tuple, response: str, split: tuple, bounds: tuple, n_components: int):
+def own_problem(df: pd.DataFrame, features: tuple, response: str, split: tuple, bounds: tuple, n_components: int,
+                scope: str = ""):
+    """The owner's table split between the parties; ``scope``: ``ui.progress.session_scope`` (per session)."""
     by, arg1, arg2 = split
     kwargs = dict(by=by, n_components=n_components, x_bound=bounds[0], y_bound=bounds[1])
     if by == "column":
@@ -78,8 +80,10 @@ def own_problem(df: pd.DataFrame, features: tuple, response: str, split: tuple, 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def plain_attack(_problem, problem_key: tuple, delta: float, n_components: int, lv: int, calibration: str,
-                 upload: bool = False):
-    """Plain PLS has no noise: one fit per data set serves every session (``upload``: in a worker)."""
+                 upload: bool = False, scope: str = ""):
+    """Plain PLS has no noise: one fit per data set and session (``scope``: ``ui.progress.session_scope``; a hit
+    from another session would reveal by its speed that the same table was attacked there). ``upload``: in a
+    worker."""
     return run_upload(upload, run_attack, _problem, "plain", math.inf, delta=delta, n_components=n_components, lv=lv,
                       calibration=calibration, label="The plain-PLS attack")
 
@@ -219,12 +223,13 @@ def simulation_scenario() -> Attack:
                               "changes.")
     scenario = SimulationScenario(generator=dict(gen), attacker=int(attacker)) if redraw else problem
     problem_key = ("sim", gen, int(attacker), data_seed, bool(redraw))
+    secret = owner_secret()
     return Attack(problem, problem_key, scenario, data_seed, "channel",
                   f"{problem.other_label}'s unique band (the secret)",
                   lambda: DataInfo.from_parts("paper's simulation (make_attack_spectra)", "generated",
                                               [problem.X, problem.y],
                                               note=f"{dict(gen)}, data seed {data_seed}; attacker party "
-                                                   f"{int(attacker)}"))
+                                                   f"{int(attacker)}", owner_secret=secret))
 
 
 def default_response(ds) -> str:
@@ -284,7 +289,7 @@ def own_data_scenario(n_components: int) -> Attack:
     features = [c for c in features if c not in drop]
     bounds = strict_bounds()
     try:
-        problem = own_problem(ds.df, tuple(features), response, split, bounds, n_components)
+        problem = own_problem(ds.df, tuple(features), response, split, bounds, n_components, session_scope())
     except AttackSetupError as err:
         st.error(f"Cannot run the attack on '{ds.name}': {err}.")
         st.stop()
@@ -295,12 +300,14 @@ def own_data_scenario(n_components: int) -> Attack:
         "The other party's secret is unknown on your data, so success is measured against what the attacker "
         "recovers from plain PLS: how much of that leak survives the noise."
     )
+    secret = owner_secret()
     # problem_key: in-process cache key only, never exported; data_seed 0: the data are the owner's, only the
     # held-out split is seeded (split_parties)
     return Attack(problem, ("own", problem.fingerprint()), problem, 0, "variable", "leak from plain PLS (reference)",
                   lambda: DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
                                               note=f"attacker: {problem.attacker_label}; other party: "
-                                                   f"{problem.other_label}"), ds.origin == "upload")
+                                                   f"{problem.other_label}", owner_secret=secret),
+                  ds.origin == "upload")
 
 
 def shown_model(budget, problem) -> str:
@@ -324,7 +331,8 @@ def reconstruction_section(attack: Attack, budget, chosen: str, n_components: in
     st.subheader(f"What the attacker recovers at ε = {eps:g}")
     try:
         with fit_wait("attack_fit", "Running the attack"):
-            plain = plain_attack(problem, attack.problem_key, delta, n_components, lv, calibration, attack.upload)
+            plain = plain_attack(problem, attack.problem_key, delta, n_components, lv, calibration, attack.upload,
+                                 session_scope())
             private = private_attack(problem, attack.problem_key, chosen, eps, delta, n_components, lv, calibration,
                                      noise_seed, attack.upload)
     except (AttackSetupError, ValueError, JobError) as err:

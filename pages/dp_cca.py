@@ -29,11 +29,11 @@ from ui.data_picker import data_picker
 from ui.doc_link import doc_link
 from ui.dp_cca.figures import dp_cca_correlation_bars, dp_cca_loadings_figure, dp_cca_scores_figure, dp_cca_sweep_figure
 from ui.dp_cca.tasks import dp_cca_fit, dp_cca_sweeps, dp_cca_two_files
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import private_values
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
-from ui.progress import Sweep
+from ui.progress import Sweep, session_scope
 from ui.runtime.jobs import JobError, run_upload
 from ui.tabs import lazy_tabs
 
@@ -62,8 +62,10 @@ def nir_sample() -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def two_files(x_bytes: bytes, x_name: str, y_bytes: bytes, y_name: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Two uploaded views, read in a worker with the job budgets (``ui.runtime.jobs``)."""
+def two_files(x_bytes: bytes, x_name: str, y_bytes: bytes, y_name: str,
+              scope: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two uploaded views, read in a worker with the job budgets (``ui.runtime.jobs``); cached per session
+    (``scope``: ``ui.progress.session_scope``)."""
     return run_upload(True, dp_cca_two_files, x_bytes, x_name, y_bytes, y_name, label=f"Reading {x_name} and {y_name}")
 
 
@@ -210,7 +212,7 @@ def files_source() -> Views:
     if up_x is not None and up_y is not None:
         try:
             with fit_wait("dp_cca_files", f"Reading {up_x.name} and {up_y.name}"):
-                pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name)
+                pair = two_files(up_x.getvalue(), up_x.name, up_y.getvalue(), up_y.name, session_scope())
         except (DataError, JobError) as err:
             st.error(f"Upload rejected: {err}")
             if st.session_state.get("dp_cca_files_pair") is not None:
@@ -431,7 +433,7 @@ def export_section(views: Views, result: dict, budget, source: str, params: dict
                                               "files": "upload"}.get(source) or views.origin,
                                  [X_df, Y_df], columns=[*X_df.columns, *Y_df.columns], shape=(len(X_df), d_x + d_y),
                                  note=f"X view: {d_x} columns, Y view: {d_y} columns; the fingerprint covers both "
-                                      "views."),
+                                      "views.", owner_secret=owner_secret()),
         preprocessing=private.preprocessing_,
         parameters={**params, **declared, "split seed": seed, "n_train": result["n_train"],
                     "n_test": result["n_test"]},

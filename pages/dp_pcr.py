@@ -26,7 +26,7 @@ from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.doc_link import doc_link
 from ui.dp_pcr.figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
@@ -126,7 +126,8 @@ def show_exports(ds, response, split, problem, result, params, budget, label, la
     """The shareable release (JSON, report) and the owner's workbook."""
     private = result.private
     report = RunReport(
-        page=PAGE, method=label, data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *problem.channels]),
+        page=PAGE, method=label, data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *problem.channels],
+                                                           owner_secret=owner_secret()),
         parameters={**params, "test rows": SPLITS[split], "split seed": SPLIT_SEED,
                     "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
                     if budget.noise_seed is not None else "fresh (operating-system entropy)",

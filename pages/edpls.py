@@ -56,13 +56,13 @@ from ui.edpls.strict import (
     utility_sentence,
 )
 from ui.edpls.tasks import edpls_sweep as sweep
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
-from ui.progress import Sweep, cached_sweep
+from ui.progress import Sweep, cached_sweep, session_scope
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
@@ -91,8 +91,10 @@ STRICT_LEAKY_CHAIN = (
 )
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def preprocess(X, chain_name, train_idx, upload=None):
-    """The chain fitted on the training rows (``upload``: the uploaded file's name, fitted in a worker)."""
+def preprocess(X, chain_name, train_idx, upload=None, scope=""):
+    """The chain fitted on the training rows (``upload``: the uploaded file's name, fitted in a worker). ``scope``:
+    the session's ``ui.progress.session_scope``: a noise-free result on private data is cached per session only
+    (a cross-session hit would be faster, telling one session that another fitted the same table)."""
     return run_upload(upload is not None, _preprocess, X, chain_name, train_idx,
                       label=f"Preprocessing {upload} ('{chain_name}')")
 
@@ -107,10 +109,11 @@ def fit_pair(X, y, train_idx, test_idx, params, noise_seed, session_noise_key, u
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def references_recommended(X, y, train_idx, Xp, settings, X_public, upload=None):
-    """The recommended fit's two noise-free references (``recommended_references``), kept for every session with
-    the same data and settings: they draw no noise, so sharing them shares no noise draw (the private fit is kept
-    per session, below). ``settings``: the fit's settings; epsilon is left out (the references do not use it)."""
+def references_recommended(X, y, train_idx, Xp, settings, X_public, upload=None, scope=""):
+    """The recommended fit's two noise-free references (``recommended_references``), kept per session (``scope``,
+    as ``preprocess``) and settings: they draw no noise, but a cache hit across sessions would reveal by its speed
+    that another session fitted the same table. ``settings``: the fit's settings; epsilon is left out (the
+    references do not use it)."""
     kept = {k: v for k, v in settings if k != "epsilon"}
     return run_upload(upload is not None, recommended_references, X, y, train_idx, X_reference=Xp,
                       X_public=X_public, label=f"The edPLS reference fits on {upload}", **kept)
@@ -121,7 +124,7 @@ def fit_recommended(X, y, train_idx, test_idx, Xp, settings, X_public, noise_see
     """The recommended strict fit beside the non-private PLS1 (on the page's chain and k) and the private
     constant predictor; one release per session and settings, as ``fit_pair`` (``upload``: in a worker). Never
     shared across sessions: that would hand every user the same noise draw (``session_noise_key``)."""
-    references = references_recommended(X, y, train_idx, Xp, settings, X_public, upload)
+    references = references_recommended(X, y, train_idx, Xp, settings, X_public, upload, session_scope())
     return run_upload(upload is not None, compare_recommended, X, y, train_idx, test_idx, X_reference=Xp,
                       X_public=X_public, random_state=noise_seed, label=f"The edPLS fit on {upload}",
                       references=references, **dict(settings))
@@ -194,7 +197,7 @@ def preprocessing_section(choice: Choice, budget) -> tuple:
         st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
     try:
         with fit_wait("edpls_preprocess", "Preprocessing"):
-            Xp = preprocess(choice.problem.X, chain, choice.problem.train, _upload_name(choice))
+            Xp = preprocess(choice.problem.X, chain, choice.problem.train, _upload_name(choice), session_scope())
     except (ValueError, JobError) as err:
         st.error(f"Preprocessing '{chain}' failed on {choice.ds.name}: {err}")
         st.stop()
@@ -297,7 +300,8 @@ def export_section(choice: Choice, res: dict, budget, *, label: str, chain: str,
     split_text = {"random": "random 30 %", "last": "last 30 % of rows"}[choice.split_how]
     report = RunReport(
         page="edpls", method=label,
-        data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels]),
+        data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels],
+                                 owner_secret=owner_secret()),
         preprocessing=f"{chain} (fitted on the training rows only)",
         parameters={**params, "test rows": split_text, "split seed": SPLIT_SEED,
                     "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
@@ -330,7 +334,8 @@ def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain:
                     public_spectra=setup.public_name or "none")
     report = RunReport(
         page="edpls", method=label,
-        data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels]),
+        data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels],
+                                 owner_secret=owner_secret()),
         preprocessing="chosen by the recommended estimator among the row-wise chains (see its choices)",
         parameters={"epsilon": budget.epsilon, "delta": budget.delta, "y_range": setup.y_range,
                     "public spectra": setup.public_name or "none", "test rows": split_text, "split seed": SPLIT_SEED,
@@ -421,7 +426,7 @@ def paper_curve_section(choice: Choice, chain: str, eps_grid, reps: int, sweep_p
     """Why paper mode's RMSEP can rise with ε: the engine's diagnosis, measured on these rows (owner only)."""
     problem = choice.problem
     tr, te = problem.train, problem.test
-    Xp = preprocess(problem.X, chain, tr, _upload_name(choice))  # cached by the preprocessing section
+    Xp = preprocess(problem.X, chain, tr, _upload_name(choice), session_scope())  # cached by the preprocessing
     params = {k: v for k, v in sweep_params.items() if k != "mode"}
     upload = _upload_name(choice)
     try:

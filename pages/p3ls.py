@@ -16,7 +16,7 @@ from engine.methods.p3ls import (
 from engine.reporting.report import DataInfo, RunReport
 from ui.data_picker import usable_dataset
 from ui.doc_link import doc_link
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.federation_run import federation_section, p3ls_flower_runs, p3ls_has_flower
 from ui.jobs_view import fit_wait
 from ui.p3ls.figures import (
@@ -180,7 +180,8 @@ def export_section(dataset, result: dict, party_columns: dict, responses: list, 
     report = RunReport(
         page="p3ls", method="P3LS (vertically federated PLS with removable masks)",
         data=DataInfo.from_frame(dataset.df, dataset.name, dataset.origin,
-                                 [*responses, *[c for cols in party_columns.values() for c in cols]]),
+                                 [*responses, *[c for cols in party_columns.values() for c in cols]],
+                                 owner_secret=owner_secret()),
         preprocessing="each party standardises its own columns (mean 0, unit variance on the training rows); "
                       "rows split 60 % training / 20 % validation (choice of k) / 20 % test",
         parameters={**public, "split seed": protocol["split_seed"], "masks": "fresh OS entropy",

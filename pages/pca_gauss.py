@@ -32,7 +32,7 @@ from engine.release.manifest import release_to_json
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.doc_link import doc_link
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import synthetic_rows
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
@@ -382,7 +382,7 @@ def run_report(setup: Setup, result: dict, budget, noise_seed) -> RunReport:
     return RunReport(
         page="pca_gauss", method=f"PCA-Gauss ({SOURCE_TEXT[source].split(':')[0]}, {TASK_TEXT[task]})" + (
             "" if budget.mode == "strict" else f"; {paper_label('PCA-Gauss', budget.epsilon, 'pca_gauss')}"),
-        data=DataInfo.from_frame(s.df, s.name, s.origin),
+        data=DataInfo.from_frame(s.df, s.name, s.origin, owner_secret=owner_secret()),
         preprocessing=f"box scaling: {model.scaling_['source']}; centre = midpoint of the bounds; every entry "
                       "clipped to the box",
         parameters={"task": task, "target": s.target, "k = P": s.P, "projection W": source,

@@ -9,7 +9,7 @@ from engine.privacy.audit import AUDIT_CONFIDENCE, epsilon_lower_bound
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.doc_link import doc_link
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import report_figure
 from ui.privacy_audit.figures import audit_bound_figure, audit_histogram_figure
 from ui.progress import Sweep
@@ -147,7 +147,8 @@ def export_section(case, res, exceeded: bool, seed: int, stored: dict, title: st
     report = RunReport(
         page="privacy_audit", method=f"Privacy audit: {audit_title(case, title)}",
         data=DataInfo.from_parts(f"neighbouring data sets D and D′ of {title}", "generated (worst case)",
-                                 [case.D, case.D_prime], shape=(), note=f"Neighbours: {case.neighbours}."),
+                                 [case.D, case.D_prime], shape=(), note=f"Neighbours: {case.neighbours}.",
+                                 owner_secret=owner_secret()),
         preprocessing="none",
         parameters={**row, "simulation seed (audit trials, not a release's noise)": stored.get("seed", int(seed))},
         public_parameters=row, mode=None,

@@ -31,7 +31,7 @@ from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.data_picker import data_picker
 from ui.doc_link import doc_link
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, owner_secret, show_chart
 from ui.federation_run import federation_section, var_flower_runs
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
@@ -368,7 +368,7 @@ def run_report(setup: Setup, fit: dict, defence: Defence, budget, shared: bool) 
         page="var_admm", method="VAR-ADMM (collaborative VAR fitted by ADMM)",
         data=DataInfo.from_frame(Y, setup.dataset.name, setup.dataset.origin, list(Y.columns),
                                  note=f"first {setup.n_rows} time steps of {len(setup.full)}; one owner per column "
-                                      "used"),
+                                      "used", owner_secret=owner_secret()),
         preprocessing=("solar: night = 0, daylight hours fitted and scored; the intercept (centring) is fitted after "
                        "the noise" if setup.solar else "the intercept (centring) is fitted after the noise"),
         parameters={"lags": list(lags), **settings, "ADMM initialisation seed (not the noise)": settings["init_seed"],

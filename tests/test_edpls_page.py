@@ -136,7 +136,7 @@ def test_recommended_fit_exports_its_shareable_model(deferred):
     at.run()
     assert not at.exception, at.exception
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"]]
+    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"], LABELS["fingerprint_key"]]
     assert not any(c.value.startswith("No shareable model") for c in at.caption)
     model_text = download(at, deferred, "edpls_export_model")
     model_text = model_text.decode() if isinstance(model_text, bytes) else model_text
@@ -165,7 +165,8 @@ def test_strict_fit_shows_figures_ledger_and_downloads(page):
     text = " ".join(x.value for x in page.markdown)
     assert "proven guarantee" in text and "Strict mode" in text
     labels = [b.proto.label for b in page.get("download_button")]
-    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"]]  # no CSV outside the two groups
+    # no CSV outside the two groups
+    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"], LABELS["fingerprint_key"]]
 
 
 def test_paper_mode_states_its_flaws_and_unproven_total(page):
@@ -231,10 +232,10 @@ def test_strict_samples_needed_simulation(page):
     assert any("plain strict edPLS" in x.value and "rows" in x.value for x in page.markdown)
 
 
-def test_the_same_sweep_in_a_second_session_is_served_from_the_shared_cache():
-    """With the teaching switch (the same known noise seed) two sessions run the same sweep: the second gets the
-    stored curves (no replay of the first one's progress bar, which st.cache_data would attempt and fail on) and
-    draws the same chart. With fresh noise (the default) two sessions never share a noise draw."""
+def test_the_same_sweep_in_a_second_session_draws_the_same_curves_in_teaching_mode_only():
+    """With the teaching switch (the same known noise seed) two sessions run the same sweep: the second computes
+    its own (caches are per session, ``ui.progress.session_scope``: review N6) and draws the same curves. With
+    fresh noise (the default) two sessions never share a noise draw."""
     curves = {}
     for repro in (True, True, False, False):
         at = AppTest.from_file(PAGE, default_timeout=120)

@@ -26,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 from downloads import buttons, file_of, recorded_downloads
 from engine.methods import registry
 from engine.privacy import PrivacyLedger, Release
-from engine.release.fingerprint import data_fingerprint, data_sha256
+from engine.release.fingerprint import data_fingerprint, data_sha256, fingerprint_key
 from engine.release.manifest import RELEASE_KIND, release_problems
 from engine.release.workbook import PRIVATE_NOTICE
 from engine.reporting.report import DataInfo, RunReport, _fmt, environment_versions
@@ -127,7 +127,7 @@ def test_every_page_offers_the_shareable_group_and_the_owners_workbook(pages, fi
     if f"{page}_export_synthetic" in by_key:
         assert by_key[f"{page}_export_synthetic"].proto.label == LABELS["synthetic"]
     # nothing from the old bar ("results" CSV of private rows): the export keys are the four kinds only
-    kinds = {f"{page}_export_{kind}" for kind in ("model", "report", "synthetic", "workbook")}
+    kinds = {f"{page}_export_{kind}" for kind in ("model", "report", "synthetic", "workbook", "fingerprint_key")}
     assert not [k for k in by_key if k.startswith(f"{page}_export_") and k not in kinds], by_key
     headings = " ".join(m.value for m in at.markdown)
     assert "Shareable release" in headings and "do not share" in headings
@@ -250,6 +250,10 @@ def test_owners_workbook_opens_and_says_private_on_every_sheet(pages, file):
     if report.data is not None:  # the owner's keyed fingerprint and exact shape are here, not in the report
         assert report.data.fingerprint in cells
         assert report.data.name in cells
+        # its key is per session and data set, and in a file of its own (review N5)
+        key_text = file_of(at, seen, f"{PAGE_ID[file]}_export_fingerprint_key").decode("utf-8")
+        assert report.data.key.hex() in key_text and report.data.fingerprint in key_text
+        assert report.data.key.hex() not in " ".join(str(v) for s in sheets.values() for v in s.to_numpy().ravel())
     assert report.status in cells
 
 
@@ -379,9 +383,11 @@ def test_fingerprint_is_keyed_and_the_cache_hash_depends_on_contents_only():
     assert data_sha256(a) != data_sha256(a.rename(columns={"x": "z"}))
     assert data_sha256(np.arange(3.0)) != data_sha256(np.arange(3.0).reshape(3, 1))
     # the exported fingerprint is an HMAC: without the key, the plain hash of a candidate table does not match it
-    assert data_fingerprint(a) == data_fingerprint(b) != data_sha256(a)
+    key = b"k" * 32
+    assert data_fingerprint(a, key=key) == data_fingerprint(b, key=key) != data_sha256(a)
     assert data_fingerprint(a, key=b"k1") != data_fingerprint(a, key=b"k2")
-    assert DataInfo.from_frame(a, "a.csv", "upload").fingerprint == data_fingerprint(a)
+    info = DataInfo.from_frame(a, "a.csv", "upload", owner_secret=key)
+    assert info.fingerprint == data_fingerprint(a, key=fingerprint_key(key, a)) == data_fingerprint(a, key=info.key)
 
 
 def test_versions_survive_without_git(monkeypatch):

@@ -188,6 +188,44 @@ def test_resolve_under_root_refuses_escapes(root_with_escape):
     assert dataset_shape(open_dataset("runs", root=root)).rows == 50
 
 
+def test_a_climb_out_gets_one_refusal_whether_or_not_the_target_exists(tmp_path):
+    """Review N4: a glob whose fixed part is inside the root climbing out with '..' was an existence oracle
+    ("leads outside" for an existing file, "no files match" for a missing one)."""
+    root = tmp_path / "root"
+    (root / "sub" / "d1").mkdir(parents=True)
+    (tmp_path / "outside.csv").write_text("a\n1\n")
+    climbs = ["sub/d*/../../../outside.csv", "sub/d*/../../../missing.csv", "sub/d?/../../../outside.csv",
+              "sub/[d]1/../../../outside.csv", "**/../../outside.csv", "**/../../missing.csv",
+              "sub/d*/../../../../../../../../etc/passwd", "sub/d*/../../../../../../../../etc/shadow-nope"]
+    answers = set()
+    for pattern in climbs:
+        with pytest.raises(DataError) as err:
+            dataset_source(pattern, str(root))
+        answers.add(str(err.value).replace(pattern, "<pattern>"))
+    assert answers == {"<pattern>: this path leads outside the data root; only data under it can be opened."}
+    # a link inside the root: refused the same way whether its target exists or not
+    os.symlink(tmp_path / "outside.csv", root / "sub" / "to_file.csv")
+    os.symlink(tmp_path / "missing.csv", root / "sub" / "to_nothing.csv")
+    for pattern in ("sub/to_f*.csv", "sub/to_n*.csv"):
+        with pytest.raises(DataError, match="leads outside the data root"):
+            dataset_source(pattern, str(root))
+
+
+def test_no_message_names_the_servers_data_root(tmp_path):
+    root = tmp_path / "srv_data_root_xyz"
+    (root / "empty").mkdir(parents=True)
+    (root / "bad").mkdir()
+    (root / "bad" / "broken.parquet").write_bytes(b"not a parquet file")
+    (root / "csv").mkdir()
+    (root / "csv" / "a.csv").write_text('x,y\n1,"2\n')
+    for source in ("nope.csv", "nope/*.parquet", "empty", ".", "bad", "csv", "sub/../nope.csv"):
+        with pytest.raises(DataError) as err:
+            open_dataset(source, root=str(root))
+        text = str(err.value)
+        assert str(tmp_path) not in text and os.path.realpath(tmp_path) not in text, (source, text)
+        assert "srv_data_root_xyz" not in text, (source, text)
+
+
 # ----------------------------------------------------------------------------------- the app's picker (AppTest)
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "edpls.py")
 

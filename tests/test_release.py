@@ -22,7 +22,7 @@ from engine.privacy import (
 )
 from engine.privacy.wording import ledger_text
 from engine.release.export import ledger_from_dict
-from engine.release.fingerprint import data_fingerprint, data_sha256
+from engine.release.fingerprint import data_fingerprint, data_sha256, fingerprint_key, key_id, new_owner_secret
 from engine.release.manifest import Field, build_release, estimator_from_release, release_problems, release_to_json
 from engine.release.workbook import PRIVATE_NOTICE, OwnerWorkbook
 from engine.reporting.report import DataInfo, RunReport
@@ -154,6 +154,42 @@ def test_fingerprint_is_keyed_and_not_a_plain_hash():
     assert data_fingerprint(changed, key=k1) != f1
     # without the key, enumerating candidate tables cannot confirm one: the plain hash of every candidate differs
     assert all(data_sha256(c) != f1 for c in (df, changed))
+
+
+def test_fingerprint_key_is_per_owner_and_data_set():
+    """Review N5: not one key per server process shared by every session."""
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
+    other = df.assign(b=[4.0, 5.0, 6.5])
+    alice, bob = new_owner_secret(), new_owner_secret()
+    assert alice != bob and len(alice) == 32
+    assert fingerprint_key(alice, df) == fingerprint_key(alice, df.copy())  # one owner, one table: one key
+    keys = {fingerprint_key(alice, df), fingerprint_key(bob, df), fingerprint_key(alice, other)}
+    assert len(keys) == 3 and all(len(k) == 32 for k in keys)
+    a, b = DataInfo.from_frame(df, "t.csv", "upload", owner_secret=alice), DataInfo.from_frame(df, "t.csv", "upload",
+                                                                                             owner_secret=bob)
+    assert a.fingerprint == DataInfo.from_frame(df, "t.csv", "upload", owner_secret=alice).fingerprint
+    assert a.fingerprint != b.fingerprint and a.key != b.key
+    # Bob's key does not confirm Alice's fingerprint of the very same table
+    assert data_fingerprint(df, key=b.key) != a.fingerprint and data_fingerprint(df, key=a.key) == a.fingerprint
+    # without an owner secret every description draws its own key: still never a shared process key
+    assert DataInfo.from_frame(df, "t.csv", "upload").key != DataInfo.from_frame(df, "t.csv", "upload").key
+    with pytest.raises(ValueError, match="16 random bytes"):
+        fingerprint_key(b"short", df)
+
+
+def test_the_key_never_sits_in_the_workbook_that_holds_the_hmac():
+    rep = _report()
+    key = rep.data.key
+    book = rep.owner_workbook().to_xlsx()
+    sheets = pd.read_excel(io.BytesIO(book), sheet_name=None, header=None)
+    flat = " ".join(str(v) for s in sheets.values() for v in s.to_numpy().ravel())
+    assert rep.data.fingerprint in flat and key_id(key) in flat and rep.key_file_name() in flat
+    assert key.hex() not in flat and key.hex().encode() not in book and key not in book
+    text = rep.fingerprint_key_file()
+    assert key.hex() in text and key_id(key) in text and rep.data.fingerprint in text
+    assert data_fingerprint(pd.DataFrame(np.arange(84.0 * 3).reshape(84, 3), columns=["y", "1100", "1102"]),
+                            key=bytes.fromhex(key.hex())) == rep.data.fingerprint  # the key file checks the table
+    assert key.hex() not in rep.to_html() and key.hex() not in rep.to_json()
 
 
 # ------------------------------------------------------------------------------------------- report

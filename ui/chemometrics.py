@@ -38,6 +38,7 @@ from ui.figures.chemometrics import (
     chemometrics_vip_figure,
 )
 from ui.jobs_view import fit_wait
+from ui.progress import session_scope
 from ui.runtime.jobs import run_upload
 from ui.runtime.page_jobs import reference_diagnostics
 
@@ -83,13 +84,15 @@ class Staples:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _cv(X, y, max_k: int, method: str, upload: bool = False):
-    """The RMSECV curve (``upload``: in a worker with the job budgets, ``ui.runtime.jobs``)."""
+def _cv(X, y, max_k: int, method: str, upload: bool = False, scope: str = ""):
+    """The RMSECV curve (``upload``: in a worker with the job budgets, ``ui.runtime.jobs``; ``scope``: the session's
+    ``ui.progress.session_scope``, so a noise-free result is never a hit from another session)."""
     return run_upload(upload, rmsecv_curve, X, y, max_k, method=method, label="The cross-validation")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _reference(X_train, y_train, X_test, k: int, method: str, train_rows, test_rows, upload: bool = False):
+def _reference(X_train, y_train, X_test, k: int, method: str, train_rows, test_rows, upload: bool = False,
+               scope: str = ""):
     """The reference fit's loadings, VIP (PLS only) and T² / Q diagnostics (pure: cached; ``upload``: in a
     worker)."""
     return run_upload(upload, reference_diagnostics, X_train, y_train, X_test, k, method, train_rows, test_rows,
@@ -117,7 +120,7 @@ def _labels(s: Staples) -> tuple[str, str]:
 def _rmsecv_tab(s: Staples, sheets: dict) -> None:
     Xtr, ytr = s.X_model[s.train], s.y[s.train]
     with fit_wait(f"{s.page}_cv", "Cross-validating"):
-        curve = _cv(Xtr, ytr, MAX_K, s.method, s.upload)
+        curve = _cv(Xtr, ytr, MAX_K, s.method, s.upload, session_scope())
     choice = private_k_choice(s.private_model)
     marks = {f"page's k = {s.k_page}": s.k_page}
     if choice["k"] is not None and choice["k"] != s.k_page:
@@ -244,7 +247,7 @@ def _reference_tabs(s: Staples, tabs, sheets: dict) -> None:
     try:
         with fit_wait(f"{s.page}_reference", "Fitting the reference"):
             loadings, vips, diag = _reference(Xtr, s.y[s.train], Xte, s.k_page, s.method, s.train, s.test,
-                                              s.upload)
+                                              s.upload, session_scope())
     except (ValueError, np.linalg.LinAlgError) as err:
         for tab in tabs:
             tab.info(f"The non-private reference could not be fitted on these rows: {err}.")

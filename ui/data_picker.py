@@ -28,6 +28,7 @@ from engine.data.columns import drop_missing_rows
 from engine.data.xy_files import join_xy, shared_columns
 from ui.dataset import Dataset, still_using, store_dataset
 from ui.jobs_view import JobWait
+from ui.progress import session_scope
 from ui.runtime import jobs
 from ui.state import init_state
 
@@ -87,7 +88,8 @@ def _cancel_read(key: str, verdict: tuple) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _sheets(data: bytes) -> list:
+def _sheets(data: bytes, scope: str = "") -> list:
+    """The sheet names of an uploaded workbook, cached per session (``scope``: ``ui.progress.session_scope``)."""
     return xlsx_sheet_names(data)
 
 
@@ -331,7 +333,8 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
         return current, False
     data = up.getvalue()
     sheet = None
-    sheets = _sheets(data) if up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES else []
+    is_book = up.name.lower().endswith(".xlsx") and len(data) <= MAX_UPLOAD_BYTES
+    sheets = _sheets(data, session_scope()) if is_book else []
     if len(sheets) > 1:
         sheet = st.selectbox(f"Sheet of {up.name}", sheets, index=None, placeholder="Choose the data sheet",
                              key=f"{key}_sheet_{up.name}")

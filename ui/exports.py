@@ -6,9 +6,10 @@
   run report, and synthetic data where the page makes some: DP outputs and declared-public inputs
   only) and the **owner's workbook** (XLSX, "contains private information: do not share": the
   reference model, test values, results on private rows, exact counts, the keyed fingerprint).
-  Stable keys ``<page>_export_model``, ``<page>_export_report``, ``<page>_export_synthetic`` and
-  ``<page>_export_workbook``; labels :data:`LABELS`. Every file is built only when clicked and every
-  button uses ``on_click="ignore"``, so one download never invalidates another. The report of the
+  Stable keys ``<page>_export_model``, ``<page>_export_report``, ``<page>_export_synthetic``,
+  ``<page>_export_workbook`` and ``<page>_export_fingerprint_key`` (the key of the workbook's data fingerprint,
+  a file of its own: never beside the HMAC it keys); labels :data:`LABELS`. Every file is built only when
+  clicked and every button uses ``on_click="ignore"``, so one download never invalidates another. The report of the
   current run is kept in ``st.session_state["export_report_<page>"]`` (a :class:`engine.reporting.report.RunReport`).
 """
 from __future__ import annotations
@@ -17,15 +18,24 @@ import re
 
 import streamlit as st
 
+from engine.release.fingerprint import new_owner_secret
 from engine.release.workbook import OwnerWorkbook
 from engine.reporting.report import RunReport
 
 LABELS = {"model": "Model (JSON, shareable)", "report": "Run report (HTML, shareable)",
-          "synthetic": "Synthetic data (CSV, shareable)", "workbook": "Owner's workbook (XLSX, private)"}
+          "synthetic": "Synthetic data (CSV, shareable)", "workbook": "Owner's workbook (XLSX, private)",
+          "fingerprint_key": "Fingerprint key (TXT, private, keep apart)"}
 SHAREABLE_HEADING = ("**Shareable release**: differentially private outputs and inputs you declared public only "
                      "(each file lists where every field comes from).")
 PRIVATE_HEADING = ":red[**Owner's workbook: contains private information, do not share.**] Reference model, " \
                   "results on your private rows, exact counts and the data's keyed fingerprint."
+
+
+def owner_secret() -> bytes:
+    """This browser session's owner secret (32 random bytes, in ``st.session_state`` only): with the data it
+    gives the fingerprint key of this owner and data set (``engine.release.fingerprint.fingerprint_key``). Another
+    session, even on the same server process, has another secret."""
+    return st.session_state.setdefault("pl_owner_secret", new_owner_secret())
 
 
 def _slug(text: str) -> str:
@@ -87,3 +97,9 @@ def export_bar(report: RunReport, *, release_json=None, no_release_reason: str |
                           mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
                           key=f"{page}_export_workbook", on_click="ignore", icon=":material/lock:",
                           help="For you only: everything computed from your private data without noise.")
+    if report.data is not None and report.data.key:
+        where.download_button(LABELS["fingerprint_key"], report.fingerprint_key_file,
+                              file_name=report.key_file_name(), mime="text/plain",
+                              key=f"{page}_export_fingerprint_key", on_click="ignore", icon=":material/key:",
+                              help="The key of the data fingerprint in the workbook (same key id). Keep it apart "
+                                   "from the workbook: with both, anyone can test a candidate table against it.")

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import math
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -220,10 +221,23 @@ class Sweep:
         box.empty()
 
 
-# --------------------------------------------------------------------------- shared results of sweeps
+# --------------------------------------------------------------------------- cached results, per session
+def session_scope() -> str:
+    """This browser session's cache scope: 8 random bytes (hex) kept in ``st.session_state``.
+
+    Every cached result computed from a session's data without noise (preprocessing, noise-free references,
+    plain attacks, cross-validation, parsed uploads, sweeps) takes it as part of its key, so a cache hit in
+    one session never comes from another. Why: ``st.cache_data`` is shared by every session of the server
+    process, and a hit is faster, so a shared noise-free cache would tell session B that some session already
+    fitted the identical table (review N6). Unlike ``session_noise_key`` it stays random in teaching mode.
+    The cost: a new session computes its noise-free results once (the noisy fits were per session already).
+    """
+    return st.session_state.setdefault("pl_cache_scope", secrets.token_hex(8))
+
+
 @st.cache_resource(show_spinner=False)
 def _sweep_results() -> "OrderedDict[str, object]":
-    """One store per server process, shared by every session (like ``st.cache_data``)."""
+    """One store per server process; its keys carry the session's :func:`session_scope`."""
     return OrderedDict()
 
 
@@ -231,11 +245,12 @@ _STORE_LOCK = threading.Lock()
 
 
 def cached_sweep(name: str, compute, *key_parts, max_entries: int = 16):
-    """``compute()``'s result, computed once per ``key_parts`` and shared across sessions.
+    """``compute()``'s result, computed once per ``key_parts`` and session (:func:`session_scope`).
 
     For a sweep whose function updates a progress bar created outside it: ``st.cache_data`` records
     such element calls and, on a cache hit in another session, replays them onto a block that does not
-    exist there and raises. Here nothing is replayed: a hit skips the sweep (and its progress bar).
+    exist there and raises. Here nothing is replayed: a hit skips the sweep (and its progress bar). A hit comes
+    only from the same session: the key holds :func:`session_scope`.
     key_parts: arrays, frames, bytes or text (e.g. ``repr`` of the parameters), hashed by content with
     :func:`engine.release.fingerprint.data_sha256`. That hash is an in-process cache key only: it stays in this
     server's memory and is never shown, stored in a report or exported (a plain hash of private data can
@@ -243,7 +258,7 @@ def cached_sweep(name: str, compute, *key_parts, max_entries: int = 16):
     """
     from engine.release.fingerprint import data_sha256
 
-    key = f"{name}:{data_sha256(*key_parts)}"
+    key = f"{name}:{session_scope()}:{data_sha256(*key_parts)}"
     store = _sweep_results()
     with _STORE_LOCK:
         if key in store:

@@ -93,46 +93,66 @@ def resolve_under_root(root, user_path: str) -> str:
     real_root = os.path.realpath(root)
     if os.path.isabs(text) or text.startswith("~"):
         raise DataError(f"{text}: give a path relative to the data root, not an absolute path.")
+    outside = DataError(f"{text}: this path leads outside the data root; only data under it can be opened.")
+    parts = text.replace(os.sep, "/").split("/")
+    wild = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
+    if ".." in parts[wild:]:
+        # a ".." after a wildcard can climb out of the root: refused before any file system look-up, so the
+        # answer is the same whether or not the target exists (no existence oracle for paths outside the root)
+        raise outside
     fixed, _, _ = text.partition("*") if "*" in text else (text, "", "")
     fixed = fixed.split("?")[0].split("[")[0]
     head = os.path.realpath(os.path.join(real_root, fixed or "."))
     if not _inside(head, real_root):
-        raise DataError(f"{text}: this path leads outside the data root; only data under it can be opened.")
+        raise outside
     if any(c in text for c in "*?["):
         return os.path.join(real_root, text)
     return head
 
 
-def _files_of(source: str) -> list[str]:
-    """The data files of a folder (its Parquet files, else its CSV files), a file or a glob, sorted."""
+def _files_of(source: str, shown: str, root: str | None) -> list[str]:
+    """The data files of a folder (its Parquet files, else its CSV files), a file or a glob, sorted.
+
+    ``shown`` is the path as the user typed it: messages name it, never the server's data root. With ``root``,
+    every entry found (a link whether or not its target exists) must resolve under it, before any is opened.
+    """
     if any(c in source for c in "*?["):
-        files = sorted(f for f in glob.glob(source, recursive=True) if os.path.isfile(f))
+        found = sorted(glob.glob(source, recursive=True))  # glob lists broken links too
+        _all_inside(found, root)
+        files = [f for f in found if os.path.isfile(f)]
         if not files:
-            raise DataError(f"{Path(source).name}: no files match this pattern ({source}).")
+            raise DataError(f"{shown}: no files match this pattern under the data root.")
         return files
     if os.path.isdir(source):
         names = sorted(os.listdir(source))
         files = [os.path.join(source, n) for n in names if n.lower().endswith(_PARQUET)]
         files = files or [os.path.join(source, n) for n in names if n.lower().endswith(_TEXT)]
+        _all_inside(files, root)
         if not files:
-            raise DataError(f"{Path(source).name}: the folder holds no .parquet or .csv files.")
+            raise DataError(f"{shown}: the folder holds no .parquet or .csv files.")
         return files
     if os.path.isfile(source):
         return [source]
-    raise DataError(f"{Path(source).name}: not found ({source}).")
+    raise DataError(f"{shown}: not found.")
+
+
+def _all_inside(paths: list[str], root: str | None) -> None:
+    """Refuse the first entry that resolves outside ``root`` (a link), whether or not its target exists."""
+    if root is None:
+        return
+    real_root = os.path.realpath(root)
+    for f in paths:
+        if not _inside(os.path.realpath(f), real_root):
+            raise DataError(f"{Path(f).name}: this file leads outside the data root (a link?); "
+                            "only data under it can be opened.", file=Path(f).name)
 
 
 def dataset_source(source, root=None) -> list[str]:
     """The files of ``source`` (folder, file or glob), each checked to lie under ``root`` when given (a symbolic
-    link inside the root pointing out of it is refused here)."""
+    link inside the root pointing out of it is refused here, whether or not its target exists). No message
+    names the root's absolute path."""
     path = resolve_under_root(root, source) if root is not None else str(source)
-    files = _files_of(path)
-    if root is not None:
-        real_root = os.path.realpath(root)
-        for f in files:
-            if not _inside(os.path.realpath(f), real_root):
-                raise DataError(f"{Path(f).name}: this file leads outside the data root (a link?); "
-                                "only data under it can be opened.", file=Path(f).name)
+    files = _files_of(path, str(source).strip(), root)
     kinds = {"parquet" if f.lower().endswith(_PARQUET) else "csv" if f.lower().endswith(_TEXT) else "?"
              for f in files}
     if "?" in kinds:
@@ -140,9 +160,15 @@ def dataset_source(source, root=None) -> list[str]:
         raise DataError(f"{Path(bad).name}: only .parquet and .csv files can be opened as a large data set.",
                         file=Path(bad).name)
     if len(kinds) > 1:
-        raise DataError(f"{Path(str(source)).name}: the pattern matches both Parquet and CSV files; "
+        raise DataError(f"{str(source).strip()}: the pattern matches both Parquet and CSV files; "
                         "choose one format.")
     return files
+
+
+def _without_folders(err: Exception, path: str) -> str:
+    """A library's error text with the file's folders cut (they may name the server's data root)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return str(err).replace(folder + os.sep, "").replace(os.path.realpath(folder) + os.sep, "")
 
 
 # ----------------------------------------------------------------------------------------------- schema
@@ -163,7 +189,8 @@ def _parquet_parts(path: str) -> tuple[list[str], list[_Part]]:
         meta = pq.ParquetFile(path).metadata
         names = list(pq.read_schema(path).names)
     except Exception as err:  # pyarrow raises several types for damaged files
-        raise DataError(f"{name}: cannot be read as a Parquet file ({type(err).__name__}: {err}).",
+        raise DataError(f"{name}: cannot be read as a Parquet file ({type(err).__name__}: "
+                        f"{_without_folders(err, path)}).",
                         file=name) from None
     names = [n for n in names if not n.startswith("__index_level_")]
     parts, first = [], 1
@@ -242,7 +269,8 @@ def _read_raw(part: _Part, nrows: int | None = None) -> pd.DataFrame:
     except (pd.errors.ParserError, ValueError) as err:  # a row with more fields than the header, a bad quote
         line = re.search(r"line (\d+)", str(err))
         where = f" near line {line.group(1)}" if line else ""
-        raise DataError(f"{name}: cannot be read as a comma-separated file{where}: {err}. Check that row for a "
+        raise DataError(f"{name}: cannot be read as a comma-separated file{where}: "
+                        f"{_without_folders(err, part.path)}. Check that row for a "
                         "missing or extra value or delimiter.", file=name,
                         line=int(line.group(1)) if line else None) from None
 

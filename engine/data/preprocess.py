@@ -2,8 +2,8 @@
 
 Every step is a chemotools transformer (SNV, MSC, Savitzky-Golay smoothing and derivatives,
 airPLS and polynomial baselines) or sklearn's ``StandardScaler`` (mean-centring, autoscaling);
-no transform is written here. ``make_chain`` returns an unfitted sklearn ``Pipeline`` so that
-it is fitted on the training rows only (``fit``/``fit_transform`` on train, ``transform`` on test).
+no transform is written here beyond the two adaptations below. ``make_chain`` returns an unfitted sklearn
+``Pipeline`` so that it is fitted on the training rows only (``fit``/``fit_transform`` on train, ``transform`` on test).
 
 One adaptation of chemotools (0.5) is needed for the edPLS paper's airPLS settings
 (lambda = 100, 15 iterations, *first*-order difference penalty, output = spectrum - baseline,
@@ -14,6 +14,14 @@ banded/sparse layout chemotools' own solvers take, and (by default) starting eve
 from uniform weights as the original algorithm (Zhang et al. 2010) and chemotools 0.1.5 do.
 Without warm start the transform is row-wise (it learns nothing from the training rows),
 which strict-mode privacy needs. The iteration itself is chemotools'.
+
+A second adaptation: chemotools' ``StandardNormalVariate`` divides by the row's standard deviation as computed,
+so a row whose spread underflows (``[5e-324, 0, ...]``, a ``1e-300`` tail) is divided by a zero and turns NaN,
+and a fit that worked without that row raises with it (a data-dependent error: review N3). ``FlatSafeSNV``
+computes the same SNV on the row divided by its largest magnitude (SNV does not change under scaling) and maps
+every *flat* row to the zero row. One definition of "flat" serves every row-wise step (``flat_rows``): the
+standard deviation of the row scaled to max |x| = 1 is at most ``FLAT_RELATIVE_SPREAD`` (public, 1e-12), or the
+row is all zeros. It depends on that row alone and on a public constant, so it is data-independent.
 
 ``CHAIN_INFO`` says for each named chain whether it learns from the data and what strict mode
 (public bounds, per-row sensitivity) leaks or needs with it.
@@ -34,7 +42,49 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["AirPlsOrder", "CHAINS", "CHAIN_INFO", "chain_names", "difference_penalty", "make_chain"]
+__all__ = ["AirPlsOrder", "CHAINS", "CHAIN_INFO", "FLAT_RELATIVE_SPREAD", "FlatSafeSNV", "chain_names",
+           "difference_penalty", "flat_rows", "make_chain"]
+
+#: A row whose standard deviation, after dividing the row by its largest magnitude, is at most this is flat.
+#: Why 1e-12: below it SNV's (x - mean) / std is rounding error amplified beyond 1e-4 relative (the rounding of x
+#: is u max|x| with u = 1.1e-16), so the row has no shape worth keeping; any positive value keeps the division
+#: finite, and the constant is public.
+FLAT_RELATIVE_SPREAD = 1e-12
+
+
+def flat_rows(X) -> np.ndarray:
+    """Which rows of X (n, m) are flat (bool (n,)): all zeros, or std(x / max|x|) <= ``FLAT_RELATIVE_SPREAD``.
+
+    Computed without underflow (the row is scaled to max |x| = 1 first), row by row, from that row only.
+    Rows holding NaN or infinity are not called flat: the data checks refuse them by name.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] == 0:
+        return np.zeros(X.shape[0] if X.ndim else 0, dtype=bool)
+    finite = np.isfinite(X).all(axis=1)
+    scale = np.where(finite, np.max(np.abs(np.where(np.isfinite(X), X, 0.0)), axis=1), 1.0)
+    flat = finite & (scale == 0)
+    live = finite & (scale > 0)
+    spread = np.std(X[live] / scale[live, None], axis=1)
+    flat[live] = ~(spread > FLAT_RELATIVE_SPREAD)  # "not >": a NaN spread counts as flat
+    return flat
+
+
+class FlatSafeSNV(StandardNormalVariate):
+    """chemotools' SNV computed on each row scaled to max |x| = 1 (the same result, no underflow); a flat row
+    (:func:`flat_rows`) maps to the zero row instead of NaN (one row in, one row out, norm 0)."""
+
+    def transform(self, X, y=None):
+        from sklearn.utils.validation import check_is_fitted, validate_data
+
+        check_is_fitted(self, "n_features_in_")
+        X_ = validate_data(self, X, y="no_validation", ensure_2d=True, copy=True, reset=False, dtype=np.float64)
+        out = np.zeros_like(X_)
+        live = ~flat_rows(X_)
+        if live.any():
+            Z = X_[live] / np.max(np.abs(X_[live]), axis=1, keepdims=True)
+            out[live] = (Z - Z.mean(axis=1, keepdims=True)) / Z.std(axis=1, keepdims=True)
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,7 +159,7 @@ def _identity():
 #: name -> list of (step name, factory). Composite names "a+b" are built from these in order.
 CHAINS = {
     "none": [("identity", _identity)],
-    "snv": [("snv", StandardNormalVariate)],
+    "snv": [("snv", FlatSafeSNV)],
     "msc": [("msc", lambda: MultiplicativeScatterCorrection(method="mean"))],
     "sg_smooth": [("sg", lambda: SavitzkyGolayFilter(window_length=11, polyorder=2))],
     "sg1": [("sg", lambda: SavitzkyGolay(window_length=5, polyorder=2, deriv=1))],

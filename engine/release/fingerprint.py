@@ -5,7 +5,10 @@
   (or all but one cell of it) confirm it by enumeration.
 - :func:`data_fingerprint` is an HMAC-SHA256 of the same bytes under a secret key. It matches a report
   to a file for whoever holds the key, and nobody else. It appears only in the owner's workbook.
-  The key is :func:`owner_key` (random per process, held only in memory) unless the owner passes one.
+- The key is per owner and data set: :func:`fingerprint_key` derives it from the owner's secret (32 random
+  bytes per browser session, :func:`new_owner_secret`, held only in memory) and the data, so one owner's
+  workbooks of one table share a key and nobody else's key opens them. It never sits in the file that holds the
+  HMAC: the owner downloads it as a separate key file (``engine.reporting.report.RunReport.fingerprint_key_file``).
 
 Written with the standard library's ``hashlib``/``hmac``; only the canonical byte layout is ours.
 """
@@ -19,15 +22,31 @@ import secrets
 import numpy as np
 import pandas as pd
 
-__all__ = ["data_fingerprint", "data_sha256", "owner_key"]
+__all__ = ["data_fingerprint", "data_sha256", "fingerprint_key", "key_id", "new_owner_secret"]
 
-_PROCESS_KEY = secrets.token_bytes(32)
+_KEY_DOMAIN = b"privalab fingerprint key v1"
 
 
-def owner_key() -> bytes:
-    """This process's fingerprint key: 32 random bytes drawn at import, never written anywhere but the
-    owner's workbook (so the owner can check a file against it later)."""
-    return _PROCESS_KEY
+def new_owner_secret() -> bytes:
+    """A fresh owner secret: 32 bytes from the OS's entropy (one per browser session; never written)."""
+    return secrets.token_bytes(32)
+
+
+def fingerprint_key(owner_secret: bytes, *parts) -> bytes:
+    """The fingerprint key of this owner and this data set: HMAC-SHA256 under ``owner_secret`` of the contents
+    :func:`data_sha256` covers (32 bytes). Another owner (another secret) or another table gives another key."""
+    if len(bytes(owner_secret)) < 16:
+        raise ValueError("the owner secret must hold at least 16 random bytes")
+    h = hmac.new(bytes(owner_secret), _KEY_DOMAIN, digestmod=hashlib.sha256)
+    for p in parts:
+        h.update(b"\x1d")
+        _hash_part(h, p)
+    return h.digest()
+
+
+def key_id(key: bytes) -> str:
+    """A short public label of a key (16 hex), to match a key file to its workbook; it reveals nothing of it."""
+    return hmac.new(bytes(key), b"privalab key id", digestmod=hashlib.sha256).hexdigest()[:16]
 
 
 def _hash_part(h, obj) -> None:
@@ -71,10 +90,10 @@ def data_sha256(*parts) -> str:
     return h.hexdigest()
 
 
-def data_fingerprint(*parts, key: bytes | None = None) -> str:
-    """HMAC-SHA256 (hex) of the contents :func:`data_sha256` covers, keyed with ``key`` (default
-    :func:`owner_key`). For the owner's workbook only."""
-    h = hmac.new(owner_key() if key is None else bytes(key), digestmod=hashlib.sha256)
+def data_fingerprint(*parts, key: bytes) -> str:
+    """HMAC-SHA256 (hex) of the contents :func:`data_sha256` covers, keyed with ``key`` (the owner's
+    :func:`fingerprint_key`). For the owner's workbook only; the key goes in a separate file."""
+    h = hmac.new(bytes(key), digestmod=hashlib.sha256)
     for p in parts:
         h.update(b"\x1d")
         _hash_part(h, p)

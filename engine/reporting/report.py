@@ -43,7 +43,7 @@ import pandas as pd
 from engine.privacy.ledger import PrivacyLedger, ledger_totals
 from engine.privacy.wording import ACCOUNTANT_NAMES, MODE_TEXT, headline_total, ledger_text, neighbouring_text, plural
 from engine.release.export import encode_value
-from engine.release.fingerprint import data_fingerprint, data_sha256, owner_key
+from engine.release.fingerprint import data_fingerprint, data_sha256, fingerprint_key, key_id, new_owner_secret
 from engine.release.workbook import OwnerWorkbook
 from engine.reporting.figures import (
     ReportFigure,
@@ -57,7 +57,7 @@ from engine.reporting.figures import (
 __all__ = ["DataInfo", "ReportFigure", "RunReport", "data_sha256", "environment_versions", "plain_text",
            "summarise_columns"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # Headline numbers such as test errors or clip counts are evaluations for the data owner, computed on the
 # private rows without noise: the guarantee above covers the released model, not them.
 HEADLINE_NOTE = ("These results are evaluations for the data owner (e.g. errors on held-out private rows, counts of "
@@ -149,23 +149,31 @@ class DataInfo:
     columns: list = field(default_factory=list)
     fingerprint: str = ""
     note: str = ""
+    #: the fingerprint's key (32 bytes): never in a report or workbook, only in :meth:`RunReport.fingerprint_key_file`
+    key: bytes = field(default=b"", repr=False)
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, name: str, origin: str, columns=None, note: str = "",
-                   key: bytes | None = None) -> "DataInfo":
+                   owner_secret: bytes | None = None) -> "DataInfo":
+        """``owner_secret``: the owner's session secret (``ui.exports.owner_secret``); the key is then
+        :func:`engine.release.fingerprint.fingerprint_key` of this owner and this table. None draws a fresh
+        secret (a key for this description only)."""
+        key = fingerprint_key(new_owner_secret() if owner_secret is None else owner_secret, df)
         return cls(str(name), str(origin), tuple(int(x) for x in df.shape),
-                   [str(c) for c in (df.columns if columns is None else columns)], data_fingerprint(df, key=key), note)
+                   [str(c) for c in (df.columns if columns is None else columns)], data_fingerprint(df, key=key), note,
+                   key)
 
     @classmethod
     def from_parts(cls, name: str, origin: str, parts, columns=(), shape=None, note: str = "",
-                   key: bytes | None = None) -> "DataInfo":
-        """Several frames or arrays (e.g. two views): the fingerprint covers all of them, in order."""
+                   owner_secret: bytes | None = None) -> "DataInfo":
+        """Several frames or arrays (e.g. two views): the fingerprint (and its key) covers all of them, in order."""
         parts = list(parts)
         if shape is None:
             rows = max((len(p) for p in parts), default=0)
             shape = (rows, sum(int(np.shape(p)[1]) if np.ndim(p) > 1 else 1 for p in parts))
+        key = fingerprint_key(new_owner_secret() if owner_secret is None else owner_secret, *parts)
         return cls(str(name), str(origin), tuple(int(x) for x in shape), [str(c) for c in columns],
-                   data_fingerprint(*parts, key=key), note)
+                   data_fingerprint(*parts, key=key), note, key)
 
     @property
     def public_name(self) -> str:
@@ -448,7 +456,9 @@ class RunReport:
             run.update({"data set": d.name, "origin": d.origin, "shape (rows × columns)": " × ".join(map(str, d.shape)),
                         "columns used": len(d.columns),
                         "fingerprint (HMAC-SHA256)": d.fingerprint,
-                        "fingerprint key (keep it secret)": owner_key().hex(), "data note": d.note})
+                        # the key is never in the file that holds the HMAC: a separate key file, matched by its id
+                        "fingerprint key": f"not in this workbook: the separate key file {self.key_file_name()}",
+                        "fingerprint key id": key_id(d.key) if d.key else "-", "data note": d.note})
         sheets = {"run": run, "parameters (all)": {k: _fmt(v) for k, v in self.parameters.items()},
                   "results (private rows)": {k: _fmt(v) for k, v in self.headline.items()}}
         if self.ledger is not None and len(self.ledger):
@@ -462,6 +472,20 @@ class RunReport:
                 sheets[f"figure {name}"] = figure_frame(fig.resolve())
         sheets["software"] = dict(self.versions)
         return sheets
+
+    def key_file_name(self) -> str:
+        return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', self.page)}_fingerprint_KEY_PRIVATE.txt"
+
+    def fingerprint_key_file(self) -> str:
+        """The owner's fingerprint key as a text file of its own (never inside the workbook holding the HMAC)."""
+        if self.data is None or not self.data.key:
+            return ""
+        d = self.data
+        return (f"PrivaLab fingerprint key: PRIVATE, keep it apart from the owner's workbook.\n"
+                f"key (hex): {d.key.hex()}\nkey id: {key_id(d.key)}\ndata set: {d.name}\n"
+                f"fingerprint (HMAC-SHA256 of the data under this key): {d.fingerprint}\n"
+                "Check a file: engine.release.fingerprint.data_fingerprint(table, key=bytes.fromhex(key)) must "
+                "equal the fingerprint in the workbook whose 'fingerprint key id' is this key id.\n")
 
     def owner_workbook(self, extra: dict | None = None) -> OwnerWorkbook:
         """The owner's workbook of this run: :meth:`owner_sheets` plus the page's own private sheets

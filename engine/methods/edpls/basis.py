@@ -27,7 +27,7 @@ import scipy.interpolate
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from engine.data.preprocess import CHAIN_INFO, make_chain
+from engine.data.preprocess import CHAIN_INFO, flat_rows, make_chain
 
 __all__ = ["chain_operator", "data_free_x_bound", "pca_basis", "rowwise_chain", "spline_basis"]
 
@@ -56,15 +56,17 @@ def rowwise_chain(name: str, m: int):
     dummy = np.arange(int(m), dtype=float)[None, :] ** 2  # public and non-constant (SNV divides by its std)
     chain.fit(np.vstack([dummy, dummy[:, ::-1]]))
     # A flat spectrum has no shape: SNV would divide by a zero std and the filters would refuse the NaN.
-    # It maps to the zero row (norm 0, inside every bound), still one row in, one row out.
+    # It maps to the zero row (norm 0, inside every bound), still one row in, one row out. "Flat" is the one
+    # definition of engine.data.preprocess.flat_rows (a spread that underflows counts: review N3).
     return Pipeline([("rowwise", FunctionTransformer(flat_rows_to_zero, kw_args={"chain": chain},
                                                      feature_names_out="one-to-one"))])
 
 
 def flat_rows_to_zero(X, chain):
-    """``chain.transform`` on the rows that vary; rows with a single value map to zeros (row-wise, no data)."""
+    """``chain.transform`` on the rows that vary; flat rows (``engine.data.preprocess.flat_rows``) map to zeros
+    (row-wise, no data)."""
     X = np.asarray(X, dtype=float)
-    flat = np.ptp(X, axis=1) == 0 if X.size else np.zeros(X.shape[0], dtype=bool)
+    flat = flat_rows(X) if X.size else np.zeros(X.shape[0], dtype=bool)
     if flat.all():
         return np.zeros_like(X)
     if not flat.any():
