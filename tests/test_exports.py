@@ -315,7 +315,7 @@ def test_no_page_calls_plotly_chart_directly():
 
 
 def test_no_page_uses_the_old_export_arguments():
-    for f in list((ROOT / "pages").glob("*.py")) + [ROOT / "ui" / "demo.py"]:
+    for f in list((ROOT / "pages").glob("*.py")) + [ROOT / "ui" / "home" / "demo.py"]:
         src = f.read_text()
         for old in ("results_csv=", "model_json=", "no_model_reason="):
             assert old not in src, (f.name, old)
