@@ -28,7 +28,7 @@ def anderson_memory(p: int) -> int:
 def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penalty: str, lasso_w=None,
                  ridge_w=None, max_iter: int, tol, atol: float, init: str, rng: np.random.Generator,
                  b1_scale: float, variant: str, store_path: bool, inner_tol: float, names: list,
-                 coef_to_data=None, memory: int | None = None) -> tuple[np.ndarray, AdmmTrace]:
+                 coef_to_data=None, memory: int | None = None, moments=None) -> tuple[np.ndarray, AdmmTrace]:
     """The features-split ADMM at ρ = n, accelerated by safeguarded block Anderson mixing.
 
     At ρ = n the broadcast of (47) is m^k = (Y - Z B^k)/n whatever the dual (the spec's "ρ = n"
@@ -52,6 +52,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
         changes no coefficient by more than tol / 10 times the largest one (internal units). tol None: fixed
         K = max_iter iterations.
     coef_to_data : maps internal coefficients (n p, n) to the data's units (for the stored path).
+    moments : (Z'Z, Z'Y) when the caller has formed them already (else formed here).
 
     Returns
     -------
@@ -72,7 +73,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
             val += 0.5 * float(np.sum(ridge[:, None, None] * B * B))
         return val
 
-    evaluate = _evaluator(Z, Y, G, solve, objective)
+    evaluate = _evaluator(Z, Y, G, solve, objective, moments)
 
     y_free = variant == "y_free"
     log = admm_message_log()
@@ -151,7 +152,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     return final, trace
 
 
-def _evaluator(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, solve, objective):
+def _evaluator(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, solve, objective, moments=None):
     """evaluate(B) -> (g(B), ||Y - Z B||, objective at B) for the owners' coefficients B (n, p, n).
 
     The map needs Z'R and ||R|| of R = Y - Z B only: from the pooled Gram Z'Z, Z'Y and ||Y||^2 (formed once,
@@ -160,7 +161,8 @@ def _evaluator(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, solve, objective):
     from their moments. ||R||^2 = ||Y||^2 - 2 <B, Z'Y> + <B, Z'Z B> loses digits when R is tiny against Y:
     below 1e-6 ||Y||^2 the residual is formed explicitly."""
     n, p = Y.shape[1], G.shape[1]
-    G_all, ZtY, yy = Z.T @ Z, Z.T @ Y, float(np.vdot(Y, Y))
+    G_all, ZtY = (Z.T @ Z, Z.T @ Y) if moments is None else moments
+    yy = float(np.vdot(Y, Y))
 
     def evaluate(B):
         Bf = B.reshape(n * p, n)
