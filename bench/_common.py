@@ -205,3 +205,47 @@ def load_module(name: str, path: Path):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def one_blas_thread_for_the_run() -> str:
+    """Limit every BLAS loaded so far (numpy's, scipy's OpenBLAS) to one thread for the rest of the process, check
+    it with ``threadpool_info`` and emit ``blas_threads`` and the load average. Import every module that brings
+    a BLAS (numpy, scipy, sklearn, the peers) BEFORE calling: threadpoolctl limits only the libraries it sees.
+    Ratio claims then compare CPU time (``cpu_best``) of the work itself, robust to other processes."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    limits = threadpool_limits(limits=1, user_api="blas")
+    _KEEP.append(limits)
+    blas = [(i.get("internal_api"), int(i.get("num_threads") or 0)) for i in threadpool_info()
+            if i.get("user_api") == "blas"]
+    shown = ",".join(f"{api}:{n}" for api, n in blas)
+    emit("blas_threads", shown)
+    if not blas or any(n != 1 for _, n in blas):
+        raise RuntimeError(f"BLAS not limited to one thread: {shown}")
+    emit_load()
+    return shown
+
+
+_KEEP: list = []
+
+
+def emit_load(key: str = "load_avg") -> None:
+    """The 1, 5 and 15 minute load averages (other processes share the cores: read the figures with them)."""
+    emit(key, " ".join(f"{v:.2f}" for v in os.getloadavg()))
+
+
+def cpu_best(fits: dict, repeats: int) -> dict:
+    """Best process CPU time (user + system, ``time.process_time``) of each callable over ``repeats`` interleaved
+    rounds, in the same process: {name: seconds}. Also the best wall-clock under ``name + '_wall'``."""
+    import gc
+
+    cpu = {name: math.inf for name in fits}
+    wall = {name: math.inf for name in fits}
+    for _ in range(repeats):
+        for name, f in fits.items():
+            gc.collect()
+            c0, w0 = time.process_time(), time.perf_counter()
+            f()
+            cpu[name] = min(cpu[name], time.process_time() - c0)
+            wall[name] = min(wall[name], time.perf_counter() - w0)
+    return {**cpu, **{f"{name}_wall": v for name, v in wall.items()}}

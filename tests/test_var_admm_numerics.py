@@ -274,3 +274,25 @@ def test_page_says_which_scheme_ran_and_when_it_did_not_converge():
     assert "ADMM scheme that ran: paper" in text
     warned = " ".join(w.value for w in at.warning)
     assert "Not converged" in warned and "max_iter" in warned
+
+
+# =============================================================================================
+# The central solve from the normal equations (issue #33): accuracy against LAPACK's SVD solver
+# =============================================================================================
+@pytest.mark.parametrize("collinear", [1e-1, 1e-4, 1e-7, 1e-12])
+def test_normal_equations_solve_matches_gelsd_at_its_conditioning(collinear):
+    """``_least_squares`` (Cholesky on Z'Z, refined from the residual when cond(Z'Z) eps > 1e-10, gelsd when
+    nearly singular) against scipy's gelsd on designs whose last column approaches the first: the error of a
+    backward-stable solve is about cond(Z) eps, so that is the tolerance (x 100 for the constants)."""
+    from scipy import linalg
+
+    from engine.methods.var_admm.estimator import _least_squares
+
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((2000, 6))
+    Z[:, 5] = Z[:, 0] + collinear * rng.standard_normal(2000)
+    Y = Z @ rng.standard_normal((6, 3)) + rng.standard_normal((2000, 3))
+    ref = linalg.lstsq(Z, Y, lapack_driver="gelsd")[0]
+    ours = _least_squares(Z, Y, Z.T @ Z)
+    cond = np.linalg.cond(Z)
+    assert np.abs(ours - ref).max() <= 100 * cond * np.finfo(float).eps * np.abs(ref).max()

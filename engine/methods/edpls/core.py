@@ -6,18 +6,21 @@ strict release's rows, PLS1 from moments and the post-processing).
 The clean path (paper mode) is NIPALS PLS1 computed without forming the deflated residual E:
 with unit t, E_j = X_c - sum_{l<j} t_l p_l', so E_j v = X_c v - T (P'v) and E_j' u = X_c' u - P (T'u);
 the squared row norms of E (needed for the sample bound xmax) follow ||e_{j+1,i}||^2 = ||e_{j,i}||^2
-- 2 t_ji (E_j p_j)_i + t_ji^2 ||p_j||^2. Each component costs two passes over X: X_c w_{j+1} together with
-X_c p_j from the same cached row block, and X_c' [t_j, f_{j+1}] (the loading p_j = E_j' t_j and the next
-weight direction E_{j+1}' f_{j+1} from one pass), plus one initial pass (column sums, X'y, row norms);
-X is never copied or deflated, and centring is implicit for large X (X_c v = X v - 1 (mu'v)); small X
-(< ``_COPY_LIMIT`` entries) is centred explicitly for accuracy. The passes run over ~1 MB row blocks
-split across worker threads with single-threaded BLAS (``_RowPasses``; ``engine.threads.one_blas_thread``
-limits the BLAS threads of the process while a large fit runs).
+- 2 t_ji (E_j p_j)_i + t_ji^2 ||p_j||^2. Each component costs two passes over X with about one product each,
+the floor of PLS1 (ikpls's improved kernel algorithm does the same two): X_c w_j, and one of X_c' t_j or
+X_c' f_{j+1} (``_Loadings``: the other follows from f_{j+1} = f_j - c_j t_j wherever that is as accurate; both
+otherwise). X_c p_{j-1}, which the row-norm update needs, comes without a product from the Lanczos structure of
+PLS1 (p_{j-1} lies in span(w_0..w_j), and X_c W is kept: ``_score_direction``). One initial pass gives the
+column sums, X'y and the row norms. X is never copied or deflated, and centring is implicit for large X
+(X_c v = X v - 1 (mu'v)); small X (< ``_COPY_LIMIT`` entries) is centred explicitly for accuracy. The passes
+run over ~1 MB row blocks (``_RowPasses``), split across worker threads (single-threaded BLAS each) unless
+the caller limited BLAS to one thread (``engine.threads.one_blas_thread``: the server, the benches).
 
 Stability (issue #16). NIPALS PLS1 has orthonormal weights W and scores T in exact arithmetic; the
 path keeps them so (two classical Gram-Schmidt sweeps of each new weight against W, one of each new
-score against T), and the next weight direction E_{j+1}' f_{j+1} is computed afresh from X_c' f_{j+1}
-rather than by the recurrence E_j' f_j - c_j p_j. Without this, once the Krylov sequence has converged
+score against T), and the next weight direction E_{j+1}' f_{j+1} is never taken from the bare recurrence
+E_j' f_j - c_j p_j: ``_Loadings`` uses it only while its error bound stays within 4x that of the fresh product
+X_c' f_{j+1} (and computes it afresh otherwise). With the bare recurrence, once the Krylov sequence has converged
 (X'f at rounding level: the least-squares fit is reached, after ~23 components of a 5000 x 300 Gaussian
 matrix) the rounding error of the recurrence became the weight direction, P'W lost its conditioning
 (cond 1e17) and the coefficients drifted to 37 % off the least-squares solution at k = 100. With it they
@@ -81,6 +84,13 @@ _G_EXPLAINED = 64.0
 
 _EPS = float(np.finfo(float).eps)
 
+#: X_c p_{j-1} is taken from the Lanczos relation when p_{j-1} leaves span(w_0..w_j) by at most
+#: _KRYLOV_TOL sqrt(m) ||p_{j-1}||: 16 times the rounding of the product itself (eps sqrt(m) per entry, relative).
+_KRYLOV_TOL = 16.0 * _EPS
+
+#: One product X_c' u per component when its rounding bound is within this factor of two products' (``_Loadings``).
+_ONE_PRODUCT_SLACK = 4.0
+
 
 # =============================================================================================
 # Calibration helpers
@@ -115,6 +125,16 @@ class _PaperPath:
     y_exp: int = 0
 
 
+def _blas_threads() -> int:
+    """The BLAS thread limit in force (threadpoolctl): under ``one_blas_thread`` (the server, the benches' CPU-time
+    comparisons) the row passes run on the calling thread, since a pool of threads then costs CPU time
+    (hand-offs, the GIL between ~1 MB blocks: 5-10 % measured at 20,000 x 500) and the caller asked for one."""
+    from threadpoolctl import threadpool_info
+
+    counts = [int(i.get("num_threads") or 1) for i in threadpool_info() if i.get("user_api") == "blas"]
+    return max(1, min(counts)) if counts else 1
+
+
 def _row_block(m: int) -> int:
     """Rows per block so that a block of X (about 1 MB) stays in cache across the products on it."""
     return int(min(4096, max(16, (1 << 20) // (8 * max(m, 1)))))
@@ -122,6 +142,10 @@ def _row_block(m: int) -> int:
 
 class _RowPasses:
     """Row-blocked passes over X, split over worker threads (each running single-threaded BLAS).
+
+    The products are numpy's ``einsum`` kernels, not BLAS gemv: at one thread they stream X at the memory
+    bandwidth (u'X: 2.5 ms at 20,000 x 500, as fast as a sum over X) where OpenBLAS's dgemv took 4.3 ms
+    (X v: 3.7 against 4.0 ms); a gemm with 2 rows packs (copies) each block first and is slower still.
 
     Blocks of ~1 MB are small for a multi-threaded BLAS call (thread start-up per call dominates,
     badly so on a loaded machine), so the parallelism is over contiguous groups of blocks instead:
@@ -135,6 +159,8 @@ class _RowPasses:
         B = _row_block(m)
         blocks = [(i, min(i + B, n)) for i in range(0, n, B)]
         workers = max(1, min(os.cpu_count() or 1, 8, len(blocks), 1 + X.size // 250_000))
+        if workers > 1:
+            workers = min(workers, _blas_threads())
         per = -(-len(blocks) // workers)
         self.groups = [blocks[i:i + per] for i in range(0, len(blocks), per)]
         self._pool = None
@@ -163,11 +189,12 @@ class _RowPasses:
         rn2 = np.empty(X.shape[0])
 
         def work(group):
-            acc = np.zeros((U.shape[0], X.shape[1]))
+            acc, tmp = np.zeros((U.shape[0], X.shape[1])), np.empty(X.shape[1])
             for a, b in group:
                 Xi = X[a:b]
-                acc += U[:, a:b] @ Xi
-                rn2[a:b] = np.einsum("ij,ij->i", Xi, Xi)
+                for r in range(U.shape[0]):  # one product per row: a gemm with 2 rows packs (copies) the block
+                    acc[r] += np.einsum("i,ij->j", U[r, a:b], Xi, out=tmp)
+                np.einsum("ij,ij->i", Xi, Xi, out=rn2[a:b])
             return acc
 
         return sum(self._run(work)), rn2
@@ -175,15 +202,18 @@ class _RowPasses:
     def tmul(self, u: np.ndarray) -> np.ndarray:
         """X' u for u of shape (n,), or U X for U of shape (r, n) (one pass for all r rows)."""
         X = self.X
-        shape = (X.shape[1],) if u.ndim == 1 else (u.shape[0], X.shape[1])
+        U = u.reshape(-1, u.shape[-1])
 
         def work(group):
-            acc = np.zeros(shape)
+            acc, tmp = np.zeros((U.shape[0], X.shape[1])), np.empty(X.shape[1])
             for a, b in group:
-                acc += u[..., a:b] @ X[a:b]
+                Xi = X[a:b]
+                for r in range(U.shape[0]):  # the block is read from memory once, then from cache
+                    acc[r] += np.einsum("i,ij->j", U[r, a:b], Xi, out=tmp)
             return acc
 
-        return sum(self._run(work))
+        out = sum(self._run(work))
+        return out[0] if u.ndim == 1 else out
 
     def mul(self, *vs):
         """X v for each v, from one pass (each block is reused from cache)."""
@@ -194,11 +224,10 @@ class _RowPasses:
             for a, b in group:
                 Xi = X[a:b]
                 for v, o in zip(vs, outs):
-                    np.dot(Xi, v, out=o[a:b])
+                    np.einsum("ij,j->i", Xi, v, out=o[a:b])
 
         self._run(work)
         return outs
-
 
 
 def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centring: bool, ymax_rule: str,
@@ -298,43 +327,95 @@ def _why_explained(f, f_inf: float, gn: float, y_inf: float, fro_run: float) -> 
     return None
 
 
-def _score_direction(xc: _CentredX, w, j: int, rn2, T, P):
-    """E_j w = X_c w - T_{<j} (P_{<j}' w), re-orthogonalised against the earlier scores; updates the squared row
-    norms rn2 in place to those of E_j (the same pass gives X_c p_{j-1}, or x_i'mu for the centring at j = 0)."""
-    off = xc.off
+def _score_direction(xc: _CentredX, w, j: int, rn2, M: "_PathMatrices"):
+    """E_j w = X_c w - T_{<j} (P_{<j}' w), re-orthogonalised against the earlier scores (w is W[:, j]); stores
+    X_c w in S[:, j] and updates the squared row norms rn2 in place to those of E_j.
+
+    The update needs X_c p_{j-1}. PLS1 is a Lanczos (Golub-Kahan) process: p_{j-1} lies in the span of
+    w_0..w_j, so X_c p_{j-1} = S a with a = W'p_{j-1}, without a product over X. Where the computed p_{j-1}
+    leaves that span by more than ``_KRYLOV_TOL`` (relative; e.g. past the least-squares fit, where the
+    weights follow rounding-level directions) X_c p_{j-1} comes from the same pass as X_c w instead."""
+    off, W, T, P, S = xc.off, M.W, M.T, M.P, M.S
     if j == 0:
         if off is None:
-            (s,) = xc.mul(w)
-            return s
-        # ||x_i - mu||^2 = ||x_i||^2 - 2 x_i'mu + ||mu||^2, x_i'mu from the same pass
-        s, xmu = xc.mul(w, off)
-        xmu += off @ off  # undo the centring correction on the second product: raw x_i'mu
-        rn2 += float(off @ off) - 2.0 * xmu
-        return s
-    # X_c w_j and X_c p_{j-1} in one pass, then the row-norm update for E_j:
+            (S[:, 0],) = xc.mul(w)
+        else:  # ||x_i - mu||^2 = ||x_i||^2 - 2 x_i'mu + ||mu||^2, x_i'mu from the same pass
+            S[:, 0], xmu = xc.mul(w, off)
+            xmu += off @ off  # undo the centring correction on the second product: raw x_i'mu
+            rn2 += float(off @ off) - 2.0 * xmu
+        return S[:, 0].copy()
     # ||e_{j,i}||^2 = ||e_{j-1,i}||^2 - 2 t_i (E_{j-1} p)_i + t_i^2 ||p||^2, E_{j-1} p = X_c p - T_{<j-1} P_{<j-1}'p
     pp, tp = P[:, j - 1], T[:, j - 1]
-    s, Ep = xc.mul(w, pp)
+    a = W[:, :j + 1].T @ pp
+    if np.linalg.norm(pp - W[:, :j + 1] @ a) <= _KRYLOV_TOL * math.sqrt(W.shape[0]) * np.linalg.norm(pp):
+        (S[:, j],) = xc.mul(w)
+        Ep = S[:, :j + 1] @ a
+    else:
+        S[:, j], Ep = xc.mul(w, pp)
     if j > 1:
         Ep -= T[:, :j - 1] @ (P[:, :j - 1].T @ pp)
     rn2 += tp * (tp * float(pp @ pp) - 2.0 * Ep)
-    s -= T[:, :j] @ (P[:, :j].T @ w)
+    s = S[:, j] - T[:, :j] @ (P[:, :j].T @ w)
     s -= T[:, :j] @ (T[:, :j].T @ s)  # the scores are orthonormal in exact arithmetic
     return s
 
 
-def _loading_and_next(xc: _CentredX, t, f, j: int, K: int, P, T):
-    """p = E_j' t and, unless j is the last component, X_c' f_{j+1} (the next weight direction before its
-    deflation), from one pass over X_c' [t, f_{j+1}]. Computed afresh, not by the recurrence g - c p, whose
-    error grows with ||X'y|| instead of ||f||. Returns (p, g or None)."""
-    if j + 1 < K:
-        pg = xc.tmul(np.vstack([t, f]))
-        p, g = pg[0], pg[1]
-    else:
-        p, g = xc.tmul(t), None
-    if j:
-        p -= P[:, :j] @ (T[:, :j].T @ t)
-    return p, g
+@dataclass
+class _PathMatrices:
+    """W (m, K), T (n, K), P (m, K) of the path and S (n, K) = X_c W; column-major, so that T[:, :j] etc. are
+    contiguous blocks."""
+
+    W: np.ndarray
+    T: np.ndarray
+    P: np.ndarray
+    S: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int, m: int, K: int) -> "_PathMatrices":
+        return cls(*(np.empty(shape, order="F") for shape in ((m, K), (n, K), (m, K), (n, K))))
+
+
+class _Loadings:
+    """p_j = E_j' t_j and the next weight direction X_c' f_{j+1}, from one product X_c' u per component where
+    that is as accurate as computing both (two products from the same pass otherwise).
+
+    With f_{j+1} = f_j - c_j t_j, each follows from the other: X_c' f_{j+1} = X_c' f_j - c_j X_c' t_j (the
+    recurrence) and X_c' t_j = (X_c' f_j - X_c' f_{j+1}) / c_j. Their rounding errors, in units of
+    u = eps sqrt(n) ||X||_F (a product X_c' v errs by about u ||v||): the fresh X_c' f_{j+1} errs by
+    ||f_{j+1}||; the recurrence adds |c_j| (c_j times the error of X_c' t_j) to the error E of X_c' f_j, and
+    the derived X_c' t_j errs by (E + ||f_{j+1}||) / |c_j|. ``E`` tracks that bound, and per component:
+
+    - fresh X_c' f_{j+1} and the derived loading when (E + ||f_{j+1}||) / |c_j| <= ``_ONE_PRODUCT_SLACK``;
+    - else the loading X_c' t_j and the recurrence when E + |c_j| <= ``_ONE_PRODUCT_SLACK`` ||f_{j+1}||;
+    - else both products (one pass over X).
+
+    So X_c' f is never worse than ``_ONE_PRODUCT_SLACK`` times the fresh product (the bare recurrence errs by
+    ~||X'y||: the drift described in the module docstring) and each loading never worse than that times its
+    own product. (The subtractions' own rounding, eps (||f_j|| + |c_j| + ||X_c' f_j|| / ||X||_F), is added to
+    the bounds too.)"""
+
+    def __init__(self, xc: _CentredX, g: np.ndarray, n: int, fro: float):
+        self.xc, self.raw, self.err, self.rn, self.fro = xc, g.copy(), 0.0, math.sqrt(n), fro
+
+    def step(self, t, f, cj: float, fn0: float, j: int, K: int, M: _PathMatrices):
+        """(p_j, X_c' f_{j+1} or None after the last component); fn0 = ||f_j||, f is f_{j+1} already."""
+        xc, raw, ac, fn1 = self.xc, self.raw, abs(cj), float(np.linalg.norm(f))
+        rounding = (fn0 + 2.0 * ac + float(np.linalg.norm(raw)) / self.fro) / self.rn
+        if j + 1 == K:
+            p, self.raw = xc.tmul(t), None
+        elif ac > 0 and self.err + fn1 + rounding <= _ONE_PRODUCT_SLACK * ac:
+            nxt = xc.tmul(f)
+            p = (raw - nxt) / cj
+            self.raw, self.err = nxt, fn1
+        elif self.err + ac + rounding <= _ONE_PRODUCT_SLACK * fn1:
+            p = xc.tmul(t)
+            self.raw, self.err = raw - cj * p, self.err + ac + rounding
+        else:
+            p, self.raw = xc.tmul(np.vstack([t, f]))
+            self.err = fn1
+        if j:
+            p -= M.P[:, :j] @ (M.T[:, :j].T @ t)
+        return p, None if self.raw is None else self.raw.copy()
 
 
 def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centring, ymax_rule, y_label="y") -> _PaperPath:
@@ -342,12 +423,8 @@ def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centring, ymax_rule, 
     y_mean = float(y.mean()) if centring else 0.0
     yc = y - y_mean
     xc, mu, g, rn2, fro_run = _first_pass(rp, explicit_mean, yc, centring)
-    W = np.empty((m, K), order="F")  # column-major: T[:, :j] etc. are contiguous blocks
-    T = np.empty((n, K), order="F")
-    P = np.empty((m, K), order="F")
-    c = np.empty(K)
-    xmax = np.empty(K)
-    ymax = np.empty(K)
+    M = _PathMatrices.empty(n, m, K)
+    c, xmax, ymax = np.empty(K), np.empty(K), np.empty(K)
     f = yc.copy()
 
     y_norm, y_inf = float(np.linalg.norm(yc)), float(np.abs(yc).max())
@@ -356,15 +433,16 @@ def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centring, ymax_rule, 
         raise ValueError(f"{y_label} is uncorrelated with every column of X (X'y = 0 after centring, to machine "
                          "precision): there is nothing to fit")
     explained_at, why = None, None
+    loads = _Loadings(xc, g, n, fro_run)
     for j in range(K):
-        gn = _weight_norm(g, W, j, y_label)
+        gn = _weight_norm(g, M.W, j, y_label)
         f_inf = float(np.abs(f).max())
         if j and explained_at is None:
             why = _why_explained(f, f_inf, gn, y_inf, fro_run)
             explained_at = j if why is not None else None
-        w = g / gn
+        M.W[:, j] = w = g / gn
         ymax[j] = f_inf if ymax_rule == "abs" else float(f.max())
-        s = _score_direction(xc, w, j, rn2, T, P)
+        s = _score_direction(xc, w, j, rn2, M)
         xmax[j] = math.sqrt(max(float(rn2.max()), 0.0))
         sn = float(np.linalg.norm(s))
         if not sn > rank_tol:
@@ -372,21 +450,20 @@ def _nipals_passes(rp: _RowPasses, explicit_mean, y, K, *, centring, ymax_rule, 
                 f"X has numerical rank {j} (after centring): its residual after {j} component(s) is zero to machine "
                 f"precision, so component {j + 1} does not exist; use n_components <= {j}"
             )
-        t = s / sn
-        cj = float(f @ t)
+        M.T[:, j] = t = s / sn
+        c[j] = cj = float(f @ t)
+        fn0 = float(np.linalg.norm(f))
         f -= cj * t
-        p, g_next = _loading_and_next(xc, t, f, j, K, P, T)
-        W[:, j], T[:, j], P[:, j], c[j] = w, t, p, cj
-        if g_next is not None:
-            g = g_next
-            g -= P[:, :j + 1] @ (T[:, :j + 1].T @ f)
+        M.P[:, j], g = loads.step(t, f, cj, fn0, j, K, M)
+        if g is not None:
+            g -= M.P[:, :j + 1] @ (M.T[:, :j + 1].T @ f)
     if explained_at is not None:
         warnings.warn(
             f"{y_label} is {why} after {explained_at} PLS component(s): components {explained_at + 1}..{K} follow "
             "rounding-level directions (kept orthogonal to the earlier ones; their y-loadings are ~0), so the "
             f"coefficients equal those of n_components = {explained_at} to machine precision", UserWarning,
             stacklevel=4)
-    return _PaperPath(W, T, P, c, xmax, ymax, mu, y_mean)
+    return _PaperPath(M.W, M.T, M.P, c, xmax, ymax, mu, y_mean)
 
 
 def _batched_solve(M: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -184,9 +184,14 @@ class _Prepared:
     def _gram(self) -> np.ndarray:
         return self.strict.gram
 
+    @one_blas_thread()
     def _draw_strict(self, k, epsilon, R, rng) -> dict:
         """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_release``): the Gram matrix is
-        computed once and the symmetric noise drawn in chunks of replicates (``MomentsRelease.iter_noisy``)."""
+        computed once and the symmetric noise drawn in chunks of replicates (``MomentsRelease.iter_noisy``).
+
+        One BLAS thread: this is d x d work (the PSD projection's eigendecomposition, PLS1 from the moments).
+        With OpenBLAS's threads a fit on 700 channels took 1.0-1.7 s of CPU and 7-18 s of wall time on 2 busy
+        cores (spin-waiting threads), against 0.12 s of CPU with one; the n x d Gram keeps the threads."""
         state = self.strict
         if math.isinf(float(epsilon)):
             key = ("clean", k)
@@ -329,5 +334,6 @@ def _check_finite_fit(prep: _Prepared, out: dict, k: int, eps: float) -> None:
 
 def _small_blas(mode: str):
     """Paper-mode replicate work is many small products: run them with one BLAS thread (thread start-up
-    per call costs more than it saves, badly so on a loaded machine). Strict mode keeps the threads."""
+    per call costs more than it saves, badly so on a loaded machine). Strict mode's draws limit themselves
+    (``_Prepared._draw_strict``)."""
     return one_blas_thread() if mode == "paper" else contextlib.nullcontext()

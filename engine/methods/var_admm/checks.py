@@ -108,6 +108,32 @@ def _numeric_column(values, name: str, index) -> np.ndarray:
     return out
 
 
+def _refuse_series(v: np.ndarray, name: str, index) -> None:
+    """The ValueError for a series that fails ``check_series``'s value checks (NaN/inf, overflow, constant,
+    underflow), with the row where there is one."""
+    bad = ~np.isfinite(v)
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0])
+        kind = "a missing value (NaN)" if np.isnan(v[t]) else "an infinite value (inf)"
+        raise ValueError(f"{label(name)} has {kind} at {_where(index, t)}: remove or fill it")
+    big = float(np.max(np.abs(v)))
+    if big > OVERFLOW_LIMIT:
+        raise ValueError(f"{label(name)} has values up to {big:.3g}: overflow, their squares and "
+                         f"sums exceed double precision (limit |value| <= {OVERFLOW_LIMIT:.0e}); "
+                         "rescale it (other units)")
+    spread = float(np.max(v) - np.min(v))
+    if spread == 0.0:
+        raise ValueError(f"{label(name)} is constant (every value is {v[0]:.6g}): it carries no "
+                         "information and its coefficients are not identified")
+    if spread < UNDERFLOW_LIMIT:
+        raise ValueError(f"{label(name)} varies only by {spread:.3g}: underflow, its squares are "
+                         f"below the smallest double (limit {UNDERFLOW_LIMIT:.0e}); rescale it "
+                         "(other units)")
+    if spread < CONSTANT_RTOL * big:
+        raise ValueError(f"{label(name)} is constant to machine precision: it varies by "
+                         f"{spread:.3g} around {big:.6g}; remove it or subtract its level first")
+
+
 def check_series(Y, names=None, *, min_rows: int = 1, what: str = "Y") -> tuple[np.ndarray, list]:
     """The owners' series as a float array (T, n) and their names, or a ValueError naming the series.
 
@@ -151,32 +177,21 @@ def check_series(Y, names=None, *, min_rows: int = 1, what: str = "Y") -> tuple[
     if T < min_rows:
         raise ValueError(f"{what} has {T} time step{'s' if T != 1 else ''} (n_samples = {T}); the model needs at "
                          f"least {min_rows}")
-    out = np.empty((T, n))
-    for j, col in enumerate(columns):
-        out[:, j] = _numeric_column(col, names[j], index)
-    for j in range(n):
-        v = out[:, j]
-        bad = ~np.isfinite(v)
-        if bad.any():
-            t = int(np.flatnonzero(bad)[0])
-            kind = "a missing value (NaN)" if np.isnan(v[t]) else "an infinite value (inf)"
-            raise ValueError(f"{label(names[j])} has {kind} at {_where(index, t)}: remove or fill it")
-        big = float(np.max(np.abs(v)))
-        if big > OVERFLOW_LIMIT:
-            raise ValueError(f"{label(names[j])} has values up to {big:.3g}: overflow, their squares and "
-                             f"sums exceed double precision (limit |value| <= {OVERFLOW_LIMIT:.0e}); "
-                             "rescale it (other units)")
-        spread = float(np.max(v) - np.min(v))
-        if spread == 0.0:
-            raise ValueError(f"{label(names[j])} is constant (every value is {v[0]:.6g}): it carries no "
-                             "information and its coefficients are not identified")
-        if spread < UNDERFLOW_LIMIT:
-            raise ValueError(f"{label(names[j])} varies only by {spread:.3g}: underflow, its squares are "
-                             f"below the smallest double (limit {UNDERFLOW_LIMIT:.0e}); rescale it "
-                             "(other units)")
-        if spread < CONSTANT_RTOL * big:
-            raise ValueError(f"{label(names[j])} is constant to machine precision: it varies by "
-                             f"{spread:.3g} around {big:.6g}; remove it or subtract its level first")
+    if isinstance(Y, np.ndarray) and Y.dtype.kind in "biuf":
+        out = Y.astype(float)  # every column numeric: one conversion (a copy) instead of one per column
+    else:
+        out = np.empty((T, n))
+        for j, col in enumerate(columns):
+            out[:, j] = _numeric_column(col, names[j], index)
+    # every column's checks at once; the first column with a problem is then examined alone for its message
+    with np.errstate(invalid="ignore"):
+        lo, hi = out.min(axis=0), out.max(axis=0)
+        big = np.maximum(np.abs(lo), np.abs(hi))
+        spread = hi - lo
+        problem = ~(np.isfinite(lo) & np.isfinite(hi)) | (big > OVERFLOW_LIMIT) | (spread < UNDERFLOW_LIMIT) | (
+            spread < CONSTANT_RTOL * big)
+    for j in np.flatnonzero(problem)[:1]:
+        _refuse_series(out[:, j], names[j], index)
     return out, names
 
 
