@@ -18,8 +18,8 @@ from sklearn.cross_decomposition import PLSRegression
 from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import GridSearchCV
 
-import engine.methods.edpls as edmod
 import engine.methods.edpls.core as coremod
+import engine.methods.edpls.strict as edpls_strict
 from engine.methods.edpls import (
     EDPLS,
     edpls_replicates,
@@ -96,7 +96,7 @@ def test_noise_off_equals_sklearn_on_random_data(monkeypatch, shape, k, copy_lim
         monkeypatch.setattr(coremod, "_COPY_LIMIT", copy_limit)
     X, y = _random(*shape, seed=shape[1])
     if X.size > 500_000:  # large enough for the threaded row passes (on a machine with >= 2 cores)
-        assert len(edmod._RowPasses(X).groups) == min(3, os.cpu_count() or 1)
+        assert len(coremod._RowPasses(X).groups) == min(3, os.cpu_count() or 1)
     ours = EDPLS(n_components=k, epsilon=np.inf).fit(X, y)
     ref = PLSRegression(n_components=k, scale=False).fit(X, y)
     assert _rel(ours.coef_, ref.coef_.ravel()) < 1e-8
@@ -505,7 +505,7 @@ def test_strict_release_is_analyze_gauss(corn):
     delta_s = prep.strict.sensitivity
     G = AnalyzeGauss(3.0, 0.01, math.sqrt(delta_s)).randomise(prep.strict.Z, np.random.default_rng(8), n_replicates=2,
                                                                check_bound=False)
-    ref = edmod._strict_postprocess(G, prep.strict, 2, noisy=True)
+    ref = edpls_strict._strict_postprocess(G, prep.strict, 2, noisy=True)
     np.testing.assert_allclose(ours["coef"], ref["coef"], rtol=1e-10)
     assert np.all(np.linalg.norm(prep.strict.Z, axis=1) <= 1 + 1e-12)
     assert prep.noise_table(2, 3.0)["sigma"].iloc[0] == pytest.approx(analytic_gaussian_sigma(3.0, 0.01, delta_s))

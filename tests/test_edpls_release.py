@@ -27,6 +27,7 @@ from engine.methods.edpls import (
     strict_sensitivity,
     to_json,
 )
+from engine.methods.edpls import strict as edpls_strict
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS
 from engine.privacy import SEED_KNOWN_CAVEAT
 from engine.privacy.audit import epsilon_lower_bound
@@ -195,7 +196,7 @@ def test_strict_sensitivity_bounds_every_row_and_is_attained(centre, bx, by):
 
     def neg_change(v):  # a free row mapped through the same clipping and scaling
         x, yy = v[:m], v[m]
-        st1 = edmod._strict_state(x[None], np.array([yy]), x_bound=bx, y_bound=by, centering=True,
+        st1 = edpls_strict._strict_state(x[None], np.array([yy]), x_bound=bx, y_bound=by, centering=True,
                                   x_center=kw.get("x_center"), y_center=kw.get("y_center"))
         return -_change(st1.Z[0])
 
