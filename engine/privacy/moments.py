@@ -452,9 +452,20 @@ class MomentsRelease:
             else:
                 yield np.repeat(G[None], r, axis=0)
 
-    def randomise(self, G: np.ndarray, n_replicates: int = 1, random_state=None) -> np.ndarray:
-        """All replicates at once, shape (R, d, d)."""
-        return np.concatenate(list(self.iter_noisy(G, n_replicates, random_state)))
+    def randomise(self, G: np.ndarray, n_replicates: int = 1, random_state=None, *, ledger=None,
+                  name: str = "second-moment matrix Z'Z", note: str = "", sensitivity_source: str = "public"
+                  ) -> np.ndarray:
+        """All replicates at once, shape (R, d, d).
+
+        With ``ledger`` (one release: ``n_replicates`` must be 1), the record of this draw (``record``) is added
+        to it in the same call; nothing is recorded at epsilon = inf (no noise).
+        """
+        if ledger is not None and int(n_replicates) != 1:
+            raise ValueError("a ledger records one release: draw replicates without a ledger")
+        out = np.concatenate(list(self.iter_noisy(G, n_replicates, random_state)))
+        if ledger is not None and self.noisy:
+            ledger.add(self.record(name, sensitivity_source=sensitivity_source, note=note))
+        return out
 
     def record(self, name: str = "second-moment matrix Z'Z", *, sensitivity_source: str = "public",
                note: str = "") -> Release:
