@@ -284,6 +284,14 @@ class DPPCR(RegressorMixin, BaseEstimator):
                    if from_data else ""))
         return {"name": STRICT_RELEASE, "note": note, "sensitivity_source": "data" if from_data else "public"}
 
+    def _replicate_ledger(self, prep: PreparedRows, release: MomentsRelease, *, seed_known: bool) -> PrivacyLedger:
+        """The ledger of each of a batch's replicates (sweeps draw R fits at once without a ledger: every one is
+        this one release); a fit's own ledger is written by its draw."""
+        led = PrivacyLedger()
+        if release.noisy:
+            led.add(release.record(**self._record(prep)))
+        return self._add_caveats(led, seed_known=seed_known)
+
     def _add_caveats(self, led: PrivacyLedger, *, seed_known: bool) -> PrivacyLedger:
         """The caller's caveats and the known-seed caveat, on a ledger that holds a release (none at inf)."""
         if not len(led):
@@ -346,8 +354,5 @@ class DPPCR(RegressorMixin, BaseEstimator):
         G0, k = prep.gram(), self.n_components_
         parts = [pcr_from_moments(G, prep, k) for G in release.iter_noisy(G0, int(n_replicates), rng)]
         out = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-        led = PrivacyLedger()  # one fit's ledger (the replicates are R fits, each of them this one release)
-        if release.noisy:
-            led.add(release.record(**self._record(prep)))
-        out["ledger"] = self._add_caveats(led, seed_known=seed_known)
+        out["ledger"] = self._replicate_ledger(prep, release, seed_known=seed_known)
         return out
