@@ -20,10 +20,10 @@ import inspect
 import math
 
 from engine.methods.registry import METHODS, AuditTarget
-from engine.privacy.audit import AuditCase, case_name, expected_verdict, mechanism_case, planted_bug
+from engine.privacy.audit import PLANTED, AuditCase, case_name, expected_verdict, mechanism_case, planted
 
-__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "PLANTED", "audit_cases", "make_case",
-           "plants_bugs", "target_label"]
+__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "audit_cases", "make_case", "plants_bugs",
+           "target_label"]
 
 #: The mechanisms every method builds on (audited through ``mechanism_case``).
 MECHANISM_TARGETS = {
@@ -50,7 +50,8 @@ DEFAULT_TRIALS = 100_000
 #: The planted bug the page offers first (its demonstration that the auditor has teeth).
 DEFAULT_BUG = "noise_quartered"
 
-#: The planted bugs the page offers, in order, with their human labels.
+#: The planted bugs the page offers, in order, with their human labels (each planted in production:
+#: ``engine.privacy.audit.PLANTED``).
 PAGE_BUGS = {
     None: "none (the real release)",
     "noise_quartered": "noise scaled down by 4",
@@ -58,15 +59,6 @@ PAGE_BUGS = {
     "noise_halved": "noise scaled down by 2 (subtle: about 10^6 trials to catch)",
     "sensitivity_halved": "sensitivity understated by 2 (subtle: about 10^6 trials to catch)",
 }
-
-#: What each page bug plants in production: ``engine.privacy.audit.planted_bug(kind, factor)``.
-PLANTED = {
-    "noise_quartered": ("noise_scale", 0.25),
-    "sensitivity_quartered": ("sensitivity_scale", 0.25),
-    "noise_halved": ("noise_scale", 0.5),
-    "sensitivity_halved": ("sensitivity_scale", 0.5),
-}
-
 
 def target_label(target: str) -> str:
     """The human title of a catalogue key ("analytic_gaussian" -> "Gaussian mechanism, analytic calibration")."""
@@ -88,12 +80,12 @@ def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float) -> 
 
 
 def _planted(case: AuditCase, bug: str) -> AuditCase:
-    """The same case with ``PLANTED[bug]`` in force during every draw of its release (expected: caught)."""
-    kind, factor = PLANTED[bug]
+    """The same case with ``engine.privacy.audit.PLANTED[bug]`` in force during every draw of its release
+    (``planted``; expected: caught)."""
     release = case.release
 
     def planted_release(data, rng, n):
-        with planted_bug(kind, factor):
+        with planted(bug):
             return release(data, rng, n)
 
     return dataclasses.replace(case, name=case_name(case.name, bug), release=planted_release,

@@ -17,12 +17,11 @@ from engine.audit_catalog import (
     DEFAULT_BUG,
     DEFAULT_TRIALS,
     PAGE_BUGS,
-    PLANTED,
     make_case,
     plants_bugs,
     target_label,
 )
-from engine.privacy.audit import AUDIT_CONFIDENCE, run_case
+from engine.privacy.audit import AUDIT_CONFIDENCE, PLANTED, run_case
 from ui.figures.audit import audit_bound_figure
 
 ROOT = Path(__file__).resolve().parents[1]

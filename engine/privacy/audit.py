@@ -64,7 +64,7 @@ the methods' estimators and the privacy core are used, not re-implemented.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -75,7 +75,7 @@ from .mechanisms import PLANTED_BUG, GaussianMechanism, LaplaceMechanism, as_gen
 
 __all__ = [
     "AUDIT_CONFIDENCE",
-    "BUG_FACTORS",
+    "PLANTED",
     "PLANTED_KINDS",
     "STATISTICS",
     "AuditCase",
@@ -86,6 +86,7 @@ __all__ = [
     "epsilon_lower_bound",
     "expected_verdict",
     "mechanism_case",
+    "planted",
     "planted_bug",
     "run_case",
     "upper_triangle",
@@ -365,11 +366,12 @@ class AuditCase:
     bug: str | None = None
 
 
-#: Planted bugs and the factor each applies to the calibrated noise scale (a sensitivity understated by a factor
-#: scales the noise by the same factor). Halved bugs are subtle (at eps = 1 the 99 % bound needs ~10^6 trials to
-#: catch them for every release); quartered bugs are the page's default demonstration (caught at its default trials).
-BUG_FACTORS = {None: 1.0, "noise_halved": 0.5, "sensitivity_halved": 0.5,
-               "noise_quartered": 0.25, "sensitivity_quartered": 0.25}
+#: The named planted bugs (the audit page's menu, ``engine.audit_catalog.PAGE_BUGS``, and the pipeline audits'
+#: ``bug`` argument) and what each plants in production: ``planted_bug(kind, factor)``. Halved bugs are subtle
+#: (at eps = 1 the 99 % bound needs ~10^6 trials to catch them for every release); quartered bugs are the page's
+#: default demonstration (caught at its default trials).
+PLANTED = {"noise_quartered": ("noise_scale", 0.25), "sensitivity_quartered": ("sensitivity_scale", 0.25),
+           "noise_halved": ("noise_scale", 0.5), "sensitivity_halved": ("sensitivity_scale", 0.5)}
 
 
 #: The kinds of planted bug ``planted_bug`` takes.
@@ -412,8 +414,14 @@ def planted_bug(kind: str, factor: float):
 
 
 def check_bug(bug):
-    if bug not in BUG_FACTORS:
-        raise ValueError(f"bug must be None or one of {tuple(k for k in BUG_FACTORS if k)}, got {bug!r}")
+    if bug is not None and bug not in PLANTED:
+        raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
+
+
+def planted(bug: str | None):
+    """The ``planted_bug`` block of a named bug of ``PLANTED`` (a no-op block for None)."""
+    check_bug(bug)
+    return nullcontext() if bug is None else planted_bug(*PLANTED[bug])
 
 
 def expected_verdict(mode, bug):

@@ -18,7 +18,7 @@ from engine.methods.dp_cca.core import _row_norms
 from engine.methods.dp_cca.estimator import DPCCA, resolve_calibration
 from engine.methods.dp_cca.evaluation import PAGE_DEFAULTS, default_bound, split_rows
 from engine.methods.dp_cca.sensitivity import _WORST_INNER, worst_case_rows
-from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
+from engine.privacy.audit import AuditCase, case_name, check_bug, expected_verdict, planted, upper_triangle
 
 __all__ = ["AUDIT_CONFIGS", "dp_cca_case", "pipeline_audit_case", "pipeline_audit_params"]
 
@@ -87,7 +87,6 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
     XD, YD, XDp, YDp = X.copy(), Y.copy(), X.copy(), Y.copy()
     XD[-1], YD[-1], XDp[-1], YDp[-1] = x, y, xt, yt
     keep = np.array([0, 1, dx, dx + 1, dx + dy])  # the coordinates the worst rows touch (+ the constant)
-    factor = BUG_FACTORS[bug]
     est = DPCCA(**params)
     sigma = est._noise(X.shape[0])["sigma"]
 
@@ -97,9 +96,8 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
         G0 = prep.gram()
         out = []
         for start in range(0, n, 5000):
-            G = est._draw(prep, noise, min(5000, n - start), rng, G0)
-            if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
-                G = G0[None] + factor * (G - G0[None])
+            with planted(bug):  # planted in production (engine.privacy.audit.planted_bug)
+                G = est._draw(prep, noise, min(5000, n - start), rng, G0)
             out.append(upper_triangle(G[:, keep][:, :, keep] / prep.n))
         return np.concatenate(out)
 
