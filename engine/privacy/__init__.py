@@ -4,7 +4,8 @@ Public interface (names other modules and checks rely on):
 ``analytic_gaussian_sigma``, ``classic_gaussian_sigma``, ``laplace_scale``, ``gaussian_delta``,
 ``gaussian_epsilon``, ``GaussianMechanism``, ``LaplaceMechanism``, ``AnalyzeGauss``,
 ``sample_gaussian_vector``, ``sample_symmetric_gaussian``, ``clip_rows_l2``, ``clip_abs``,
-``PrivacyLedger``, ``Release``, ``gaussian_sigmas_for_budget``.
+``PrivacyLedger``, ``Release``, ``Neighbouring``, ``gaussian_sigmas_for_budget``. Every release's noise is drawn by
+``mechanisms.draw_noise`` (the hook of ``audit.planted_bug``).
 """
 from .calibration import (
     UnprovenCalibrationWarning,
@@ -19,7 +20,7 @@ from .calibration import (
     zcdp_to_epsilon,
 )
 from .clipping import ClipReport, clip_abs, clip_rows_l2
-from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
+from .ledger import Neighbouring, PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
 from .mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -40,6 +41,7 @@ __all__ = [
     "ClipReport",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "Neighbouring",
     "PrivacyLedger",
     "Release",
     "UnprovenCalibrationWarning",
