@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.privacy.ledger import PrivacyLedger, ledger_totals
+from engine.privacy.ledger import Neighbouring, PrivacyLedger, ledger_totals
 from engine.privacy.wording import ACCOUNTANT_NAMES, MODE_TEXT, headline_total, ledger_text, neighbouring_text, plural
 from engine.release.export import encode_value
 from engine.release.fingerprint import data_fingerprint, data_sha256, owner_key
@@ -305,7 +305,7 @@ class RunReport:
     def _rows_statement(self) -> str:
         if self.data is None:
             return "-"
-        if self.ledger is not None and self.ledger.neighbouring == "replace" and len(self.data.shape):
+        if self.ledger is not None and self.ledger.neighbouring is Neighbouring.REPLACE_ONE and len(self.data.shape):
             return f"{self.data.shape[0]} (public: replace-one neighbours keep the row count fixed)"
         return "not released (the number of rows is private under add/remove neighbours)"
 
