@@ -68,6 +68,7 @@ from engine.methods.edpls.strict import pls1_from_moments
 from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
+from engine.privacy.ranges import RANGE_RELEASE, private_range
 from engine.privacy.wording import ledger_text
 from engine.release import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
 from engine.release import estimator_from_release as _from_release
@@ -93,8 +94,10 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     ----------
     epsilon : float > 0 or np.inf (no noise: the non-private formula, empty ledger).
     delta : float in (0, 1).
-    y_range : (low, high), the public physical range of the response (required): centre = midpoint,
-        bound = half-width.
+    y_range : (low, high), the public physical range of the response: centre = midpoint, bound = half-width;
+        or None (no bound to guess): a share ``range_share`` of (epsilon, delta) buys a noisy histogram of y
+        over a public log-spaced grid (``engine.privacy.ranges.private_range``), whose occupied range then
+        serves as the range (in ``choices_`` and in the ledger).
     X_public : array (n_pub, m) or None, spectra the owner declares public (no labels needed).
     x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
     n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
@@ -105,6 +108,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     dim_threshold : float > 0, signal-to-noise an axis needs to be released (see the module docstring).
     ridge_scale : float >= 0, lambda = ridge_scale * sigma_xx * sqrt(d).
     calibration : "analytic", "classic" or "auto".
+    range_share : float in (0, 1), the share of (epsilon, delta) of the private range when y_range is None.
     random_state : None (fresh OS entropy) or a known seed (the ledger then says "not proven").
 
     Attributes
@@ -135,7 +139,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "y_range": [tuple, list, np.ndarray],
+        "y_range": [tuple, list, np.ndarray, None],
         "X_public": ["array-like", None],
         "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "n_components": [StrOptions({"auto", "ridge"}), Interval(Integral, 1, None, closed="left")],
@@ -147,11 +151,13 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         "ridge_scale": [Interval(Real, 0, None, closed="left")],
         "shrink_scale": [Interval(Real, 0, None, closed="left")],
         "calibration": CALIBRATION_CONSTRAINT,
+        "range_share": [Interval(Real, 0, 1, closed="neither")],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
                  n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
-                 dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", random_state=None):
+                 dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", range_share=0.1,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.y_range = y_range
@@ -166,12 +172,15 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.ridge_scale = ridge_scale
         self.shrink_scale = shrink_scale
         self.calibration = calibration
+        self.range_share = range_share
         self.random_state = random_state
 
     # ------------------------------------------------------------------ public quantities
     def _budget(self) -> dict:
         """(epsilon, delta) of each release: basic composition, shares of both."""
         eps, dlt = float(self.epsilon), float(self.delta)
+        if self.y_range is None:  # the private range takes its share first
+            eps, dlt = eps * (1.0 - float(self.range_share)), dlt * (1.0 - float(self.range_share))
         cs, xs = float(self.count_share), float(self.cross_share)
         if cs + xs >= 1.0:
             raise ValueError("count_share + cross_share must be < 1 (the X-moments need a share)")
@@ -184,7 +193,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         Returns a dict with chain, V (m, d_max), eigenvalues (d_max,) or None, x_center (d_max,), x_bound,
         y_center, y_bound, budget, sigmas and the ``choices_`` entries that say where each came from.
         """
-        lo, hi = (float(v) for v in self.y_range)
+        lo, hi = (0.0, 1.0) if self.y_range is None else (float(v) for v in self.y_range)  # None: set in fit
         if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
             raise ValueError(f"y_range must be two finite numbers low < high, got {self.y_range!r}")
         chain = rowwise_chain(self.preprocessing, m)
@@ -297,6 +306,8 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         pub = self._kept_public_setup(X.shape[1])
         rng, seed_known = noise_generator(self.random_state)
         noisy = not math.isinf(float(self.epsilon))
+        if self.y_range is None:
+            pub = self._private_y_range(y, w, pub, rng)
         n_hat, _ = noisy_count(float(w.sum()), *pub["budget"][RELEASES[0]], self.calibration, rng)
         d, d_why = self.choose_dim(pub, n_hat)
         if d == 0:
@@ -312,6 +323,22 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self._finish(pub, d, d_why, n_hat, noisy, seed_known)
         return self
 
+    def _private_y_range(self, y, w, pub, rng) -> dict:
+        """y_range=None: one noisy histogram of y (``private_range``) sets y's centre and bound (a copy of pub)."""
+        if np.any(w != 1):
+            y = np.repeat(y, w.astype(int))
+        share = float(self.range_share)
+        e, dl = float(self.epsilon) * share, float(self.delta) * share
+        (lo, hi), sigma, facts = private_range(y, e, dl, rng, self.calibration)
+        pub = {**pub, "y_center": (lo + hi) / 2, "y_bound": (hi - lo) / 2,
+               "y_source": f"private range [{lo:.6g}, {hi:.6g}] of a noisy histogram of y: {facts['how']}"}
+        if sigma > 0:
+            pub["budget"] = {RANGE_RELEASE: (e, dl), **pub["budget"]}
+            pub["sigmas"] = {RANGE_RELEASE: sigma, **pub["sigmas"]}
+            pub["sensitivities"] = {RANGE_RELEASE: 1.0, **pub["sensitivities"]}
+        self.y_range_ = (lo, hi)
+        return pub
+
     def _finish(self, pub, d, d_why, n_hat, noisy, seed_known) -> None:
         """The fitted attributes every path sets after its releases: axes, centre, chain, ledger, choices."""
         self.components_ = pub["V"][:, :d].copy()  # a copy: the kept public setup serves the next fit
@@ -321,7 +348,8 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.choices_.update({
             "chain": self.preprocessing, "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1], "d_why": d_why,
             "centre_source": pub["centre_source"], "x_bound": pub["x_bound"], "x_bound_source": pub["x_bound_source"],
-            "y_center": pub["y_center"], "y_bound": pub["y_bound"], "y_source": "midpoint and half-width of y_range",
+            "y_center": pub["y_center"], "y_bound": pub["y_bound"],
+            "y_source": pub.get("y_source", "midpoint and half-width of y_range"),
             "budget": {k: {"epsilon": e, "delta": dl, "sigma": pub["sigmas"][k]}
                        for k, (e, dl) in pub["budget"].items()},
             "n_hat": n_hat if noisy else None,
@@ -338,12 +366,13 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         else:
             yt, w = np.array([float(total)]), None
-        share = 1.0 - float(self.count_share)
+        share = 1.0 - float(self.count_share) - (float(self.range_share) if self.y_range is None else 0.0)
         rest = (float(self.epsilon) * share, float(self.delta) * share)
         mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w)
-        pub = {**pub, "budget": {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest},
-               "sigmas": {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma},
-               "sensitivities": {RELEASES[0]: 1.0, SUM_RELEASE: 1.0}}
+        kept = [k for k in (RANGE_RELEASE, RELEASES[0]) if k in pub["budget"]]
+        pub = {**pub, "budget": {**{k: pub["budget"][k] for k in kept}, SUM_RELEASE: rest},
+               "sigmas": {**{k: pub["sigmas"][k] for k in kept}, SUM_RELEASE: sigma},
+               "sensitivities": {**{k: 1.0 for k in kept}, SUM_RELEASE: 1.0}}
         self.coef_ = np.zeros(pub["V"].shape[0])
         self.intercept_ = float(pub["y_center"] + pub["y_bound"] * mean)
         self.choices_ = {"ridge_lambda": None, "k": 0, "model": "private constant predictor (noisy mean of y)",
@@ -402,6 +431,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     def _ledger(self, pub: dict, seed_known: bool, constant: bool = False) -> PrivacyLedger:
         led = PrivacyLedger()
         notes = {
+            RANGE_RELEASE: "Gaussian histogram of y over a public log-spaced grid (sensitivity 1): sets y's range",
             SUM_RELEASE: "sum of y~ = clip(y - y_c) / y_bound (sensitivity 1): the private constant predictor",
             RELEASES[0]: "noisy row count (Gaussian, sensitivity 1); sets the released dimension d",
             RELEASES[1]: "Analyze-Gauss on the upper triangle of Z'Z, z = [u f, B] / (sqrt(2) B), u = V'p(x) - c "
@@ -435,14 +465,15 @@ def _counts(sample_weight, n: int) -> np.ndarray:
     return w
 
 
-def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n_components="auto",
+def make_strict_edpls(epsilon, delta, *, y_range=None, X_public=None, x_bound=None, n_components="auto",
                       random_state=None, **params) -> StrictEDPLS:
     """The recommended strict edPLS estimator (``StrictEDPLS``) with the measured defaults.
 
     Parameters
     ----------
     epsilon, delta : the whole fit's budget (every release, the dimension choice included).
-    y_range : (low, high), the response's public physical range.
+    y_range : (low, high), the response's public physical range, or None: a private range from a share of the
+        budget (``StrictEDPLS``'s ``range_share``), no bound to guess.
     X_public : array (n_pub, m) or None, spectra declared public (centre, bounds and projection come from it).
     x_bound : float or None, a declared bound (overrides the one from X_public or the data-free one).
     n_components : "auto", "ridge" or int.
@@ -453,8 +484,8 @@ def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n
     -------
     StrictEDPLS (unfitted).
     """
-    return StrictEDPLS(epsilon, delta, y_range=tuple(y_range), X_public=X_public, x_bound=x_bound,
-                       n_components=n_components, random_state=random_state, **params)
+    return StrictEDPLS(epsilon, delta, y_range=None if y_range is None else tuple(y_range), X_public=X_public,
+                       x_bound=x_bound, n_components=n_components, random_state=random_state, **params)
 
 
 # ---------------------------------------------------------------------- shareable release
@@ -500,7 +531,8 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) 
     fields += [Field(k, p[k], "public", SETTING, role="param")
                for k in ("epsilon", "delta", "preprocessing", "n_components", "calibration")]
     fields += [Field("y_range", [float(v) for v in p["y_range"]], "public", "user-declared physical range of y",
-                     role="param"),
+                     role="param") if p["y_range"] is not None else
+               Field("y_range", [float(v) for v in model.y_range_], "dp", RANGE_RELEASE, role="param"),
                Field("x_bound", float(c["x_bound"]), "public",
                      PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
     fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
@@ -517,7 +549,7 @@ def estimator_from_release(data) -> StrictEDPLS:
     """A predicting ``StrictEDPLS`` rebuilt from its shareable release (dict or JSON text): the row-wise chain
     is rebuilt from its public name, coef_ and intercept_ come from the release."""
     model = _from_release(data, StrictEDPLS, FORMAT)
-    model.y_range = tuple(model.y_range)
+    model.y_range = None if model.y_range is None else tuple(model.y_range)
     for name in ("coef_", "components_", "x_center_"):
         setattr(model, name, np.asarray(getattr(model, name), dtype=float))
     model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_))

@@ -1,0 +1,34 @@
+"""StrictEDPLS with no bound to guess (issue #30): y_range=None buys a private range of y from a budget share."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.data.sample_generators import make_nir_spectra
+from engine.methods.edpls import make_strict_edpls
+from engine.privacy.ranges import LOG_GRID, RANGE_RELEASE, private_range
+
+
+def test_private_range_covers_the_bulk_and_is_a_grid_interval():
+    rng = np.random.default_rng(0)
+    y = rng.normal(10.2, 0.4, size=5000)
+    (lo, hi), sigma, _ = private_range(y, 0.1, 1e-6, rng)
+    assert sigma > 0 and lo in LOG_GRID and hi in LOG_GRID
+    assert lo <= np.quantile(y, 0.05) and hi >= np.quantile(y, 0.95)
+    assert hi - lo < 4.0  # tighter than a documented-wide range (7-23 %)
+    assert private_range(y, np.inf, 1e-6, rng)[0] == (y.min(), y.max())
+
+
+def test_strict_edpls_without_y_range_records_the_range_in_choices_and_ledger():
+    pub = make_nir_spectra(n_samples=200, random_state=1).X
+    data = make_nir_spectra(n_samples=3000, random_state=2)
+    model = make_strict_edpls(1.0, 1e-5, X_public=pub, random_state=0).fit(data.X, data.Y[:, 0])
+    names = [r.name for r in model.privacy_ledger_.entries]
+    assert names[0] == RANGE_RELEASE and len(names) in (3, 4)
+    assert model.privacy_ledger_.total("basic")[0] == pytest.approx(1.0)
+    assert model.choices_["y_source"].startswith("private range")
+    lo, hi = model.y_range_
+    assert model.choices_["y_center"] == pytest.approx((lo + hi) / 2)
+    # at epsilon = inf: no bound needed, no ledger
+    free = make_strict_edpls(np.inf, 1e-5, X_public=pub).fit(data.X, data.Y[:, 0])
+    assert len(free.privacy_ledger_) == 0 and free.y_range_ == (data.Y[:, 0].min(), data.Y[:, 0].max())
