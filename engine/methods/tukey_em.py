@@ -6,8 +6,11 @@ and Zakynthinou ("Covariance-aware private mean estimation without private covar
 NeurIPS 2021). The fit:
 
 1. (``n_models="auto"`` only) the count n + N(0, sigma_n^2), sensitivity 1, share ``count_share`` of
-   (epsilon, delta); the number of models is m = floor(n_hat / ``rows_per_model``) (post-processing),
-   at least ``MIN_MODELS``.
+   (epsilon, delta); the number of models (post-processing, ``auto_models``) is
+   m = max(floor(n_hat / ``rows_per_model``), ceil(12 p ln(1/(2 delta_r)) / epsilon_r)): the test of step 4
+   needs its distance above ln(1/(2 delta_r)) / (epsilon_r / 2), which takes several hundred models (measured:
+   at p = 6, epsilon = 1 it failed with 416 models and passed with 800, whatever the rows per model), so
+   below about 2 p m_min rows the models get fewer than 2 p rows each rather than too few models.
 2. Every row is assigned to one of m groups, independently and uniformly (fresh randomness of the
    mechanism); least squares on each group (minimum-norm, on [x, 1] with ``fit_intercept``) gives m
    models beta_1..beta_m in R^p. Each is jittered by U(0, 1e-10) per coordinate (ties have volume zero).
@@ -66,13 +69,21 @@ from engine.methods.baselines import COUNT_RELEASE, noisy_count
 from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, Release, noise_generator
 
-__all__ = ["MIN_MODELS", "PTR_RELEASE", "TUKEY_RELEASE", "TukeyEM", "group_models", "tukey_mechanism"]
+__all__ = ["MODELS_PER_FEATURE", "PTR_RELEASE", "TUKEY_RELEASE", "TukeyEM", "auto_models", "group_models",
+           "tukey_mechanism"]
 
 PTR_RELEASE = "Tukey PTR test"
 TUKEY_RELEASE = "Tukey depth exponential mechanism"
-#: Fewest models the automatic choice asks for (below about 4 ln(1/(2 delta)) / eps' models the test cannot pass).
-MIN_MODELS = 8
+#: Fewest models the automatic choice asks for, per feature and per ln(1/(2 delta)) / epsilon (module docstring).
+MODELS_PER_FEATURE = 12
 JITTER = 1e-10
+
+
+def auto_models(n_hat: float, p: int, epsilon: float, delta: float, rows_per_model: int | None = None) -> int:
+    """m from a noisy count (post-processing): max(n_hat / rows_per_model, 12 p ln(1/(2 delta)) / epsilon)."""
+    rows = 2 * p if rows_per_model is None else int(rows_per_model)
+    floor = math.ceil(MODELS_PER_FEATURE * p * math.log(1.0 / (2.0 * delta)) / epsilon)
+    return int(max(4, n_hat // rows, floor))
 
 
 def group_models(Xf: np.ndarray, y: np.ndarray, m: int, rng) -> np.ndarray:
@@ -180,7 +191,7 @@ class TukeyEM(RegressorMixin, BaseEstimator):
     epsilon : float > 0 or np.inf (least squares on all rows, empty ledger).
     delta : float in (0, 1).
     n_models : "auto" (m from a noisy count: floor(n_hat / rows_per_model)) or int >= 4 (public).
-    rows_per_model : int >= 1 or None, rows per model for ``n_models="auto"`` (None: 5 p, p features with the constant).
+    rows_per_model : int >= 1 or None, rows per model for ``n_models="auto"`` (None: 2 p, p features with the constant).
     count_share : float in (0, 1), share of (epsilon, delta) of the count (``n_models="auto"`` only).
     fit_intercept : bool, append a constant feature (its coefficient is the intercept).
     random_state : None (fresh OS entropy) or a known seed (the ledger then says "not proven").
@@ -224,10 +235,6 @@ class TukeyEM(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _rows(self, p: int) -> int:
-        """Rows per model: the declared value, else 5 p (a model needs p rows; a few more keep it stable)."""
-        return int(self.rows_per_model) if self.rows_per_model is not None else 5 * p
-
     def fit(self, X, y):
         """Fit on X (n, p_x) and y (n,); only the releases of the module docstring depend on the rows."""
         self._validate_params()
@@ -250,10 +257,11 @@ class TukeyEM(RegressorMixin, BaseEstimator):
             n_hat, _ = noisy_count(X.shape[0], eps * cs, dlt * cs, "analytic", rng)
             led.add(GaussianMechanism(eps * cs, dlt * cs, 1.0, "analytic").release(
                 COUNT_RELEASE, note="noisy row count (sensitivity 1); sets the number of models"))
-            m = max(MIN_MODELS, int(n_hat // self._rows(p)))
             eps_r, dlt_r = eps * (1 - cs), dlt * (1 - cs)
+            m = auto_models(n_hat, p, eps_r, dlt_r, self.rows_per_model)
             self.choices_["n_hat"] = n_hat
-            self.choices_["m_why"] = f"floor(n_hat / {self._rows(p)} rows per model), at least {MIN_MODELS}"
+            self.choices_["m_why"] = ("max(n_hat / rows per model, 12 p ln(1/(2 delta)) / epsilon) (n_hat a DP "
+                                      "release)")
         else:
             m, eps_r, dlt_r = int(self.n_models), eps, dlt
             self.choices_["m_why"] = "declared n_models"
