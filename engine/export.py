@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .privacy.ledger import PrivacyLedger, Release, ledger_totals
+from .privacy.ledger import Neighbouring, PrivacyLedger, Release, ledger_totals
 from .privacy.ledger import _json_float as _float  # one non-finite float spelling for every JSON file
 
 __all__ = [
@@ -171,8 +171,8 @@ def _object_array(raw, shape):
 
 def ledger_from_dict(data: dict) -> PrivacyLedger:
     """A :class:`PrivacyLedger` from ``PrivacyLedger.to_dict()`` output (non-finite strings allowed)."""
-    led = PrivacyLedger(neighbouring=data.get("neighbouring", "add_remove"), caveats=list(data.get("caveats", [])),
-                        unit=str(data.get("unit", "")))
+    led = PrivacyLedger(neighbouring=data.get("neighbouring", Neighbouring.ADD_REMOVE),
+                        caveats=list(data.get("caveats", [])), unit=str(data.get("unit", "")))
     fields = set(Release.__dataclass_fields__)
     for e in data.get("entries", []):
         e = {k: (_NONFINITE[v] if isinstance(v, str) and v in _NONFINITE and k != "name" else v)
@@ -227,7 +227,8 @@ def estimator_to_dict(est, fmt: str, *, exclude=(), state=(), ledger: PrivacyLed
         "state": state_out,
         "types": types,
         "not_exported": not_exported,
-        "ledger": encode_value(led.to_dict() if led is not None else {"neighbouring": "add_remove", "entries": []}),
+        "ledger": encode_value(led.to_dict() if led is not None
+                               else {"neighbouring": Neighbouring.ADD_REMOVE.value, "entries": []}),
         "ledger_totals": ledger_totals(led),
     }
     if privacy:

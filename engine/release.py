@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .export import _Skip, decode_value, encode_value, ledger_from_dict
-from .privacy.ledger import PrivacyLedger, ledger_totals
+from .privacy.ledger import Neighbouring, PrivacyLedger, ledger_totals
 
 __all__ = ["CALLER", "PUBLIC_BOUND", "PUBLIC_CENTRE", "SETTING", "Field", "RELEASE_KIND", "declared_bound_fields",
            "setting_fields", "SHAREABLE_NOTICE", "build_release", "estimator_from_release",
@@ -111,7 +111,8 @@ def _check(fields: list[Field], ledger: PrivacyLedger) -> None:
         raise ValueError(f"fields named twice: {sorted(dup)}")
     released = {r.name for r in ledger.entries}
     for f in fields:
-        if ledger.neighbouring == "replace" and _PUBLIC_UNDER_REPLACE.match(f.name) and f.provenance == "public":
+        replace_one = ledger.neighbouring is Neighbouring.REPLACE_ONE
+        if replace_one and _PUBLIC_UNDER_REPLACE.match(f.name) and f.provenance == "public":
             continue
         if _FORBIDDEN.search(f.name):
             raise ValueError(f"field {f.name!r} is private bookkeeping (seeds, hashes, counts, reference or test "

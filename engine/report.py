@@ -42,7 +42,7 @@ import pandas as pd
 
 from .export import encode_value
 from .fingerprint import data_fingerprint, data_sha256, owner_key
-from .privacy.ledger import PrivacyLedger, ledger_totals
+from .privacy.ledger import Neighbouring, PrivacyLedger, ledger_totals
 from .privacy.wording import (
     ACCOUNTANT_NAMES,
     MODE_TEXT,
@@ -305,7 +305,7 @@ class RunReport:
     def _rows_statement(self) -> str:
         if self.data is None:
             return "-"
-        if self.ledger is not None and self.ledger.neighbouring == "replace" and len(self.data.shape):
+        if self.ledger is not None and self.ledger.neighbouring is Neighbouring.REPLACE_ONE and len(self.data.shape):
             return f"{self.data.shape[0]} (public: replace-one neighbours keep the row count fixed)"
         return "not released (the number of rows is private under add/remove neighbours)"
 

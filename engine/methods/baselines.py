@@ -26,9 +26,10 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
-from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
+from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator
 
-__all__ = ["COUNT_RELEASE", "SUM_RELEASE", "DPConstantRegressor", "noisy_count", "noisy_mean", "y_scale"]
+__all__ = ["COUNT_NOTE", "COUNT_RELEASE", "SUM_NOTE", "SUM_RELEASE", "DPConstantRegressor", "noisy_count", "noisy_mean",
+           "y_scale"]
 
 COUNT_RELEASE = "count n"
 SUM_RELEASE = "sum of y~"
@@ -42,22 +43,32 @@ def y_scale(y_range) -> tuple[float, float]:
     return (lo + hi) / 2.0, (hi - lo) / 2.0
 
 
-def noisy_count(n: int, epsilon: float, delta: float, calibration: str, rng) -> tuple[float, float]:
-    """(n + noise, sigma): the count release (sensitivity 1); sigma = 0 at epsilon = inf."""
-    sigma = noise_scale("gaussian", epsilon, delta, 1.0, calibration)
-    return float(n) + (float(rng.normal(0.0, sigma)) if sigma > 0 else 0.0), sigma
+#: Ledger notes of the two releases (``noisy_count``, ``noisy_mean``), unless the caller gives its own.
+COUNT_NOTE = "noisy row count, sensitivity 1"
+SUM_NOTE = "sum of clip(y - y_c, -B, B) / B (public y_range), sensitivity 1"
+
+
+def noisy_count(n: int, epsilon: float, delta: float, calibration: str, rng, *, ledger=None,
+                note: str = COUNT_NOTE) -> tuple[float, float]:
+    """(n + noise, sigma): the count release (sensitivity 1); sigma = 0 at epsilon = inf.
+
+    ``ledger``: the fit's ``PrivacyLedger``; the release is recorded there by the draw itself (``COUNT_RELEASE``).
+    """
+    mech = GaussianMechanism(epsilon, delta, 1.0, calibration)
+    return float(mech.randomise(float(n), rng, ledger=ledger, name=COUNT_RELEASE, note=note)), mech.sigma
 
 
 def noisy_mean(yt: np.ndarray, n_hat: float, epsilon: float, delta: float, calibration: str, rng,
-               weights=None) -> tuple:
+               weights=None, *, ledger=None, note: str = SUM_NOTE) -> tuple:
     """(mean of y~ in [-1, 1], sigma): the sum release (sensitivity 1) divided by max(n_hat, 1), clipped.
 
     ``weights``: None or non-negative integer counts (a row counted c times adds c y~_i: the sum of the
-    repeated rows, so the sensitivity stays 1 per repeat)."""
-    sigma = noise_scale("gaussian", epsilon, delta, 1.0, calibration)
+    repeated rows, so the sensitivity stays 1 per repeat). ``ledger``: recorded there by the draw itself
+    (``SUM_RELEASE``)."""
+    mech = GaussianMechanism(epsilon, delta, 1.0, calibration)
     total = np.sum(yt) if weights is None else np.dot(np.asarray(weights, dtype=float), yt)
-    s = float(total) + (float(rng.normal(0.0, sigma)) if sigma > 0 else 0.0)
-    return float(np.clip(s / max(float(n_hat), 1.0), -1.0, 1.0)), sigma
+    s = float(mech.randomise(float(total), rng, ledger=ledger, name=SUM_RELEASE, note=note))
+    return float(np.clip(s / max(float(n_hat), 1.0), -1.0, 1.0)), mech.sigma
 
 
 class DPConstantRegressor(RegressorMixin, BaseEstimator):
@@ -110,18 +121,13 @@ class DPConstantRegressor(RegressorMixin, BaseEstimator):
         yc, yb = y_scale(self.y_range)
         rng, seed_known = noise_generator(self.random_state)
         eps, dlt, cs = float(self.epsilon), float(self.delta), float(self.count_share)
-        n_hat, _ = noisy_count(len(y), eps * cs, dlt * cs, self.calibration, rng)
+        led = PrivacyLedger()  # each draw records itself (nothing at epsilon = inf)
+        n_hat, _ = noisy_count(len(y), eps * cs, dlt * cs, self.calibration, rng, ledger=led)
         mean, _ = noisy_mean(np.clip(y - yc, -yb, yb) / yb, n_hat, eps * (1 - cs), dlt * (1 - cs),
-                             self.calibration, rng)
+                             self.calibration, rng, ledger=led)
         self.constant_ = yc + yb * mean
-        led = PrivacyLedger()
-        if not math.isinf(eps):
-            led.add(GaussianMechanism(eps * cs, dlt * cs, 1.0, self.calibration).release(
-                COUNT_RELEASE, note="noisy row count, sensitivity 1"))
-            led.add(GaussianMechanism(eps * (1 - cs), dlt * (1 - cs), 1.0, self.calibration).release(
-                SUM_RELEASE, note="sum of clip(y - y_c, -B, B) / B (public y_range), sensitivity 1"))
-            if seed_known:
-                led.add_caveat(SEED_KNOWN_CAVEAT)
+        if seed_known and len(led):
+            led.add_caveat(SEED_KNOWN_CAVEAT)
         self.privacy_ledger_ = led
         return self
 

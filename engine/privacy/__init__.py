@@ -19,7 +19,7 @@ from .calibration import (
     zcdp_to_epsilon,
 )
 from .clipping import ClipReport, clip_abs, clip_rows_l2
-from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
+from .ledger import Neighbouring, PrivacyLedger, Release, gaussian_sigmas_for_budget, ledger_totals
 from .mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -40,6 +40,7 @@ __all__ = [
     "ClipReport",
     "GaussianMechanism",
     "LaplaceMechanism",
+    "Neighbouring",
     "PrivacyLedger",
     "Release",
     "UnprovenCalibrationWarning",

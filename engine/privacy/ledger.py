@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 
 from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsilon
 
-__all__ = ["PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals"]
+__all__ = ["Neighbouring", "PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals"]
 
 _METHODS = ("basic", "zcdp", "pld", "gdp")
 #: "exponential": an (epsilon, delta)-DP mechanism with no Gaussian or Laplace noise law (TukeyEM's
@@ -38,6 +39,20 @@ _METHODS = ("basic", "zcdp", "pld", "gdp")
 _MECHANISMS = ("gaussian", "laplace", "exponential")
 #: Above this per-release epsilon the PLD accountant is replaced by closed forms (see ``_pld_epsilon``).
 _PLD_MAX_RELEASE_EPS = 20.0
+
+
+class Neighbouring(StrEnum):
+    """The neighbouring relation a release's sensitivity is computed for: the one spelling everywhere.
+
+    dp-accounting's ``NeighboringRelation`` has the same two members (ADD_OR_REMOVE_ONE, REPLACE_ONE). The
+    values are what ledgers and release manifests serialise ("add_remove", "replace": kept stable so that
+    shareable JSON files stay the same); ``Neighbouring(value)`` parses them (ValueError for anything else).
+    """
+
+    #: one row added or removed (the row count is private)
+    ADD_REMOVE = "add_remove"
+    #: one row replaced by another (the row count is public)
+    REPLACE_ONE = "replace"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,16 +127,19 @@ class PrivacyLedger:
     Attributes
     ----------
     entries : list of Release, in release order.
-    neighbouring : "add_remove" (default) or "replace", the neighbouring relation the
-        sensitivities were computed for.
+    neighbouring : Neighbouring (or its value "add_remove", the default, or "replace"), the neighbouring
+        relation the sensitivities were computed for.
     unit : what one neighbouring step changes, as the guarantee's sentences name it ("" = one row;
         e.g. "owner's whole series" for VAR-ADMM's defence): the guarantee is per this unit.
     """
 
     entries: list = field(default_factory=list)
-    neighbouring: str = "add_remove"
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     caveats: list = field(default_factory=list)
     unit: str = ""
+
+    def __post_init__(self):
+        self.neighbouring = Neighbouring(self.neighbouring)
 
     def add_caveat(self, reason: str) -> None:
         """Record a reason the guarantee is not proven (kept once, in order)."""
@@ -250,7 +268,7 @@ class PrivacyLedger:
         return ledger_totals(self, delta, pld=True, as_json=False)
 
     def to_dict(self) -> dict:
-        out = {"neighbouring": self.neighbouring, "entries": [asdict(r) for r in self.entries],
+        out = {"neighbouring": self.neighbouring.value, "entries": [asdict(r) for r in self.entries],
                "caveats": list(self.caveats)}
         return {**out, "unit": self.unit} if self.unit else out
 
@@ -281,10 +299,10 @@ def ledger_totals(led: PrivacyLedger | None, delta: float | None = None, *, pld:
     """
     if led is None or not len(led):  # nothing released privately: no guarantee to prove
         return {"n_releases": 0, "status": "no privacy", "proven": False, "reasons_not_proven": [],
-                "neighbouring": None if led is None else led.neighbouring}
+                "neighbouring": None if led is None else led.neighbouring.value}
     pair = (lambda t: [_json_float(x) for x in t]) if as_json else (lambda t: (float(t[0]), float(t[1])))
     out = {"n_releases": len(led), "status": led.status, "proven": led.proven,
-           "reasons_not_proven": led.reasons_not_proven(), "neighbouring": led.neighbouring}
+           "reasons_not_proven": led.reasons_not_proven(), "neighbouring": led.neighbouring.value}
     out["basic"] = pair(led.total("basic"))
     d = led._default_delta() if delta is None else float(delta)
     out["zcdp"] = pair(led.total("zcdp", d))

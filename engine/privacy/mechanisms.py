@@ -1,15 +1,30 @@
-"""Noise mechanisms as small objects, each with its calibration in one place (diffprivlib style).
+"""Noise mechanisms as small objects that calibrate, draw and record (diffprivlib's shape), and the one draw.
 
-A mechanism is built from (epsilon, delta, sensitivity) and knows its noise scale; it adds
-noise to vectors, batches of vectors, or symmetric matrices, and describes itself as a
-ledger record. The symmetric-noise release of a second-moment matrix (Analyze-Gauss, Dwork, Talwar,
-Thakurta & Zhang 2014) is ``engine.privacy.moments`` (``MomentsRelease``, ``AnalyzeGauss``).
+The mechanism interface (``GaussianMechanism``, ``LaplaceMechanism`` here; ``MomentsRelease`` in
+``engine.privacy.moments`` for the symmetric noise of a second-moment matrix, Analyze-Gauss):
+
+- **calibrate**: built from (epsilon, delta, sensitivity[, calibration]), it computes its noise scale once
+  (``sigma`` or ``scale``) with ``calibration.noise_scale``. ``GaussianMechanism`` and ``MomentsRelease``
+  accept ``epsilon = inf``: scale 0, the exact value comes back, nothing is drawn or recorded (a
+  non-private reference).
+- **draw and record in one call**: ``randomise(value, random_state, *, ledger=None, name=..., note=...)``
+  returns value + noise; given a ``PrivacyLedger`` it adds this draw's record to it in the same call, so
+  a fit's ledger is written as its noise is drawn and cannot drift from it. Without a ledger it only draws
+  (the audit's batched trials, sweeps of replicates: ``MomentsRelease.randomise(G, n_replicates, ...)``).
+- **record only**: ``release(name, ...)`` (``record(name, ...)`` on ``MomentsRelease``) gives the ledger
+  record of one application, for code that describes a release it does not draw (bounds, calculators).
+
+Every release's noise comes from :func:`draw_noise`, the one place noise is drawn: it is what the audit's
+planted bugs (``engine.privacy.audit.planted_bug``) scale, so a planted bug reaches every production fit and
+costs one context-variable read when off.
 
 Written by hand: no kept library exposes a seeded, vectorised symmetric-matrix Gaussian
 release with our ledger; the calibration itself lives in ``calibration.py``.
 """
 from __future__ import annotations
 
+import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +37,7 @@ __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
     "as_generator",
+    "draw_noise",
     "sample_gaussian_vector",
     "sample_symmetric_gaussian",
 ]
@@ -37,11 +53,52 @@ def as_generator(random_state) -> np.random.Generator:
     return np.random.default_rng(rs.randint(0, 2**32 - 1))
 
 
+#: The planted bug in force in this context: None, or (kind, factor) set by ``engine.privacy.audit.planted_bug``
+#: (a context variable: one thread's audit never reaches another session's fit).
+PLANTED_BUG: ContextVar = ContextVar("planted_bug", default=None)
+
+#: Noise laws ``draw_noise`` draws ("uniform": VAR-ADMM's paper defence, which carries no guarantee).
+DRAW_LAWS = ("gaussian", "laplace", "uniform")
+
+
+def draw_noise(law: str, scale: float, size, random_state=None):
+    """The one place release noise is drawn: i.i.d. noise of ``law`` and ``scale``, shape ``size``.
+
+    Parameters
+    ----------
+    law : "gaussian" (N(0, scale^2)), "laplace" (Laplace(0, scale)) or "uniform" (U(-scale, scale)).
+    scale : float >= 0, the calibrated scale.
+    size : int, tuple or None (one float).
+    random_state : None, int or Generator (``as_generator``).
+
+    Returns
+    -------
+    ndarray of shape ``size`` (a float for None), drawn by the generator's own ``normal``, ``laplace`` or
+    ``uniform``, so the stream is the same as a direct call.
+
+    A planted bug (``engine.privacy.audit.planted_bug``) multiplies the scale by its factor: "noise_scale"
+    draws less noise than calibrated, "sensitivity_scale" draws the noise of a sensitivity understated by the
+    factor (every calibration here is linear in the sensitivity: analytic and classic Gaussian sigma and the
+    Laplace b = Delta / eps), while the ledger keeps recording what the release claims, as a real bug would.
+    """
+    planted = PLANTED_BUG.get()
+    if planted is not None:
+        scale = scale * planted[1]
+    rng = as_generator(random_state)
+    if law == "gaussian":
+        return rng.normal(0.0, scale, size=size)
+    if law == "laplace":
+        return rng.laplace(0.0, scale, size=size)
+    if law == "uniform":
+        return rng.uniform(-scale, scale, size=size)
+    raise ValueError(f"law must be one of {DRAW_LAWS}, got {law!r}")
+
+
 def sample_gaussian_vector(sigma: float, size, random_state=None) -> np.ndarray:
     """i.i.d. N(0, sigma^2) noise of the given shape (a vector, or a batch of vectors)."""
     if sigma < 0:
         raise ValueError(f"sigma must be >= 0, got {sigma}")
-    return as_generator(random_state).normal(0.0, 1.0, size=size) * sigma
+    return draw_noise("gaussian", sigma, size, random_state)
 
 
 def sample_symmetric_gaussian(sigma: float, dim: int, random_state=None, n_replicates=None) -> np.ndarray:
@@ -56,7 +113,7 @@ def sample_symmetric_gaussian(sigma: float, dim: int, random_state=None, n_repli
     lead = () if n_replicates is None else (int(n_replicates),)
     iu = np.triu_indices(dim)
     noise = np.zeros(lead + (dim, dim))
-    draws = rng.normal(0.0, 1.0, size=lead + (iu[0].size,)) * sigma
+    draws = draw_noise("gaussian", sigma, lead + (iu[0].size,), rng)
     noise[..., iu[0], iu[1]] = draws
     noise[..., iu[1], iu[0]] = draws
     return noise
@@ -68,7 +125,8 @@ class GaussianMechanism:
 
     calibration: "analytic" (Balle & Wang 2018, tight for every eps), "classic"
     (sqrt(2 ln(1.25/delta)) Delta / eps, refused for eps > 1) or "auto" (classic for eps <= 1);
-    the rule is ``calibration.resolve_calibration``.
+    the rule is ``calibration.resolve_calibration``. ``epsilon = inf``: sigma = 0, ``randomise`` returns
+    the exact value and records nothing (no release under differential privacy).
     """
 
     epsilon: float
@@ -78,18 +136,33 @@ class GaussianMechanism:
     sigma: float = field(init=False)
 
     def __post_init__(self):
+        if self.epsilon == math.inf:  # no mechanism: the exact value (a non-private reference)
+            self.sigma = 0.0
+            return
         # "auto" is resolved here so that the ledger names the calibration actually used.
         self.calibration = resolve_calibration(self.calibration, self.epsilon)
-        check_eps_delta(self.epsilon, self.delta)  # a mechanism needs a finite epsilon (inf is "no mechanism")
+        check_eps_delta(self.epsilon, self.delta)
         self.sigma = noise_scale("gaussian", self.epsilon, self.delta, self.sensitivity, self.calibration)
 
-    def randomise(self, value, random_state=None) -> np.ndarray:
-        """value + noise, same shape as value (any shape: noise is i.i.d. per entry)."""
+    def randomise(self, value, random_state=None, *, ledger=None, name: str = "", note: str = "",
+                  sensitivity_source: str = "public") -> np.ndarray:
+        """value + noise, same shape as value (any shape: noise is i.i.d. per entry).
+
+        With ``ledger`` (a ``PrivacyLedger``), this draw's record (``release(name, ...)``) is added to it in the
+        same call; at epsilon = inf nothing is drawn or recorded.
+        """
         value = np.asarray(value, dtype=float)
-        return value + sample_gaussian_vector(self.sigma, value.shape, random_state)
+        if self.epsilon == math.inf:
+            return value.copy()
+        out = value + draw_noise("gaussian", self.sigma, value.shape, random_state)
+        if ledger is not None:
+            ledger.add(self.release(name, sensitivity_source=sensitivity_source, note=note))
+        return out
 
     def release(self, name: str, *, sensitivity_source: str = "public", note: str = "") -> Release:
         """Ledger record for one application of this mechanism."""
+        if self.epsilon == math.inf:
+            raise ValueError("epsilon = inf releases nothing under differential privacy: no ledger record")
         return Release(
             name=name,
             mechanism="gaussian",
@@ -115,9 +188,14 @@ class LaplaceMechanism:
         check_eps_delta(self.epsilon, 0.5)
         self.scale = noise_scale("laplace", self.epsilon, sensitivity=self.sensitivity)
 
-    def randomise(self, value, random_state=None) -> np.ndarray:
+    def randomise(self, value, random_state=None, *, ledger=None, name: str = "", note: str = "",
+                  sensitivity_source: str = "public") -> np.ndarray:
+        """value + Laplace noise (any shape); with ``ledger``, this draw's record is added in the same call."""
         value = np.asarray(value, dtype=float)
-        return value + as_generator(random_state).laplace(0.0, self.scale, size=value.shape)
+        out = value + draw_noise("laplace", self.scale, value.shape, random_state)
+        if ledger is not None:
+            ledger.add(self.release(name, sensitivity_source=sensitivity_source, note=note))
+        return out
 
     def release(self, name: str, *, sensitivity_source: str = "public", note: str = "") -> Release:
         return Release(

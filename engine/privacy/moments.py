@@ -69,7 +69,7 @@ from engine.numerics import SAFE_EXPONENT
 
 from .calibration import noise_scale
 from .clipping import ClipReport, clip_factors, row_norms
-from .ledger import Release
+from .ledger import Neighbouring, Release
 from .mechanisms import GaussianMechanism, as_generator, sample_symmetric_gaussian
 
 __all__ = [
@@ -398,7 +398,7 @@ class MomentsRelease:
     epsilon, delta : the budget of this one release (epsilon = inf: no noise, a non-private reference).
     sensitivity : L2 sensitivity (``add_remove_sensitivity`` / ``replace_one_sensitivity``).
     calibration : "analytic", "classic" or "auto" (``calibration.resolve_calibration``).
-    neighbouring : "add_remove" or "replace_one" (recorded in the ledger note).
+    neighbouring : Neighbouring (or its value), the relation ``sensitivity`` was computed for.
 
     Attributes
     ----------
@@ -409,12 +409,11 @@ class MomentsRelease:
     delta: float
     sensitivity: float
     calibration: str = "analytic"
-    neighbouring: str = "add_remove"
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     sigma: float = field(init=False)
 
     def __post_init__(self):
-        if self.neighbouring not in ("add_remove", "replace_one"):
-            raise ValueError("neighbouring must be 'add_remove' or 'replace_one'")
+        self.neighbouring = Neighbouring(self.neighbouring)
         self.sigma = noise_scale("gaussian", self.epsilon, self.delta, self.sensitivity, self.calibration)
 
     @property
@@ -452,9 +451,20 @@ class MomentsRelease:
             else:
                 yield np.repeat(G[None], r, axis=0)
 
-    def randomise(self, G: np.ndarray, n_replicates: int = 1, random_state=None) -> np.ndarray:
-        """All replicates at once, shape (R, d, d)."""
-        return np.concatenate(list(self.iter_noisy(G, n_replicates, random_state)))
+    def randomise(self, G: np.ndarray, n_replicates: int = 1, random_state=None, *, ledger=None,
+                  name: str = "second-moment matrix Z'Z", note: str = "", sensitivity_source: str = "public"
+                  ) -> np.ndarray:
+        """All replicates at once, shape (R, d, d).
+
+        With ``ledger`` (one release: ``n_replicates`` must be 1), the record of this draw (``record``) is added
+        to it in the same call; nothing is recorded at epsilon = inf (no noise).
+        """
+        if ledger is not None and int(n_replicates) != 1:
+            raise ValueError("a ledger records one release: draw replicates without a ledger")
+        out = np.concatenate(list(self.iter_noisy(G, n_replicates, random_state)))
+        if ledger is not None and self.noisy:
+            ledger.add(self.record(name, sensitivity_source=sensitivity_source, note=note))
+        return out
 
     def record(self, name: str = "second-moment matrix Z'Z", *, sensitivity_source: str = "public",
                note: str = "") -> Release:
@@ -471,7 +481,7 @@ class AnalyzeGauss:
 
     Sensitivity. Adding or removing one row changes the sum Z'Z by z z', whose upper triangle (with
     diagonal) has L2 norm <= ||z z'||_F = ||z||^2 <= row_bound^2: sensitivity ``row_bound**2`` under
-    add/remove neighbours (the default), sqrt(2) row_bound^2 under replace-one (``neighbouring="replace"``).
+    add/remove neighbours (the default), sqrt(2) row_bound^2 under replace-one (``Neighbouring.REPLACE_ONE``).
     The exact, tighter sensitivities of structured rows are ``add_remove_sensitivity`` and
     ``replace_one_sensitivity``. The DP-CCA poster releases the mean (1/N) Z'Z under replace-one: that is
     this mechanism with the result divided by a public N and sensitivity sqrt(2)/N, which gives the same
@@ -483,16 +493,15 @@ class AnalyzeGauss:
     epsilon: float
     delta: float
     row_bound: float = 1.0
-    neighbouring: str = "add_remove"
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     calibration: str = "analytic"
     mechanism: GaussianMechanism = field(init=False)
 
     def __post_init__(self):
-        if self.neighbouring not in ("add_remove", "replace"):
-            raise ValueError("neighbouring must be 'add_remove' or 'replace'")
+        self.neighbouring = Neighbouring(self.neighbouring)
         if not self.row_bound > 0:
             raise ValueError(f"row_bound must be > 0, got {self.row_bound}")
-        sens = self.row_bound**2 * (np.sqrt(2.0) if self.neighbouring == "replace" else 1.0)
+        sens = self.row_bound**2 * (np.sqrt(2.0) if self.neighbouring is Neighbouring.REPLACE_ONE else 1.0)
         self.mechanism = GaussianMechanism(self.epsilon, self.delta, float(sens), self.calibration)
 
     @property
@@ -526,7 +535,7 @@ class AnalyzeGauss:
                     "(engine.privacy.clip_rows_l2)"
                 )
         release = MomentsRelease(self.epsilon, self.delta, self.sensitivity, self.mechanism.calibration,
-                                 "replace_one" if self.neighbouring == "replace" else "add_remove")
+                                 self.neighbouring)
         G = release.randomise(release.gram(Z), 1 if n_replicates is None else int(n_replicates), random_state)
         return G[0] if n_replicates is None else G
 

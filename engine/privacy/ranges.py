@@ -18,7 +18,7 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-from .calibration import noise_scale
+from .mechanisms import GaussianMechanism
 
 __all__ = ["LOG_GRID", "RANGE_RELEASE", "private_range"]
 
@@ -28,21 +28,25 @@ _POS = 10.0 ** (np.arange(-96, 145) / 16.0)
 LOG_GRID = np.concatenate([-_POS[::-1], [0.0], _POS])
 
 
-def private_range(y, epsilon: float, delta: float, rng, calibration: str = "analytic") -> tuple:
+def private_range(y, epsilon: float, delta: float, rng, calibration: str = "analytic", *, ledger=None,
+                  note: str = "") -> tuple:
     """((low, high), sigma, facts): a DP range of y from one noisy histogram (module docstring).
 
-    ``epsilon = inf``: the exact occupied range [min y, max y] (no noise)."""
+    ``ledger``: the fit's ``PrivacyLedger``; the histogram records itself there as it is drawn
+    (``RANGE_RELEASE``). ``epsilon = inf``: the exact occupied range [min y, max y] (no noise, no record)."""
     y = np.asarray(y, dtype=float)
     if math.isinf(float(epsilon)):
         lo, hi = float(np.min(y)), float(np.max(y))
         if hi <= lo:
             hi = lo + max(abs(lo), 1.0) * 1e-6
         return (lo, hi), 0.0, {"how": "exact min and max of y (epsilon = inf)"}
-    sigma = noise_scale("gaussian", epsilon, delta, 1.0, calibration)
+    mech = GaussianMechanism(epsilon, delta, 1.0, calibration)
+    sigma = mech.sigma
     edges = LOG_GRID
     idx = np.clip(np.searchsorted(edges, y, side="right") - 1, 0, edges.size - 2)
     counts = np.bincount(idx, minlength=edges.size - 1).astype(float)
-    noisy = counts + rng.normal(0.0, sigma, size=counts.shape)
+    noisy = mech.randomise(counts, rng, ledger=ledger, name=RANGE_RELEASE,
+                           note=note or "Gaussian histogram of y over a public log-spaced grid (sensitivity 1)")
     tau = sigma * float(ndtri(1.0 - 0.05 / counts.size))
     hit = np.flatnonzero(noisy > tau)
     if hit.size == 0:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .ledger import PrivacyLedger
+from .ledger import Neighbouring, PrivacyLedger
 
 __all__ = [
     "ACCOUNTANT_NAMES",
@@ -63,7 +63,7 @@ MODE_TEXT = {
 }
 
 #: The neighbouring relations in words (``PrivacyLedger.neighbouring``).
-_RELATION = {"add_remove": "added or removed", "replace": "replaced by another"}
+_RELATION = {Neighbouring.ADD_REMOVE: "added or removed", Neighbouring.REPLACE_ONE: "replaced by another"}
 
 NEIGHBOURING_NOTE = (
     "ε values are comparable only under the same neighbouring relation: replacing one row is removing one and "
@@ -120,7 +120,7 @@ def neighbouring_text(ledger: PrivacyLedger) -> str:
     """"per row (one row added or removed)" / "per owner's whole series (one owner's whole series replaced
     by another)": the unit and the neighbouring relation of the ledger."""
     unit = guarantee_unit(ledger)
-    relation = _RELATION.get(ledger.neighbouring, ledger.neighbouring.replace("_", "/"))
+    relation = _RELATION[ledger.neighbouring]
     return f"per {unit} (one {unit} {relation})"
 
 

@@ -38,13 +38,16 @@ from engine.privacy import (
     PrivacyLedger,
     noise_generator,
     noise_scale,
-    sample_symmetric_gaussian,
 )
 from engine.privacy.clipping import clip_factors, row_norms
+from engine.privacy.moments import MomentsRelease
 
 __all__ = ["AdaSSP", "RELEASES"]
 
 RELEASES = ("lambda_min(X'X)", "X'X", "X'y")
+#: Their ledger notes.
+NOTES = ("smallest eigenvalue of X'X (Weyl: sensitivity B_x^2)", "upper triangle of X'X, sensitivity ||x||^2 <= B_x^2",
+         "X'y, sensitivity B_x B_y")
 
 
 class AdaSSP(RegressorMixin, BaseEstimator):
@@ -100,6 +103,14 @@ class AdaSSP(RegressorMixin, BaseEstimator):
         self.calibration = calibration
         self.random_state = random_state
 
+    def mechanisms(self) -> tuple:
+        """The three release objects (``engine.privacy.mechanisms``: each draws and records in one call):
+        lambda_min and X'y Gaussian, X'X symmetric Gaussian (``MomentsRelease``), at (epsilon / 3, delta / 3)."""
+        e, dl, cal = float(self.epsilon) / 3, float(self.delta) / 3, self.calibration
+        bx, by = float(self.x_bound), float(self.y_bound)
+        return (GaussianMechanism(e, dl, bx**2, cal), MomentsRelease(e, dl, bx**2, cal),
+                GaussianMechanism(e, dl, bx * by, cal))
+
     def _sigmas(self) -> tuple[float, float, float]:
         e, dl, cal = float(self.epsilon) / 3, float(self.delta) / 3, self.calibration
         bx, by = float(self.x_bound), float(self.y_bound)
@@ -123,11 +134,15 @@ class AdaSSP(RegressorMixin, BaseEstimator):
         XX, Xy = Xs.T @ Xs, Xs.T @ ys
         lam_min = float(np.linalg.eigvalsh(XX)[0])
         noisy = s1 > 0
+        led = PrivacyLedger()  # each release records itself as it draws
         if noisy:
+            m1, m2, m3 = self.mechanisms()
             shift = s1 * math.sqrt(2.0 * math.log(3.0 / float(self.delta)))
-            lam_min = max(0.0, lam_min + float(rng.normal(0.0, s1)) - shift)
-            XX = XX + sample_symmetric_gaussian(s2, m, rng)
-            Xy = Xy + rng.normal(0.0, s3, size=m)
+            lam_min = max(0.0, float(m1.randomise(lam_min, rng, ledger=led, name=RELEASES[0], note=NOTES[0])) - shift)
+            XX = m2.randomise(XX, 1, rng, ledger=led, name=RELEASES[1], note=NOTES[1])[0]
+            Xy = m3.randomise(Xy, rng, ledger=led, name=RELEASES[2], note=NOTES[2])
+            if seed_known:
+                led.add_caveat(SEED_KNOWN_CAVEAT)
         lam = max(0.0, s2 * math.sqrt(m * math.log(2.0 * m * m / float(self.rho))) - lam_min) if noisy else 0.0
         A = XX + lam * np.eye(m)
         try:
@@ -137,16 +152,6 @@ class AdaSSP(RegressorMixin, BaseEstimator):
         self.coef_ = theta
         self.intercept_ = float(yc - xc @ theta)
         self.ridge_lambda_ = lam
-        led = PrivacyLedger()
-        if noisy:
-            e, dl = float(self.epsilon) / 3, float(self.delta) / 3
-            bx, by = float(self.x_bound), float(self.y_bound)
-            for name, sens, note in ((RELEASES[0], bx**2, "smallest eigenvalue of X'X (Weyl: sensitivity B_x^2)"),
-                                     (RELEASES[1], bx**2, "upper triangle of X'X, sensitivity ||x||^2 <= B_x^2"),
-                                     (RELEASES[2], bx * by, "X'y, sensitivity B_x B_y")):
-                led.add(GaussianMechanism(e, dl, sens, self.calibration).release(name, note=note))
-            if seed_known:
-                led.add_caveat(SEED_KNOWN_CAVEAT)
         self.privacy_ledger_ = led
         return self
 

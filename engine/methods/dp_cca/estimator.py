@@ -71,7 +71,7 @@ from engine.methods.dp_cca.core import (
 )
 from engine.methods.dp_cca.metrics import held_out_correlations
 from engine.methods.dp_cca.sensitivity import release_sensitivity
-from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator
+from engine.privacy import SEED_KNOWN_CAVEAT, Neighbouring, PrivacyLedger, noise_generator
 from engine.privacy.calibration import noise_scale, resolve_calibration
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease
@@ -109,7 +109,8 @@ def _mechanism(epsilon: float, delta: float, calibration: str,
                sensitivity: float = math.sqrt(2.0)) -> MomentsRelease:
     """The Gaussian release of the upper triangle of Z'Z (replace-one neighbours, ``engine.privacy.moments``):
     sigma from ``engine.privacy.calibration.noise_scale`` under the one calibration rule."""
-    return MomentsRelease(float(epsilon), float(delta), float(sensitivity), calibration, neighbouring="replace_one")
+    return MomentsRelease(float(epsilon), float(delta), float(sensitivity), calibration,
+                          neighbouring=Neighbouring.REPLACE_ONE)
 
 
 def analyze_gauss_tau(epsilon: float, delta: float, n_samples: int, calibration: str = "auto",
@@ -303,7 +304,7 @@ class DPCCA(TransformerMixin, BaseEstimator):
 
         No exact private count goes into it (the notes reach the shareable report): not the clipped rows.
         """
-        led = PrivacyLedger(neighbouring="replace")
+        led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE)
         mech = noise["mechanism"]
         if mech is None:
             return led

@@ -274,18 +274,28 @@ class DPPCR(RegressorMixin, BaseEstimator):
     def _release(self, prep: PreparedRows) -> MomentsRelease:
         return MomentsRelease(float(self.epsilon), float(self.delta), prep.sensitivity, self.calibration)
 
-    def _ledger(self, prep: PreparedRows, release: MomentsRelease, *, seed_known: bool) -> PrivacyLedger:
-        """One release (none at epsilon = inf), the caller's caveats and the known-seed caveat."""
-        led = PrivacyLedger()
-        if not release.noisy:
-            return led
+    def _record(self, prep: PreparedRows) -> dict:
+        """The ledger record's name, note and sensitivity source (``MomentsRelease.randomise``/``record``)."""
         from_data = self.sensitivity_source == "data"
         note = (f"Analyze-Gauss on the upper triangle of Z'Z, Z = {prep.describe()} scaled into the unit ball; "
                 "add/remove neighbours; rows clipped to ||x|| <= x_bound and |y| <= y_bound; exact worst-case "
                 "sensitivity. PCA of the noisy X block and the regression on its top-k scores are post-processing."
                 + (" The bounds were read off the private rows, so this is not a proven guarantee."
                    if from_data else ""))
-        led.add(release.record(STRICT_RELEASE, sensitivity_source="data" if from_data else "public", note=note))
+        return {"name": STRICT_RELEASE, "note": note, "sensitivity_source": "data" if from_data else "public"}
+
+    def _replicate_ledger(self, prep: PreparedRows, release: MomentsRelease, *, seed_known: bool) -> PrivacyLedger:
+        """The ledger of each of a batch's replicates (sweeps draw R fits at once without a ledger: every one is
+        this one release); a fit's own ledger is written by its draw."""
+        led = PrivacyLedger()
+        if release.noisy:
+            led.add(release.record(**self._record(prep)))
+        return self._add_caveats(led, seed_known=seed_known)
+
+    def _add_caveats(self, led: PrivacyLedger, *, seed_known: bool) -> PrivacyLedger:
+        """The caller's caveats and the known-seed caveat, on a ledger that holds a release (none at inf)."""
+        if not len(led):
+            return led
         for reason in self.caveats:
             led.add_caveat(reason if reason.startswith("not proven: ") else f"not proven: {reason}")
         if seed_known:
@@ -308,7 +318,8 @@ class DPPCR(RegressorMixin, BaseEstimator):
             prep = self._prepare(X, y)
         release = self._release(prep)
         rng, seed_known = noise_generator(self.random_state)
-        G = release.randomise(prep.gram(), 1, rng)
+        led = PrivacyLedger()  # the release records itself as it draws (nothing at epsilon = inf)
+        G = release.randomise(prep.gram(), 1, rng, ledger=led, **self._record(prep))
         out = pcr_from_moments(G, prep, self.n_components_)
         if not (np.all(np.isfinite(out["coef"])) and np.all(np.isfinite(out["intercept"]))):
             raise ValueError("the coefficients are not finite float64 numbers: rescale the data (other units)")
@@ -320,7 +331,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
         self.x_mean_ = out["x_mean"][0]
         self.y_mean_ = float(out["y_mean"][0])
         self.n_clipped_ = int(prep.rows.n_clipped)
-        self.privacy_ledger_ = self._ledger(prep, release, seed_known=seed_known)
+        self.privacy_ledger_ = self._add_caveats(led, seed_known=seed_known)
         return self
 
     def predict(self, X):
@@ -343,5 +354,5 @@ class DPPCR(RegressorMixin, BaseEstimator):
         G0, k = prep.gram(), self.n_components_
         parts = [pcr_from_moments(G, prep, k) for G in release.iter_noisy(G0, int(n_replicates), rng)]
         out = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
-        out["ledger"] = self._ledger(prep, release, seed_known=seed_known)
+        out["ledger"] = self._replicate_ledger(prep, release, seed_known=seed_known)
         return out

@@ -121,7 +121,7 @@ def _pcr_rows(est: DPPCR, train, test, eps_list, R: int, noise, progress) -> lis
         release = fit._release(prep)
         rm = np.concatenate([_test_rmsep(pcr_from_moments(G, prep, k), X_test, y_test)
                              for G in release.iter_noisy(G0, R, rng)])
-        status = ledger_totals(fit._ledger(prep, release, seed_known=seed_known))["status"]
+        status = ledger_totals(fit._replicate_ledger(prep, release, seed_known=seed_known))["status"]
         rows.append({"method": METHOD_LABELS["pcr"], "epsilon": eps, **_rmsep_columns(rm), "nonprivate": nonprivate,
                      "n_replicates": R, "n_components": k, "status": status})
         if progress is not None:

@@ -19,15 +19,13 @@ Written by hand: the glue between ``engine.privacy.chunked.sum_partitions`` and 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import partial
 from types import SimpleNamespace
 
 import numpy as np
 
-from engine.methods.baselines import noisy_count
-from engine.privacy import noise_generator
+from engine.privacy import PrivacyLedger, noise_generator
 from engine.privacy.chunked import (
     is_lazy,
     lazy_columns,
@@ -37,7 +35,7 @@ from engine.privacy.chunked import (
     split_part,
     sum_partitions,
 )
-from engine.privacy.moments import MomentsRelease, scale_rows
+from engine.privacy.moments import scale_rows
 
 __all__ = ["fit_lazy"]
 
@@ -115,7 +113,7 @@ def _check(est, X, y, sample_weight) -> int:
 
 def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
     """``StrictEDPLS.fit`` on Dask collections (module docstring). Returns the fitted ``est``."""
-    from engine.methods.edpls.recommended import RELEASES
+    from engine.methods.edpls.recommended import NOTES, RELEASES
 
     m = _check(est, X, y, sample_weight)
     if est.y_range is None:
@@ -130,24 +128,24 @@ def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
     if first is None or first.n < 2:
         raise ValueError(f"Found {0 if first is None else first.n} sample(s) while a minimum of 2 is required")
     rng, seed_known = noise_generator(est.random_state)
-    noisy = not math.isinf(float(est.epsilon))
-    n_hat, _ = noisy_count(float(first.n), *pub["budget"][RELEASES[0]], est.calibration, rng)
+    led = PrivacyLedger()  # every release records itself as it draws (nothing at epsilon = inf)
+    mechs = est.mechanisms(pub)
+    n_hat = float(mechs[RELEASES[0]].randomise(float(first.n), rng, ledger=led, name=RELEASES[0],
+                                               note=NOTES[RELEASES[0]]))
     d, d_why = est.choose_dim(pub, n_hat)
     if d == 0:
-        pub = est._fit_constant(None, pub, n_hat, rng, None, total=first.y_sum)
+        pub = est._fit_constant(None, pub, n_hat, rng, None, total=first.y_sum, ledger=led)
     else:
         chunk = partial(_moment_chunk, chain=pub["chain"], V=pub["V"][:, :d], centre=pub["x_center"][:d],
                         x_bound=pub["x_bound"], y_center=yc, y_bound=yb, names=names)
         sums, _ = sum_partitions(X, y, chunk, _add, scheduler=scheduler, progress=progress)
-        G = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], est.calibration)
-        Gn = G.randomise(0.5 * (sums.G + sums.G.T), 1, rng)[0]
-        b = sums.b
-        if noisy:
-            b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
+        Gn = mechs[RELEASES[1]].randomise(0.5 * (sums.G + sums.G.T), 1, rng, ledger=led, name=RELEASES[1],
+                                          note=NOTES[RELEASES[1]])[0]
+        b = mechs[RELEASES[2]].randomise(sums.b, rng, ledger=led, name=RELEASES[2], note=NOTES[RELEASES[2]])
         # the public scale of the rows (no data): scale_rows on an empty block with the same bound
         scale = scale_rows([np.zeros((0, d))], [pub["x_bound"]], private_centring=True)
         est._post_process(Gn, b, SimpleNamespace(const_z=scale.const_z, scale=scale.scale), pub, d)
         est.n_clipped_ = int(sums.n_clipped)
-    est._finish(pub, d, d_why, n_hat, noisy, seed_known)
+    est._finish(pub, d, d_why, n_hat, led, seed_known)
     est.n_partitions_ = n_parts
     return est

@@ -25,6 +25,7 @@ from engine.methods.edpls.strict import (
     _strict_state,
 )
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release, noise_scale, resolve_calibration
+from engine.privacy.mechanisms import draw_noise
 from engine.privacy.moments import MomentsRelease
 from engine.threads import one_blas_thread
 
@@ -140,7 +141,7 @@ class _Prepared:
             applied = self.noise_arrays(k, epsilon)[2]
             # One block per fit, in diPLSlib's order w (m), t (n), p (m), c (1) per component; the
             # noisy releases are formed in place in the random block (no further (R, k, m) arrays).
-            Z = rng.standard_normal((R, k, 2 * m + n + 1))
+            Z = draw_noise("gaussian", 1.0, (R, k, 2 * m + n + 1), rng)  # the one draw (scaled below)
             Wr = Z[..., :m]
             Wr *= applied[:, 0, None]
             Wr += W0

@@ -61,11 +61,18 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.fingerprint import data_sha256
-from engine.methods.baselines import SUM_RELEASE, noisy_count, noisy_mean
+from engine.methods.baselines import SUM_RELEASE, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
 from engine.methods.edpls.strict import pls1_from_moments
-from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, noise_generator, noise_scale
+from engine.privacy import (
+    SEED_KNOWN_CAVEAT,
+    GaussianMechanism,
+    PrivacyLedger,
+    as_generator,
+    noise_generator,
+    noise_scale,
+)
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
 from engine.privacy.ranges import RANGE_RELEASE, private_range
@@ -74,11 +81,20 @@ from engine.release import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, 
 from engine.release import estimator_from_release as _from_release
 from engine.report import plain_text
 
-__all__ = ["FORMAT", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls", "shareable_release",
-           "to_json"]
+__all__ = ["FORMAT", "NOTES", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls",
+           "shareable_release", "to_json"]
 
 #: Ledger names of the three releases, in release order.
 RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
+#: Ledger notes of the releases (each recorded by its own draw), the constant fallback's sum included.
+NOTES = {
+    RANGE_RELEASE: "Gaussian histogram of y over a public log-spaced grid (sensitivity 1): sets y's range",
+    SUM_RELEASE: "sum of y~ = clip(y - y_c) / y_bound (sensitivity 1): the private constant predictor",
+    RELEASES[0]: "noisy row count (Gaussian, sensitivity 1); sets the released dimension d",
+    RELEASES[1]: "Analyze-Gauss on the upper triangle of Z'Z, z = [u f, B] / (sqrt(2) B), u = V'p(x) - c "
+                 "clipped to ||u|| <= x_bound (public V, c, B); exact sensitivity sqrt(3)/2",
+    RELEASES[2]: "Gaussian on Z'y~, y~ = clip(y - y_c) / y_bound in [-1, 1]; sensitivity ||z|| |y~| <= 1",
+}
 #: Format tag of the shareable release (``shareable_release``).
 FORMAT = "privalab.edpls_recommended.release/1"
 #: Dimension of the data-independent B-spline basis when there is no X_public.
@@ -97,7 +113,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     y_range : (low, high), the public physical range of the response: centre = midpoint, bound = half-width;
         or None (no bound to guess): a share ``range_share`` of (epsilon, delta) buys a noisy histogram of y
         over a public log-spaced grid (``engine.privacy.ranges.private_range``), whose occupied range then
-        serves as the range (in ``choices_`` and in the ledger).
+        serves as the range (in ``choices_``, the ledger and the release).
     X_public : array (n_pub, m) or None, spectra the owner declares public (no labels needed).
     x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
     n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
@@ -296,6 +312,28 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             from engine.methods.edpls.lazy_recommended import fit_lazy
 
             return fit_lazy(self, X, y, sample_weight, scheduler=scheduler, progress=progress)
+        X, y, w = self._check_fit_data(X, y, sample_weight)
+        pub = self._kept_public_setup(X.shape[1])
+        rng, seed_known = noise_generator(self.random_state)
+        led = PrivacyLedger()  # every release below records itself as it draws (nothing at epsilon = inf)
+        if self.y_range is None:
+            pub = self._private_y_range(y, w, pub, rng, led)
+        mechs = self.mechanisms(pub)
+        n_hat = float(mechs[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
+                                                   note=NOTES[RELEASES[0]]))
+        d, d_why = self.choose_dim(pub, n_hat)
+        if d == 0:
+            pub = self._fit_constant(y, pub, n_hat, rng, w, ledger=led)
+        else:
+            rows, G0, b0 = self.moment_sums(X, y, w, pub, d)
+            Gn = mechs[RELEASES[1]].randomise(G0, 1, rng, ledger=led, name=RELEASES[1], note=NOTES[RELEASES[1]])[0]
+            b = mechs[RELEASES[2]].randomise(b0, rng, ledger=led, name=RELEASES[2], note=NOTES[RELEASES[2]])
+            self._post_process(Gn, b, rows, pub, d)
+        self._finish(pub, d, d_why, n_hat, led, seed_known)
+        return self
+
+    def _check_fit_data(self, X, y, sample_weight):
+        """Validated (X, y, row counts) of an in-memory fit (ValueError for too few channels)."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         w = _counts(sample_weight, X.shape[0])
@@ -303,33 +341,62 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             raise ValueError(f"the recommended strict fit is for spectra: it needs at least {MIN_CHANNELS} channels "
                              f"(its derivative filter and spline basis), got {X.shape[1]}; use EDPLS(mode='strict') "
                              "or AdaSSP for a few variables")
-        pub = self._kept_public_setup(X.shape[1])
-        rng, seed_known = noise_generator(self.random_state)
-        noisy = not math.isinf(float(self.epsilon))
-        if self.y_range is None:
-            pub = self._private_y_range(y, w, pub, rng)
-        n_hat, _ = noisy_count(float(w.sum()), *pub["budget"][RELEASES[0]], self.calibration, rng)
-        d, d_why = self.choose_dim(pub, n_hat)
-        if d == 0:
-            pub = self._fit_constant(y, pub, n_hat, rng, w)
-        else:
-            rows, yt = self.scaled_rows(X, y, pub, d)
-            G = MomentsRelease(*pub["budget"][RELEASES[1]], pub["sensitivities"][RELEASES[1]], self.calibration)
-            Gn = G.randomise(G.gram(rows.Z * np.sqrt(w)[:, None]), 1, rng)[0]
-            b = rows.Z.T @ (w * yt)
-            if noisy:
-                b = b + rng.normal(0.0, pub["sigmas"][RELEASES[2]], size=b.shape)
-            self._post_process(Gn, b, rows, pub, d)
-        self._finish(pub, d, d_why, n_hat, noisy, seed_known)
-        return self
+        return X, y, w
 
-    def _private_y_range(self, y, w, pub, rng) -> dict:
+    def mechanisms(self, pub: dict) -> dict:
+        """The fit's release objects, calibrated from the public setup: ``RELEASES`` name -> mechanism.
+
+        The count and the cross-moments are ``GaussianMechanism``s, the X-moments a ``MomentsRelease``
+        (``engine.privacy.mechanisms`` documents the interface: each draws and records in one call). ``fit``
+        draws through these; ``sample_releases`` (the privacy audit's trials) batches through the same objects.
+        At epsilon = inf they draw nothing and record nothing.
+        """
+        budget, sens = pub["budget"], pub["sensitivities"]
+        return {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
+                RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
+                RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
+
+    def moment_sums(self, X, y, w, pub: dict, d: int):
+        """The exact (private) sums the moment releases perturb: (ScaledRows, Z'WZ (d+1, d+1), Z'W y~ (d+1,))."""
+        rows, yt = self.scaled_rows(X, y, pub, d)
+        G0 = MomentsRelease.gram(rows.Z * np.sqrt(w)[:, None])
+        return rows, G0, rows.Z.T @ (w * yt)
+
+    def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None) -> dict:
+        """``n_replicates`` independent draws of a fit's three releases on (X, y), batched (no ledger).
+
+        The same checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``) as
+        ``fit``; for the privacy audit, which needs many draws of the release itself. Only for a released
+        dimension that does not depend on the noisy count (the data-independent basis, without X_public):
+        otherwise ValueError.
+
+        Returns
+        -------
+        dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1) and "d".
+        """
+        X, y, w = self._check_fit_data(X, y, sample_weight)
+        if self.y_range is None:
+            raise ValueError("sample_releases needs a declared y_range (y_range=None adds the range's release)")
+        pub = self._kept_public_setup(X.shape[1])
+        if pub["eigenvalues"] is not None:
+            raise ValueError("with X_public the released dimension depends on the noisy count: sample whole fits")
+        rng, R = as_generator(random_state), int(n_replicates)
+        mechs = self.mechanisms(pub)
+        count = mechs[RELEASES[0]].randomise(np.full(R, float(w.sum())), rng)
+        d, _ = self.choose_dim(pub, float(w.sum()))
+        _, G0, b0 = self.moment_sums(X, y, w, pub, d)
+        moments = mechs[RELEASES[1]].randomise(G0, R, rng)
+        cross = mechs[RELEASES[2]].randomise(np.broadcast_to(b0, (R, b0.size)), rng)
+        return {"count": count, "moments": moments, "cross": cross, "d": d}
+
+    def _private_y_range(self, y, w, pub, rng, ledger) -> dict:
         """y_range=None: one noisy histogram of y (``private_range``) sets y's centre and bound (a copy of pub)."""
         if np.any(w != 1):
             y = np.repeat(y, w.astype(int))
         share = float(self.range_share)
         e, dl = float(self.epsilon) * share, float(self.delta) * share
-        (lo, hi), sigma, facts = private_range(y, e, dl, rng, self.calibration)
+        (lo, hi), sigma, facts = private_range(y, e, dl, rng, self.calibration, ledger=ledger,
+                                               note=NOTES[RANGE_RELEASE])
         pub = {**pub, "y_center": (lo + hi) / 2, "y_bound": (hi - lo) / 2,
                "y_source": f"private range [{lo:.6g}, {hi:.6g}] of a noisy histogram of y: {facts['how']}"}
         if sigma > 0:
@@ -339,12 +406,15 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.y_range_ = (lo, hi)
         return pub
 
-    def _finish(self, pub, d, d_why, n_hat, noisy, seed_known) -> None:
+    def _finish(self, pub, d, d_why, n_hat, ledger, seed_known) -> None:
         """The fitted attributes every path sets after its releases: axes, centre, chain, ledger, choices."""
+        noisy = len(ledger) > 0
         self.components_ = pub["V"][:, :d].copy()  # a copy: the kept public setup serves the next fit
         self.x_center_ = np.asarray(pub["x_center"][:d], dtype=float)
         self.preprocess_ = pub["chain"]
-        self.privacy_ledger_ = self._ledger(pub, seed_known, constant=d == 0) if noisy else PrivacyLedger()
+        if seed_known and noisy:
+            ledger.add_caveat(SEED_KNOWN_CAVEAT)
+        self.privacy_ledger_ = ledger
         self.choices_.update({
             "chain": self.preprocessing, "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1], "d_why": d_why,
             "centre_source": pub["centre_source"], "x_bound": pub["x_bound"], "x_bound_source": pub["x_bound_source"],
@@ -355,12 +425,12 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             "n_hat": n_hat if noisy else None,
         })
 
-    def _fit_constant(self, y, pub, n_hat, rng, w, total=None) -> dict:
+    def _fit_constant(self, y, pub, n_hat, rng, w, total=None, *, ledger=None) -> dict:
         """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``).
 
         Returns the public setup of this fit (a copy: the kept setup serves the next fit unchanged), with the
-        count and the sum as its releases, for the ledger and ``choices_``. ``total``: the sum of y~ already
-        summed (the Dask path; ``y`` and ``w`` are then unused).
+        count and the sum as its releases, for ``choices_``; the sum records itself in ``ledger``. ``total``: the
+        sum of y~ already summed (the Dask path; ``y`` and ``w`` are then unused).
         """
         if total is None:
             yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
@@ -368,7 +438,8 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             yt, w = np.array([float(total)]), None
         share = 1.0 - float(self.count_share) - (float(self.range_share) if self.y_range is None else 0.0)
         rest = (float(self.epsilon) * share, float(self.delta) * share)
-        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w)
+        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w, ledger=ledger,
+                                 note=NOTES[SUM_RELEASE])
         kept = [k for k in (RANGE_RELEASE, RELEASES[0]) if k in pub["budget"]]
         pub = {**pub, "budget": {**{k: pub["budget"][k] for k in kept}, SUM_RELEASE: rest},
                "sigmas": {**{k: pub["sigmas"][k] for k in kept}, SUM_RELEASE: sigma},
@@ -428,23 +499,6 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             return None
         return int(min(self.n_components, d))
 
-    def _ledger(self, pub: dict, seed_known: bool, constant: bool = False) -> PrivacyLedger:
-        led = PrivacyLedger()
-        notes = {
-            RANGE_RELEASE: "Gaussian histogram of y over a public log-spaced grid (sensitivity 1): sets y's range",
-            SUM_RELEASE: "sum of y~ = clip(y - y_c) / y_bound (sensitivity 1): the private constant predictor",
-            RELEASES[0]: "noisy row count (Gaussian, sensitivity 1); sets the released dimension d",
-            RELEASES[1]: "Analyze-Gauss on the upper triangle of Z'Z, z = [u f, B] / (sqrt(2) B), u = V'p(x) - c "
-                         "clipped to ||u|| <= x_bound (public V, c, B); exact sensitivity sqrt(3)/2",
-            RELEASES[2]: "Gaussian on Z'y~, y~ = clip(y - y_c) / y_bound in [-1, 1]; sensitivity ||z|| |y~| <= 1",
-        }
-        for name, (eps, dlt) in pub["budget"].items():
-            mech = GaussianMechanism(eps, dlt, pub["sensitivities"][name], self.calibration)
-            led.add(mech.release(name, note=notes[name]))
-        if seed_known:
-            led.add_caveat(SEED_KNOWN_CAVEAT)
-        return led
-
     def predict(self, X):
         """Predictions p(X) @ coef_ + intercept_, shape (n,)."""
         check_is_fitted(self, "coef_")
@@ -485,7 +539,8 @@ def make_strict_edpls(epsilon, delta, *, y_range=None, X_public=None, x_bound=No
     StrictEDPLS (unfitted).
     """
     return StrictEDPLS(epsilon, delta, y_range=None if y_range is None else tuple(y_range), X_public=X_public,
-                       x_bound=x_bound, n_components=n_components, random_state=random_state, **params)
+                       x_bound=x_bound,
+                       n_components=n_components, random_state=random_state, **params)
 
 
 # ---------------------------------------------------------------------- shareable release

@@ -30,6 +30,7 @@ from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
     LaplaceMechanism,
+    Neighbouring,
     PrivacyLedger,
     clip_abs,
     noise_generator,
@@ -138,7 +139,8 @@ class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
         rule = "paper" if self.mode == "paper" else "tight"
         self.sensitivity_ = identity_query_sensitivity(P, with_y=with_y, rule=rule,
                                                        orthonormal=self.projection == "public_pca")
-        self.privacy_ledger_ = led = PrivacyLedger(neighbouring="replace")  # replace-one sensitivities, N public
+        # replace-one sensitivities, N public
+        self.privacy_ledger_ = led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE)
         for reason in self.scaling_.pop("caveats"):
             led.add_caveat(reason)
         if self.projection == "public_pca" and not self.public_declared:

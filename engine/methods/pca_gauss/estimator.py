@@ -20,6 +20,7 @@ from engine.methods.constraints import (
 )
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
+    Neighbouring,
     PrivacyLedger,
     as_generator,
     clip_abs,
@@ -252,7 +253,7 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         rng, seed_known = noise_generator(self.random_state)
         self._sens_source = "data" if mode == "paper" else "public"
         # Every sensitivity below is for replace-one neighbours (N public), and the ledger says so.
-        self.privacy_ledger_ = PrivacyLedger(neighbouring="replace")
+        self.privacy_ledger_ = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE)
         if seed_known:
             self.privacy_ledger_.add_caveat(SEED_KNOWN_CAVEAT)
         self._noise_rows = []

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from engine.privacy import LaplaceMechanism
+from engine.privacy import LaplaceMechanism, Neighbouring
 from engine.privacy.moments import (
     MomentsRelease,
     add_remove_sensitivity,
@@ -165,11 +165,10 @@ class _ReleaseSteps:
         replace = self.ag_neighbouring == "replace"
         sens = replace_one_sensitivity([1.0]) if replace else add_remove_sensitivity([1.0])
         moments = MomentsRelease(eps_pca, delta_pca, sens, calibration=cal,
-                                 neighbouring="replace_one" if replace else "add_remove")
-        A = moments.randomise(rows.ag_gram(), 1, rng)[0]
-        self.privacy_ledger_.add(moments.record(
-            "AG-PCA second moment X'X/M", sensitivity_source=self._sens_source,
-            note=f"Analyze-Gauss, {self.ag_neighbouring} neighbours, rows clipped to norm 1"))
+                                 neighbouring=Neighbouring(self.ag_neighbouring))
+        A = moments.randomise(rows.ag_gram(), 1, rng, ledger=self.privacy_ledger_, name="AG-PCA second moment X'X/M",
+                              sensitivity_source=self._sens_source,
+                              note=f"Analyze-Gauss, {self.ag_neighbouring} neighbours, rows clipped to norm 1")[0]
         self._noise_rows.append({"release": "AG-PCA second moment", "mechanism": "gaussian",
                                  "sensitivity": moments.sensitivity, "scale": moments.sigma, "epsilon": eps_pca,
                                  "delta": delta_pca})

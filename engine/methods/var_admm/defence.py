@@ -19,6 +19,7 @@ import pandas as pd
 
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
+    Neighbouring,
     PrivacyLedger,
     Release,
     gaussian_epsilon,
@@ -340,8 +341,8 @@ def defence_ledger(law: str, b: float, public_range, declared_public: bool, T: i
     :class:`DefenceLedger` (per value and per series ledgers, neighbouring "replace").
     """
     T, n_owners, copies = int(T), int(n_owners), int(copies)
-    per_value = PrivacyLedger(neighbouring="replace", unit=PER_VALUE_UNIT.removeprefix("one "))
-    per_series = PrivacyLedger(neighbouring="replace", unit=PER_SERIES_UNIT.removeprefix("one "))
+    per_value = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE, unit=PER_VALUE_UNIT.removeprefix("one "))
+    per_series = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE, unit=PER_SERIES_UNIT.removeprefix("one "))
     inf = math.inf
     out = DefenceLedger(law, float(b), None if public_range is None else _check_range(public_range),
                         bool(declared_public), T, n_owners, float(delta), copies, per_value, per_series, inf, inf)

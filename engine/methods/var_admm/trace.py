@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from engine.federation.messages import MessageLog
+from engine.privacy.mechanisms import draw_noise
 
 __all__ = ["MessageLog", "AdmmTrace", "noise", "NOISE_LAWS", "admm_message_log"]
 
@@ -94,11 +95,9 @@ class AdmmTrace:
 
 
 def noise(rng: np.random.Generator, law: str, scale: float, size) -> np.ndarray:
-    """Noise of one of the paper's laws: N(0, scale²), L(0, scale), U(-scale, scale)."""
-    if law == "gaussian":
-        return rng.normal(0.0, scale, size)
-    if law == "laplace":
-        return rng.laplace(0.0, scale, size)
-    if law == "uniform":
-        return rng.uniform(-scale, scale, size)
-    raise ValueError(f"noise law must be one of {NOISE_LAWS}, got {law!r}")
+    """Noise of one of the paper's laws: N(0, scale²), L(0, scale), U(-scale, scale).
+
+    Drawn by ``engine.privacy.mechanisms.draw_noise`` (the one place release noise is drawn)."""
+    if law not in NOISE_LAWS:
+        raise ValueError(f"noise law must be one of {NOISE_LAWS}, got {law!r}")
+    return draw_noise(law, scale, size, rng)
