@@ -32,3 +32,23 @@ def test_strict_edpls_without_y_range_records_the_range_in_choices_and_ledger():
     # at epsilon = inf: no bound needed, no ledger
     free = make_strict_edpls(np.inf, 1e-5, X_public=pub).fit(data.X, data.Y[:, 0])
     assert len(free.privacy_ledger_) == 0 and free.y_range_ == (data.Y[:, 0].min(), data.Y[:, 0].max())
+
+
+def test_auto_estimator_choice_depends_on_noisy_quantities_only():
+    # replace every private row (same count): with the same noise seed, the noisy count and hence every public
+    # choice (estimator, released dimension, model count) are unchanged
+    pub = make_nir_spectra(n_samples=200, random_state=1).X
+    a = make_nir_spectra(n_samples=6000, random_state=2)
+    b = make_nir_spectra(n_samples=6000, random_state=9)
+    fits = [make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=4).fit(d.X, d.Y[:, 0])
+            for d in (a, b)]
+    keys = ("d", "d_why", "n_hat", "k")
+    assert [f.choices_[k] for k in keys for f in fits[:1]] == [fits[1].choices_[k] for k in keys]
+    assert fits[0].choices_["d_why"].startswith("TukeyEM")
+    assert fits[0].choices_["tukey"]["m"] == fits[1].choices_["tukey"]["m"]
+    assert [r.name for r in fits[0].privacy_ledger_.entries] == [r.name for r in fits[1].privacy_ledger_.entries]
+    assert fits[0].privacy_ledger_.total("basic") == pytest.approx((1.0, 1e-5))
+    # fewer rows: the moments path, chosen from the same noisy count
+    small = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=4).fit(a.X[:2000],
+                                                                                                a.Y[:2000, 0])
+    assert small.choices_["d_why"].startswith("axes") or small.choices_["d"] == 0

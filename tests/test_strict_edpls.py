@@ -15,6 +15,7 @@ from engine.methods.edpls import StrictEDPLS, make_strict_edpls
 from engine.methods.edpls.audit_case import strict_edpls_case
 from engine.methods.edpls.basis import chain_operator, rowwise_chain, spline_basis
 from engine.methods.edpls.recommended import RELEASES
+from engine.methods.tukey_em import PTR_RELEASE, TUKEY_RELEASE
 from engine.privacy import ledger_totals
 from engine.privacy.audit import run_case, upper_triangle
 from engine.privacy.moments import add_remove_sensitivity
@@ -47,7 +48,9 @@ def test_whole_fit_ledger_inside_budget(nir, eps, n):
     assert names[0] == RELEASES[0]  # the count that sets d is a ledger release
     assert all(r.sensitivity_source == "public" for r in m.privacy_ledger_.entries)
     assert ledger_totals(m.privacy_ledger_) is not None
-    if m.choices_["d"] == 0:
+    if m.choices_["d_why"].startswith("TukeyEM"):  # estimator="auto": enough rows for TukeyEM at this epsilon
+        assert names == [RELEASES[0], PTR_RELEASE, TUKEY_RELEASE]
+    elif m.choices_["d"] == 0:
         assert names == [RELEASES[0], "sum of y~"] and np.all(m.coef_ == 0)
     else:
         assert names == list(RELEASES)

@@ -65,11 +65,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from engine.methods.baselines import COUNT_RELEASE, noisy_count
+from engine.methods.baselines import noisy_count
 from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
-from engine.privacy import SEED_KNOWN_CAVEAT, GaussianMechanism, PrivacyLedger, Release, noise_generator
+from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release, noise_generator
 
-__all__ = ["MODELS_PER_FEATURE", "PTR_RELEASE", "TUKEY_RELEASE", "TukeyEM", "auto_models", "group_models",
+__all__ = ["MODELS_PER_FEATURE", "PTR_RELEASE", "TUKEY_RELEASE", "TukeyEM", "auto_models", "group_models", "tukey_fit",
            "tukey_mechanism"]
 
 PTR_RELEASE = "Tukey PTR test"
@@ -183,6 +183,23 @@ def tukey_mechanism(models: np.ndarray, epsilon: float, delta: float, rng) -> tu
     return _sample_region(S, i, rng), facts
 
 
+def tukey_fit(Xf: np.ndarray, y: np.ndarray, m: int, epsilon: float, delta: float, rng, ledger) -> tuple:
+    """Steps 2-5 on features Xf (n, p) (the constant column included by the caller): (point or None, facts).
+
+    The test and the mechanism record themselves in ``ledger`` as they are drawn (``PTR_RELEASE``,
+    ``TUKEY_RELEASE``); ``StrictEDPLS(estimator="auto")`` calls this with its own ledger."""
+    models = group_models(Xf, y, m, rng)
+    point, facts = tukey_mechanism(models, epsilon, delta, rng)
+    ledger.add(Release(name=PTR_RELEASE, mechanism="laplace", sensitivity=1.0, scale=2.0 / epsilon,
+                       epsilon=epsilon / 2.0, delta=0.0, calibration="laplace",
+                       note="Laplace on the distance to unsafety (sensitivity 1): propose-test-release"))
+    ledger.add(Release(name=TUKEY_RELEASE, mechanism="exponential", sensitivity=1.0, scale=2.0 / epsilon,
+                       epsilon=epsilon / 2.0, delta=delta, calibration="exponential",
+                       note=f"restricted exponential mechanism on approximate Tukey depth over {m} models "
+                            "(depth sensitivity 1); delta covers the test passing on an unsafe input"))
+    return point, facts
+
+
 class TukeyEM(RegressorMixin, BaseEstimator):
     """(epsilon, delta)-DP linear regression by the Tukey-depth exponential mechanism: no bounds needed.
 
@@ -254,9 +271,8 @@ class TukeyEM(RegressorMixin, BaseEstimator):
         led = PrivacyLedger()
         if self.n_models == "auto":
             cs = float(self.count_share)
-            n_hat, _ = noisy_count(X.shape[0], eps * cs, dlt * cs, "analytic", rng)
-            led.add(GaussianMechanism(eps * cs, dlt * cs, 1.0, "analytic").release(
-                COUNT_RELEASE, note="noisy row count (sensitivity 1); sets the number of models"))
+            n_hat, _ = noisy_count(X.shape[0], eps * cs, dlt * cs, "analytic", rng, ledger=led,
+                                   note="noisy row count (sensitivity 1); sets the number of models")
             eps_r, dlt_r = eps * (1 - cs), dlt * (1 - cs)
             m = auto_models(n_hat, p, eps_r, dlt_r, self.rows_per_model)
             self.choices_["n_hat"] = n_hat
@@ -265,15 +281,7 @@ class TukeyEM(RegressorMixin, BaseEstimator):
         else:
             m, eps_r, dlt_r = int(self.n_models), eps, dlt
             self.choices_["m_why"] = "declared n_models"
-        models = group_models(Xf, y, m, rng)
-        point, facts = tukey_mechanism(models, eps_r, dlt_r, rng)
-        led.add(Release(name=PTR_RELEASE, mechanism="laplace", sensitivity=1.0, scale=2.0 / eps_r,
-                        epsilon=eps_r / 2.0, delta=0.0, calibration="laplace",
-                        note="Laplace on the distance to unsafety (sensitivity 1): propose-test-release"))
-        led.add(Release(name=TUKEY_RELEASE, mechanism="exponential", sensitivity=1.0, scale=2.0 / eps_r,
-                        epsilon=eps_r / 2.0, delta=dlt_r, calibration="exponential",
-                        note=f"restricted exponential mechanism on approximate Tukey depth over {m} models "
-                             "(depth sensitivity 1); delta covers the test passing on an unsafe input"))
+        point, facts = tukey_fit(Xf, y, m, eps_r, dlt_r, rng, led)
         if seed_known:
             led.add_caveat(SEED_KNOWN_CAVEAT)
         self.privacy_ledger_ = led
