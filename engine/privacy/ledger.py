@@ -137,6 +137,8 @@ class PrivacyLedger:
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     caveats: list = field(default_factory=list)
     unit: str = ""
+    #: The accountant the fit was calibrated under ("basic", "gdp", ...): ``total(accountant)`` meets its budget.
+    accountant: str = "basic"
 
     def __post_init__(self):
         self.neighbouring = Neighbouring(self.neighbouring)
@@ -270,6 +272,8 @@ class PrivacyLedger:
     def to_dict(self) -> dict:
         out = {"neighbouring": self.neighbouring.value, "entries": [asdict(r) for r in self.entries],
                "caveats": list(self.caveats)}
+        if self.accountant != "basic":  # the total the fit was calibrated to meet (absent: basic composition)
+            out["accountant"] = self.accountant
         return {**out, "unit": self.unit} if self.unit else out
 
 
