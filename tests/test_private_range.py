@@ -53,3 +53,20 @@ def test_auto_estimator_choice_depends_on_noisy_quantities_only():
     small = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=4).fit(a.X[:2000],
                                                                                                 a.Y[:2000, 0])
     assert small.choices_["d_why"].startswith("axes") or small.choices_["d"] == 0
+
+
+def test_preprocessing_chain_as_a_list_is_part_of_the_release_and_learning_steps_are_refused():
+    from engine.methods.edpls.recommended import estimator_from_release, to_json
+
+    pub = make_nir_spectra(n_samples=200, random_state=1).X
+    data = make_nir_spectra(n_samples=1500, random_state=2)
+    a = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, preprocessing=["snv", "sg1"],
+                          random_state=0).fit(data.X, data.Y[:, 0])
+    b = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, preprocessing="snv+sg1",
+                          random_state=0).fit(data.X, data.Y[:, 0])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.choices_["chain"] == "snv+sg1"
+    back = estimator_from_release(to_json(a))
+    np.testing.assert_allclose(back.predict(data.X[:5]), a.predict(data.X[:5]), rtol=1e-12)
+    with pytest.raises(ValueError, match="'msc' is refused in strict mode"):
+        make_strict_edpls(1.0, 1e-5, X_public=pub, preprocessing=["msc", "sg1"]).fit(data.X, data.Y[:, 0])

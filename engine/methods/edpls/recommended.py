@@ -63,7 +63,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from engine.fingerprint import data_sha256
 from engine.methods.baselines import SUM_RELEASE, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
-from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
+from engine.methods.edpls.basis import (
+    chain_name,
+    chain_operator,
+    data_free_x_bound,
+    pca_basis,
+    rowwise_chain,
+    spline_basis,
+)
 from engine.methods.edpls.strict import pls1_from_moments
 from engine.methods.tukey_em import auto_models, tukey_fit
 from engine.privacy import (
@@ -123,7 +130,9 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     X_public : array (n_pub, m) or None, spectra the owner declares public (no labels needed).
     x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
     n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
-    preprocessing : str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1").
+    preprocessing : str or list of str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1"; e.g.
+        ["snv", "sg1"] or "none"). A step that learns from the rows ("msc", "autoscale", ...) is refused,
+        naming it. The chain is part of the release (its name), and predictions rebuild it.
     max_dim : int, the most public axes released (default 30).
     count_share, cross_share : float in (0, 1), the budget shares (of epsilon and of delta) of the count
         and of the cross-moments; the X-moments get the rest.
@@ -170,7 +179,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         "X_public": ["array-like", None],
         "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "n_components": [StrOptions({"auto", "ridge"}), Interval(Integral, 1, None, closed="left")],
-        "preprocessing": [str],
+        "preprocessing": [str, list, tuple],
         "max_dim": [Interval(Integral, 1, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "cross_share": [Interval(Real, 0, 1, closed="neither")],
@@ -285,7 +294,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             V, lam = spline_basis(m, max(4, d)), None
             centre, basis, centre_src = np.zeros(V.shape[1]), f"{V.shape[1]} cubic B-splines along the channels", \
                 "0 (no X_public)"
-            if not self.preprocessing.startswith("snv"):
+            if not chain_name(self.preprocessing).startswith("snv"):
                 if self.x_bound is None:
                     raise ValueError("without X_public, declare x_bound or start the chain with 'snv' "
                                      "(then every row has norm sqrt(m) and a data-free bound exists)")
@@ -514,7 +523,8 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         ledger.accountant = pub.get("accountant", "basic")
         self.privacy_ledger_ = ledger
         self.choices_.update({
-            "chain": self.preprocessing, "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1], "d_why": d_why,
+            "chain": chain_name(self.preprocessing), "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1],
+            "d_why": d_why,
             "centre_source": pub["centre_source"], "x_bound": pub["x_bound"], "x_bound_source": pub["x_bound_source"],
             "y_center": pub["y_center"], "y_bound": pub["y_bound"],
             "y_source": pub.get("y_source", "midpoint and half-width of y_range"),
