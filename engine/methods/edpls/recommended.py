@@ -139,7 +139,11 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     dim_threshold : float > 0, signal-to-noise an axis needs to be released (see the module docstring).
     ridge_scale : float >= 0, lambda = ridge_scale * sigma_xx * sqrt(d).
     calibration : "analytic", "classic" or "auto".
-    range_share : float in (0, 1), the share of (epsilon, delta) of the private range when y_range is None.
+    range_share : float in (0, 1), the share of (epsilon, delta) of the private range (at least; more with few
+        rows: ``_range_share``).
+    refine_y_range : bool, with a declared y_range also estimate the range privately inside it (a declared range
+        is often wide; the range's release costs the moments path under 1 % of its budget under the joint
+        accountant). False: the declared range as is (the Dask path always uses it as is).
     estimator : "auto", "moments" or "tukey": the moments path (steps 3-4 of the module docstring), TukeyEM
         (``engine.methods.tukey_em``, no bounds) on the first ``tukey_axes`` public axes, or the choice between
         them by post-processing of the noisy count (``choose_estimator``; the count is shared, so the choice
@@ -188,6 +192,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         "shrink_scale": [Interval(Real, 0, None, closed="left")],
         "calibration": CALIBRATION_CONSTRAINT,
         "range_share": [Interval(Real, 0, 1, closed="neither")],
+        "refine_y_range": ["boolean"],
         "estimator": [StrOptions({"auto", "moments", "tukey"})],
         "tukey_axes": [Interval(Integral, 1, None, closed="left")],
     }
@@ -195,7 +200,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
                  n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
                  dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", range_share=0.1,
-                 estimator="moments", tukey_axes=5, random_state=None):
+                 refine_y_range=True, estimator="moments", tukey_axes=5, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.y_range = y_range
@@ -211,23 +216,25 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.shrink_scale = shrink_scale
         self.calibration = calibration
         self.range_share = range_share
+        self.refine_y_range = refine_y_range
         self.estimator = estimator
         self.tukey_axes = tukey_axes
         self.random_state = random_state
 
     # ------------------------------------------------------------------ public quantities
     def _range_share(self, n_hat: float | None = None) -> float:
-        """The private range's share of what the count leaves (0 with a declared y_range).
+        """The private range's share of what the count leaves (0 with a declared y_range and
+        ``refine_y_range=False``, or with a declared one at epsilon = inf).
 
         At least ``range_share``; with few rows more (up to 0.5): the histogram finds the occupied bins only
         when n exceeds about 150 / epsilon_range rows (its threshold is 4-5 sigma, sigma ~ 4.8 / epsilon_range
         at delta = 1e-5, over a few bins), so the share is raised to 150 / (epsilon n_hat) (post-processing of
         the noisy count; measured on diabetes, 354 rows: 0.1 finds no range at epsilon = 1, 0.42 does)."""
-        if self.y_range is not None:
+        if self.y_range is not None and (not self.refine_y_range or math.isinf(float(self.epsilon))):
             return 0.0
         rs = float(self.range_share)
-        if n_hat is None or math.isinf(float(self.epsilon)):
-            return rs
+        if n_hat is None or math.isinf(float(self.epsilon)) or self.y_range is not None:
+            return rs  # a declared range is the fallback: no need to pay more for the refinement
         return float(min(0.5, max(rs, RANGE_ROWS / (float(self.epsilon) * max(float(n_hat), 1.0)))))
 
     def _calibrate(self, rs: float) -> tuple:
@@ -382,7 +389,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         led = PrivacyLedger()  # every release below records itself as it draws (nothing at epsilon = inf)
         n_hat = float(self.mechanisms(pub)[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
                                                                   note=NOTES[RELEASES[0]]))
-        if self.y_range is None:  # the range's share from the noisy count, then the moment releases' sigmas
+        if self._range_share(n_hat) > 0:  # the range's share from the noisy count, then the moments' sigmas
             budget, sigmas, sens, accountant = self._calibrate(self._range_share(n_hat))
             pub = self._private_y_range(y, w, {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens,
                                                "accountant": accountant}, rng, led)
@@ -502,13 +509,25 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
                 "sigmas": {**{n: pub["sigmas"][n] for n in kept}, "TukeyEM": 0.0}, "accountant": "basic"}
 
     def _private_y_range(self, y, w, pub, rng, ledger) -> dict:
-        """y_range=None: one noisy histogram of y (``private_range``) sets y's centre and bound (a copy of pub)."""
+        """One noisy histogram of y (``private_range``) sets y's centre and bound (a copy of pub).
+
+        With a declared y_range (``refine_y_range``) y is clipped to it first and the private range is
+        intersected with it; when no window passes its threshold the declared range stays."""
         if np.any(w != 1):
             y = np.repeat(y, w.astype(int))
         e, dl = pub["budget"].get(RANGE_RELEASE, (math.inf, float(self.delta)))
+        declared = None if self.y_range is None else tuple(float(v) for v in self.y_range)
+        if declared is not None:
+            y = np.clip(y, *declared)
         (lo, hi), _, facts = private_range(y, e, dl, rng, self.calibration, ledger=ledger, note=NOTES[RANGE_RELEASE])
-        pub = {**pub, "y_center": (lo + hi) / 2, "y_bound": (hi - lo) / 2,
-               "y_source": f"private range [{lo:.6g}, {hi:.6g}] of a noisy histogram of y: {facts['how']}"}
+        how = f"private range [{lo:.6g}, {hi:.6g}] of a noisy histogram of y: {facts['how']}"
+        if declared is not None:
+            if math.isinf(facts.get("threshold", 0.0)) or min(hi, declared[1]) <= max(lo, declared[0]):
+                (lo, hi), how = declared, "midpoint and half-width of y_range (its private refinement found no range)"
+            else:
+                lo, hi = max(lo, declared[0]), min(hi, declared[1])
+                how = f"y_range refined privately to [{lo:.6g}, {hi:.6g}] ({facts['how']})"
+        pub = {**pub, "y_center": (lo + hi) / 2, "y_bound": (hi - lo) / 2, "y_source": how}
         self.y_range_ = (lo, hi)
         return pub
 
