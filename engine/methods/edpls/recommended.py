@@ -91,6 +91,7 @@ from engine.privacy.wording import ledger_text
 from engine.release.fingerprint import data_sha256
 from engine.release.manifest import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
 from engine.release.manifest import estimator_from_release as _from_release
+from engine.release.travel import ModelCard, travel_fields
 from engine.reporting.report import plain_text
 
 __all__ = ["FORMAT", "NOTES", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls",
@@ -538,7 +539,7 @@ def make_strict_edpls(epsilon, delta, *, y_range=None, X_public=None, x_bound=No
 
 
 # ---------------------------------------------------------------------- shareable release
-def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) -> dict:
+def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, card: ModelCard | None = None) -> dict:
     """The shareable release of a fitted ``StrictEDPLS``, from an explicit field list (``build_release``).
 
     ==========================  ==================================================================================
@@ -560,7 +561,9 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) 
     Parameters
     ----------
     model : fitted StrictEDPLS with a non-empty ledger (epsilon < inf).
-    public_inputs : dict name -> value the caller declares public (response name, channel names): "info" fields.
+    public_inputs : dict name -> value the caller declares public: "info" fields.
+    card : ModelCard or None, the declared-public channel names, response name and unit (``engine.release.travel``);
+        the chain field is the estimator's own ``preprocessing``.
 
     Returns
     -------
@@ -585,13 +588,14 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) 
                Field("x_bound", float(c["x_bound"]), "public",
                      PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
     fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
+    fields += travel_fields(model, card, chain=chain_name(model.preprocessing))
     led = model.privacy_ledger_
     return build_release("edpls_recommended", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)))
 
 
-def to_json(model: StrictEDPLS, **json_kwargs) -> str:
+def to_json(model: StrictEDPLS, *, card: ModelCard | None = None, **json_kwargs) -> str:
     """The shareable release of ``model`` as strict JSON text."""
-    return release_to_json(shareable_release(model), **json_kwargs)
+    return release_to_json(shareable_release(model, card=card), **json_kwargs)
 
 
 def estimator_from_release(data) -> StrictEDPLS:
