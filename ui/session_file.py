@@ -25,14 +25,21 @@ __all__ = ["FORMAT", "RUN_FIELDS", "SAVED", "apply_session", "saved_choices", "s
 #: Format tag of the project file.
 FORMAT = "privalab.session/1"
 _PAGES = r"(edpls|dp_pcr|pca_gauss|dp_cca|p3ls|var_admm|calc|audit|attack|apply|home)"
-#: The keys a project file may hold (full-match patterns): the shared choices, and each page's settings.
-SAVED = tuple(re.compile(p) for p in (
-    r"pl_(epsilon|delta|mode|calibration|reproducible|unit|response_unit)",
-    r"pl_public_.*",  # the shared "Public information" declarations (declared by the user, never read off data)
-    _PAGES + r"_(eps|delta|mode|cal|calibration|repro|chain|chains|k|n_components|split|strict_estimator|"
-             r"eps_grid|reps|data_source|data_sample|estimator|law|pca_source|lags|unit)",
-    _PAGES + r"_(response|x_columns|y_columns|columns|xrange|y_low|y_high|y_range|x_bound|y_bound|bounds|"
-             r"low|high)(_.*)?",
+#: The keys a project file may hold (full-match patterns) and the values each may take: "number" (a finite number
+#: or a pair of them: a declared bound or range), "text" (a string or a list of strings: names, chains, choices),
+#: "flag" (a boolean). A response key holding numbers, say, is not saved.
+SAVED = tuple((re.compile(p), kind) for p, kind in (
+    (r"pl_(epsilon|delta)", "number"),
+    (r"pl_(mode|calibration|unit|response_unit)", "text"),
+    (r"pl_reproducible", "flag"),
+    (r"pl_public_.*", "number"),  # the shared "Public information" declarations: declared, never read off data
+    (r"pl_public_.*", "text"),
+    (_PAGES + r"_(eps|delta|k|n_components|reps|lags)", "number"),
+    (_PAGES + r"_(mode|cal|calibration|chain|chains|split|strict_estimator|eps_grid|data_source|data_sample|"
+              r"estimator|law|pca_source|unit)", "text"),
+    (_PAGES + r"_repro", "flag"),
+    (_PAGES + r"_(response|x_columns|y_columns|columns|xrange)(_.*)?", "text"),
+    (_PAGES + r"_(y_low|y_high|y_range|x_bound|y_bound|bounds|low|high)(_.*)?", "number"),
 ))
 #: The settings kept of each run of a run history (never its metrics: they come from private test rows).
 RUN_FIELDS = ("page", "method", "mode", "estimator", "epsilon", "delta", "chain", "preprocessing", "n_components",
@@ -57,8 +64,26 @@ def _plain(value):
 _SKIP = object()
 
 
-def _allowed(key: str) -> bool:
-    return any(p.fullmatch(key) for p in SAVED)
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _fits(value, kind: str) -> bool:
+    """Whether a plain ``value`` is of the ``kind`` its key allows (``SAVED``)."""
+    if kind == "flag":
+        return isinstance(value, bool)
+    if kind == "number":
+        return _is_number(value) or (isinstance(value, list) and len(value) <= 2 and all(map(_is_number, value)))
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+
+
+def _kept(key: str, value):
+    """The value to save or restore under ``key`` (``_SKIP``: not a whitelisted key, or not of its kind)."""
+    value = _plain(value)
+    if value is _SKIP:
+        return _SKIP
+    ok = any(p.fullmatch(key) and (value is None or _fits(value, kind)) for p, kind in SAVED)
+    return value if ok else _SKIP
 
 
 def _runs(value) -> list:
@@ -77,12 +102,9 @@ def saved_choices(state) -> dict:
     """The whitelisted, plain choices of ``state`` (a mapping such as ``st.session_state``)."""
     out = {}
     for key in list(state.keys()):
-        key = str(key)
-        if not _allowed(key):
-            continue
-        value = _plain(state[key])
+        value = _kept(str(key), state[key])
         if value is not _SKIP:
-            out[key] = value
+            out[str(key)] = value
     return dict(sorted(out.items()))
 
 
@@ -106,8 +128,8 @@ def apply_session(state, text) -> int:
         raise ValueError(f"not a PrivaLab session file (expected format {FORMAT!r})")
     n = 0
     for key, value in doc["settings"].items():
-        value = _plain(value)
-        if _allowed(str(key)) and value is not _SKIP:
+        value = _kept(str(key), value)
+        if value is not _SKIP:
             ranged = isinstance(value, list) and "range" in str(key)  # range sliders hold tuples; JSON gives lists
             state[str(key)] = tuple(value) if ranged else value
             n += 1
