@@ -15,11 +15,12 @@ True
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 
 from engine.methods.registry import METHODS, AuditTarget
-from engine.privacy.audit import AuditCase, mechanism_case
+from engine.privacy.audit import PLANTED, AuditCase, case_name, expected_verdict, mechanism_case, planted
 
 __all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "audit_cases", "make_case", "plants_bugs",
            "target_label"]
@@ -40,15 +41,17 @@ def _method_targets() -> dict[str, AuditTarget]:
 AUDIT_TARGETS = {**MECHANISM_TARGETS, **{k: (t.label, t.modes) for k, t in _method_targets().items()}}
 
 
-#: The audit page's default trials per data set: at eps = 1 (the budget's default) every bug-planting target's
-#: ``DEFAULT_BUG`` is caught at 99 % confidence for every seed tried (tests/test_audit_defaults.py), in about a
-#: second. The subtler halved bugs need ~10^6 trials (``bench/audit_all.py`` runs them at 3 * 10^6).
+#: The audit page's default trials per data set: at eps = 1 (the budget's default) every strict target's
+#: ``DEFAULT_BUG`` is caught at 99 % confidence for every seed tried (tests/test_audit_defaults.py,
+#: tests/test_audit_production.py), in seconds. The subtler halved bugs need ~10^6 trials (``bench/audit_all.py``
+#: runs them at 3 * 10^6).
 DEFAULT_TRIALS = 100_000
 
 #: The planted bug the page offers first (its demonstration that the auditor has teeth).
 DEFAULT_BUG = "noise_quartered"
 
-#: The planted bugs the page offers, in order, with their human labels.
+#: The planted bugs the page offers, in order, with their human labels (each planted in production:
+#: ``engine.privacy.audit.PLANTED``).
 PAGE_BUGS = {
     None: "none (the real release)",
     "noise_quartered": "noise scaled down by 4",
@@ -57,62 +60,73 @@ PAGE_BUGS = {
     "sensitivity_halved": "sensitivity understated by 2 (subtle: about 10^6 trials to catch)",
 }
 
-
 def target_label(target: str) -> str:
     """The human title of a catalogue key ("analytic_gaussian" -> "Gaussian mechanism, analytic calibration")."""
     return AUDIT_TARGETS[target][0] if target in AUDIT_TARGETS else target
 
 
 def plants_bugs(target: str) -> bool:
-    """Whether a planted bug can be audited on ``target`` (its case scales its noise by the bug's factor)."""
-    if target in MECHANISM_TARGETS:
-        return True
-    t = _method_targets().get(target)
-    return bool(t and t.plants_bugs and "strict" in t.modes)
+    """Whether a planted bug can be audited on ``target``: every target with a strict mode (the bug is planted
+    where every release draws its noise, so it reaches each of them)."""
+    return target in AUDIT_TARGETS and "strict" in AUDIT_TARGETS[target][1]
 
 
-def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float, bug) -> AuditCase:
+def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float) -> AuditCase:
     """Call a method's case function with the arguments it takes (PCA-Gauss's has no delta: it is pure eps-DP)."""
     fn = target.resolve()
     accepted = inspect.signature(fn).parameters
-    offered = {"mode": mode, "epsilon": epsilon, "delta": delta, "bug": bug, **dict(target.fixed)}
+    offered = {"mode": mode, "epsilon": epsilon, "delta": delta, **dict(target.fixed)}
     return fn(**{k: v for k, v in offered.items() if k in accepted})
+
+
+def _planted(case: AuditCase, bug: str) -> AuditCase:
+    """The same case with ``engine.privacy.audit.PLANTED[bug]`` in force during every draw of its release
+    (``planted``; expected: caught)."""
+    release = case.release
+
+    def planted_release(data, rng, n):
+        with planted(bug):
+            return release(data, rng, n)
+
+    return dataclasses.replace(case, name=case_name(case.name, bug), release=planted_release,
+                               expect=expected_verdict("strict", bug), bug=bug)
 
 
 def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
               bug: str | None = None) -> AuditCase:
-    """The catalogue audit for one target of ``AUDIT_TARGETS`` (ValueError for a bad choice)."""
+    """The catalogue audit for one target of ``AUDIT_TARGETS`` (ValueError for a bad choice).
+
+    ``bug``: None or a key of ``PAGE_BUGS``, planted in production by ``planted_bug`` while the case draws.
+    """
     if target not in AUDIT_TARGETS:
         raise ValueError(f"target must be one of {tuple(AUDIT_TARGETS)}, got {target!r}")
     label, modes = AUDIT_TARGETS[target]
     if mode not in modes:
         raise ValueError(f"{label} has no {mode!r} mode (available: {', '.join(modes)})")
+    if bug is not None and bug not in PLANTED:
+        raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
     if bug is not None and mode != "strict":
         raise ValueError("planted bugs are audited in strict mode only")
-    if bug is not None and not plants_bugs(target):
-        raise ValueError(f"{label} has no planted-bug audit (its release is not one noise call a bug can scale)")
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     if target in MECHANISM_TARGETS:
-        return mechanism_case(target, epsilon, delta, bug=bug)
-    return _call_case(_method_targets()[target], mode, epsilon, delta, bug)
+        case = mechanism_case(target, epsilon, delta)
+    else:
+        case = _call_case(_method_targets()[target], mode, epsilon, delta)
+    return case if bug is None else _planted(case, bug)
 
 
 def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: float = 1.0,
                 delta: float = 1e-5) -> list[AuditCase]:
     """Every audit of the catalogue: mechanisms, every registered method (strict, paper) and planted bugs.
 
-    Planted bugs (noise halved, sensitivity halved) are audited on the mechanisms and on every method target
-    whose case accepts a ``bug`` and whose law is Gaussian or Laplace (``AuditTarget.plants_bugs``).
+    Planted bugs (noise halved, sensitivity halved) are audited on every strict target.
     """
-    cases = [mechanism_case(k, epsilon, delta) for k in MECHANISM_TARGETS]
-    targets = _method_targets()
-    cases += [make_case(k, "strict", epsilon, delta) for k, t in targets.items() if "strict" in t.modes]
+    strict = [k for k in AUDIT_TARGETS if plants_bugs(k)]
+    cases = [make_case(k, "strict", epsilon, delta) for k in strict]
     if include_paper:
-        cases += [make_case(k, "paper", epsilon, delta) for k, t in targets.items() if "paper" in t.modes]
+        cases += [make_case(k, "paper", epsilon, delta) for k, (_, modes) in AUDIT_TARGETS.items() if "paper" in modes]
     if include_bugs:
         for bug in ("noise_halved", "sensitivity_halved"):
-            cases += [mechanism_case(k, epsilon, delta, bug=bug) for k in MECHANISM_TARGETS]
-            cases += [make_case(k, "strict", epsilon, delta, bug=bug) for k, t in targets.items()
-                      if t.plants_bugs and "strict" in t.modes]
+            cases += [make_case(k, "strict", epsilon, delta, bug) for k in strict]
     return cases

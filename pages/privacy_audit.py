@@ -53,7 +53,8 @@ def trial_settings(target: str, mode: str) -> tuple[str, int, int]:
     can_plant = mode == "strict" and plants_bugs(target)
     bug = col1.selectbox("Planted bug (strict mode; shows the auditor has teeth)", list(BUG_LABELS),
                          format_func=BUG_LABELS.get, key="audit_bug", disabled=not can_plant,
-                         help="A deliberately broken copy of the release. At the default budget (ε = 1) and the "
+                         help="The shipped release with a bug planted where it draws its noise (only inside this "
+                              "audit: no other page or session sees it). At the default budget (ε = 1) and the "
                               f"default {DEFAULT_TRIALS:,} trials the audit catches the bugs scaled by 4; the "
                               "halved ones are subtler and need about a million trials.")
     if not can_plant:

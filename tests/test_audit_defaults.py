@@ -21,7 +21,7 @@ from engine.audit_catalog import (
     plants_bugs,
     target_label,
 )
-from engine.privacy.audit import AUDIT_CONFIDENCE, BUG_FACTORS, run_case
+from engine.privacy.audit import AUDIT_CONFIDENCE, PLANTED, run_case
 from ui.figures.audit import audit_bound_figure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,8 @@ def test_one_confidence_level_everywhere():
 
 
 def test_default_bug_is_a_real_bug_on_the_page():
-    assert DEFAULT_BUG in PAGE_BUGS and BUG_FACTORS[DEFAULT_BUG] < 1
+    assert DEFAULT_BUG in PAGE_BUGS and PLANTED[DEFAULT_BUG] == ("noise_scale", 0.25)
+    assert set(PAGE_BUGS) - {None} == set(PLANTED)  # every page bug is planted in production
     assert list(PAGE_BUGS)[:2] == [None, DEFAULT_BUG]  # offered first after "none"
     assert plants_bugs(DEFAULT_TARGET)
 
@@ -66,11 +67,13 @@ def test_default_real_release_stays_below_its_claim():
         assert r["ok"] and r["eps_lb"] < r["claimed_eps"], r
 
 
-def test_targets_without_planted_bugs_refuse_one():
-    no_bug = [k for k, (_, modes) in AUDIT_TARGETS.items() if "strict" in modes and not plants_bugs(k)]
-    assert no_bug  # e.g. VAR-ADMM's noise defence: a silently ignored bug would read "not caught"
-    with pytest.raises(ValueError, match="planted-bug"):
-        make_case(no_bug[0], "strict", 1.0, 1e-5, DEFAULT_BUG)
+def test_every_strict_target_plants_bugs_and_bad_choices_are_refused():
+    # the bug is planted where every release draws its noise, so it reaches every strict target
+    assert all(plants_bugs(k) == ("strict" in modes) for k, (_, modes) in AUDIT_TARGETS.items())
+    with pytest.raises(ValueError, match="bug must be"):
+        make_case(DEFAULT_TARGET, "strict", 1.0, 1e-5, "noise_divided")
+    with pytest.raises(ValueError, match="strict mode only"):
+        make_case("edpls", "paper", 1.0, 1e-5, DEFAULT_BUG)
 
 
 def test_human_titles():

@@ -217,7 +217,8 @@ def test_audit_case_holds_and_the_planted_bug_is_caught():
     case = make_case("dp_pcr", "strict", 1.0, 1e-5)
     assert case.method == "dp_pcr" and "change of the released numbers 0.829156" in case.note
     assert run_case(case, 40_000, 1)["ok"]
-    assert run_case(dp_pcr_case(bug="noise_halved"), 100_000, 1)["ok"]
+    assert run_case(make_case("dp_pcr", "strict", 1.0, 1e-5, "noise_halved"), 100_000, 1)["ok"]  # in production
+    assert dp_pcr_case().note == case.note
 
 
 # ----------------------------------------------------------------------------- the page

@@ -77,7 +77,9 @@ def test_edpls_case_lives_with_the_method(mode, expect):
     assert case.expect == expect and case.name == f"edpls_{mode}"
     out = case.release(case.D, np.random.default_rng(0), 3)
     assert out.ndim == 2 and out.shape[0] == 3
-    assert edpls_case("strict", 1.0, 1e-5, bug="noise_halved").expect == "violated"
+    from engine.audit_catalog import make_case
+
+    assert make_case("edpls", "strict", 1.0, 1e-5, bug="noise_halved").expect == "violated"
 
 
 @pytest.mark.parametrize("old, new", [("edpls_core", "core"), ("edpls_release", "release"),

@@ -35,8 +35,8 @@ class AuditTarget:
     """One release the privacy audit can test: its catalogue key, label, the modes it has and its case.
 
     ``case`` names a function returning an ``engine.privacy.audit.AuditCase``; it is called with those of
-    mode, epsilon, delta and bug that it takes, plus ``fixed`` (pairs, e.g. (("law", "laplace"),)).
-    ``plants_bugs``: the catalogue also audits it with planted bugs (noise or sensitivity halved).
+    mode, epsilon and delta that it takes, plus ``fixed`` (pairs, e.g. (("law", "laplace"),)). Planted bugs
+    are not the case's business: ``engine.audit_catalog`` plants them in production (``planted_bug``).
     ``engine.audit_catalog`` builds the audit catalogue from these.
     """
 
@@ -45,7 +45,6 @@ class AuditTarget:
     modes: tuple
     case: str
     fixed: tuple = ()
-    plants_bugs: bool = True
 
     def resolve(self):
         return _resolve(self.case)
@@ -98,7 +97,7 @@ METHODS = (
         "pages/edpls.py", "engine.methods.edpls:EDPLS", "spectra", "model_json", "engine.methods.edpls:compare",
         (AuditTarget("edpls", "edPLS", ("strict", "paper"), "engine.methods.edpls.audit_case:edpls_case"),
          AuditTarget("edpls_recommended", "edPLS recommended strict (whole fit)", ("strict",),
-                     "engine.methods.edpls.audit_case:strict_edpls_case", plants_bugs=False),
+                     "engine.methods.edpls.audit_case:strict_edpls_case"),
          AuditTarget("edpls_recommended_cross", "edPLS recommended strict (cross-moments)", ("strict",),
                      "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),)),
          AuditTarget("tukey_em", "TukeyEM (Amin et al. 2023, whole fit)", ("strict",),
@@ -135,7 +134,7 @@ METHODS = (
         "pages/var_admm.py", "engine.methods.var_admm:CollaborativeVAR", "panel", "model_json",
         "engine.methods.var_admm:compare",
         tuple(AuditTarget(f"var_admm_{law}", label, modes, "engine.methods.var_admm.audit_case:var_admm_case",
-                          (("law", law),), plants_bugs=False)
+                          (("law", law),))
               for law, label, modes in (
                   ("laplace", "VAR-ADMM noise defence, Laplace", ("strict",)),
                   ("gaussian", "VAR-ADMM noise defence, Gaussian", ("strict",)),

@@ -30,12 +30,20 @@ bound is loose when the violation lives at output probabilities below ~1/n_trial
 The catalogue (``engine.audit_catalog.audit_cases``) audits every mechanism of ``engine.privacy``
 (``mechanism_case`` here) and the noise call of every registered method, on the method's own
 preprocessing, with worst-case neighbours (each method's ``audit_case`` module: this module
-imports no method). Everything a method computes after its noise call is post-processing,
-which cannot increase epsilon, so auditing the raw noisy release is the strongest black-box
-audit of the method. Planted bugs (noise scaled down by 2 or 4, sensitivity understated by 2 or 4:
-``BUG_FACTORS``) show that the auditor has teeth. At eps = 1 and 99 % confidence the factor-4 bugs are caught
-at 10^5 trials for every bug-planting release (the audit page's default, ``engine.audit_catalog``); the
-factor-2 bugs need about 10^6.
+imports no method). Every case draws through the shipped release: the estimator's own release objects
+(the ones its ``fit`` calls), batched over trials; none rebuilds a release from lower-level pieces
+(tests/test_audit_production.py replaces each production path by one that raises). Everything a method
+computes after its noise call is post-processing, which cannot increase epsilon, so auditing the raw noisy
+release is the strongest black-box audit of the method.
+
+Planted bugs live in production: ``planted_bug(kind, factor)`` is a context manager that the one place every
+release draws its noise (``engine.privacy.mechanisms.draw_noise``) consults: "noise_scale" draws the noise
+times ``factor``, "sensitivity_scale" the noise of a sensitivity understated by ``factor`` (the same draw:
+every calibration is linear in the sensitivity), while every ledger keeps its claim. It is a context
+variable, so it reaches only the thread that set it (another session's fit never sees it), and costs one
+read when off; no page sets it except the audit page's planted-bug menu (``engine.audit_catalog.PAGE_BUGS``).
+At eps = 1 and 99 % confidence the factor-4 bugs are caught at 10^5 trials for every strict target (the audit
+page's default); the factor-2 bugs need about 10^6 (``bench/audit_all.py``).
 
 What the audits show (``bench/audit_all.py``, eps = 1, delta = 1e-5): every strict-mode release
 stays below its claim; both planted bugs are caught for every mechanism and every Gaussian or
@@ -56,17 +64,19 @@ the methods' estimators and the privacy core are used, not re-implemented.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 from scipy.stats import beta as beta_dist
 
-from .mechanisms import GaussianMechanism, LaplaceMechanism, as_generator
+from .mechanisms import PLANTED_BUG, GaussianMechanism, LaplaceMechanism, as_generator
 
 __all__ = [
     "AUDIT_CONFIDENCE",
-    "BUG_FACTORS",
+    "PLANTED",
+    "PLANTED_KINDS",
     "STATISTICS",
     "AuditCase",
     "AuditResult",
@@ -76,6 +86,8 @@ __all__ = [
     "epsilon_lower_bound",
     "expected_verdict",
     "mechanism_case",
+    "planted",
+    "planted_bug",
     "run_case",
     "upper_triangle",
 ]
@@ -354,16 +366,62 @@ class AuditCase:
     bug: str | None = None
 
 
-#: Planted bugs and the factor each applies to the calibrated noise scale (a sensitivity understated by a factor
-#: scales the noise by the same factor). Halved bugs are subtle (at eps = 1 the 99 % bound needs ~10^6 trials to
-#: catch them for every release); quartered bugs are the page's default demonstration (caught at its default trials).
-BUG_FACTORS = {None: 1.0, "noise_halved": 0.5, "sensitivity_halved": 0.5,
-               "noise_quartered": 0.25, "sensitivity_quartered": 0.25}
+#: The named planted bugs (the audit page's menu, ``engine.audit_catalog.PAGE_BUGS``, and the pipeline audits'
+#: ``bug`` argument) and what each plants in production: ``planted_bug(kind, factor)``. Halved bugs are subtle
+#: (at eps = 1 the 99 % bound needs ~10^6 trials to catch them for every release); quartered bugs are the page's
+#: default demonstration (caught at its default trials).
+PLANTED = {"noise_quartered": ("noise_scale", 0.25), "sensitivity_quartered": ("sensitivity_scale", 0.25),
+           "noise_halved": ("noise_scale", 0.5), "sensitivity_halved": ("sensitivity_scale", 0.5)}
+
+
+#: The kinds of planted bug ``planted_bug`` takes.
+PLANTED_KINDS = ("noise_scale", "sensitivity_scale")
+
+
+@contextmanager
+def planted_bug(kind: str, factor: float):
+    """Plant a bug in every release drawn inside the block (the auditor must catch it).
+
+    Parameters
+    ----------
+    kind : "noise_scale" (the noise is drawn ``factor`` times its calibrated scale) or "sensitivity_scale"
+        (the noise of a sensitivity understated by ``factor``); the ledgers keep their claims either way.
+    factor : float > 0 (e.g. 0.25: noise divided by 4).
+
+    Consulted by ``engine.privacy.mechanisms.draw_noise``, the one place release noise is drawn; a context
+    variable, so only this thread's draws see it. Blocks nest (the inner one wins until it ends).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.privacy import GaussianMechanism
+    >>> mech = GaussianMechanism(1.0, 1e-5)
+    >>> with planted_bug("noise_scale", 0.25):
+    ...     spread = mech.randomise(np.zeros(20000), 0).std() / mech.sigma
+    >>> round(float(spread), 1)
+    0.2
+    """
+    if kind not in PLANTED_KINDS:
+        raise ValueError(f"kind must be one of {PLANTED_KINDS}, got {kind!r}")
+    factor = float(factor)
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"factor must be a finite number > 0, got {factor}")
+    token = PLANTED_BUG.set((kind, factor))
+    try:
+        yield
+    finally:
+        PLANTED_BUG.reset(token)
 
 
 def check_bug(bug):
-    if bug not in BUG_FACTORS:
-        raise ValueError(f"bug must be None or one of {tuple(k for k in BUG_FACTORS if k)}, got {bug!r}")
+    if bug is not None and bug not in PLANTED:
+        raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
+
+
+def planted(bug: str | None):
+    """The ``planted_bug`` block of a named bug of ``PLANTED`` (a no-op block for None)."""
+    check_bug(bug)
+    return nullcontext() if bug is None else planted_bug(*PLANTED[bug])
 
 
 def expected_verdict(mode, bug):
@@ -381,36 +439,29 @@ def upper_triangle(G: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- mechanisms
-def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensitivity: float = 1.0,
-                   bug: str | None = None) -> AuditCase:
+def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensitivity: float = 1.0) -> AuditCase:
     """A scalar query of sensitivity Delta: D gives 0, D' gives Delta (the worst case).
 
-    kind: "analytic_gaussian", "classic_gaussian" (eps <= 1) or "laplace". bug: None,
-    "noise_halved" (noise drawn at half the calibrated scale) or "sensitivity_halved"
-    (calibrated to Delta / 2 while neighbours differ by Delta).
+    kind: "analytic_gaussian", "classic_gaussian" (eps <= 1) or "laplace". The release is the shipped
+    mechanism's own ``randomise`` (``GaussianMechanism`` / ``LaplaceMechanism``), batched over trials; planted
+    bugs come from ``planted_bug`` (``engine.audit_catalog.make_case``).
     """
-    check_bug(bug)
-    factor = BUG_FACTORS[bug]
-    cal_sens = sensitivity * (factor if bug and bug.startswith("sensitivity") else 1.0)
-    noise_factor = factor if bug and bug.startswith("noise") else 1.0
     if kind in ("analytic_gaussian", "classic_gaussian"):
-        mech = GaussianMechanism(epsilon, delta, cal_sens, "analytic" if kind == "analytic_gaussian" else "classic")
+        mech = GaussianMechanism(epsilon, delta, sensitivity, "analytic" if kind == "analytic_gaussian" else "classic")
         scale_note = f"sigma = {mech.sigma:.4g}"
         claim_delta = delta
     elif kind == "laplace":
-        mech = LaplaceMechanism(epsilon, cal_sens)
+        mech = LaplaceMechanism(epsilon, sensitivity)
         scale_note = f"b = {mech.scale:.4g}"
         claim_delta = 0.0
     else:
         raise ValueError("kind must be 'analytic_gaussian', 'classic_gaussian' or 'laplace'")
 
     def release(value, rng, n):
-        zero = np.zeros((n, 1))
-        return value + noise_factor * mech.randomise(zero, rng)
+        return mech.randomise(np.full((n, 1), float(value)), rng)
 
-    return AuditCase(case_name(f"{kind}", bug), kind, "strict", float(epsilon), claim_delta, release,
-                     0.0, float(sensitivity), f"scalar query, f(D') - f(D) = {sensitivity:g}",
-                     expected_verdict("strict", bug), scale_note, bug)
+    return AuditCase(kind, kind, "strict", float(epsilon), claim_delta, release, 0.0, float(sensitivity),
+                     f"scalar query, f(D') - f(D) = {sensitivity:g}", "holds", scale_note)
 
 
 def run_case(case: AuditCase, n_trials: int = 100_000, random_state=None, **kwargs) -> dict:

@@ -18,7 +18,7 @@ from engine.methods.dp_cca.core import _row_norms
 from engine.methods.dp_cca.estimator import DPCCA, resolve_calibration
 from engine.methods.dp_cca.evaluation import PAGE_DEFAULTS, default_bound, split_rows
 from engine.methods.dp_cca.sensitivity import _WORST_INNER, worst_case_rows
-from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
+from engine.privacy.audit import AuditCase, case_name, check_bug, expected_verdict, planted, upper_triangle
 
 __all__ = ["AUDIT_CONFIGS", "dp_cca_case", "pipeline_audit_case", "pipeline_audit_params"]
 
@@ -87,7 +87,6 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
     XD, YD, XDp, YDp = X.copy(), Y.copy(), X.copy(), Y.copy()
     XD[-1], YD[-1], XDp[-1], YDp[-1] = x, y, xt, yt
     keep = np.array([0, 1, dx, dx + 1, dx + dy])  # the coordinates the worst rows touch (+ the constant)
-    factor = BUG_FACTORS[bug]
     est = DPCCA(**params)
     sigma = est._noise(X.shape[0])["sigma"]
 
@@ -97,9 +96,8 @@ def pipeline_audit_case(config: str = "default", epsilon: float = 1.0, delta: fl
         G0 = prep.gram()
         out = []
         for start in range(0, n, 5000):
-            G = est._draw(prep, noise, min(5000, n - start), rng, G0)
-            if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
-                G = G0[None] + factor * (G - G0[None])
+            with planted(bug):  # planted in production (engine.privacy.audit.planted_bug)
+                G = est._draw(prep, noise, min(5000, n - start), rng, G0)
             out.append(upper_triangle(G[:, keep][:, :, keep] / prep.n))
         return np.concatenate(out)
 
@@ -125,8 +123,7 @@ def _two_views(n: int = 60, seed: int = 11):
     return Z[:, :2], Z[:, 2:]
 
 
-def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-                neighbour: str = "axis") -> AuditCase:
+def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, neighbour: str = "axis") -> AuditCase:
     """DP-CCA (replace-one neighbours, public N).
 
     strict: public centre 0 and joint row bound 1; D's last row is a unit row z, D' replaces it
@@ -138,9 +135,9 @@ def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     true worst case and "singular" gives a weaker audit. paper: D' replaces the last row by an
     outlier 5 times the largest row along the second singular vector; the data-dependent
     centring and scaling then move every row. Audited output: the method's noisy moment matrix
-    C_hat = (Z'Z + E) / N (``DPCCA``'s own preparation and noise call; CCA is post-processing).
+    C_hat = (Z'Z + E) / N (``DPCCA``'s own preparation and noise call, ``_draw``, as its ``fit`` makes it; CCA is
+    post-processing). Planted bugs come from ``engine.privacy.audit.planted_bug``.
     """
-    check_bug(bug)
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
     if neighbour not in ("axis", "singular"):
@@ -163,19 +160,14 @@ def dp_cca_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     ZD, ZDp = Z.copy(), Z.copy()
     ZD[-1], ZDp[-1] = z, w
     D, D_prime = (ZD[:, :dx], ZD[:, dx:]), (ZDp[:, :dx], ZDp[:, dx:])
-    factor = BUG_FACTORS[bug]
 
     def release(data, rng, n):
         est = DPCCA(**params)
         prep = est._prepare(*data)
-        noise = est._noise(prep.n)
-        G0 = prep.gram()
-        G = est._draw(prep, noise, n, rng, G0)
-        if factor != 1.0:  # planted bug: the same release with the noise scaled by the factor
-            G = G0[None] + factor * (G - G0[None])
+        G = est._draw(prep, est._noise(prep.n), n, rng, prep.gram())
         return upper_triangle(G / prep.n)
 
     note = "Analyze-Gauss on C = Z'Z / N, sensitivity sqrt(2)/N"
-    return AuditCase(case_name(f"dp_cca_{mode}", bug), "dp_cca", mode, float(epsilon), float(delta), release, D,
-                     D_prime, what, expected_verdict(mode, bug), note, bug)
+    return AuditCase(f"dp_cca_{mode}", "dp_cca", mode, float(epsilon), float(delta), release, D,
+                     D_prime, what, expected_verdict(mode, None), note)
 

@@ -5,14 +5,13 @@ post-processing, so auditing the raw noisy release is the strongest black-box au
 D is a small data set inside the bounds; D' adds the row x = x_bound e_1, y = y_bound (both at their
 public bounds, one non-zero channel), whose change of the released numbers is exactly the calibrated
 sensitivity (``engine.privacy.moments.add_remove_sensitivity`` is attained), so a correct release can
-only approach its claim and a planted bug (noise or sensitivity halved) exceeds it.
+only approach its claim and a planted bug (``engine.privacy.audit.planted_bug``) exceeds it.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
-from engine.privacy.mechanisms import sample_symmetric_gaussian
+from engine.privacy.audit import AuditCase, expected_verdict, upper_triangle
 
 from .estimator import DPPCR
 
@@ -28,7 +27,7 @@ def audit_data(n: int = 40, m: int = 3, seed: int = 13):
     return X, y
 
 
-def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None, *,
+def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, *,
                 x_bound: float = 2.0, y_bound: float = 2.0, public_centre: bool = False) -> AuditCase:
     """DP-PCR (k = 1) as an :class:`engine.privacy.audit.AuditCase`.
 
@@ -36,17 +35,15 @@ def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     ----------
     mode : "strict" (the only mode).
     epsilon, delta : the claim.
-    bug : None, "noise_halved" or "sensitivity_halved" (planted: sigma halved either way, the analytic sigma
-        being linear in the sensitivity).
     x_bound, y_bound : the public bounds.
     public_centre : audit the public-centre release (x_center = 0, y_center = 0) instead of private centring.
 
     Returns
     -------
     AuditCase whose release is the noisy upper triangle of Z'Z on the estimator's own clipped, scaled rows
-    (``DPPCR._prepare``) with the estimator's sigma (``DPPCR._release``), the noise drawn as in a fit.
+    (``DPPCR._prepare``) drawn by the fit's own release object (``DPPCR._release``: the ``MomentsRelease`` that
+    ``fit`` draws from), batched over trials. Planted bugs come from ``engine.privacy.audit.planted_bug``.
     """
-    check_bug(bug)
     if mode != "strict":
         raise ValueError("DP-PCR has one mode, 'strict'")
     X, y = audit_data()
@@ -58,18 +55,17 @@ def dp_pcr_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5,
     row_x[0] = x_bound
     D = (X, y)
     D_prime = (np.vstack([X, row_x]), np.append(y, y_bound))
-    grams = {id(D): est._prepare(*D).gram(), id(D_prime): est._prepare(*D_prime).gram()}
-    prep = est._prepare(*D)
-    sigma = float(est._release(prep).sigma) * BUG_FACTORS[bug]
+    preps = {id(D): est._prepare(*D), id(D_prime): est._prepare(*D_prime)}
 
     def release(data, rng, n):
-        G0 = grams[id(data)] if id(data) in grams else est._prepare(*data).gram()
-        return upper_triangle(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
+        prep = preps[id(data)] if id(data) in preps else est._prepare(*data)
+        return upper_triangle(est._release(prep).randomise(prep.gram(), n, rng))
 
-    change = float(np.linalg.norm(upper_triangle((grams[id(D_prime)] - grams[id(D)])[None])))
+    prep = preps[id(D)]
+    change = float(np.linalg.norm(upper_triangle((preps[id(D_prime)].gram() - prep.gram())[None])))
     note = (f"Analyze-Gauss release of Z'Z ({'public centre' if public_centre else 'private centring column'}), "
             f"calibrated sensitivity {prep.sensitivity:.6f}, change of the released numbers {change:.6f}, "
-            f"sigma = {sigma:.4g}")
-    return AuditCase(case_name("dp_pcr_strict", bug), "dp_pcr", "strict", float(epsilon), float(delta), release, D,
+            f"sigma = {est._release(prep).sigma:.4g}")
+    return AuditCase("dp_pcr_strict", "dp_pcr", "strict", float(epsilon), float(delta), release, D,
                      D_prime, "add one row at the bounds (x = x_bound e_1, y = y_bound)",
-                     expected_verdict("strict", bug), note, bug)
+                     expected_verdict("strict", None), note)

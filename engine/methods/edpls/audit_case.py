@@ -3,7 +3,8 @@
 
 ``edpls_case`` audits the raw noisy release on a small fixed data set with worst-case neighbours
 (everything after the noise call is post-processing); ``pipeline_audit_case`` runs exactly what the page
-runs. Both support the planted bugs of ``engine.privacy.audit`` (the audit must catch them).
+runs. The catalogue's planted bugs come from ``engine.privacy.audit.planted_bug`` (in production);
+``pipeline_audit_case`` keeps its own bug switch.
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import numpy as np
 
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.pipeline import pipeline_audit_case
-from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict, upper_triangle
-from engine.privacy.mechanisms import sample_symmetric_gaussian
+from engine.methods.edpls.recommended import make_strict_edpls
+from engine.privacy.audit import AuditCase, expected_verdict, upper_triangle
 
 __all__ = ["edpls_case", "pipeline_audit_case", "strict_edpls_case"]
 
@@ -26,33 +27,32 @@ def _edpls_data(n: int = 40, m: int = 3, seed: int = 7):
     return X, y
 
 
-def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-               x_bound: float = 2.0, y_bound: float = 2.0) -> AuditCase:
+def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, x_bound: float = 2.0,
+               y_bound: float = 2.0) -> AuditCase:
     """edPLS (k = 1). Neighbours: add one row maximising |y| * ||x||.
 
     strict: the row x = x_bound e_1, y = y_bound (both at their public bounds, one non-zero
     channel): its change of the released numbers is exactly the calibrated sensitivity
     (``engine.methods.edpls.strict_sensitivity``, attained), so the bound can approach the claim;
-    the audited output is the Analyze-Gauss release of Z'Z on the method's own clipped, scaled
-    rows (the estimator's ``_Prepared`` state and its sigma; the PLS model is post-processing).
+    the audited output is the Analyze-Gauss release of Z'Z drawn by the fit's own release object
+    (``_Prepared.strict_release``, the ``MomentsRelease`` that ``EDPLS.fit`` draws from) on the estimator's
+    own clipped, scaled rows (``_Prepared``); the PLS model is post-processing.
     The page's whole pipeline is audited by ``engine.methods.edpls.pipeline_audit_case``.
     paper: the row x = 3 max_i ||x_i|| e_1, y = 3 max_i |y_i| (an outlier: the data-dependent
     bounds xmax * ymax grow with it); the audited output is the released noisy weight vector w
-    of the first component (one release at the stated per-release epsilon).
+    of the first component (``EDPLS.sample_releases``: the fit's own draw, one release at the stated
+    per-release epsilon). Planted bugs come from ``engine.privacy.audit.planted_bug``.
     """
-    check_bug(bug)
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
     X, y = _edpls_data()
-    factor = BUG_FACTORS[bug]
+    row_x = np.zeros(X.shape[1])
     if mode == "strict":
-        row_x = np.zeros(X.shape[1])
         row_x[0] = x_bound
         row_y = y_bound
         params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="strict", x_bound=x_bound,
                       y_bound=y_bound)
     else:
-        row_x = np.zeros(X.shape[1])
         row_x[0] = 3 * float(np.linalg.norm(X, axis=1).max())
         row_y = 3 * float(np.abs(y).max())
         params = dict(n_components=1, epsilon=epsilon, delta=delta, mode="paper")
@@ -62,73 +62,77 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
     if mode == "strict":
         def release(data, rng, n):
             prep = EDPLS(**params)._prepare(*data)
-            G0 = prep._gram()
-            sigma = float(prep.noise_table(1, epsilon)["sigma"].iloc[0]) * factor
-            return upper_triangle(G0[None] + sample_symmetric_gaussian(sigma, G0.shape[0], rng, n))
+            return upper_triangle(prep.strict_release(epsilon).randomise(prep._gram(), n, rng))
         note = ("Analyze-Gauss release of Z'Z (private centring column included), exact worst-case "
-                "sensitivity (strict_sensitivity)")
+                "sensitivity (strict_sensitivity), drawn by the fit's strict_release")
     else:
         def release(data, rng, n):
-            est = EDPLS(**params)
-            if factor != 1.0:
-                raise ValueError("planted bugs are audited on strict mode only")
-            out = est.sample_releases(*data, n, rng, keep_raw=True)
+            out = EDPLS(**params).sample_releases(*data, n, rng, keep_raw=True)
             return out["W_raw"][:, 0, :]
         note = "noisy w[1] released with sigma from the data-dependent bound xmax * ymax"
-    return AuditCase(case_name(f"edpls_{mode}", bug), "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
-                     "add one row maximising |y| * ||x||", expected_verdict(mode, bug), note, bug)
+    return AuditCase(f"edpls_{mode}", "edpls", mode, float(epsilon), float(delta), release, D, D_prime,
+                     "add one row maximising |y| * ||x||", expected_verdict(mode, None), note)
 
 
-def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-                      part: str = "all") -> AuditCase:
+def _recommended_data(m: int):
+    """40 smooth private spectra of m channels, y inside (-1.9, 1.9), and the worst-case added row.
+
+    The row is x = v / std(v), v the top right singular vector of V'M (V the data-independent spline basis,
+    M the linear filter after SNV): SNV leaves it unchanged (zero mean: M kills constants, so v is orthogonal
+    to them), so its projection has norm exactly the data-free bound sqrt(m) ||V'M||_2: z has norm 1, its cross
+    change (y~ = 1) is the sensitivity 1 and its Z'Z change 0.80 of sqrt(3)/2 (u is not one-hot: no SNV row
+    reaches one axis alone at the bound).
+    """
+    from engine.methods.edpls.basis import chain_operator
+    from engine.methods.edpls.recommended import StrictEDPLS
+
+    est = StrictEDPLS()
+    pub = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0)).public_setup(m)
+    v = np.linalg.svd(pub["V"].T @ chain_operator(est.preprocessing, m))[2][0]
+    rng0 = np.random.default_rng(11)
+    X = np.cumsum(rng0.normal(size=(40, m)), axis=1)
+    y = np.clip(rng0.uniform(-1.9, 1.9, size=40), -1.9, 1.9)
+    return X, y, v / v.std()
+
+
+def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, part: str = "all") -> AuditCase:
     """The recommended strict edPLS (``StrictEDPLS``): all three noisy releases of one fit, audited jointly.
 
-    Public side: 30 public spectra of 4 channels (chain "none", 2 public axes, dim_threshold tiny so that
-    d = 2 whatever the noisy count), y_range (-2, 2). D: 40 private rows; D' adds the row
-    x = c_pub + x_bound V[:, 0] (its projection has norm exactly x_bound: every block at its bound) with
-    y = 2 (y~ = 1): it changes the count by 1, the released upper triangle of Z'Z by exactly its
-    sensitivity sqrt(3)/2 and Z'y~ by exactly 1. The audited output is (count, upper triangle of Z'Z,
-    Z'y~) with the estimator's own sigmas (``public_setup``) and rows (``scaled_rows``); everything after
-    (dimension choice, ridge, shrinkage) is post-processing. Planted bugs halve every sigma.
+    The page's defaults (``make_strict_edpls`` with y_range (-2, 2) and no public spectra: chain "snv+sg1",
+    the data-independent spline basis, whose dimension does not depend on the noisy count) at the fewest
+    channels the fit accepts (``MIN_CHANNELS``). D: 40 private spectra; D' adds the row of ``_recommended_data``
+    (projection at the public bound) with y = 2 (y~ = 1). The draws are ``StrictEDPLS.sample_releases``: the
+    fit's own checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``),
+    batched over trials. The audited output is (count, upper triangle of Z'Z, Z'y~); everything after
+    (ridge, shrinkage) is post-processing. Planted bugs come from ``engine.privacy.audit.planted_bug``.
 
     ``part``: "all" audits the three releases jointly against the whole (epsilon, delta) (basic composition
-    is loose there, so a planted bug may stay under the claim); "count", "moments" or "cross" audits one
-    release against its own share (epsilon_i, delta_i), which is tight: planted bugs exceed it.
+    is loose there); "count", "moments" or "cross" audits one release against its own share
+    (epsilon_i, delta_i), which is tight.
     """
-    from engine.methods.edpls.recommended import RELEASES, StrictEDPLS
+    from engine.methods.edpls.recommended import MIN_CHANNELS, RELEASES
 
-    check_bug(bug)
     if mode != "strict":
         raise ValueError("the recommended strict edPLS has one mode, 'strict'")
     parts = {"count": 0, "moments": 1, "cross": 2}
     if part != "all" and part not in parts:
         raise ValueError("part must be 'all', 'count', 'moments' or 'cross'")
-    rng0 = np.random.default_rng(11)
-    X_pub = rng0.normal(size=(30, 4)) * np.array([1.0, 0.6, 0.3, 0.1])
-    est = StrictEDPLS(float(epsilon), float(delta), y_range=(-2.0, 2.0), X_public=X_pub, preprocessing="none",
-                      max_dim=2, dim_threshold=1e-12)
-    pub = est.public_setup(4)
-    X = rng0.normal(size=(40, 4)) * np.array([0.5, 0.3, 0.2, 0.1])
-    y = np.clip(X @ np.array([1.0, -0.5, 0.2, 0.0]) + 0.1 * rng0.normal(size=40), -1.9, 1.9)
-    row = pub["chain"].transform(X_pub).mean(axis=0) + pub["x_bound"] * pub["V"][:, 0]
+    X, y, row = _recommended_data(MIN_CHANNELS)
+    est = make_strict_edpls(float(epsilon), float(delta), y_range=(-2.0, 2.0))
+    pub = est.public_setup(MIN_CHANNELS)
     D, D_prime = (X, y), (np.vstack([X, row]), np.append(y, 2.0))
-    factor = BUG_FACTORS[bug]
-    s_n, s_xx, s_xy = (pub["sigmas"][k] * factor for k in RELEASES)
 
     def release(data, rng, n):
-        rows, yt = est.scaled_rows(data[0], data[1], pub, 2)
-        G0 = rows.Z.T @ rows.Z
-        b0 = rows.Z.T @ yt
-        count = len(data[1]) + rng.normal(0.0, s_n, size=(n, 1))
-        tri = upper_triangle(G0[None] + sample_symmetric_gaussian(s_xx, G0.shape[0], rng, n))
-        cross = b0[None] + rng.normal(0.0, s_xy, size=(n, b0.size))
-        out = [count, tri, cross]
-        return np.hstack(out) if part == "all" else out[parts[part]]
+        out = est.sample_releases(*data, n, rng)
+        drawn = [out["count"][:, None], upper_triangle(out["moments"]), out["cross"]]
+        return np.hstack(drawn) if part == "all" else drawn[parts[part]]
 
-    note = (f"count (sigma {s_n:.4g}), Z'Z upper triangle (sigma {s_xx:.4g}, sensitivity sqrt(3)/2) and Z'y~ "
-            f"(sigma {s_xy:.4g}, sensitivity 1), one fit's releases, basic composition of the three shares")
+    s_n, s_xx, s_xy = (pub["sigmas"][k] for k in RELEASES)
+    note = (f"StrictEDPLS.sample_releases at the page's defaults ({MIN_CHANNELS} channels, spline basis): count "
+            f"(sigma {s_n:.4g}), Z'Z upper triangle (sigma {s_xx:.4g}, sensitivity sqrt(3)/2, change 0.80) and Z'y~ "
+            f"(sigma {s_xy:.4g}, sensitivity 1, attained), one fit's releases, basic composition of the three shares")
     claim = (float(epsilon), float(delta)) if part == "all" else pub["budget"][RELEASES[parts[part]]]
     base = "strict_edpls_recommended" + ("" if part == "all" else f"_{part}")
-    return AuditCase(case_name(base, bug), "edpls", "strict", float(claim[0]), float(claim[1]),
-                     release, D, D_prime, "add one row at the public bounds (projection norm x_bound, y = y_high)",
-                     expected_verdict("strict", bug), note, bug)
+    return AuditCase(base, "edpls", "strict", float(claim[0]), float(claim[1]), release, D, D_prime,
+                     "add one row at the public bound (projection norm x_bound, y = y_high)",
+                     expected_verdict("strict", None), note)

@@ -35,8 +35,7 @@ from engine.data.preprocess import make_chain
 from engine.data.split import train_test_indices
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.sweeps import chain_caveat
-from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict
-from engine.privacy.mechanisms import sample_symmetric_gaussian
+from engine.privacy.audit import AuditCase, case_name, check_bug, expected_verdict, planted
 
 __all__ = ["PAGE_DEFAULTS", "STRICT_ESTIMATORS", "PageProblem", "default_x_bound", "page_problem",
            "pipeline_audit_case", "preprocess", "public_spectra", "sample_y_bound", "sample_y_range", "strict_params"]
@@ -174,8 +173,8 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
     (the entries of Z'Z among channel j, y and the constant column): the other coordinates have the
     same distribution on D and D' and independent noise, so dropping them (post-processing) loses
     nothing. The clean Gram matrix and sigma come from the estimator's own state (``EDPLS._prepare``,
-    ``_Prepared._gram``, ``_Prepared.strict_release``), the noise from ``sample_symmetric_gaussian``
-    as in a fit.
+    ``_Prepared._gram``) and the noise from the fit's own release object (``_Prepared.strict_release``),
+    batched over trials; planted bugs come from ``engine.privacy.audit.planted``.
     """
     check_bug(bug)
     if config not in ("page_default", "public_centre"):
@@ -220,13 +219,14 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
     idx = np.nonzero(diff.max(axis=0) > 1e-12 * max(1.0, float(np.abs(G_D).max())))[0]
     change = float(np.linalg.norm(upper_triangle(G_Dp - G_D)))
     sens = prep_D.strict.sensitivity
-    # both planted bugs halve sigma (the analytic sigma is linear in the sensitivity)
-    sigma = float(prep_D.strict_release(eps).sigma) * BUG_FACTORS[bug]
+    moments = prep_D.strict_release(eps)  # the fit's own release object
+    sigma = float(moments.sigma)
     clean = {id(D): G_D[np.ix_(idx, idx)], id(D_prime): G_Dp[np.ix_(idx, idx)]}
 
     def release(data_, rng, n):
         G0 = clean[id(data_)] if id(data_) in clean else state(data_)[1][np.ix_(idx, idx)]
-        return upper_triangle(G0[None] + sample_symmetric_gaussian(sigma, idx.size, rng, n))
+        with planted(bug):  # a planted bug is planted in production (engine.privacy.audit.planted_bug)
+            return upper_triangle(moments.randomise(G0, n, rng))
 
     note = (f"{config}: strict pipeline as the page builds it (chain {chain!r}, x_bound = {x_bound:.4g}, "
             f"y_bound = {y_bound:.4g}, {'public centre' if centre else 'private centring'}); calibrated "

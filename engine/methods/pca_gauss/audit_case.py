@@ -10,28 +10,31 @@ import math
 
 import numpy as np
 
-from engine.privacy import LaplaceMechanism
-from engine.privacy.audit import BUG_FACTORS, AuditCase, case_name, check_bug, expected_verdict
+from engine.privacy.audit import AuditCase, expected_verdict, planted
 
 from .estimator import PCAGauss
-from .sensitivity import lap_pca_noise_scale
 
-__all__ = ["pca_gauss_case", "pipeline_audit_case"]
+__all__ = ["LAP_PCA_RELEASE", "pca_gauss_case", "pipeline_audit_case"]
+
+#: The ledger name of the Lap-PCA covariance release (``PCAGauss._projection``).
+LAP_PCA_RELEASE = "Lap-PCA covariance"
 
 
-def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None = None, M: int = 2,
-                   N: int = 50, *, delta: float | None = None) -> AuditCase:
+def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, M: int = 2, N: int = 50, *,
+                   delta: float | None = None) -> AuditCase:
     """PCA-Gauss's Lap-PCA covariance release S = X'X/N + Laplace (replace-one, entries in [-1, 1]).
 
     ``delta`` is accepted for the registry's uniform call ``(mode, epsilon, delta)`` and ignored: the Laplace
     release is pure epsilon-DP (the case's delta is 0).
 
     Worst case (Prop. 3): D's last row is all ones, D' replaces it by alternating signs, which
-    changes half of the M^2 entries by 2/N (L1 change M^2/N). strict: scale M^2/(N eps) (rule
-    "M2"); paper: the printed scale M/(N eps) (rule "M", under-noised by M; the paper's claim is
-    eps). The scale is the method's own ``lap_pca_noise_scale``.
+    changes half of the M^2 entries by 2/N (L1 change M^2/N). The release is the shipped one: a real
+    ``PCAGauss(pca_source="laplace", bounds=(-1, 1))`` fit on each data set captures the Lap-PCA query value and
+    its ``LaplaceMechanism`` (the fit's own noise call, ``_noisy``), and every trial draws that mechanism's
+    ``randomise`` (batched). The claim is that release's ledger epsilon (its share of ``epsilon``). strict: scale
+    M^2/(N eps_PCA) (rule "M2"); paper: the printed scale M/(N eps_PCA) (rule "M", under-noised by M; the
+    ledger's claimed epsilon is eps_PCA). Planted bugs come from ``engine.privacy.audit.planted_bug``.
     """
-    check_bug(bug)
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
     rng0 = np.random.default_rng(5)
@@ -39,16 +42,28 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, bug: str | None =
     XD, XDp = X.copy(), X.copy()
     XD[-1] = 1.0
     XDp[-1] = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)
-    rule = "M2" if mode == "strict" else "M"
-    scale = lap_pca_noise_scale(M, N, epsilon, rule) * BUG_FACTORS[bug]
+    params = dict(n_components=min(2, M), epsilon=float(epsilon), mode=mode, pca_source="laplace", bounds=(-1.0, 1.0))
+
+    def capture(data):
+        est = PCAGauss(**params)
+        est._capture = []
+        est.fit(data)
+        (value, mech), = [(v, m) for name, v, m in est._capture if name == LAP_PCA_RELEASE]
+        record, = [r for r in est.privacy_ledger_.entries if r.name == LAP_PCA_RELEASE]
+        return value, mech, record
+
+    captured = {id(XD): capture(XD), id(XDp): capture(XDp)}
+    value, mech, record = captured[id(XD)]
+    claim = record.epsilon if record.claimed_epsilon is None else record.claimed_epsilon
 
     def release(data, rng, n):
-        S = data.T @ data / data.shape[0]
-        return (S[None] + rng.laplace(0.0, scale, size=(n, M, M))).reshape(n, -1)
+        value, mech, _ = captured[id(data)]
+        return mech.randomise(np.broadcast_to(value, (n,) + value.shape), rng).reshape(n, -1)
 
-    return AuditCase(case_name(f"pca_gauss_{mode}", bug), "pca_gauss", mode, float(epsilon), 0.0, release, XD, XDp,
-                     "replace one row (all ones -> alternating signs)", expected_verdict(mode, bug),
-                     f"Lap-PCA covariance, scale rule {rule} = {scale:.4g}", bug)
+    return AuditCase(f"pca_gauss_{mode}", "pca_gauss", mode, float(claim), 0.0, release, XD, XDp,
+                     "replace one row (all ones -> alternating signs)", expected_verdict(mode, None),
+                     f"Lap-PCA covariance of a PCAGauss fit ({mode}), the fit's LaplaceMechanism: "
+                     f"b = {mech.scale:.4g}, sensitivity {mech.sensitivity:.4g}, claimed epsilon {claim:.4g}")
 
 
 def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public", epsilon: float = 1.0,
@@ -149,17 +164,12 @@ def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public
     claim = capture("D")[1].total("basic")[0]
     if set(n for n, _, _ in captured["D"]) != set(n for n, _, _ in captured["D'"]):
         raise AssertionError("the two neighbours made different releases")
-    if bug == "sensitivity_halved":
-        captured = {k: [(n, v, LaplaceMechanism(m.epsilon, m.sensitivity / 2)) for n, v, m in rel]
-                    for k, rel in captured.items()}
-    factor = 0.5 if bug == "noise_halved" else 1.0
-
     def release(key, rng, n):
         parts = []
-        for _, value, mech in captured[key]:
-            exact = np.broadcast_to(value, (n,) + value.shape)
-            noisy = mech.randomise(exact, rng)  # the fit's own noise call, n trials at once
-            parts.append((exact + factor * (noisy - exact)).reshape(n, -1))
+        with planted(bug):  # planted bugs: in production (engine.privacy.audit.planted_bug)
+            for _, value, mech in captured[key]:
+                exact = np.broadcast_to(value, (n,) + value.shape)
+                parts.append(mech.randomise(exact, rng).reshape(n, -1))  # the fit's own noise call, n trials at once
         return np.concatenate(parts, axis=1)
 
     name = f"pca_gauss_pipeline_{task}_{kw['pca_source']}" + (f"_bug_{bug}" if bug else "")

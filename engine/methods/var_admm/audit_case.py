@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from engine.privacy.audit import AuditCase, check_bug
+from engine.privacy.audit import PLANTED, AuditCase, planted
 
 from .defence import _check_range, add_noise, calibrated_noise_scale, defence_ledger
 
@@ -49,7 +49,7 @@ def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float
     lo, hi = _check_range(public_range)
     width = hi - lo
     if law in ("laplace", "gaussian"):
-        b = calibrated_noise_scale(law, epsilon, delta, width * (0.5 if bug == "sensitivity_halved" else 1.0))
+        b = calibrated_noise_scale(law, epsilon, delta, width)
         claim = defence_ledger(law, calibrated_noise_scale(law, epsilon, delta, width), (lo, hi), True, T, n_owners,
                                False, delta=delta)
         claimed, mode = claim.eps_per_value, "strict"
@@ -57,8 +57,6 @@ def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float
         b, claimed, mode = width, math.inf, "paper"
     else:
         raise ValueError("law must be 'laplace', 'gaussian' or 'uniform'")
-    if bug == "noise_halved":
-        b *= 0.5
     base = np.random.default_rng(3).uniform(lo, hi, size=(T, n_owners))
     base[0, 1] = hi + outside  # another kW value outside the range (clipped in both data sets)
     D, D_prime = base.copy(), base.copy()
@@ -70,7 +68,8 @@ def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float
         stack = np.broadcast_to(data, (n,) + data.shape)
         if bug == "private_centring":
             stack = stack - data.mean(axis=0)
-        out = add_noise(stack, law, b, rng, public_range=clip)
+        with planted(bug if bug in PLANTED else None):  # noise and sensitivity bugs: planted in production
+            out = add_noise(stack, law, b, rng, public_range=clip)
         if stage == "centred":
             out = out - out.mean(axis=1, keepdims=True)
         return out.reshape(n, -1)
@@ -84,43 +83,41 @@ def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float
                      + (", centred on the noisy mean" if stage == "centred" else ""), bug)
 
 
-def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-5, value_range: float = 1.0,
-                  bug: str | None = None) -> AuditCase:
+def var_admm_case(law: str = "laplace", epsilon: float = 1.0, delta: float = 1e-5, value_range: float = 1.0
+                  ) -> AuditCase:
     """VAR-ADMM's noise defence as the page runs it: values clipped into the declared public range
     [0, value_range], fresh noise once per value calibrated to (eps, Delta), any centring after.
 
     The real pipeline on a small panel in "kW" (:func:`pipeline_audit_case`): neighbours move one value
     from far above the range to far below it, which clipping must bring back to Delta; the claim is the
     defence ledger's per-value epsilon. law "uniform" carries no guarantee (claim inf: reported only).
+    The noise is the defence's own ``add_noise`` (``engine.privacy.mechanisms.draw_noise``); the catalogue's
+    planted bugs come from ``engine.privacy.audit.planted_bug``.
     """
-    check_bug(bug)
-    return pipeline_audit_case(law, epsilon, delta, public_range=(0.0, float(value_range)), bug=bug)
+    return pipeline_audit_case(law, epsilon, delta, public_range=(0.0, float(value_range)))
 
 
 #: The audit mode of each law: a calibrated law is audited as "strict", uniform noise (no guarantee) as "paper".
 LAW_MODES = {"laplace": "strict", "gaussian": "strict", "uniform": "paper"}
 
 
-def _registry_case(law: str, mode: str, epsilon: float, delta: float, bug: str | None, **kwargs) -> AuditCase:
+def _registry_case(law: str, mode: str, epsilon: float, delta: float, **kwargs) -> AuditCase:
     if mode != LAW_MODES[law]:
         raise ValueError(f"the {law} noise defence is audited in mode {LAW_MODES[law]!r}, got {mode!r}")
-    return var_admm_case(law, epsilon, delta, bug=bug, **kwargs)
+    return var_admm_case(law, epsilon, delta, **kwargs)
 
 
-def laplace_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-                 **kwargs) -> AuditCase:
+def laplace_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, **kwargs) -> AuditCase:
     """The registry's audit target "var_admm_laplace": :func:`var_admm_case` with Laplace noise."""
-    return _registry_case("laplace", mode, epsilon, delta, bug, **kwargs)
+    return _registry_case("laplace", mode, epsilon, delta, **kwargs)
 
 
-def gaussian_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-                  **kwargs) -> AuditCase:
+def gaussian_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, **kwargs) -> AuditCase:
     """The registry's audit target "var_admm_gaussian": :func:`var_admm_case` with Gaussian noise."""
-    return _registry_case("gaussian", mode, epsilon, delta, bug, **kwargs)
+    return _registry_case("gaussian", mode, epsilon, delta, **kwargs)
 
 
-def uniform_case(mode: str = "paper", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None,
-                 **kwargs) -> AuditCase:
+def uniform_case(mode: str = "paper", epsilon: float = 1.0, delta: float = 1e-5, **kwargs) -> AuditCase:
     """The registry's audit target "var_admm_uniform": uniform noise, no guarantee (reported only)."""
-    return _registry_case("uniform", mode, epsilon, delta, bug, **kwargs)
+    return _registry_case("uniform", mode, epsilon, delta, **kwargs)
 
