@@ -99,9 +99,7 @@ METHODS = (
          AuditTarget("edpls_recommended", "edPLS recommended strict (whole fit)", ("strict",),
                      "engine.methods.edpls.audit_case:strict_edpls_case"),
          AuditTarget("edpls_recommended_cross", "edPLS recommended strict (cross-moments)", ("strict",),
-                     "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),)),
-         AuditTarget("tukey_em", "TukeyEM (Amin et al. 2023, whole fit)", ("strict",),
-                     "engine.methods.tukey_em:tukey_em_case", plants_bugs=False)),
+                     "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),))),
         "bench/reproduce_edpls_corn.py"),
     MethodSpec(
         "dp_pcr", "DP-PCR", ":material/ssid_chart:",
