@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.methods import tukey_em
 from engine.methods.adassp import AdaSSP
 from engine.methods.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, make_case, plants_bugs
 from engine.methods.dp_cca import DPCCA
@@ -23,7 +22,6 @@ from engine.methods.edpls import EDPLS
 from engine.methods.edpls.prepared import _Prepared
 from engine.methods.edpls.recommended import StrictEDPLS, make_strict_edpls
 from engine.methods.pca_gauss import PCAGauss
-from engine.methods.tukey_em import TukeyEM
 from engine.methods.var_admm import defence
 from engine.privacy import GaussianMechanism, LaplaceMechanism
 from engine.privacy.audit import AUDIT_CONFIDENCE, planted_bug, run_case
@@ -74,11 +72,6 @@ def _fit_var_defence():
     defence.noise_defence(np.random.default_rng(0).uniform(0, 1, (6, 2)), "laplace", 1.0, public_range=(0.0, 1.0))
 
 
-def _fit_tukey_em():
-    x = np.random.default_rng(0).normal(size=(400, 1))
-    TukeyEM(1.0, 1e-5, n_models=100).fit(x, 2.0 * x[:, 0])
-
-
 def _mechanism_fit(mech):
     return lambda: mech.randomise(np.zeros(3))
 
@@ -94,7 +87,6 @@ PRODUCTION = {
     "edpls_recommended": {"strict": ((StrictEDPLS, "mechanisms"), _fit_recommended)},
     "edpls_recommended_cross": {"strict": ((StrictEDPLS, "mechanisms"), _fit_recommended)},
     "dp_pcr": {"strict": ((DPPCR, "_release"), _fit_dp_pcr)},
-    "tukey_em": {"strict": ((tukey_em, "tukey_mechanism"), _fit_tukey_em)},
     "pca_gauss": {mode: ((LaplaceMechanism, "randomise"), _fit_pca_gauss) for mode in ("strict", "paper")},
     "dp_cca": {mode: ((DPCCA, "_draw"), _fit_dp_cca(mode)) for mode in ("strict", "paper")},
     **{f"var_admm_{law}": {mode: ((defence, "draw_noise"), _fit_var_defence)}

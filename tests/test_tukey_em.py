@@ -13,8 +13,14 @@ import pytest
 from dp_accounting.pld import PLDAccountant
 from sklearn.linear_model import LinearRegression
 
-from engine.methods.audit_catalog import make_case
-from engine.methods.tukey_em import PTR_RELEASE, TUKEY_RELEASE, TukeyEM, distance_to_unsafety, tukey_mechanism
+from engine.methods.tukey_em import (
+    PTR_RELEASE,
+    TUKEY_RELEASE,
+    TukeyEM,
+    distance_to_unsafety,
+    tukey_em_case,
+    tukey_mechanism,
+)
 from engine.privacy import analytic_gaussian_sigma, gaussian_sigmas_for_budget
 from engine.privacy.audit import run_case
 
@@ -97,5 +103,5 @@ def test_tukey_mechanism_samples_inside_the_models_hull():
 
 
 def test_tukey_em_fit_audit_stays_below_its_claim():
-    r = run_case(make_case("tukey_em", "strict", 1.0, 1e-5), 2000, 0, alpha=0.01)
+    r = run_case(tukey_em_case("strict", 1.0, 1e-5), 2000, 0, alpha=0.01)
     assert r["ok"] and r["eps_lb"] < r["claimed_eps"], r

@@ -82,12 +82,9 @@ def target_label(target: str) -> str:
 
 def plants_bugs(target: str) -> bool:
     """Whether a planted bug can be audited on ``target``: every target with a strict mode (the bug is planted
-    where every release draws its noise, so it reaches each of them) except those whose ``AuditTarget`` says
-    ``plants_bugs=False`` (nothing drawn through ``draw_noise``)."""
-    if target in MECHANISM_TARGETS:
-        return True
-    t = _method_targets().get(target)
-    return bool(t and t.plants_bugs and "strict" in t.modes)
+    where every release draws its noise, so it reaches each of them)."""
+    targets = audit_targets()
+    return target in targets and "strict" in targets[target][1]
 
 
 def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float) -> AuditCase:
@@ -127,8 +124,6 @@ def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: fl
         raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
     if bug is not None and mode != "strict":
         raise ValueError("planted bugs are audited in strict mode only")
-    if bug is not None and not plants_bugs(target):
-        raise ValueError(f"{label} has no planted-bug audit (it draws no noise a planted bug can scale)")
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     if target in MECHANISM_TARGETS:

@@ -40,8 +40,6 @@ class AuditTarget:
     ``case`` names a function returning an ``engine.privacy.audit.AuditCase``; it is called with those of
     mode, epsilon and delta that it takes, plus ``fixed`` (pairs, e.g. (("law", "laplace"),)). Planted bugs
     are not the case's business: ``engine.methods.audit_catalog`` plants them in production (``planted_bug``).
-    ``plants_bugs=False``: the release draws nothing through ``engine.privacy.mechanisms.draw_noise`` that a
-    planted bug could scale (TukeyEM's exponential mechanism), so no planted-bug audit is offered for it.
     ``engine.methods.audit_catalog`` builds the audit catalogue from these.
     """
 
@@ -50,7 +48,6 @@ class AuditTarget:
     modes: tuple
     case: str
     fixed: tuple = ()
-    plants_bugs: bool = True
 
     def resolve(self):
         return _resolve(self.case)
@@ -135,9 +132,7 @@ METHODS = (
          AuditTarget("edpls_recommended", "edPLS recommended strict (whole fit)", ("strict",),
                      "engine.methods.edpls.audit_case:strict_edpls_case"),
          AuditTarget("edpls_recommended_cross", "edPLS recommended strict (cross-moments)", ("strict",),
-                     "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),)),
-         AuditTarget("tukey_em", "TukeyEM (Amin et al. 2023, whole fit)", ("strict",),
-                     "engine.methods.tukey_em:tukey_em_case", plants_bugs=False)),
+                     "engine.methods.edpls.audit_case:strict_edpls_case", fixed=(("part", "cross"),))),
         "bench/reproduce_edpls_corn.py",
         CliSpec("edpls", "strict edPLS (spectra, one response)", "engine.cli.commands:edpls_arguments",
                 "engine.cli.batch:fit_edpls", "auto", ("edpls", "edpls_recommended")),

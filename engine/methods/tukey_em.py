@@ -68,6 +68,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from engine.methods.baselines import noisy_count
 from engine.methods.constraints import PRIVACY_PARAMETER_CONSTRAINTS
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release, noise_generator
+from engine.privacy.mechanisms import draw_noise
 
 __all__ = ["MODELS_PER_FEATURE", "PTR_RELEASE", "TUKEY_RELEASE", "TukeyEM", "auto_models", "group_models", "tukey_fit",
            "tukey_mechanism"]
@@ -167,7 +168,7 @@ def tukey_mechanism(models: np.ndarray, epsilon: float, delta: float, rng) -> tu
     eps = epsilon / 2.0
     k_hat = distance_to_unsafety(logv, eps, delta, t) if t >= 2 else -1
     threshold = math.log(1.0 / (2.0 * delta)) / eps
-    noisy_k = k_hat + rng.laplace(0.0, 1.0 / eps)
+    noisy_k = k_hat + float(draw_noise("laplace", 1.0 / eps, None, rng))
     facts = {"m": m, "t": t, "ptr_threshold": threshold, "ptr_passed": bool(noisy_k > threshold)}
     if not facts["ptr_passed"]:
         return None, facts
@@ -306,20 +307,21 @@ class TukeyEM(RegressorMixin, BaseEstimator):
         return X @ self.coef_ + self.intercept_
 
 
-def tukey_em_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, bug: str | None = None):
+def tukey_em_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5):
     """Privacy audit of ``TukeyEM.fit`` as shipped (the whole fit: partition, test and mechanism).
 
     D: 2,400 rows of one feature (y = 2 x + 1 + noise); D' adds the row (x, y) = (8, -60), an outlier that
     drags the least-squares model of whichever group it joins far from the others. ``n_models`` = 600
     (declared, so the whole budget goes to the test and the mechanism). The audited output is
-    (coef, intercept, test passed) of each fit. No planted bug: the mechanism has no noise scale a bug
-    could halve in one place.
+    (coef, intercept, test passed) of each fit. Not in the audit catalogue yet: a fit takes about 5 ms, and
+    the catalogue audits every strict target at 10^5 trials per data set with planted bugs (the test's
+    Laplace noise is drawn by ``draw_noise``, so a planted bug reaches it; the exponential mechanism's Gumbel
+    draws are not scaled). ``tests/test_tukey_em.py`` runs this case through ``run_case``.
     """
-    from engine.privacy.audit import AuditCase, case_name, check_bug, expected_verdict
+    from engine.privacy.audit import AuditCase, expected_verdict
 
-    check_bug(bug)
-    if bug is not None or mode != "strict":
-        raise ValueError("TukeyEM is audited in strict mode without planted bugs")
+    if mode != "strict":
+        raise ValueError("TukeyEM has one mode, 'strict'")
     rng0 = np.random.default_rng(23)
     x = rng0.normal(size=(2400, 1))
     y = 2.0 * x[:, 0] + 1.0 + 0.5 * rng0.normal(size=2400)
@@ -332,7 +334,7 @@ def tukey_em_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-
             out[r] = (est.coef_[0], est.intercept_, float(est.ptr_passed_))
         return out
 
-    return AuditCase(case_name("tukey_em", bug), "tukey_em", "strict", float(epsilon), float(delta), release, D,
-                     D_prime, "add one outlying row (x = 8, y = -60)", expected_verdict("strict", bug),
+    return AuditCase("tukey_em", "tukey_em", "strict", float(epsilon), float(delta), release, D,
+                     D_prime, "add one outlying row (x = 8, y = -60)", expected_verdict("strict", None),
                      "TukeyEM.fit: random partition into 600 models, propose-test-release, restricted exponential "
-                     "mechanism on approximate Tukey depth", bug)
+                     "mechanism on approximate Tukey depth")

@@ -387,6 +387,8 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         if self.y_range is None:
             raise ValueError("sample_releases needs a declared y_range (y_range=None adds the range's release)")
         pub = self._kept_public_setup(X.shape[1])
+        budget, sigmas, sens, accountant = self._calibrate(self._range_share())  # the fit's sigmas (refinement)
+        pub = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant}
         if pub["eigenvalues"] is not None:
             raise ValueError("with X_public the released dimension depends on the noisy count: sample whole fits")
         rng, R = as_generator(random_state), int(n_replicates)
