@@ -182,3 +182,22 @@ def test_apply_page_predicts_and_keeps_its_result_on_bad_input(dp_pcr_release):
     assert any("short.csv" in e.value and "1300" in e.value for e in at.error)
     assert at.session_state["apply_result"]["data"] == "new.csv"  # the good result stays
     assert any("last good predictions" in c.value for c in at.caption)
+
+
+def test_a_callers_rowwise_chain_is_applied_and_a_learned_one_refused():
+    """A page fits edPLS on spectra it preprocessed (engine.data.preprocess.make_chain, row-wise 'snv+sg1'
+    equals basis.rowwise_chain bit for bit): the release names the chain and predict applies it."""
+    from engine.data.preprocess import make_chain
+    from engine.methods.edpls import EDPLS
+    from engine.methods.edpls.release import shareable_release
+
+    X, y = _data(300, 6)
+    pipe = make_chain("snv").fit(X)
+    est = EDPLS(3, 1.0, 1e-5, mode="strict", x_bound=20.0, y_bound=30.0).fit(pipe.transform(X), y)
+    X_new, frame = _new_spectra()
+    rel = shareable_release(est, card=ModelCard(CHANNELS, "protein", "", "snv"))
+    pred = predict_from_release(rel, frame).iloc[:, 0].to_numpy()
+    np.testing.assert_allclose(pred, est.predict(pipe.transform(X_new)), rtol=0, atol=1e-12 * 30)
+    learned = shareable_release(est, card=ModelCard(CHANNELS, "protein", "", "msc"))
+    with pytest.raises(ValueError, match="preprocessing 'msc' cannot be rebuilt"):
+        predict_from_release(learned, frame)

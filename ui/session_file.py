@@ -139,7 +139,7 @@ def apply_session(state, text) -> int:
 
 
 def _open(upload) -> None:
-    token = (upload.name, upload.size)
+    token = getattr(upload, "file_id", None) or (upload.name, upload.size)  # a new upload of the same file: new id
     if st.session_state.get("pl_session_opened") == token:
         return  # applied on an earlier run; the uploader keeps the file across reruns
     try:

@@ -127,7 +127,11 @@ def predict_from_release(release, frame: pd.DataFrame) -> pd.DataFrame:
     if fmt not in _OWN_CHAIN and chain != "none":
         from engine.methods.edpls.basis import rowwise_chain
 
-        X = rowwise_chain(chain, X.shape[1]).transform(X)
+        try:
+            X = rowwise_chain(chain, X.shape[1]).transform(X)
+        except ValueError as err:
+            raise ValueError(f"the model's preprocessing '{chain}' cannot be rebuilt from the release ({err}); "
+                             "refit with a row-wise chain (e.g. snv, sg1) to share the model") from None
     try:
         est = _estimator(fmt, rel)
         pred = np.asarray(est.predict(X), dtype=float)
