@@ -201,3 +201,25 @@ def test_a_callers_rowwise_chain_is_applied_and_a_learned_one_refused():
     learned = shareable_release(est, card=ModelCard(CHANNELS, "protein", "", "msc"))
     with pytest.raises(ValueError, match="preprocessing 'msc' cannot be rebuilt"):
         predict_from_release(learned, frame)
+
+
+@pytest.mark.parametrize("page", ["edpls", "dp_pcr"])
+def test_a_pages_model_file_names_its_channels_and_response_and_applies_to_its_data(page):
+    from downloads import buttons, file_of, recorded_downloads
+
+    with recorded_downloads() as seen:
+        at = AppTest.from_file(str(ROOT / f"pages/{page}.py"), default_timeout=180)
+        at.session_state[f"{page}_unit"] = "% w/w"
+        at.run()
+        assert not at.exception
+        if f"{page}_export_model" not in buttons(at):
+            pytest.skip(f"{page} offers no shareable model at its defaults")
+        release = json.loads(file_of(at, seen, f"{page}_export_model"))
+    fields = release["fields"]
+    df = at.session_state["pl_dataset"].df
+    assert fields["schema_version"] == SCHEMA_VERSION and fields["response_unit"] == "% w/w"
+    assert fields["response"] in df.columns and fields["response"] not in fields["channels"]
+    assert set(fields["channels"]) <= {str(c) for c in df.columns} and len(fields["channels"]) > 8
+    pred = predict_from_release(release, df)
+    assert len(pred) == len(df) and np.all(np.isfinite(pred.iloc[:, 0]))
+    assert any(fields["response"] in note for note in pred.attrs["notes"])  # the response column: not a channel
