@@ -101,13 +101,15 @@ def test_a_saved_file_holds_no_private_value():
     state.update({"edpls_model": est, "edpls_coef": list(est.coef_), "session_noise_key": "f" * 16,
                   "pl_runs": [{"method": "edPLS", "epsilon": 1.0, "status": "proven", "rmsep": 0.123456789,
                                "coef": list(est.coef_)}],
-                  "edpls_upload_bytes": b"1,2,3", "edpls_response_target": list(d.Y[:5, 0])})
+                  "edpls_upload_bytes": b"1,2,3", "edpls_response_target": list(d.Y[:5, 0]),
+                  "pl_owner_secret": "k" * 32, "pl_cache_scope": "scope"})
     text = session_json(state)
     private = _distinctive(df.select_dtypes("number").to_numpy()) | _distinctive(est.coef_) | \
         _distinctive([est.intercept_, 0.123456789]) | _distinctive(d.Y[:5, 0])
     leaked = _numbers(text) & private
     assert not leaked, leaked
-    for word in ("noise_key", "pl_dataset", "edpls_model", "bytes", "rmsep", "export_report", "edpls_target"):
+    for word in ("noise_key", "pl_dataset", "edpls_model", "bytes", "rmsep", "export_report", "edpls_target",
+                 "owner_secret", "cache_scope"):
         assert word not in text, word
     saved = json.loads(text)
     assert saved["settings"]["pl_epsilon"] == 1.0 and saved["runs"] == [{"method": "edPLS", "epsilon": 1.0,
