@@ -182,6 +182,11 @@ def test_apply_page_predicts_and_keeps_its_result_on_bad_input(dp_pcr_release):
     assert any("short.csv" in e.value and "1300" in e.value for e in at.error)
     assert at.session_state["apply_result"]["data"] == "new.csv"  # the good result stays
     assert any("last good predictions" in c.value for c in at.caption)
+    other = json.dumps({**dp_pcr_release, "format": "privalab.dp_cca.release/1", "method": "dp_cca"}).encode()
+    at.file_uploader(key="apply_model_upload").set_value(("cca.json", other, "application/json")).run()
+    assert not at.exception
+    assert any("cca.json" in e.value and "not a regression" in e.value for e in at.error)
+    assert at.session_state["apply_result"]["model"] == "model.json"
 
 
 def test_a_callers_rowwise_chain_is_applied_and_a_learned_one_refused():
