@@ -60,6 +60,14 @@ PAGE_BUGS = {
     "sensitivity_halved": "sensitivity understated by 2 (subtle: about 10^6 trials to catch)",
 }
 
+#: Strict targets whose claim is loose, so that a halved bug's true epsilon stays close to it: the whole recommended
+#: strict fit claims the basic composition of its three releases (epsilon = 1; their exact total is 0.66), and
+#: with the noise halved its audit reaches 0.98 at 2 * 10^6 trials. Its tight parts are audited with every bug
+#: ("edpls_recommended_cross": 0.76 against 0.5), and the page's quartered bugs are caught on it at the default
+#: trials (tests/test_audit_production.py).
+LOOSE_CLAIMS = frozenset({"edpls_recommended"})
+
+
 def target_label(target: str) -> str:
     """The human title of a catalogue key ("analytic_gaussian" -> "Gaussian mechanism, analytic calibration")."""
     return AUDIT_TARGETS[target][0] if target in AUDIT_TARGETS else target
@@ -120,7 +128,8 @@ def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: 
                 delta: float = 1e-5) -> list[AuditCase]:
     """Every audit of the catalogue: mechanisms, every registered method (strict, paper) and planted bugs.
 
-    Planted bugs (noise halved, sensitivity halved) are audited on every strict target.
+    Planted bugs (noise halved, sensitivity halved) are audited on every strict target but those of
+    ``LOOSE_CLAIMS`` (whose quartered bugs the tests catch at the page's default trials).
     """
     strict = [k for k in AUDIT_TARGETS if plants_bugs(k)]
     cases = [make_case(k, "strict", epsilon, delta) for k in strict]
@@ -128,5 +137,5 @@ def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: 
         cases += [make_case(k, "paper", epsilon, delta) for k, (_, modes) in AUDIT_TARGETS.items() if "paper" in modes]
     if include_bugs:
         for bug in ("noise_halved", "sensitivity_halved"):
-            cases += [make_case(k, "strict", epsilon, delta, bug) for k in strict]
+            cases += [make_case(k, "strict", epsilon, delta, bug) for k in strict if k not in LOOSE_CLAIMS]
     return cases
