@@ -270,7 +270,9 @@ def main(argv=None) -> int:
     test = make_nir_spectra(n_samples=2000, random_state=[seed, 2])
     with Timer() as t:
         problems = {f"nir_n{n}_{r}": nir_problems(n, r, seed, reps, pub, test) for n in sizes for r in NIR}
-        problems.update(corn_problems(seed, reps))
+        corn = corn_problems(seed, reps)
+        emit("corn", "present" if corn else "absent")
+        problems.update(corn)
         problems["diabetes"] = diabetes_problems(seed, reps)
         table = run(problems, epsilons, seed)
         summarise(table, sizes, claims)

@@ -138,7 +138,7 @@ def test_paper_mode_is_audited_and_reported():
     assert r["expect"] == "report" and r["ok"]
     values = []
     for X in (case.D, case.D_prime):
-        est = PCAGauss(n_components=2, epsilon=1.0, mode="paper", pca_source="laplace", bounds=(-1.0, 1.0))
+        est = PCAGauss(**case.fit_params)
         est._capture = []
         est.fit(X)
         (value, mech), = [(v, m) for name, v, m in est._capture if name == "Lap-PCA covariance"]

@@ -4,7 +4,8 @@ Public interface (names other modules and checks rely on):
 ``analytic_gaussian_sigma``, ``classic_gaussian_sigma``, ``laplace_scale``, ``gaussian_delta``,
 ``gaussian_epsilon``, ``GaussianMechanism``, ``LaplaceMechanism``, ``AnalyzeGauss``,
 ``sample_gaussian_vector``, ``sample_symmetric_gaussian``, ``clip_rows_l2``, ``clip_abs``,
-``PrivacyLedger``, ``Release``, ``gaussian_sigmas_for_budget``.
+``PrivacyLedger``, ``Release``, ``Neighbouring``, ``gaussian_sigmas_for_budget``. Every release's noise is drawn by
+``mechanisms.draw_noise`` (the hook of ``audit.planted_bug``).
 """
 from .calibration import (
     UnprovenCalibrationWarning,

@@ -31,9 +31,10 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, M: int = 2, N: in
     changes half of the M^2 entries by 2/N (L1 change M^2/N). The release is the shipped one: a real
     ``PCAGauss(pca_source="laplace", bounds=(-1, 1))`` fit on each data set captures the Lap-PCA query value and
     its ``LaplaceMechanism`` (the fit's own noise call, ``_noisy``), and every trial draws that mechanism's
-    ``randomise`` (batched). The claim is that release's ledger epsilon (its share of ``epsilon``). strict: scale
-    M^2/(N eps_PCA) (rule "M2"); paper: the printed scale M/(N eps_PCA) (rule "M", under-noised by M; the
-    ledger's claimed epsilon is eps_PCA). Planted bugs come from ``engine.privacy.audit.planted_bug``.
+    ``randomise`` (batched). The fit's budget is epsilon / alpha, so that the Lap-PCA release (the share alpha)
+    claims ``epsilon``, read off the fit's ledger. strict: scale M^2/(N eps) (rule "M2"); paper: the printed scale
+    M/(N eps) (rule "M", under-noised by M) on rows centred and scaled with the private data (paper mode), so
+    D and D' also move the query through the scaling. Planted bugs come from ``engine.privacy.audit.planted_bug``.
     """
     if mode not in ("strict", "paper"):
         raise ValueError("mode must be 'strict' or 'paper'")
@@ -42,7 +43,10 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, M: int = 2, N: in
     XD, XDp = X.copy(), X.copy()
     XD[-1] = 1.0
     XDp[-1] = np.where(np.arange(M) % 2 == 0, 1.0, -1.0)
-    params = dict(n_components=min(2, M), epsilon=float(epsilon), mode=mode, pca_source="laplace", bounds=(-1.0, 1.0))
+    # the fit's budget such that its Lap-PCA release gets epsilon (the share alpha of it: the claim audited here)
+    alpha = PCAGauss().alpha
+    params = dict(n_components=min(2, M), epsilon=float(epsilon) / alpha, mode=mode, pca_source="laplace",
+                  bounds=(-1.0, 1.0), alpha=alpha)
 
     def capture(data):
         est = PCAGauss(**params)
@@ -60,10 +64,12 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, M: int = 2, N: in
         value, mech, _ = captured[id(data)]
         return mech.randomise(np.broadcast_to(value, (n,) + value.shape), rng).reshape(n, -1)
 
-    return AuditCase(f"pca_gauss_{mode}", "pca_gauss", mode, float(claim), 0.0, release, XD, XDp,
+    case = AuditCase(f"pca_gauss_{mode}", "pca_gauss", mode, float(claim), 0.0, release, XD, XDp,
                      "replace one row (all ones -> alternating signs)", expected_verdict(mode, None),
                      f"Lap-PCA covariance of a PCAGauss fit ({mode}), the fit's LaplaceMechanism: "
                      f"b = {mech.scale:.4g}, sensitivity {mech.sensitivity:.4g}, claimed epsilon {claim:.4g}")
+    case.fit_params = params  # the PCAGauss parameters of the audited fit (tests rebuild its query values)
+    return case
 
 
 def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public", epsilon: float = 1.0,
