@@ -9,6 +9,7 @@ from ui.doc_link import doc_link
 from ui.gc_freeze import freeze_after_imports
 from ui.home.demo import guided_demo
 from ui.pages import TOOL_PAGES, method_pages
+from ui.session_file import session_file_widget
 from ui.state import init_state
 
 
@@ -44,5 +45,6 @@ nav = st.navigation(
     }
 )
 init_state()  # after st.navigation: this run already goes through app.py, so no deep-link rerun (it would drop a click)
+session_file_widget()  # in the sidebar of every page, before the page runs: a restored setting reaches its widgets
 nav.run()
 freeze_after_imports()  # the post-run full GC then skips the imported modules: 0.16 s less per run (ui/gc_freeze.py)

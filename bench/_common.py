@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-CORN_DIR = ROOT.parent / "shared" / "data" / "corn"
+#: The corn data next to the checkout; PRIVALAB_CORN_DIR points elsewhere (e.g. from a git worktree).
+CORN_DIR = Path(os.environ.get("PRIVALAB_CORN_DIR", ROOT.parent / "shared" / "data" / "corn"))
 
 
 def parse_args(doc: str | None, argv=None, extra=None) -> argparse.Namespace:

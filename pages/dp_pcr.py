@@ -30,6 +30,7 @@ from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
+from ui.model_card import model_card
 from ui.progress import Sweep, cached_sweep
 from ui.runtime.jobs import JobError, run_upload
 
@@ -139,7 +140,8 @@ def show_exports(ds, response, split, problem, result, params, budget, label, la
         headline={**result.headline, "rows clipped": f"{private.n_clipped_} of {len(problem.train)}"})
     why_not = no_release_reason(private)
     test = (problem.X[problem.test], problem.y[problem.test])
-    export_bar(report, release_json=None if why_not else (lambda: to_json(private, indent=1)),
+    card = model_card(PAGE, problem.channels, response)
+    export_bar(report, release_json=None if why_not else (lambda: to_json(private, card=card, indent=1)),
                no_release_reason=why_not,
                owner_sheets=lambda: owner_sheets(result, test, feature_names=problem.channels,
                                                  test_rows=problem.test, sweeps=later_sheets))

@@ -62,6 +62,7 @@ from ui.jobs_view import fit_wait
 from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
+from ui.model_card import model_card
 from ui.progress import Sweep, cached_sweep, session_scope
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 
@@ -319,7 +320,8 @@ def export_section(choice: Choice, res: dict, budget, *, label: str, chain: str,
                   **({"rows clipped": f"{private.n_clipped_} of {len(tr)}"} if strict
                      else {"cond(P'W)": private.condition_number_})})
     why_not = no_release_reason(private)
-    export_bar(report, release_json=None if why_not else (lambda: to_json(private, indent=1)),
+    card = model_card("edpls", problem.channels, choice.response, chain)
+    export_bar(report, release_json=None if why_not else (lambda: to_json(private, card=card, indent=1)),
                no_release_reason=why_not,
                owner_sheets=lambda: owner_sheets(res, feature_names=problem.channels, test_rows=te,
                                                  sweeps=later_sheets))
@@ -351,7 +353,8 @@ def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain:
         headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
                   "RMSEP, private constant predictor": res["rmsep_constant"], "σ_y (test)": res["sigma_y_test"]})
     why_not = recommended_no_release_reason(private)
-    export_bar(report, release_json=None if why_not else (lambda: recommended_to_json(private, indent=1)),
+    card = model_card("edpls", problem.channels, choice.response)
+    export_bar(report, release_json=None if why_not else (lambda: recommended_to_json(private, card=card, indent=1)),
                no_release_reason=why_not,
                owner_sheets=lambda: recommended_owner_sheets(res, feature_names=problem.channels, test_rows=te,
                                                              sweeps=later_sheets))

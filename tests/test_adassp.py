@@ -23,7 +23,7 @@ def data():
 
 def test_epsilon_inf_is_ols_without_intercept(data):
     X, y = data
-    est = AdaSSP(np.inf, DELTA, x_bound=10.0, y_bound=10.0).fit(X, y)
+    est = AdaSSP(np.inf, DELTA, x_bound=10.0, y_bound=10.0, fit_intercept=False).fit(X, y)
     np.testing.assert_allclose(est.coef_, np.linalg.solve(X.T @ X, X.T @ y), rtol=1e-10)
     assert est.intercept_ == 0.0 and est.ridge_lambda_ == 0.0 and len(est.privacy_ledger_) == 0
 
@@ -40,7 +40,7 @@ def test_epsilon_inf_with_public_centre_is_ols_around_it(data):
 def test_rows_are_clipped_to_the_bounds(data):
     X, y = data
     big = np.vstack([X, 100 * np.ones((1, 4))])
-    a = AdaSSP(np.inf, DELTA, x_bound=1.0, y_bound=1.0).fit(big, np.append(y, 100.0))
+    a = AdaSSP(np.inf, DELTA, x_bound=1.0, y_bound=1.0, fit_intercept=False).fit(big, np.append(y, 100.0))
     Xc = np.vstack([X, np.ones((1, 4)) / 2.0])  # the outlier scaled onto ||x|| = 1, y clipped to 1
     np.testing.assert_allclose(a.coef_, np.linalg.solve(Xc.T @ Xc, Xc.T @ np.append(y, 1.0)), rtol=1e-9)
 
@@ -50,9 +50,13 @@ def test_ledger_inside_budget_and_useful(data):
     est = AdaSSP(1.0, DELTA, x_bound=1.0, y_bound=1.5, random_state=0).fit(X, y)
     led = est.privacy_ledger_
     assert [r.name for r in led.entries] == list(RELEASES)
-    assert sum(r.epsilon for r in led.entries) <= 1.0 + 1e-12
+    # jointly calibrated: the exact Gaussian-DP total meets the budget (the basic sum of the records exceeds it)
+    assert led.accountant == "gdp" and led.total("gdp", DELTA)[0] == pytest.approx(1.0, rel=1e-9)
+    assert led.total("pld", DELTA)[0] <= 1.0 + 1e-9
     assert sum(r.delta for r in led.entries) <= DELTA * (1 + 1e-12)
-    assert led.entries[1].sensitivity == 1.0 and led.entries[2].sensitivity == 1.5
+    # the private intercept's constant column: row bound sqrt(2) x_bound
+    assert led.entries[1].sensitivity == pytest.approx(2.0) and led.entries[2].sensitivity == pytest.approx(
+        1.5 * np.sqrt(2))
     assert led.status == "not proven"  # known seed
     assert np.abs(est.coef_ - [0.8, -0.4, 0.2, 0.0]).max() < 0.2
     assert est.ridge_lambda_ >= 0
@@ -83,3 +87,24 @@ def test_constant_is_within_the_noise_of_the_true_mean(eps):
     assert 0.8 * sd < err.std() < 1.25 * sd
     led = DPConstantRegressor(eps, DELTA, y_range=(lo, hi)).fit(np.zeros((n, 1)), y).privacy_ledger_
     assert sum(r.epsilon for r in led.entries) == pytest.approx(eps) and led.status == "proven"
+
+
+def test_epsilon_inf_without_bounds_is_sklearn_ols_with_intercept(data):
+    X, y = data
+    X = 100 * X + 5.0  # far from any centre, no bound given: nothing is clipped
+    est = AdaSSP(np.inf, DELTA, x_bound=None, y_bound=None).fit(X, y + 40.0)
+    ols = LinearRegression().fit(X, y + 40.0)
+    np.testing.assert_allclose(est.coef_, ols.coef_, rtol=1e-8)
+    assert est.intercept_ == pytest.approx(ols.intercept_, rel=1e-8)
+    with pytest.raises(ValueError, match="x_bound and y_bound"):
+        AdaSSP(1.0, DELTA, x_bound=None, y_bound=None).fit(X, y)
+
+
+def test_private_intercept_recovers_an_offset_the_public_centre_misses(data):
+    X, y = data
+    far = AdaSSP(1.0, DELTA, x_bound=1.0, y_bound=4.0, x_center=np.zeros(4), y_center=0.0, random_state=1)
+    est = far.fit(X, y + 2.0)  # the data's mean is 2 away from the public centre
+    assert abs(est.intercept_ - 2.0) < 0.2
+    none = AdaSSP(1.0, DELTA, x_bound=1.0, y_bound=4.0, x_center=np.zeros(4), y_center=0.0, fit_intercept=False,
+                  random_state=1).fit(X, y + 2.0)
+    assert none.intercept_ == 0.0

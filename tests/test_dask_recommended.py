@@ -55,7 +55,8 @@ def _same(lazy, mem):
 def test_recommended_on_dask_equals_numpy(data, kw):
     df, pub = data
     kw = {**kw, "X_public": pub if kw.get("X_public") else None}
-    params = dict(y_range=(7.0, 14.0), random_state=6, **{"epsilon": 1.0, **kw})
+    # the Dask path uses the declared range as is (no private refinement, no TukeyEM path): compare like with like
+    params = dict(y_range=(7.0, 14.0), random_state=6, refine_y_range=False, **{"epsilon": 1.0, **kw})
     eps = params.pop("epsilon")
     mem = make_strict_edpls(eps, 1e-5, **params).fit(df[COLS], df["protein"])
     ddf = dd.from_pandas(df, npartitions=5)
@@ -72,9 +73,11 @@ def test_constant_fallback_on_dask_arrays(data):
     """A tiny budget releases no axis: the noisy sum of y~ from the first pass alone (no second pass)."""
     df, pub = data
     X, y = df[COLS].to_numpy()[:60], df["protein"].to_numpy()[:60]
-    mem = make_strict_edpls(0.05, 1e-5, y_range=(7.0, 14.0), X_public=pub, random_state=2).fit(X, y)
+    mem = make_strict_edpls(0.05, 1e-5, y_range=(7.0, 14.0), X_public=pub, random_state=2,
+                             refine_y_range=False).fit(X, y)
     done = []
-    lazy = make_strict_edpls(0.05, 1e-5, y_range=(7.0, 14.0), X_public=pub, random_state=2).fit(
+    lazy = make_strict_edpls(0.05, 1e-5, y_range=(7.0, 14.0), X_public=pub, random_state=2,
+                             refine_y_range=False).fit(
         da.from_array(X, chunks=(20, M)), da.from_array(y, chunks=20), progress=lambda d, t: done.append(d))
     assert mem.choices_["d"] == 0 and len(done) == 3
     _same(lazy, mem)
@@ -112,7 +115,7 @@ def test_cli_fits_the_recommended_estimator_chunk_by_chunk(data, tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 0, err
     assert "edpls_recommended" in LAZY_METHODS and "3/3 partitions" in err
-    ref = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 14.0), X_public=pub, random_state=3).fit(
+    ref = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 14.0), X_public=pub, random_state=3, refine_y_range=False).fit(
         df[COLS].to_numpy(), df["protein"].to_numpy())
     fields = json.loads(out.read_text())["fields"]
     np.testing.assert_allclose(np.asarray(fields["coef_"], dtype=float), ref.coef_, rtol=1e-9, atol=1e-12)

@@ -87,8 +87,29 @@ def test_one_release_with_the_exact_sensitivity_and_sigma():
     assert rel.sensitivity <= math.sqrt(3) / 2
     assert rel.scale == pytest.approx(analytic_gaussian_sigma(1.0, 1e-5, rel.sensitivity))
     assert model.privacy_ledger_.status == "proven"
-    public = DPPCR(3, epsilon=1.0, x_bound=30.0, y_bound=40.0, x_center=np.zeros(6), y_center=0.0).fit(X, y)
+    public = DPPCR(3, epsilon=1.0, x_bound=30.0, y_bound=40.0, x_center=np.zeros(6), y_center=0.0,
+                   private_intercept=False).fit(X, y)
     assert public.privacy_ledger_.entries[0].sensitivity == pytest.approx(add_remove_sensitivity([30.0, 40.0]))
+    # the default learns the intercept privately around the public centre: the constant column's sensitivity
+    both = DPPCR(3, epsilon=1.0, x_bound=30.0, y_bound=40.0, x_center=np.zeros(6), y_center=0.0).fit(X, y)
+    assert both.privacy_ledger_.entries[0].sensitivity == pytest.approx(rel.sensitivity)
+
+
+def test_epsilon_inf_without_bounds_is_sklearn_pcr_and_the_intercept_is_private():
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+
+    X, y = small()
+    X, y = 50.0 * X + 7.0, y + 100.0  # no bound given: nothing is clipped
+    model = DPPCR(3, epsilon=np.inf).fit(X, y)
+    ref = make_pipeline(PCA(3), LinearRegression()).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8)
+    with pytest.raises(ValueError, match="public bounds"):
+        DPPCR(3, epsilon=1.0).fit(X, y)
+    # a public centre far from the data: the private intercept still finds the offset at epsilon = inf
+    far = DPPCR(3, epsilon=np.inf, x_center=np.zeros(X.shape[1]), y_center=0.0).fit(X, y)
+    np.testing.assert_allclose(far.predict(X), ref.predict(X), rtol=1e-8)
 
 
 def test_known_seed_data_bounds_and_caveats_are_not_proven():

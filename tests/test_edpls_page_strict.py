@@ -64,7 +64,9 @@ def test_rmsep_curve_replicates_are_the_estimators_fits(nir):
         assert med == pytest.approx(np.median([rmsep(f.predict(Xte), yte) for f in fits]), rel=1e-6)
     free = make_strict_edpls(math.inf, 1e-5, y_range=Y_RANGE).fit(Xtr, ytr)
     assert curve["nonprivate"].to_numpy() == pytest.approx(rmsep(free.predict(Xte), yte), rel=1e-6)
-    assert set(curve["status"]) == {"not proven"} and list(curve["epsilon_total_basic"]) == pytest.approx([1, 10])
+    assert set(curve["status"]) == {"not proven"} and list(curve["epsilon_total"]) == pytest.approx([1, 10])
+    assert set(curve["accountant"]) == {"gdp"}  # jointly calibrated: the basic sum is above the budget on purpose
+    assert all(curve["epsilon_total_basic"] >= curve["epsilon_total"])
 
 
 def test_simulation_curve_columns_status_and_the_rows_needed(nir):
@@ -97,7 +99,8 @@ def test_compare_recommended_references_and_ledgers(nir, public):
     assert res["rmsep_constant"] == pytest.approx(math.hypot(res["sigma_y_test"],
                                                              yte.mean() - res["constant"].constant_))
     for led in (res["private"].privacy_ledger_, res["constant"].privacy_ledger_):
-        assert led.status == "proven" and led.summary()["basic"][0] == pytest.approx(1.0)
+        # the total under the fit's own accountant (the recommended fit: jointly calibrated, "gdp")
+        assert led.status == "proven" and led.total(led.accountant, 1e-5)[0] == pytest.approx(1.0)
     assert not len(res["noise_free"].privacy_ledger_)  # epsilon = inf: nothing released
     sheets = recommended_owner_sheets(res, feature_names=[str(c) for c in p.channels], test_rows=p.test)
     assert {"test set", "private statistics", "choices", "coefficients", "exact ledger"} <= set(sheets)

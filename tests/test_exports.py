@@ -38,12 +38,17 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
 
 
+#: Pages that fit and release nothing, so they have no export bar: "Apply a model" only applies a release someone
+#: shared (its one download, the predictions CSV, is tested in tests/test_apply_model.py).
+NO_EXPORTS = {"pages/apply_model.py"}
+
+
 def export_pages() -> tuple[dict, set]:
     """The parametrisation source of these tests, from the registry: page file -> id, and the pages that release no
     model file (the tools, and every registered method whose export format is "none": P3LS has no DP, so its model
     is neither a DP output nor a public input; the calculator computes public things only; the audit uses
     generated data only)."""
-    page_id = {p.file: Path(p.file).stem for p in method_pages() + TOOL_PAGES}
+    page_id = {p.file: Path(p.file).stem for p in method_pages() + TOOL_PAGES if p.file not in NO_EXPORTS}
     no_model = {"pages/calculator.py", "pages/privacy_audit.py"} | {
         spec.page for spec in registry.METHODS if spec.export_format == "none"}
     return page_id, no_model

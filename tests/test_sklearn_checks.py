@@ -47,6 +47,7 @@ from engine.methods.edpls import EDPLS
 from engine.methods.p3ls import SVDPLS, P3LSRegressor
 from engine.methods.pca_gauss import PCAGauss
 from engine.methods.pca_gauss.baselines import IdentityQueryRelease
+from engine.methods.tukey_em import TukeyEM
 from engine.methods.var_admm import CollaborativeVAR
 
 EDPLS_PRIVATE = [EDPLS(), EDPLS(mode="strict", epsilon=1.0, x_bound=10.0, y_bound=10.0)]
@@ -57,7 +58,8 @@ DPPCR_PRIVATE = [DPPCR(n_components=None, epsilon=1.0, x_bound=10.0, y_bound=10.
 #: Private regressors that cannot reach the check's R² > 0.5 at finite ε (and a constant predictor at any ε).
 OTHER_PRIVATE = [AdaSSP(epsilon=1.0, delta=1e-5, x_bound=10.0, y_bound=10.0),
                  DPConstantRegressor(epsilon=1.0, delta=1e-5, y_range=(-10.0, 10.0)),
-                 DPConstantRegressor(epsilon=np.inf, delta=1e-5, y_range=(-10.0, 10.0))]
+                 DPConstantRegressor(epsilon=np.inf, delta=1e-5, y_range=(-10.0, 10.0)),
+                 TukeyEM(epsilon=1.0, delta=1e-5)]
 
 ESTIMATORS = [
     EDPLS(epsilon=np.inf),
@@ -65,6 +67,7 @@ ESTIMATORS = [
     DPPCR(n_components=None, epsilon=np.inf, x_bound=10.0, y_bound=10.0),
     *DPPCR_PRIVATE,
     AdaSSP(epsilon=np.inf, delta=1e-5, x_bound=10.0, y_bound=10.0),
+    TukeyEM(epsilon=np.inf),
     *OTHER_PRIVATE,
     DPCCA(n_components=1),
     DPCCA(n_components=1, epsilon=np.inf),
@@ -107,7 +110,7 @@ def _private(est) -> bool:
 
 def by_design(est) -> dict:
     """The checks ``est`` cannot meet by design, with the reason."""
-    if isinstance(est, (EDPLS, DPPCR, AdaSSP)) and _private(est):
+    if isinstance(est, (EDPLS, DPPCR, AdaSSP, TukeyEM)) and _private(est):
         return {"check_regressors_train": REGRESSOR_SCORE_AT_FINITE_EPS}
     if isinstance(est, DPConstantRegressor):
         return {"check_regressors_train": "a constant predictor explains none of y's variance (R² <= 0) at every "

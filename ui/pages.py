@@ -32,4 +32,6 @@ TOOL_PAGES = (
              "Gaussian/Laplace noise for a budget, and the total of many releases."),
     PageInfo("pages/privacy_audit.py", "Privacy audit", ":material/verified_user:",
              "Run a release many times on neighbouring data and bound its ε from below."),
+    PageInfo("pages/apply_model.py", "Apply a model", ":material/online_prediction:",
+             "Predict new spectra with a shared model's release JSON (channels matched by name)."),
 )

@@ -32,6 +32,7 @@ import numpy as np
 
 from engine.data.validate import DataError
 from engine.methods import registry
+from engine.release.travel import ModelCard
 
 __all__ = ["LAZY_METHODS", "MAX_IN_MEMORY_GB", "OPTIONS", "DatasetFit", "TaskProgress", "UsageError",
            "check_declared", "fit_dataset", "lazy_methods", "fit_dp_cca", "fit_dp_pcr", "fit_edpls", "fit_pca_gauss"]
@@ -158,8 +159,8 @@ def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, s
     lazy = method in lazy_methods()
     X, y = _split(_arrays(job, cols + [a.response], method.replace("_", "-"), lazy), 1)
     job.fit(est, lazy, what, X, y)
-    release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
-                                                    "channels": cols})
+    release = shareable_release(est, public_inputs={"y_range": list(a.y_range)},
+                                card=ModelCard(cols, a.response))
     return est, release, {"clipping": {"rows clipped (exact)": int(est.n_clipped_)},
                           "coefficients": {coef_header: [*cols, "intercept"],
                                            "coef_private": [*np.ravel(est.coef_), float(est.intercept_)]}}
@@ -186,7 +187,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
     lazy = "edpls_recommended" in lazy_methods()
     X, y = _split(_arrays(job, cols + [a.response], "edpls (recommended)", lazy), 1)
     job.fit(est, lazy, "fitting edPLS (recommended strict: response pass, then moments pass)", X, y)
-    release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
+    release = shareable_release(est, card=ModelCard(cols, a.response))
     coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}
     return est, release, {"choices": choice_rows(est), "coefficients": coef}
 

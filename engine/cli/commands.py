@@ -1,5 +1,7 @@
 """The command line: ``privalab fit <method> --data 'runs/*.parquet' ... --out release.json`` (the same as
-``python -m engine fit ...``) for batch jobs, and ``privalab app`` for the dashboard.
+``python -m engine fit ...``) for batch jobs, ``privalab predict --model release.json --data spectra.csv --out
+predictions.csv`` (a regression release applied to new spectra: ``engine.release.predict.predict_from_release``,
+the "Apply a model" page's function), and ``privalab app`` for the dashboard.
 
 ``privalab app`` runs ``streamlit run app.py`` of this checkout with the running interpreter, bound to 127.0.0.1
 (``--address`` opens it elsewhere, on purpose); it needs the ``app`` extra and a checkout (``app.py`` and
@@ -152,7 +154,42 @@ def build_parser() -> argparse.ArgumentParser:
             m = methods.add_parser(spec.cli.name, help=spec.cli.help)
             _common(m)
             registry.resolve(spec.cli.arguments)(m)
+    pred = sub.add_parser("predict", help="apply a shareable regression release to new spectra (CSV of predictions)")
+    pred.add_argument("--model", required=True, help="the shareable release JSON of a regression (edPLS, DP-PCR, "
+                                                      "AdaSSP), as `fit` or a page wrote it")
+    pred.add_argument("--data", required=True, help="a table of spectra (CSV, TSV or Excel) with the model's "
+                                                     "channel columns, matched by name")
+    pred.add_argument("--out", required=True, help="the predictions CSV to write")
+    pred.add_argument("--quiet", action="store_true", help="no notes on stderr")
     return parser
+
+
+def _run_predict(a) -> dict:
+    """``predict``: ``engine.release.predict.predict_from_release`` on one table, written as CSV."""
+    from engine.data import load_table
+    from engine.release.predict import predict_from_release
+
+    model, data, out = Path(a.model), Path(a.data), Path(a.out)
+    if out.resolve() in (model.resolve(), data.resolve()):
+        raise UsageError("--out must be a new file, not the model or the data")
+    try:
+        text = model.read_bytes()
+    except OSError as err:
+        raise UsageError(f"--model {a.model}: {err.strerror or err}") from None
+    try:
+        frame = load_table(str(data))
+    except OSError as err:
+        raise UsageError(f"--data {a.data}: {err.strerror or err}") from None
+    try:
+        pred = predict_from_release(text, frame)
+    except ValueError as err:
+        raise DataError(f"{model.name} on {data.name}: {err}", file=data.name) from None
+    pred.to_csv(out, index=False)
+    if not a.quiet:
+        for note in pred.attrs.get("notes", []):
+            print(f"[privalab] note: {note}", file=sys.stderr)
+    return {"predictions": str(out), "rows": len(pred), "response": pred.columns[0],
+            "estimator": pred.attrs["release"].get("estimator")}
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -260,9 +297,10 @@ def main(argv=None) -> int:
 
     try:
         with one_blas_thread():  # dask runs partitions side by side: one BLAS thread each (engine.threads says why)
-            out = _run_fit(args)
+            out = _run_predict(args) if args.command == "predict" else _run_fit(args)
     except UsageError as err:
-        parser.exit(2, f"{parser.prog} fit {args.method}: error: {err}\n")
+        what = "predict" if args.command == "predict" else f"fit {args.method}"
+        parser.exit(2, f"{parser.prog} {what}: error: {err}\n")
     except DataError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

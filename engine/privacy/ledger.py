@@ -34,6 +34,9 @@ from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsi
 __all__ = ["Neighbouring", "PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals"]
 
 _METHODS = ("basic", "zcdp", "pld", "gdp")
+#: "exponential": an (epsilon, delta)-DP mechanism with no Gaussian or Laplace noise law (TukeyEM's
+#: propose-test-release and restricted exponential mechanism); a ledger holding one totals by basic composition.
+_MECHANISMS = ("gaussian", "laplace", "exponential")
 #: Above this per-release epsilon the PLD accountant is replaced by closed forms (see ``_pld_epsilon``).
 _PLD_MAX_RELEASE_EPS = 20.0
 
@@ -75,8 +78,8 @@ class Release:
     claimed_delta: float | None = None
 
     def __post_init__(self):
-        if self.mechanism not in ("gaussian", "laplace"):
-            raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got {self.mechanism!r}")
+        if self.mechanism not in _MECHANISMS:
+            raise ValueError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}")
         if self.sensitivity_source not in ("public", "data"):
             raise ValueError("sensitivity_source must be 'public' or 'data'")
         if not (self.scale > 0 or self.sensitivity == 0):
@@ -134,6 +137,8 @@ class PrivacyLedger:
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     caveats: list = field(default_factory=list)
     unit: str = ""
+    #: The accountant the fit was calibrated under ("basic", "gdp", ...): ``total(accountant)`` meets its budget.
+    accountant: str = "basic"
 
     def __post_init__(self):
         self.neighbouring = Neighbouring(self.neighbouring)
@@ -199,6 +204,10 @@ class PrivacyLedger:
         delta = self._default_delta() if delta is None else float(delta)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {delta}")
+        if any(r.mechanism == "exponential" for r in self.entries):
+            # an (eps, delta) mechanism has no zCDP or PLD description here: basic composition is the bound
+            eps_b, del_b = self.total("basic")
+            return (float(eps_b) if del_b <= delta * (1 + 1e-12) else math.inf), delta
         if method == "zcdp":
             rho = sum(r.rho for r in self.entries)
             return float(zcdp_to_epsilon(rho, delta)), delta
@@ -263,6 +272,8 @@ class PrivacyLedger:
     def to_dict(self) -> dict:
         out = {"neighbouring": self.neighbouring.value, "entries": [asdict(r) for r in self.entries],
                "caveats": list(self.caveats)}
+        if self.accountant != "basic":  # the total the fit was calibrated to meet (absent: basic composition)
+            out["accountant"] = self.accountant
         return {**out, "unit": self.unit} if self.unit else out
 
 

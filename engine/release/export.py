@@ -172,7 +172,8 @@ def _object_array(raw, shape):
 def ledger_from_dict(data: dict) -> PrivacyLedger:
     """A :class:`PrivacyLedger` from ``PrivacyLedger.to_dict()`` output (non-finite strings allowed)."""
     led = PrivacyLedger(neighbouring=data.get("neighbouring", Neighbouring.ADD_REMOVE),
-                        caveats=list(data.get("caveats", [])), unit=str(data.get("unit", "")))
+                        caveats=list(data.get("caveats", [])), unit=str(data.get("unit", "")),
+                        accountant=str(data.get("accountant", "basic")))
     fields = set(Release.__dataclass_fields__)
     for e in data.get("entries", []):
         e = {k: (_NONFINITE[v] if isinstance(v, str) and v in _NONFINITE and k != "name" else v)

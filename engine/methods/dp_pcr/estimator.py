@@ -47,7 +47,7 @@ STRICT_RELEASE = "Z'Z"
 
 
 def prepare_rows(X: np.ndarray, y: np.ndarray, *, x_bound: float, y_bound: float, centring: bool = True,
-                 x_center=None, y_center=None) -> PreparedRows:
+                 x_center=None, y_center=None, private_intercept: bool = False) -> PreparedRows:
     """Subtract the public centre (if any), clip to the public bounds and scale into the unit ball.
 
     Parameters
@@ -56,6 +56,8 @@ def prepare_rows(X: np.ndarray, y: np.ndarray, *, x_bound: float, y_bound: float
     x_bound, y_bound : public bounds on ||x_i|| and |y_i| (after the public centre).
     centring : centre the moments (privately when no public centre is given).
     x_center : array (m,) or float, y_center : float, or both None (private centring).
+    private_intercept : with a public centre, centre privately around it too (a constant column in the same
+        release), so a centre far from the data's mean costs nothing in the intercept.
 
     Returns
     -------
@@ -72,7 +74,8 @@ def prepare_rows(X: np.ndarray, y: np.ndarray, *, x_bound: float, y_bound: float
             raise ValueError("the data minus the public centre overflow float64: rescale the data and the centre")
     else:
         xc, yc, Xs, ys = np.zeros(m), 0.0, X, y
-    rows = scaled_gram([Xs, ys[:, None]], [x_bound, y_bound], private_centring=centring and not public)
+    private = centring and (not public or bool(private_intercept))
+    rows = scaled_gram([Xs, ys[:, None]], [x_bound, y_bound], private_centring=private)
     return PreparedRows(rows, xc, yc, bool(centring), m)
 
 
@@ -133,13 +136,16 @@ class DPPCR(RegressorMixin, BaseEstimator):
         (min(n, m) without centring), which makes PCR least squares (as scikit-learn's ``PCA(None)``).
     epsilon : float > 0 or np.inf (no noise: plain PCR with an empty ledger).
     delta : float in (0, 1).
-    x_bound, y_bound : float > 0, public bounds on ||x_i||_2 and |y_i| (required), fixed without looking
-        at the private rows. They apply after the public centre when one is given, else to the raw rows.
+    x_bound, y_bound : float > 0, public bounds on ||x_i||_2 and |y_i| (required at finite epsilon), fixed
+        without looking at the private rows. They apply after the public centre when one is given, else to the
+        raw rows. At epsilon = inf they may be None: nothing is clipped (no noise, plain PCR).
     calibration : "analytic", "classic" (only epsilon <= 1) or "auto"
         (``engine.privacy.calibration.resolve_calibration``).
     centring : bool, centre the moments (default True). Without a public centre the centre is private and
         comes from the same release (a constant column; no budget is split off).
     x_center : array (m,) or float, y_center : float. A public centre (both or neither; needs centring).
+    private_intercept : bool (default True), with a public centre also centre privately around it (the
+        constant column of the same release: no budget split), so the intercept is learned privately.
     random_state : None (default: fresh OS entropy), int, SeedSequence or Generator (a known noise seed:
         reproducible, and the ledger says "not proven: the noise seed is known").
     sensitivity_source : "public" (the bounds were fixed without the private rows) or "data" (the caller
@@ -182,6 +188,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
         "y_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "calibration": CALIBRATION_CONSTRAINT,
         "centring": ["boolean"],
+        "private_intercept": ["boolean"],
         "x_center": ["array-like", Real, None],
         "y_center": [Real, None],
         "sensitivity_source": [StrOptions({"public", "data"})],
@@ -192,7 +199,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_components=2, epsilon=1.0, delta=1e-5, x_bound=None, y_bound=None, calibration="analytic",
                  centring=True, x_center=None, y_center=None, random_state=None, sensitivity_source="public",
-                 caveats=()):
+                 caveats=(), private_intercept=True):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -205,11 +212,12 @@ class DPPCR(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.sensitivity_source = sensitivity_source
         self.caveats = caveats
+        self.private_intercept = private_intercept
 
     # ------------------------------------------------------------------ cross-parameter rules
     def _check_cross_params(self) -> None:
         """The rules that tie parameters together (the single-parameter ones are declarative)."""
-        if self.x_bound is None or self.y_bound is None:
+        if (self.x_bound is None or self.y_bound is None) and not math.isinf(float(self.epsilon)):
             raise ValueError("DP-PCR needs public bounds: set x_bound (max ||x_i||_2) and y_bound (max |y_i|) "
                              "before seeing the data")
         if (self.x_center is None) != (self.y_center is None):
@@ -240,8 +248,14 @@ class DPPCR(RegressorMixin, BaseEstimator):
         self._validate_params()
         self._check_cross_params()
         X, y = self._check_data(X, y)
-        return prepare_rows(X, y, x_bound=self.x_bound, y_bound=self.y_bound, centring=self.centring,
-                            x_center=self.x_center, y_center=self.y_center)
+        xb, yb = self.x_bound, self.y_bound
+        if xb is None or yb is None:  # epsilon = inf only: bounds that clip nothing (no release depends on them)
+            xc = 0.0 if self.x_center is None else np.asarray(self.x_center, dtype=float)
+            yc = 0.0 if self.y_center is None else float(self.y_center)
+            xb = xb or max(float(np.linalg.norm(X - xc, axis=1).max()), 1e-300)
+            yb = yb or max(float(np.abs(y - yc).max()), 1e-300)
+        return prepare_rows(X, y, x_bound=xb, y_bound=yb, centring=self.centring, x_center=self.x_center,
+                            y_center=self.y_center, private_intercept=self.private_intercept)
 
     def _release(self, prep: PreparedRows) -> MomentsRelease:
         return MomentsRelease(float(self.epsilon), float(self.delta), prep.sensitivity, self.calibration)

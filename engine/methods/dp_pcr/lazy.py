@@ -62,7 +62,8 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> PreparedRows:
     names = lazy_columns(X), lazy_columns(y)
     names = tuple(None if v is None else [str(c) for c in v] for v in names)
     spec = RowSpec(partial(_pcr_rows, x_center=xc, y_center=yc, public=public),
-                   (float(est.x_bound), float(est.y_bound)), None, bool(est.centring and not public), None,
+                   (float(est.x_bound), float(est.y_bound)), None,
+                   bool(est.centring and (not public or est.private_intercept)), None,
                    names, ("X", "y"))
     mom = chunked_moments(X, y, spec=spec, scheduler=scheduler, progress=progress)
     limit = min(mom.n - int(bool(est.centring)), m)

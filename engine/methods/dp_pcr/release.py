@@ -39,6 +39,7 @@ from engine.release.manifest import (
     setting_fields,
 )
 from engine.release.manifest import estimator_from_release as _from_release
+from engine.release.travel import ModelCard, travel_fields
 from engine.reporting.report import plain_text
 
 from .estimator import DPPCR, STRICT_RELEASE
@@ -95,7 +96,7 @@ def public_parameters(model: DPPCR, **declared) -> dict:
     return {**{f.name: f.value for f in _param_fields(model)}, **declared}
 
 
-def shareable_release(model: DPPCR, *, public_inputs: dict | None = None) -> dict:
+def shareable_release(model: DPPCR, *, public_inputs: dict | None = None, card: ModelCard | None = None) -> dict:
     """The shareable release of a fitted DPPCR (fields: module docstring).
 
     Parameters
@@ -103,6 +104,8 @@ def shareable_release(model: DPPCR, *, public_inputs: dict | None = None) -> dic
     model : fitted DPPCR with a non-empty ledger.
     public_inputs : dict name -> value, inputs the caller declares public (response name, channel names);
         added as "info" fields with provenance "public".
+    card : ModelCard or None, the declared-public channel names, response name and unit and the caller's chain
+        (``engine.release.travel``): the release's travel fields, so that ``engine.release.predict`` can apply it.
 
     Returns
     -------
@@ -118,13 +121,14 @@ def shareable_release(model: DPPCR, *, public_inputs: dict | None = None) -> dic
               Field("explained_variance_ratio_", model.explained_variance_ratio_, "dp", src)]
     fields += _centre_fields(model) + _param_fields(model)
     fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
+    fields += travel_fields(model, card)
     led = shareable_ledger(model.privacy_ledger_)
     return build_release("dp_pcr", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)))
 
 
-def to_json(model: DPPCR, **json_kwargs) -> str:
+def to_json(model: DPPCR, *, card: ModelCard | None = None, **json_kwargs) -> str:
     """The shareable release of ``model`` as strict JSON text."""
-    return release_to_json(shareable_release(model), **json_kwargs)
+    return release_to_json(shareable_release(model, card=card), **json_kwargs)
 
 
 def estimator_from_release(data) -> DPPCR:

@@ -35,5 +35,6 @@ class PreparedRows:
     def describe(self) -> str:
         """What Z holds, for the ledger note (public facts only)."""
         if self.rows.private_centring:
-            return "[x, y, a] (constant column a: private centring from the same release)"
+            around = "x - x_center, y - y_center" if np.any(self.x_center) or self.y_center else "x, y"
+            return f"[{around}, a] (constant column a: private centring from the same release)"
         return "[x - x_center, y - y_center] (public centre)" if self.centring else "[x, y] (no centring)"

@@ -32,8 +32,18 @@ from engine.data.preprocess import CHAIN_INFO, flat_rows, make_chain
 __all__ = ["chain_operator", "data_free_x_bound", "pca_basis", "rowwise_chain", "spline_basis"]
 
 
-def _parts(name: str) -> list[str]:
-    return [p.strip() for p in str(name).split("+") if p.strip()]
+def chain_name(preprocessing) -> str:
+    """The chain's one name: a string as given ("snv+sg1", "none"), a list or tuple of steps joined by '+'
+    (["snv", "sg1"] -> "snv+sg1"); the release keeps the name, and ``rowwise_chain`` rebuilds it."""
+    if isinstance(preprocessing, str):
+        return preprocessing
+    if isinstance(preprocessing, (list, tuple)) and preprocessing and all(isinstance(p, str) for p in preprocessing):
+        return "+".join(p.strip() for p in preprocessing)
+    raise ValueError(f"preprocessing must be a chain name or a list of step names, got {preprocessing!r}")
+
+
+def _parts(name) -> list[str]:
+    return [p.strip() for p in chain_name(name).split("+") if p.strip()]
 
 
 def rowwise_chain(name: str, m: int):
@@ -41,7 +51,8 @@ def rowwise_chain(name: str, m: int):
 
     Parameters
     ----------
-    name : chain name, e.g. "snv+sg1" (every part must learn nothing from the data).
+    name : chain name, e.g. "snv+sg1", or a list of step names (every step must learn nothing from the data:
+        one that learns from the rows, e.g. "msc" or "autoscale", is refused with a message naming it).
     m : int, number of channels.
 
     Returns
@@ -50,9 +61,12 @@ def rowwise_chain(name: str, m: int):
     """
     for part in _parts(name):
         if part not in CHAIN_INFO or CHAIN_INFO[part]["learns_from_data"]:
-            raise ValueError(f"chain part {part!r} is not a row-wise chain that learns nothing from the data; "
-                             "the recommended strict fit takes only those (e.g. 'snv', 'sg1', 'detrend')")
-    chain = make_chain(name)
+            learned = CHAIN_INFO.get(part, {}).get("learned")
+            raise ValueError(f"preprocessing step {part!r} is refused in strict mode: "
+                             + (f"it learns the {learned} (private)" if learned else "it is not a known row-wise step")
+                             + "; the strict fit takes only row-wise steps that learn nothing from the data "
+                             "(e.g. 'snv', 'sg1', 'detrend')")
+    chain = make_chain(chain_name(name))
     dummy = np.arange(int(m), dtype=float)[None, :] ** 2  # public and non-constant (SNV divides by its std)
     chain.fit(np.vstack([dummy, dummy[:, ::-1]]))
     # A flat spectrum has no shape: SNV would divide by a zero std and the filters would refuse the NaN.

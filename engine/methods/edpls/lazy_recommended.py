@@ -114,6 +114,9 @@ def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
     """``StrictEDPLS.fit`` on Dask collections (module docstring). Returns the fitted ``est``."""
 
     m = _check(est, X, y, sample_weight)
+    if est.y_range is None:
+        raise ValueError("y_range=None (a private range of y) is for in-memory data; for a Dask collection declare "
+                         "y_range=(low, high), the response's physical range")
     pub = est._kept_public_setup(m)
     names = tuple(None if v is None else [str(c) for c in v] for v in (lazy_columns(X), lazy_columns(y)))
     yc, yb = float(pub["y_center"]), float(pub["y_bound"])

@@ -11,7 +11,11 @@ only the releases of step 3 touch the private rows:
    without it a data-independent cubic B-spline basis along the channels, centre 0 and the data-free
    bound sqrt(m) ||V'M||_2 (SNV rows have norm sqrt(m); M is the linear filter after SNV). The response
    centre is the midpoint of ``y_range`` and its bound the half-width. A declared ``x_bound`` wins.
-3. Three Gaussian releases, add/remove neighbours, basic composition (the shares add up to the budget):
+3. Gaussian releases, add/remove neighbours (issue #30: the count first; then, with ``y_range=None`` or
+   ``refine_y_range``, a noisy histogram of y over a public log grid sets y's range (``engine.privacy.ranges``);
+   ``estimator="auto"`` then picks TukeyEM on the public axes from the noisy count (``recommended_paths``);
+   the two moment releases are calibrated jointly so that the whole fit meets (epsilon, delta) exactly
+   under the Gaussian-DP accountant, which the ledger names; the paths are in ``recommended_paths``):
 
    a. the count n + N(0, sigma_n^2): sensitivity 1. It sets the released dimension d (post-processing):
       d = number of public axes whose expected signal n_hat * lambda_j / (2 x_bound^2) reaches
@@ -62,8 +66,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine.methods.baselines import SUM_RELEASE, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
-from engine.methods.edpls.basis import chain_operator, data_free_x_bound, pca_basis, rowwise_chain, spline_basis
+from engine.methods.edpls.basis import (
+    chain_name,
+    chain_operator,
+    data_free_x_bound,
+    pca_basis,
+    rowwise_chain,
+    spline_basis,
+)
 from engine.methods.edpls.recommended_limits import MIN_CHANNELS, NOTES, RELEASES
+from engine.methods.edpls.recommended_paths import PathsMixin
 from engine.methods.edpls.strict import pls1_from_moments
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
@@ -71,14 +83,15 @@ from engine.privacy import (
     PrivacyLedger,
     as_generator,
     noise_generator,
-    noise_scale,
 )
 from engine.privacy.chunked import is_lazy
-from engine.privacy.moments import MomentsRelease, add_remove_sensitivity, centred_moments, scale_rows
+from engine.privacy.moments import MomentsRelease, centred_moments, scale_rows
+from engine.privacy.ranges import RANGE_RELEASE
 from engine.privacy.wording import ledger_text
 from engine.release.fingerprint import data_sha256
 from engine.release.manifest import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
 from engine.release.manifest import estimator_from_release as _from_release
+from engine.release.travel import ModelCard, travel_fields
 from engine.reporting.report import plain_text
 
 __all__ = ["FORMAT", "NOTES", "RELEASES", "StrictEDPLS", "estimator_from_release", "make_strict_edpls",
@@ -91,25 +104,39 @@ FORMAT = "privalab.edpls_recommended.release/1"
 SPLINE_DIM = 12
 
 
-class StrictEDPLS(RegressorMixin, BaseEstimator):
+class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     """(epsilon, delta)-DP linear calibration with public preprocessing, projection and bounds.
 
     Parameters
     ----------
     epsilon : float > 0 or np.inf (no noise: the non-private formula, empty ledger).
     delta : float in (0, 1).
-    y_range : (low, high), the public physical range of the response (required): centre = midpoint,
-        bound = half-width.
+    y_range : (low, high), the public physical range of the response: centre = midpoint, bound = half-width;
+        or None (no bound to guess): a share ``range_share`` of (epsilon, delta) buys a noisy histogram of y
+        over a public log-spaced grid (``engine.privacy.ranges.private_range``), whose occupied range then
+        serves as the range (in ``choices_``, the ledger and the release).
     X_public : array (n_pub, m) or None, spectra the owner declares public (no labels needed).
     x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
     n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
-    preprocessing : str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1").
+    preprocessing : str or list of str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1"; e.g.
+        ["snv", "sg1"] or "none"). A step that learns from the rows ("msc", "autoscale", ...) is refused,
+        naming it. The chain is part of the release (its name), and predictions rebuild it.
     max_dim : int, the most public axes released (default 30).
     count_share, cross_share : float in (0, 1), the budget shares (of epsilon and of delta) of the count
         and of the cross-moments; the X-moments get the rest.
     dim_threshold : float > 0, signal-to-noise an axis needs to be released (see the module docstring).
     ridge_scale : float >= 0, lambda = ridge_scale * sigma_xx * sqrt(d).
     calibration : "analytic", "classic" or "auto".
+    range_share : float in (0, 1), the share of (epsilon, delta) of the private range (at least; more with few
+        rows: ``_range_share``).
+    refine_y_range : bool, with a declared y_range also estimate the range privately inside it (a declared range
+        is often wide; the range's release costs the moments path under 1 % of its budget under the joint
+        accountant). False: the declared range as is (the Dask path always uses it as is).
+    estimator : "auto", "moments" or "tukey": the moments path (steps 3-4 of the module docstring), TukeyEM
+        (``engine.methods.tukey_em``, no bounds) on the first ``tukey_axes`` public axes, or the choice between
+        them by post-processing of the noisy count (``choose_estimator``; the count is shared, so the choice
+        costs no budget).
+    tukey_axes : int >= 1, the public axes TukeyEM fits on (default 5).
     random_state : None (fresh OS entropy) or a known seed (the ledger then says "not proven").
 
     Attributes
@@ -140,11 +167,11 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "y_range": [tuple, list, np.ndarray],
+        "y_range": [tuple, list, np.ndarray, None],
         "X_public": ["array-like", None],
         "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "n_components": [StrOptions({"auto", "ridge"}), Interval(Integral, 1, None, closed="left")],
-        "preprocessing": [str],
+        "preprocessing": [str, list, tuple],
         "max_dim": [Interval(Integral, 1, None, closed="left")],
         "count_share": [Interval(Real, 0, 1, closed="neither")],
         "cross_share": [Interval(Real, 0, 1, closed="neither")],
@@ -152,11 +179,16 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         "ridge_scale": [Interval(Real, 0, None, closed="left")],
         "shrink_scale": [Interval(Real, 0, None, closed="left")],
         "calibration": CALIBRATION_CONSTRAINT,
+        "range_share": [Interval(Real, 0, 1, closed="neither")],
+        "refine_y_range": ["boolean"],
+        "estimator": [StrOptions({"auto", "moments", "tukey"})],
+        "tukey_axes": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
                  n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
-                 dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", random_state=None):
+                 dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", range_share=0.1,
+                 refine_y_range=True, estimator="moments", tukey_axes=5, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.y_range = y_range
@@ -171,25 +203,20 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.ridge_scale = ridge_scale
         self.shrink_scale = shrink_scale
         self.calibration = calibration
+        self.range_share = range_share
+        self.refine_y_range = refine_y_range
+        self.estimator = estimator
+        self.tukey_axes = tukey_axes
         self.random_state = random_state
 
     # ------------------------------------------------------------------ public quantities
-    def _budget(self) -> dict:
-        """(epsilon, delta) of each release: basic composition, shares of both."""
-        eps, dlt = float(self.epsilon), float(self.delta)
-        cs, xs = float(self.count_share), float(self.cross_share)
-        if cs + xs >= 1.0:
-            raise ValueError("count_share + cross_share must be < 1 (the X-moments need a share)")
-        shares = {RELEASES[0]: cs, RELEASES[1]: 1.0 - cs - xs, RELEASES[2]: xs}
-        return {name: (eps * s, dlt * s) for name, s in shares.items()}
-
     def public_setup(self, m: int) -> dict:
         """Everything public of a fit on m channels: chain, basis, centres, bounds, sigmas (no private rows).
 
         Returns a dict with chain, V (m, d_max), eigenvalues (d_max,) or None, x_center (d_max,), x_bound,
         y_center, y_bound, budget, sigmas and the ``choices_`` entries that say where each came from.
         """
-        lo, hi = (float(v) for v in self.y_range)
+        lo, hi = (0.0, 1.0) if self.y_range is None else (float(v) for v in self.y_range)  # None: set in fit
         if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
             raise ValueError(f"y_range must be two finite numbers low < high, got {self.y_range!r}")
         chain = rowwise_chain(self.preprocessing, m)
@@ -208,7 +235,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             V, lam = spline_basis(m, max(4, d)), None
             centre, basis, centre_src = np.zeros(V.shape[1]), f"{V.shape[1]} cubic B-splines along the channels", \
                 "0 (no X_public)"
-            if not self.preprocessing.startswith("snv"):
+            if not chain_name(self.preprocessing).startswith("snv"):
                 if self.x_bound is None:
                     raise ValueError("without X_public, declare x_bound or start the chain with 'snv' "
                                      "(then every row has norm sqrt(m) and a data-free bound exists)")
@@ -220,11 +247,9 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             xb, xb_src = float(self.x_bound), "declared x_bound"
         if not (xb and math.isfinite(xb) and xb > 0):
             raise ValueError("the public x bound is zero or not finite: X_public has no spread after preprocessing")
-        budget = self._budget()
-        sens = {RELEASES[0]: 1.0, RELEASES[1]: add_remove_sensitivity([1.0], 1.0), RELEASES[2]: 1.0}
-        sigmas = {k: noise_scale("gaussian", e, dl, sens[k], self.calibration) for k, (e, dl) in budget.items()}
+        budget, sigmas, sens, accountant = self._calibrate(0.0)
         return dict(chain=chain, V=V, eigenvalues=lam, x_center=centre, x_bound=xb, y_center=(lo + hi) / 2,
-                    y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas,
+                    y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas, accountant=accountant,
                     basis=basis, centre_source=centre_src, x_bound_source=xb_src)
 
     def _kept_public_setup(self, m: int) -> dict:
@@ -296,11 +321,18 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         pub = self._kept_public_setup(X.shape[1])
         rng, seed_known = noise_generator(self.random_state)
         led = PrivacyLedger()  # every release below records itself as it draws (nothing at epsilon = inf)
+        n_hat = float(self.mechanisms(pub)[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
+                                                                  note=NOTES[RELEASES[0]]))
+        if self._range_share(n_hat) > 0:  # the range's share from the noisy count, then the moments' sigmas
+            budget, sigmas, sens, accountant = self._calibrate(self._range_share(n_hat))
+            pub = self._private_y_range(y, w, {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens,
+                                               "accountant": accountant}, rng, led)
         mechs = self.mechanisms(pub)
-        n_hat = float(mechs[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
-                                                   note=NOTES[RELEASES[0]]))
-        d, d_why = self.choose_dim(pub, n_hat)
-        if d == 0:
+        tukey, why = self.choose_estimator(pub, n_hat)
+        d, d_why = (min(int(self.tukey_axes), pub["V"].shape[1]), why) if tukey else self.choose_dim(pub, n_hat)
+        if tukey:
+            pub = self._fit_tukey(X, y, w, pub, d, n_hat, rng, led)
+        elif d == 0:
             pub = self._fit_constant(y, pub, n_hat, rng, w, ledger=led)
         else:
             rows, G0, b0 = self.moment_sums(X, y, w, pub, d)
@@ -353,7 +385,11 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1) and "d".
         """
         X, y, w = self._check_fit_data(X, y, sample_weight)
+        if self.y_range is None:
+            raise ValueError("sample_releases needs a declared y_range (y_range=None adds the range's release)")
         pub = self._kept_public_setup(X.shape[1])
+        budget, sigmas, sens, accountant = self._calibrate(self._range_share())  # the fit's sigmas (refinement)
+        pub = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant}
         if pub["eigenvalues"] is not None:
             raise ValueError("with X_public the released dimension depends on the noisy count: sample whole fits")
         rng, R = as_generator(random_state), int(n_replicates)
@@ -373,11 +409,14 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
         self.preprocess_ = pub["chain"]
         if seed_known and noisy:
             ledger.add_caveat(SEED_KNOWN_CAVEAT)
+        ledger.accountant = pub.get("accountant", "basic")
         self.privacy_ledger_ = ledger
         self.choices_.update({
-            "chain": self.preprocessing, "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1], "d_why": d_why,
+            "chain": chain_name(self.preprocessing), "basis": pub["basis"], "d": d, "d_max": pub["V"].shape[1],
+            "d_why": d_why,
             "centre_source": pub["centre_source"], "x_bound": pub["x_bound"], "x_bound_source": pub["x_bound_source"],
-            "y_center": pub["y_center"], "y_bound": pub["y_bound"], "y_source": "midpoint and half-width of y_range",
+            "y_center": pub["y_center"], "y_bound": pub["y_bound"],
+            "y_source": pub.get("y_source", "midpoint and half-width of y_range"),
             "budget": {k: {"epsilon": e, "delta": dl, "sigma": pub["sigmas"][k]}
                        for k, (e, dl) in pub["budget"].items()},
             "n_hat": n_hat if noisy else None,
@@ -394,13 +433,13 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
             yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
         else:
             yt, w = np.array([float(total)]), None
-        share = 1.0 - float(self.count_share)
-        rest = (float(self.epsilon) * share, float(self.delta) * share)
+        rest = self._tukey_budget(n_hat)  # the same rest: everything but the count (and the private range)
         mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w, ledger=ledger,
                                  note=NOTES[SUM_RELEASE])
-        pub = {**pub, "budget": {RELEASES[0]: pub["budget"][RELEASES[0]], SUM_RELEASE: rest},
-               "sigmas": {RELEASES[0]: pub["sigmas"][RELEASES[0]], SUM_RELEASE: sigma},
-               "sensitivities": {RELEASES[0]: 1.0, SUM_RELEASE: 1.0}}
+        kept = [k for k in (RANGE_RELEASE, RELEASES[0]) if k in pub["budget"]]
+        pub = {**pub, "budget": {**{k: pub["budget"][k] for k in kept}, SUM_RELEASE: rest},
+               "sigmas": {**{k: pub["sigmas"][k] for k in kept}, SUM_RELEASE: sigma},
+               "sensitivities": {**{k: 1.0 for k in kept}, SUM_RELEASE: 1.0}, "accountant": "basic"}
         self.coef_ = np.zeros(pub["V"].shape[0])
         self.intercept_ = float(pub["y_center"] + pub["y_bound"] * mean)
         self.choices_ = {"ridge_lambda": None, "k": 0, "model": "private constant predictor (noisy mean of y)",
@@ -476,30 +515,34 @@ def _counts(sample_weight, n: int) -> np.ndarray:
     return w
 
 
-def make_strict_edpls(epsilon, delta, *, y_range, X_public=None, x_bound=None, n_components="auto",
+def make_strict_edpls(epsilon, delta, *, y_range=None, X_public=None, x_bound=None, n_components="auto",
                       random_state=None, **params) -> StrictEDPLS:
     """The recommended strict edPLS estimator (``StrictEDPLS``) with the measured defaults.
 
     Parameters
     ----------
     epsilon, delta : the whole fit's budget (every release, the dimension choice included).
-    y_range : (low, high), the response's public physical range.
+    y_range : (low, high), the response's public physical range, or None: a private range from a share of the
+        budget (``StrictEDPLS``'s ``range_share``), no bound to guess.
     X_public : array (n_pub, m) or None, spectra declared public (centre, bounds and projection come from it).
     x_bound : float or None, a declared bound (overrides the one from X_public or the data-free one).
     n_components : "auto", "ridge" or int.
     random_state : None (fresh entropy) or a known seed (tests).
-    params : other ``StrictEDPLS`` parameters (preprocessing, max_dim, shares, ...).
+    params : other ``StrictEDPLS`` parameters (preprocessing, max_dim, shares, ...); ``estimator`` defaults to
+        "auto" here (TukeyEM from the row count where it is ahead, the moments path below).
 
     Returns
     -------
     StrictEDPLS (unfitted).
     """
-    return StrictEDPLS(epsilon, delta, y_range=tuple(y_range), X_public=X_public, x_bound=x_bound,
+    params.setdefault("estimator", "auto")
+    return StrictEDPLS(epsilon, delta, y_range=None if y_range is None else tuple(y_range), X_public=X_public,
+                       x_bound=x_bound,
                        n_components=n_components, random_state=random_state, **params)
 
 
 # ---------------------------------------------------------------------- shareable release
-def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) -> dict:
+def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, card: ModelCard | None = None) -> dict:
     """The shareable release of a fitted ``StrictEDPLS``, from an explicit field list (``build_release``).
 
     ==========================  ==================================================================================
@@ -521,7 +564,9 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) 
     Parameters
     ----------
     model : fitted StrictEDPLS with a non-empty ledger (epsilon < inf).
-    public_inputs : dict name -> value the caller declares public (response name, channel names): "info" fields.
+    public_inputs : dict name -> value the caller declares public: "info" fields.
+    card : ModelCard or None, the declared-public channel names, response name and unit (``engine.release.travel``);
+        the chain field is the estimator's own ``preprocessing``.
 
     Returns
     -------
@@ -541,24 +586,26 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None) 
     fields += [Field(k, p[k], "public", SETTING, role="param")
                for k in ("epsilon", "delta", "preprocessing", "n_components", "calibration")]
     fields += [Field("y_range", [float(v) for v in p["y_range"]], "public", "user-declared physical range of y",
-                     role="param"),
+                     role="param") if p["y_range"] is not None else
+               Field("y_range", [float(v) for v in model.y_range_], "dp", RANGE_RELEASE, role="param"),
                Field("x_bound", float(c["x_bound"]), "public",
                      PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
     fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
+    fields += travel_fields(model, card, chain=chain_name(model.preprocessing))
     led = model.privacy_ledger_
     return build_release("edpls_recommended", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)))
 
 
-def to_json(model: StrictEDPLS, **json_kwargs) -> str:
+def to_json(model: StrictEDPLS, *, card: ModelCard | None = None, **json_kwargs) -> str:
     """The shareable release of ``model`` as strict JSON text."""
-    return release_to_json(shareable_release(model), **json_kwargs)
+    return release_to_json(shareable_release(model, card=card), **json_kwargs)
 
 
 def estimator_from_release(data) -> StrictEDPLS:
     """A predicting ``StrictEDPLS`` rebuilt from its shareable release (dict or JSON text): the row-wise chain
     is rebuilt from its public name, coef_ and intercept_ come from the release."""
     model = _from_release(data, StrictEDPLS, FORMAT)
-    model.y_range = tuple(model.y_range)
+    model.y_range = None if model.y_range is None else tuple(model.y_range)
     for name in ("coef_", "components_", "x_center_"):
         setattr(model, name, np.asarray(getattr(model, name), dtype=float))
     model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_))

@@ -60,6 +60,7 @@ from engine.release.manifest import (
     setting_fields,
 )
 from engine.release.manifest import estimator_from_release as _from_release
+from engine.release.travel import ModelCard, travel_fields
 from engine.reporting.report import plain_text
 
 __all__ = ["FORMAT", "estimator_from_release", "from_json", "model_from_dict", "no_release_reason", "owner_sheets",
@@ -140,7 +141,7 @@ def _paper_sources(k: int, which: str) -> str:
     return ", ".join(f"{q}[{j}]" for j in range(1, k + 1) for q in which)
 
 
-def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dict:
+def shareable_release(model: EDPLS, *, public_inputs: dict | None = None, card: ModelCard | None = None) -> dict:
     """The shareable release of a fitted EDPLS (see the module docstring for the field list).
 
     Parameters
@@ -148,6 +149,8 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dic
     model : fitted EDPLS with a non-empty ledger.
     public_inputs : dict name -> value, inputs the caller declares public (e.g. ``{"preprocessing": "sg1",
         "response": "moisture", "feature_names": [...]}``); added as "info" fields with provenance "public".
+    card : ModelCard or None, the declared-public channel names, response name and unit and the caller's chain
+        (``engine.release.travel``): the release's travel fields, so that ``engine.release.predict`` can apply it.
 
     Returns
     -------
@@ -187,6 +190,7 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dic
     fields += _param_fields(model)
     for name, value in (public_inputs or {}).items():
         fields.append(Field(str(name), value, "public", CALLER, role="info"))
+    fields += travel_fields(model, card)
     led = shareable_ledger(model)
     notes = []
     if model.mode == "paper":
@@ -195,9 +199,9 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None) -> dic
     return build_release("edpls", FORMAT, fields, led, guarantee=plain_text(ledger_text(led)), extra_notes=notes)
 
 
-def to_json(model: EDPLS, **json_kwargs) -> str:
+def to_json(model: EDPLS, *, card: ModelCard | None = None, **json_kwargs) -> str:
     """The shareable release of ``model`` as strict JSON text (:func:`shareable_release`)."""
-    return release_to_json(shareable_release(model), **json_kwargs)
+    return release_to_json(shareable_release(model, card=card), **json_kwargs)
 
 
 def estimator_from_release(data) -> EDPLS:

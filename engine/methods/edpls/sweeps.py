@@ -52,15 +52,19 @@ def _rmsep_of(out: dict, X_test: np.ndarray, y_test: np.ndarray) -> np.ndarray:
 
 def _status_columns(led: PrivacyLedger) -> dict:
     """The guarantee of one fit, from its own ledger (``ledger_totals``): total (epsilon, delta) under
-    basic composition, ``status`` ("proven", "not proven", "no privacy") and ``proven``. A fit without
+    basic composition, ``epsilon_total`` under the ledger's own ``accountant`` (the fit's budget), ``status``
+    ("proven", "not proven", "no privacy") and ``proven``. A fit without
     noise (epsilon = inf) reads "no privacy" with an infinite total epsilon, never "epsilon = 0, proven"."""
     tot = ledger_totals(led, as_json=False)
     if tot["status"] == "no privacy":
-        return {"epsilon_total_basic": math.inf, "delta_total_basic": math.nan, "status": "no privacy",
-                "proven": False}
+        return {"epsilon_total_basic": math.inf, "delta_total_basic": math.nan, "epsilon_total": math.inf,
+                "accountant": None, "status": "no privacy", "proven": False}
     eps_b, delta_b = tot["basic"]
-    return {"epsilon_total_basic": eps_b, "delta_total_basic": min(delta_b, 1.0), "status": tot["status"],
-            "proven": bool(tot["proven"])}
+    # the total under the accountant the fit was calibrated for (jointly calibrated fits: "gdp", exact)
+    acc = getattr(led, "accountant", "basic")
+    eps_t = eps_b if acc == "basic" or not 0 < delta_b < 1 else float(led.total(acc, delta_b)[0])
+    return {"epsilon_total_basic": eps_b, "delta_total_basic": min(delta_b, 1.0), "epsilon_total": eps_t,
+            "accountant": acc, "status": tot["status"], "proven": bool(tot["proven"])}
 
 
 def _as_float(A, what: str) -> np.ndarray:
