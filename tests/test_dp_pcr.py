@@ -33,6 +33,7 @@ from engine.privacy import SEED_KNOWN_CAVEAT, analytic_gaussian_sigma
 from engine.privacy.audit import run_case
 from engine.privacy.moments import add_remove_sensitivity
 from engine.release.manifest import release_problems
+from engine.release.travel import ModelCard
 
 ROOT = Path(__file__).resolve().parents[1]
 NIR = ROOT / "sample_data" / "nir_spectra.csv"
@@ -160,7 +161,7 @@ def test_parameters_are_refused_with_a_reason(params, match):
 def test_release_holds_dp_and_public_fields_only():
     X, y = small()
     model = DPPCR(2, epsilon=1.0, x_bound=30.0, y_bound=40.0).fit(X, y)
-    rel = shareable_release(model, public_inputs={"response": "y"})
+    rel = shareable_release(model, card=ModelCard(response="y"))  # the response name travels on the card
     prov = {m["field"]: m["provenance"] for m in rel["manifest"]}
     assert prov["coef_"] == prov["x_mean_"] == prov["intercept_"] == "dp"
     assert prov["x_bound"] == prov["epsilon"] == "public"
