@@ -70,15 +70,17 @@ class Envelope:
     n_values: int
     sealed: bool
     payload: bytes
+    seq: int = 0  # sealed: the sender's counter of messages to this receiver (in the associated data)
 
     def meta(self) -> str:
         return json.dumps([self.phase, self.step, self.sender, self.receiver, self.name, list(self.shape),
-                           self.what, self.n_values, self.sealed])
+                           self.what, self.n_values, self.sealed] + ([self.seq] if self.sealed else []))
 
     @classmethod
     def from_record(cls, record: ConfigRecord) -> "Envelope":
         fields = json.loads(record["meta"])
-        return cls(*fields[:5], tuple(fields[5]), *fields[6:], payload=bytes(record["payload"]))
+        return cls(*fields[:5], tuple(fields[5]), *fields[6:9], payload=bytes(record["payload"]),
+                   seq=int(fields[9]) if len(fields) > 9 else 0)
 
     def to_record(self) -> ConfigRecord:
         return ConfigRecord({"meta": self.meta(), "payload": self.payload})
@@ -89,22 +91,25 @@ class Envelope:
 
     @classmethod
     def make(cls, sender: str, receiver: str, name: str, value, what: str, phase: str, step: str, *,
-             keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "") -> "Envelope":
-        """The envelope of ``value``; sealed for ``peer_public`` when ``keys`` are given."""
+             keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "",
+             seq: int = 0) -> "Envelope":
+        """The envelope of ``value``; sealed for ``peer_public`` when ``keys`` are given (``seq``: the sender's
+        counter of sealed messages to this receiver, authenticated with it)."""
         shape = tuple(int(s) for s in getattr(value, "shape", ()))
         n_values = getattr(value, "n_stored", None)
         n_values = int(np.prod(shape)) if n_values is None else int(n_values)
         payload = encode_value(value)
         sealed = keys is not None
         if sealed:
-            payload = seal(keys, peer_public, payload, associated_data(run_id, sender, receiver, name))
-        return cls(phase, step, sender, receiver, name, shape, what, n_values, sealed, payload)
+            payload = seal(keys, peer_public, payload, associated_data(run_id, sender, receiver, name, seq))
+        return cls(phase, step, sender, receiver, name, shape, what, n_values, sealed, payload, seq if sealed else 0)
 
     def value(self, keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = ""):
         """The payload's value (opened with the receiver's ``keys`` and the sender's public key if sealed)."""
         data = self.payload
         if self.sealed:
-            data = open_sealed(keys, peer_public, data, associated_data(run_id, self.sender, self.receiver, self.name))
+            aad = associated_data(run_id, self.sender, self.receiver, self.name, self.seq)
+            data = open_sealed(keys, peer_public, data, aad)
         return decode_value(data)
 
 
