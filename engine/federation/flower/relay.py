@@ -26,10 +26,12 @@ import numpy as np
 from flwr.app import ConfigRecord, Message, RecordDict
 
 from engine.federation.e2e import PartyKeys, associated_data, open_sealed, seal
+from engine.federation.flower.channel import ChannelError, Hub, pack, unpack
 from engine.federation.flower.runtime import FederationError
 from engine.federation.messages import MessageLog
 
-__all__ = ["Envelope", "Relay", "decode_value", "encode_value", "party_reply", "read_request"]
+__all__ = ["Envelope", "Relay", "decode_value", "encode_value", "exchange", "pack_envelopes", "party_reply",
+           "read_request", "unpack_envelopes"]
 
 
 
@@ -130,6 +132,33 @@ def party_reply(msg: Message, envelopes: list[Envelope], info: dict | None = Non
     return Message(RecordDict(records), reply_to=msg)
 
 
+def exchange(grid, messages: list, timeout: float, poll: float = 0.1) -> list:
+    """Push ``messages`` and pull their replies every ``poll`` seconds until all came or ``timeout`` passed
+    (``Grid.send_and_receive`` sleeps 3 s between pulls, rounding every round up to a multiple of 3 s)."""
+    ids = set(grid.push_messages(messages))
+    deadline, replies = time.monotonic() + timeout, []
+    while ids and time.monotonic() < deadline:
+        got = list(grid.pull_messages(ids))
+        replies += got
+        ids.difference_update(r.metadata.reply_to_message_id for r in got)
+        if ids:
+            time.sleep(poll)
+    return replies
+
+
+def pack_envelopes(header: dict, envelopes: list[Envelope]) -> bytes:
+    """One channel message: ``header`` and the envelopes (their log fields and payload bytes)."""
+    header = {**header, "metas": [e.meta() for e in envelopes]}
+    return pack(header, {f"p{i}": np.frombuffer(e.payload, np.uint8) for i, e in enumerate(envelopes)})
+
+
+def unpack_envelopes(data: bytes) -> tuple[dict, list[Envelope]]:
+    header, arrays = unpack(data)
+    envs = [Envelope.from_record({"meta": meta, "payload": arrays[f"p{i}"].tobytes()})
+            for i, meta in enumerate(header.pop("metas", []))]
+    return header, envs
+
+
 # ---------------------------------------------------------------------------------------------- ServerApp side
 class Relay:
     """The ServerApp's view of a run: party id -> node id, rounds of operations, the log and the wire bytes.
@@ -153,6 +182,40 @@ class Relay:
         self.recorder = recorder
         self.pending: dict[str, list[Envelope]] = {}  # receiver role name -> envelopes to deliver
         self.role_party: dict[str, str] = {}  # role name -> party id
+        self.hub = None  # the in-run channel once ``connect`` opened it
+        self.flower_rounds = 0
+        self.channel_rounds: list[float] = []  # seconds of each round over the channel
+        self.channel_bytes = 0  # bytes the channel carried (both ways, its messages as sent)
+
+    def connect(self, params: dict) -> None:
+        """Move the rest of the run onto a :class:`~engine.federation.flower.channel.Hub`: ONE Flower message to
+        each known party ("connect", with ``params`` and that party's own credentials), which its ClientApp
+        answers only when the channel closes (:meth:`close`)."""
+        self.hub = Hub(list(self.nodes), timeout=self.timeout)
+        messages = []
+        for party, node in self.nodes.items():
+            op = {party: ["connect", {**params, "channel": self.hub.credentials(party)}]}
+            records = {"op": ConfigRecord({"op": "ops", "params": json.dumps(op)})}
+            messages.append(Message(RecordDict(records), dst_node_id=node, message_type=self.message_type))
+        self._connect_ids = set(self.grid.push_messages(messages))
+        self.flower_rounds += 1
+        self.hub.wait_connected()
+
+    def close(self) -> None:
+        """Close the channel and collect the parties' Flower replies to "connect" (errors named)."""
+        if self.hub is None:
+            return
+        self.hub.close()
+        self.channel_bytes += self.hub.bytes_down + self.hub.bytes_up
+        deadline = time.monotonic() + self.timeout
+        while self._connect_ids and time.monotonic() < deadline:
+            for reply in self.grid.pull_messages(self._connect_ids):
+                self._connect_ids.discard(reply.metadata.reply_to_message_id)
+                if reply.has_error():
+                    who = next((p for p, n in self.nodes.items() if n == reply.metadata.src_node_id), "?")
+                    raise FederationError(f"party {who} failed: {reply.error.reason}")
+            time.sleep(0.05)
+        self.hub = None
 
     def _record(self, env: Envelope, direction: str) -> None:
         self.log.add(env.sender, env.receiver, env.name, env.shape, env.what, phase=env.phase, step=env.step,
@@ -173,6 +236,8 @@ class Relay:
         go to every node and each node picks its own by its ``party`` node config. Returns party id ->
         (info, envelopes it sent to the central role); envelopes to other parties are queued for them.
         """
+        if self.hub is not None:
+            return self._channel_round(ops)
         broadcast = not self.nodes
         targets = list(self.grid.get_node_ids()) if broadcast else [self.nodes[p] for p in ops]
         messages = []
@@ -190,7 +255,8 @@ class Relay:
         for party, (_, _, role) in ops.items():
             self.role_party[role] = party
         t0 = time.monotonic()
-        replies = list(self.grid.send_and_receive(messages, timeout=self.timeout))
+        replies = exchange(self.grid, messages, self.timeout)
+        self.flower_rounds += 1
         got = {}
         for reply in replies:
             node = reply.metadata.src_node_id
@@ -205,6 +271,24 @@ class Relay:
         if missing:
             raise FederationError(f"party {', '.join(missing)} did not answer '{ops[missing[0]][0]}' within "
                                   f"{time.monotonic() - t0:.0f} s (its SuperNode may have stopped)")
+        return self._file(ops, got)
+
+    def _channel_round(self, ops: dict) -> dict:
+        t0 = time.perf_counter()
+        messages = {}
+        for party, (op, params, role) in ops.items():
+            self.role_party[role] = party
+            messages[party] = pack_envelopes({"op": op, "params": params}, self.pending.pop(role, []))
+        try:
+            replies = self.hub.round(messages)
+        except ChannelError as err:
+            raise FederationError(str(err)) from err
+        got = {p: unpack_envelopes(data) for p, data in replies.items()}
+        self.channel_rounds.append(time.perf_counter() - t0)
+        return self._file(ops, {p: (header.get("info", {}), envs) for p, (header, envs) in got.items()})
+
+    def _file(self, ops: dict, got: dict) -> dict:
+        """Record what each party sent (in the order of ``ops``) and queue what is for other parties."""
         out = {}
         for party in ops:  # record in the order of ``ops``, not of arrival
             info, envelopes = got[party]

@@ -19,8 +19,11 @@ envelope must carry the pair's next counter (authenticated with it). Anything el
 The roles are the very :class:`~engine.methods.p3ls.roles.DataHolder` and
 :class:`~engine.methods.p3ls.roles.TrustedAuthority` objects of the local transport, built with the same
 spawned seeds, so predictions equal the local transport's (the pairwise seeds come from fresh OS entropy in
-every case: their masks cancel in the sum, so they change nothing but rounding). Fit: 4 Flower rounds
-(hello and public keys; TA keys and seeds; masked data; recovery). Predict: 3 rounds.
+every case: their masks cancel in the sum, so they change nothing but rounding). Fit: 2 Flower rounds (hello
+and public keys; "connect"), the rest (TA keys and seeds; masked data; recovery) over the run's channel
+(:mod:`engine.federation.flower.channel`: one persistent TLS stream per party, about a millisecond a round
+against seconds for a Flower round, whose every message starts a new ClientApp process). Predict: 2 Flower
+rounds and 2 channel rounds.
 Not over Flower (``NotImplementedError``): ``validation``, ``transform``, ``relevance``, ``audit``.
 """
 from __future__ import annotations
@@ -45,8 +48,9 @@ from flwr.app import Context, Message
 from flwr.serverapp import Grid
 
 from engine.federation.e2e import PartyKeys
+from engine.federation.flower.channel import serve_party
 from engine.federation.flower.driver import federation, run_job
-from engine.federation.flower.relay import Envelope, Relay, party_reply, read_request
+from engine.federation.flower.relay import Envelope, Relay, pack_envelopes, party_reply, read_request, unpack_envelopes
 from engine.federation.identity import KeyRefused, load_identity, load_pins, sign_key, verify_key
 from engine.federation.messages import MessageLog
 from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
@@ -62,6 +66,7 @@ _CSP_NAMES = re.compile(r"T'|Q'|U'|T_new'|Ŷ'|\[[WPB]_\d+\]")
 class ProtocolRefused(ValueError):
     """A delivered envelope broke the protocol's rules (unsealed secret, wrong peer, replayed or reordered)."""
 MESSAGE_TYPE = "query.p3ls"  # the ClientApp's handler: engine/federation/flower_app/privalab_apps.py
+CHANNEL_TIMEOUT = 600.0  # seconds a party's channel may stay open (one fit or predict)
 
 
 # ============================================================================================ party side
@@ -299,13 +304,28 @@ def _op_finish(party: _Party, params: dict, data_dir: Path) -> dict:
 
 
 def party_main(msg: Message, context: Context) -> Message:
-    """Dispatch one operation of this party (its id is its node config's ``party``)."""
+    """Dispatch one operation of this party (its id is its node config's ``party``); "connect" answers every
+    operation that comes over the run's channel, then replies to this one Flower message."""
     node_config = context.node_config
+    _, per_party, inbox = read_request(msg)
+    op, params = per_party[str(node_config["party"])]
+    if op == "connect":
+        def handle(data: bytes) -> bytes:
+            header, envelopes = unpack_envelopes(data)
+            info, envs = _step(node_config, context.run_id, header["op"], header["params"], envelopes)
+            return pack_envelopes({"info": info}, envs)
+
+        served = serve_party(params["channel"], handle, timeout=CHANNEL_TIMEOUT)
+        return party_reply(msg, [], {"party": str(node_config["party"]), "served": served})
+    info, envs = _step(node_config, context.run_id, op, params, inbox)
+    return party_reply(msg, envs, info)
+
+
+def _step(node_config: dict, flower_run: int, op: str, params: dict, inbox: list) -> tuple[dict, list]:
+    """One operation of this party: (info, envelopes it sends)."""
     pid = str(node_config["party"])
     data_dir = Path(str(node_config["data-dir"]))
-    _, per_party, inbox = read_request(msg)
-    op, params = per_party[pid]
-    run_id = f"{params['model']}/{context.run_id}"
+    run_id = f"{params['model']}/{flower_run}"
     party = _Party(data_dir, params["model"]) if op == "hello" else _Party.load(data_dir, params["model"])
     if op == "hello" and inbox:
         raise ProtocolRefused(f"refused: {len(inbox)} message(s) delivered with hello, before any key is known")
@@ -337,7 +357,7 @@ def party_main(msg: Message, context: Context) -> Message:
     elif op != "noop":
         raise ValueError(f"unknown operation {op!r}")
     party.save()
-    return party_reply(msg, envs, {**info, "party": pid})
+    return {**info, "party": pid}, envs
 
 
 # ============================================================================================ ServerApp side
@@ -355,6 +375,7 @@ def _fit(relay: Relay, job: dict, state_dir: Path) -> None:
         ops[str(i + 1)] = ("hello", {**common, "role": "holder", "index": i + 1, "name": job["names"][i],
                                      "seed": job["seeds"][i + 1], "file": job["file"]}, job["names"][i])
     hello = relay.round(ops)
+    relay.connect({"model": model})  # the rest of the fit over the run's channel: one more Flower message
     # the parties' signed key-exchange keys, forwarded as they came: each peer checks them against its own pins
     by_role = {TA: "ta", **{job["names"][i]: str(i + 1) for i in range(g)}}
     peers = {role: hello[pid][0]["public"] for role, pid in by_role.items()}
@@ -404,6 +425,7 @@ def _predict(relay: Relay, job: dict, state_dir: Path) -> None:
     ops.update({str(i + 1): ("seeds" if secure else "noop", {**common, "sums": 2, "phase": "inference"},
                              job["names"][i]) for i in range(g)})
     relay.round(ops)
+    relay.connect({"model": job["model"]})
     sent = relay.round({str(i + 1): ("infer", {**common, "file": job["file"], "secure": secure}, job["names"][i])
                         for i in range(g)})
     x_names, y_names = [], []
@@ -430,12 +452,17 @@ def server_main(grid: Grid, context: Context) -> None:
     relay = Relay(grid, None, CSP, job["round_timeout"], recorder, message_type=MESSAGE_TYPE)
     result = {"error": None}
     try:
-        (_fit if job["task"] == "fit" else _predict)(relay, job, state_dir)
+        try:
+            (_fit if job["task"] == "fit" else _predict)(relay, job, state_dir)
+        finally:
+            relay.close()
     except Exception as exc:  # noqa: BLE001 (every failure goes back to the driver, named)
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()
     result["log"] = [list(r[:5]) + [list(r[5]), r[6], r[7]] for r in relay.log.records]
     result["wire_bytes"] = relay.wire_bytes
+    result["flower_rounds"], result["channel_rounds"] = relay.flower_rounds, relay.channel_rounds
+    result["channel_bytes"] = relay.channel_bytes
     if recorder is not None:
         (state_dir / f"record-{job['task']}.pkl").write_bytes(pickle.dumps(
             [(d, e.meta(), e.payload) for d, e in recorder]))
@@ -462,6 +489,9 @@ def _load_log(est, result: dict) -> None:
         est.log_.add(sender, receiver, name, tuple(shape), what, phase=phase, step=step, n_values=n_values)
     est.wire_bytes_per_message_ = list(getattr(est, "wire_bytes_per_message_", [])) + list(result["wire_bytes"])
     est.wire_bytes_ = int(sum(est.wire_bytes_per_message_))
+    est.flower_rounds_ = int(result.get("flower_rounds", 0))
+    est.channel_round_seconds_ = list(result.get("channel_rounds", []))
+    est.channel_bytes_ = int(result.get("channel_bytes", 0))
 
 
 def fit_over_flower(est, blocks: list, Y2: np.ndarray, names: list[str], seeds: list) -> None:
