@@ -10,10 +10,11 @@ dials out with :func:`serve_party` and answers one request after another until t
 Flower reply then closes the Flower round.
 
 Authentication (mutual TLS): the hub makes a fresh certificate authority per run (P-256, from OS entropy),
-its own server certificate and one client certificate per party whose common name is the party id; each
-party's key and certificate travel only in the Flower message addressed to that party's SuperNode (Flower's
-enrolment decides who that is). The hub requires a client certificate of its CA and checks that the stream's
-certificate names the party it claims; the party checks the hub's certificate against the CA it was given.
+its own server certificate and one client certificate per SuperNode (common name ``node-<id>``); each key and
+certificate travel only in the Flower message addressed to that SuperNode (Flower's enrolment decides who that
+is), so no Flower round is needed before it to learn which party runs where. The hub requires a client
+certificate of its CA, lets each certificate open one stream, and learns from it which party (its node config's
+id) runs on which node; the party checks the hub's certificate against the CA it was given.
 End-to-end secrets between parties stay sealed inside the messages (:mod:`engine.federation.e2e`); the channel
 only replaces Flower as the carrier.
 
@@ -104,6 +105,8 @@ class Hub:
         self._out: dict[str, queue.Queue] = {}
         self._in: dict[str, queue.Queue] = {}
         self._connected = threading.Condition()
+        self._issued: set[str] = set()
+        self.holder: dict[str, str] = {}  # party id -> the certificate's common name it connected with
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=len(self.parties) + 4), options=_OPTIONS)
         self._server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("privalab.Round", {
             "Stream": grpc.stream_stream_rpc_method_handler(self._stream)})])
@@ -115,12 +118,14 @@ class Hub:
         self.bytes_down = 0
         self.bytes_up = 0
 
-    def credentials(self, party: str) -> dict:
-        """What party ``party`` needs to dial in (its own key: send it only in the Flower message to that party)."""
+    def credentials(self, name: str) -> dict:
+        """What the holder of ``name`` (e.g. "node-<id>") needs to dial in: send it only in the Flower message to
+        that node."""
         key = ec.generate_private_key(ec.SECP256R1())
-        cert = _certificate(str(party), key, self._ca_name, self._ca_key)
+        cert = _certificate(str(name), key, self._ca_name, self._ca_key)
+        self._issued.add(str(name))
         return {"address": self.address, "ca": self.ca_pem.decode(), "key": _pem_key(key).decode(),
-                "cert": cert.public_bytes(serialization.Encoding.PEM).decode(), "party": str(party)}
+                "cert": cert.public_bytes(serialization.Encoding.PEM).decode()}
 
     def _stream(self, request_iterator, context):
         names = [v.decode() if isinstance(v, bytes) else str(v)
@@ -129,8 +134,13 @@ class Hub:
             first = next(request_iterator)
         except StopIteration:
             return
-        party = unpack(first)[0].get("party")
-        if party not in self.parties or names != [party] or party in self._out:
+        party = str(unpack(first)[0].get("party"))
+        with self._connected:
+            allowed = (party in self.parties and party not in self.holder and len(names) == 1
+                       and names[0] in self._issued and names[0] not in self.holder.values())
+            if allowed:
+                self.holder[party] = names[0]
+        if not allowed:
             context.abort(grpc.StatusCode.PERMISSION_DENIED, f"certificate {names} may not speak for {party!r}")
         inbound, outbound = queue.Queue(), queue.Queue()
 
@@ -196,16 +206,17 @@ class Hub:
         self.close()
 
 
-def serve_party(credentials: dict, handle, timeout: float = 600.0) -> int:
-    """The party's end: dial the hub, answer every request with ``handle(bytes) -> bytes`` until the hub closes
-    the stream; returns the number of requests answered. An exception in ``handle`` is sent back as the reply's
-    ``error`` (the hub raises it, naming the party) and ends the loop."""
+def serve_party(credentials: dict, party: str, handle, timeout: float = 600.0) -> int:
+    """The party's end: dial the hub as party ``party`` (its own id), answer every request with
+    ``handle(bytes) -> bytes`` until the hub closes the stream; returns the number of requests answered. An
+    exception in ``handle`` is sent back as the reply's ``error`` (the hub raises it, naming the party) and ends
+    the loop."""
     creds = grpc.ssl_channel_credentials(root_certificates=credentials["ca"].encode(),
                                          private_key=credentials["key"].encode(),
                                          certificate_chain=credentials["cert"].encode())
     options = [("grpc.ssl_target_name_override", _HUB_NAME), *_OPTIONS]
     outbox: queue.Queue = queue.Queue()
-    outbox.put(pack({"party": credentials["party"]}))
+    outbox.put(pack({"party": str(party)}))
     answered, failure = 0, None
     with grpc.secure_channel(credentials["address"], creds, options=options) as channel:
         stream = channel.stream_stream(_METHOD)(iter(outbox.get, None), timeout=timeout)

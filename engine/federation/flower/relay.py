@@ -187,14 +187,14 @@ class Relay:
         self.channel_rounds: list[float] = []  # seconds of each round over the channel
         self.channel_bytes = 0  # bytes the channel carried (both ways, its messages as sent)
 
-    def connect(self, params: dict) -> None:
-        """Move the rest of the run onto a :class:`~engine.federation.flower.channel.Hub`: ONE Flower message to
-        each known party ("connect", with ``params`` and that party's own credentials), which its ClientApp
-        answers only when the channel closes (:meth:`close`)."""
-        self.hub = Hub(list(self.nodes), timeout=self.timeout)
+    def connect(self, params: dict, parties: list) -> None:
+        """Move the run onto a :class:`~engine.federation.flower.channel.Hub`: ONE Flower message to each node
+        ("connect", with ``params`` and that node's own credentials), which its ClientApp answers only when the
+        channel closes (:meth:`close`); every later :meth:`round` goes over the channel to ``parties``."""
+        self.hub = Hub([str(p) for p in parties], timeout=self.timeout)
         messages = []
-        for party, node in self.nodes.items():
-            op = {party: ["connect", {**params, "channel": self.hub.credentials(party)}]}
+        for node in self.grid.get_node_ids():
+            op = {"*": ["connect", {**params, "channel": self.hub.credentials(f"node-{node}")}]}
             records = {"op": ConfigRecord({"op": "ops", "params": json.dumps(op)})}
             messages.append(Message(RecordDict(records), dst_node_id=node, message_type=self.message_type))
         self._connect_ids = set(self.grid.push_messages(messages))
@@ -205,17 +205,18 @@ class Relay:
         """Close the channel and collect the parties' Flower replies to "connect" (errors named)."""
         if self.hub is None:
             return
-        self.hub.close()
-        self.channel_bytes += self.hub.bytes_down + self.hub.bytes_up
+        hub, self.hub = self.hub, None
+        hub.close()
+        self.channel_bytes += hub.bytes_down + hub.bytes_up
+        party_of = {cn: p for p, cn in hub.holder.items()}
         deadline = time.monotonic() + self.timeout
         while self._connect_ids and time.monotonic() < deadline:
             for reply in self.grid.pull_messages(self._connect_ids):
                 self._connect_ids.discard(reply.metadata.reply_to_message_id)
                 if reply.has_error():
-                    who = next((p for p, n in self.nodes.items() if n == reply.metadata.src_node_id), "?")
+                    who = party_of.get(f"node-{reply.metadata.src_node_id}", f"on node {reply.metadata.src_node_id}")
                     raise FederationError(f"party {who} failed: {reply.error.reason}")
             time.sleep(0.05)
-        self.hub = None
 
     def _record(self, env: Envelope, direction: str) -> None:
         self.log.add(env.sender, env.receiver, env.name, env.shape, env.what, phase=env.phase, step=env.step,

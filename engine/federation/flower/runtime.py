@@ -77,22 +77,24 @@ def _wait_port(port: int, timeout: float, alive) -> None:
     raise FederationError(f"nothing answered on {LOOPBACK}:{port} within {timeout:.0f} s")
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM the process group (Flower's processes start children), wait, then SIGKILL."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM every process group at once (Flower's processes start children), wait, then SIGKILL the rest."""
+    live = [p for p in procs if p.poll() is None]
+    for proc in live:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-        proc.wait(timeout=STOP_TIMEOUT)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    for proc in live:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=STOP_TIMEOUT)
 
 
 def write_connection(flwr_home: Path, address: str, name: str = "privalab") -> str:
@@ -244,9 +246,9 @@ class LocalFederation:
 
     def stop(self) -> None:
         """Stop every process (SuperNodes first), then remove the temporary directory if it made one."""
-        for name in [n for n in self.processes if n != "superlink"] + ["superlink"]:
-            if name in self.processes:
-                _stop(self.processes[name])
+        _stop([proc for name, proc in self.processes.items() if name != "superlink"])  # the SuperNodes first
+        if "superlink" in self.processes:
+            _stop([self.processes["superlink"]])
         self._reap_leftovers()
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)

@@ -19,11 +19,11 @@ envelope must carry the pair's next counter (authenticated with it). Anything el
 The roles are the very :class:`~engine.methods.p3ls.roles.DataHolder` and
 :class:`~engine.methods.p3ls.roles.TrustedAuthority` objects of the local transport, built with the same
 spawned seeds, so predictions equal the local transport's (the pairwise seeds come from fresh OS entropy in
-every case: their masks cancel in the sum, so they change nothing but rounding). Fit: 2 Flower rounds (hello
-and public keys; "connect"), the rest (TA keys and seeds; masked data; recovery) over the run's channel
-(:mod:`engine.federation.flower.channel`: one persistent TLS stream per party, about a millisecond a round
-against seconds for a Flower round, whose every message starts a new ClientApp process). Predict: 2 Flower
-rounds and 2 channel rounds.
+every case: their masks cancel in the sum, so they change nothing but rounding). Fit: ONE Flower round
+("connect") and the protocol's 4 rounds (hello and public keys; TA keys and seeds; masked data; recovery) over
+the run's channel (:mod:`engine.federation.flower.channel`: one persistent TLS stream per party, about a
+millisecond a round against seconds for a Flower round, whose every message starts a new ClientApp process).
+Predict: one Flower round and 3 channel rounds.
 Not over Flower (``NotImplementedError``): ``validation``, ``transform``, ``relevance``, ``audit``.
 """
 from __future__ import annotations
@@ -308,14 +308,14 @@ def party_main(msg: Message, context: Context) -> Message:
     operation that comes over the run's channel, then replies to this one Flower message."""
     node_config = context.node_config
     _, per_party, inbox = read_request(msg)
-    op, params = per_party[str(node_config["party"])]
+    op, params = per_party.get(str(node_config["party"])) or per_party["*"]
     if op == "connect":
         def handle(data: bytes) -> bytes:
             header, envelopes = unpack_envelopes(data)
             info, envs = _step(node_config, context.run_id, header["op"], header["params"], envelopes)
             return pack_envelopes({"info": info}, envs)
 
-        served = serve_party(params["channel"], handle, timeout=CHANNEL_TIMEOUT)
+        served = serve_party(params["channel"], str(node_config["party"]), handle, timeout=CHANNEL_TIMEOUT)
         return party_reply(msg, [], {"party": str(node_config["party"]), "served": served})
     info, envs = _step(node_config, context.run_id, op, params, inbox)
     return party_reply(msg, envs, info)
@@ -369,13 +369,13 @@ def _fit(relay: Relay, job: dict, state_dir: Path) -> None:
     g, model = len(job["names"]), job["model"]
     holders, lc = _holders(job), job["names"][job["lc"]]
     common = {"model": model}
+    relay.connect({"model": model}, ["ta"] + [str(i + 1) for i in range(g)])  # the whole fit over the channel
     ops = {"ta": ("hello", {**common, "role": "ta", "seed": job["seeds"][0],
                             "row_mask_block_size": job["row_mask_block_size"]}, TA)}
     for i in range(g):
         ops[str(i + 1)] = ("hello", {**common, "role": "holder", "index": i + 1, "name": job["names"][i],
                                      "seed": job["seeds"][i + 1], "file": job["file"]}, job["names"][i])
     hello = relay.round(ops)
-    relay.connect({"model": model})  # the rest of the fit over the run's channel: one more Flower message
     # the parties' signed key-exchange keys, forwarded as they came: each peer checks them against its own pins
     by_role = {TA: "ta", **{job["names"][i]: str(i + 1) for i in range(g)}}
     peers = {role: hello[pid][0]["public"] for role, pid in by_role.items()}
@@ -421,11 +421,11 @@ def _predict(relay: Relay, job: dict, state_dir: Path) -> None:
     common = {"model": job["model"], "peers": saved["peers"], "identities": saved["identities"], "holders": holders}
     csp = saved["csp"]
     secure = job["secure"] and g > 1
+    relay.connect({"model": job["model"]}, ["ta"] + [str(i + 1) for i in range(g)])
     ops = {"ta": ("infer_key", {**common, "rows": job["rows"]}, TA)}
     ops.update({str(i + 1): ("seeds" if secure else "noop", {**common, "sums": 2, "phase": "inference"},
                              job["names"][i]) for i in range(g)})
     relay.round(ops)
-    relay.connect({"model": job["model"]})
     sent = relay.round({str(i + 1): ("infer", {**common, "file": job["file"], "secure": secure}, job["names"][i])
                         for i in range(g)})
     x_names, y_names = [], []

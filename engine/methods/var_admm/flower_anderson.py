@@ -1,8 +1,8 @@
 """The accelerated VAR ADMM over Flower: enrolment and start by Flower, the iterations over the run's channel.
 
-One Flower run: the ServerApp (the central node) sends each owner's SuperNode a "hello" message (each owner
-answers with its index and name from its own file), then one "connect" message with the run's channel
-credentials (:mod:`engine.federation.flower.channel`: a TLS gRPC stream per owner, mutually authenticated).
+One Flower run: the ServerApp (the central node) sends each owner's SuperNode ONE "connect" message with the
+run's channel credentials (:mod:`engine.federation.flower.channel`: a TLS gRPC stream per owner, mutually
+authenticated).
 Each owner's ClientApp, in the process Flower started for that message, holds an
 :class:`~.anderson_distributed.Owner` (its block, its Gram, its coefficients: read from its own file, never
 sent) and answers the central node's requests until the fit has converged; its Flower reply then ends the run.
@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 
 from engine.federation.flower.channel import ChannelError, Hub, pack, serve_party, unpack
-from engine.federation.flower.relay import exchange
 from engine.federation.flower.runtime import FederationError
 
 from .anderson_distributed import Central, Owner
@@ -42,25 +41,22 @@ def _message(RecordDict, ConfigRecord, Message, node: int, cfg: dict):
 
 
 def central_anderson(grid, cfg, nodes: list, ConfigRecord, Message, RecordDict) -> dict:
-    """The central node's run: hello (Flower), connect (Flower), the iterations (channel), the owners' finish."""
+    """The central node's run: connect (one Flower round), then hello, the iterations and the owners' finish over
+    the channel."""
     timeout = float(cfg["timeout"])
     central_file = np.load(str(cfg["central"]))
     n, p, T = int(cfg["n-owners"]), int(cfg["lags"]), int(central_file["Y"].shape[0])
     t0 = time.perf_counter()
-    replies = exchange(grid, [_message(RecordDict, ConfigRecord, Message, node, {"op": "hello"}) for node in nodes],
-                       timeout)
-    owner_of = {r.metadata.src_node_id: json.loads(r.content["cfg"]["json"]) for r in replies if not r.has_error()}
-    if len(owner_of) != n:
-        raise FederationError(f"only {len(owner_of)} of {n} owners answered hello within {timeout:g} s")
-    names = {o["index"]: o["name"] for o in owner_of.values()}
     hub = Hub([str(i) for i in range(n)], timeout=timeout)
     try:
         connect = [_message(RecordDict, ConfigRecord, Message, node, {"op": "connect",
-                                                                       "channel": hub.credentials(str(o["index"]))})
-                   for node, o in owner_of.items()]
+                                                                       "channel": hub.credentials(f"node-{node}")})
+                   for node in nodes]
         connect_ids = set(grid.push_messages(connect))
         hub.wait_connected()
         t_connected = time.perf_counter()
+        hello = hub.round({str(i): pack({"op": "hello"}) for i in range(n)})
+        names = {i: unpack(hello[str(i)])[0]["name"] for i in range(n)}
         out = _iterate(hub, central_file, cfg, n, p, T, names)
         out["hello_s"], out["connect_s"] = t_connected - t0, out.pop("_t_end") - t_connected
     finally:
@@ -132,7 +128,7 @@ def _iterate(hub: Hub, central_file, cfg, n: int, p: int, T: int, names: dict) -
 
 # ============================================================================================= owner side
 def owner_anderson(msg, context, ConfigRecord, Message, RecordDict):
-    """Owner i's ClientApp: "hello" (its index and name), or "connect" (serve the iterations, then reply)."""
+    """Owner i's ClientApp: "connect" (serve the run's requests over the channel, then reply)."""
     own_dir = Path(str(context.node_config["data-dir"]))
     cfg = json.loads(msg.content["cfg"]["json"])
     with np.load(own_dir / ANDERSON_FILE) as z:  # this owner's own file only
@@ -140,7 +136,7 @@ def owner_anderson(msg, context, ConfigRecord, Message, RecordDict):
     index, name = int(data["index"]), str(data["name"])
     reply = {"index": index, "name": name}
     if cfg["op"] == "connect":
-        reply["served"] = serve_party(cfg["channel"], _handler(data, own_dir))
+        reply["served"] = serve_party(cfg["channel"], str(index), _handler(data, own_dir))
     return Message(RecordDict({"cfg": ConfigRecord({"json": json.dumps(reply)})}), reply_to=msg)
 
 
@@ -154,6 +150,8 @@ def _handler(data: dict, own_dir: Path):
     def handle(request: bytes) -> bytes:
         header, arrays = unpack(request)
         op = header["op"]
+        if op == "hello":
+            return pack({"index": int(data["index"]), "name": str(data["name"])})
         if op in ("u", "reject"):
             return pack({}, {"u": owner.contribution() if op == "u" else owner.reject()})
         if op == "eval":

@@ -14,9 +14,11 @@ owner's own reply, shape of the array that crossed), and the wire bytes are meas
 sizes of the objects Flower serialises and pushes for each message (``deflate`` of the message's
 object tree: arrays, records, metadata; HTTP headers not counted).
 
-Scope (checked by the estimator): the paper's scheme with fixed K (``tol=None``), no noise inside
-ADMM, no kept values: over Flower no observer sees every owner's Gram, so Boyd's dual residual (which
-needs them) is not computed; the central node's primal residual r^k = sqrt(n) ||w^k|| is.
+Scope (checked by the estimator): here the paper's scheme with fixed K (``tol=None``), one Flower round per
+iteration, no noise inside ADMM, no kept values: no observer sees every owner's Gram, so Boyd's dual residual
+(which needs them) is not computed; the central node's primal residual r^k = sqrt(n) ||w^k|| is. The default
+fit (the accelerated scheme with the distributed stopping rule) runs over the run's channel instead:
+:func:`run_anderson_flower` and :mod:`.flower_anderson`, whose apps are this module's (query ``anderson``).
 
 The federation (a SuperLink and one SuperNode per owner on 127.0.0.1, always stopped; a dead party is
 a :class:`FederationError` naming it) is the shared runner of :mod:`engine.federation.flower`. This App
