@@ -17,8 +17,11 @@ Figures (targets of issue 32; each also a checked claim):
   and stopped included). Target 20 s.
 - ``flower_round_s``: the steady-state round of the 3-owner VAR fit: the median of its channel rounds (the
   central node's request to every owner and every reply; two per iteration). Target 0.5 s.
-- ``var_<n>_flower_start_s`` (the federation up), ``var_<n>_flower_hello_s`` (``flwr run`` to every owner
-  connected: two Flower rounds), ``var_<n>_flower_loop_s`` (the iterations), ``var_<n>_iterations``.
+- ``var_<n>_flower_start_s`` (the federation up), ``var_<n>_flower_run_s`` (``flwr run`` to the result file:
+  the CLI, the ServerApp's start, the Flower round, the iterations, the owners' replies),
+  ``var_<n>_flower_connect_s`` (inside it: the ServerApp's "connect" round until every owner's stream is open),
+  ``var_<n>_flower_loop_s`` (the iterations), ``var_<n>_flower_stop_s`` (stopping every process),
+  ``var_<n>_iterations``.
 - Bytes: ``var_<n>_wire_bytes`` (the channel's messages as sent, both ways) against ``var_<n>_log_bytes``
   (the protocol's count: the values its log lists times 8 bytes), ``wire_bytes_vs_log`` (3 owners) >= 1: fewer
   bytes than values would mean values did not cross; the surplus is the broadcast sent to each owner (the log
@@ -70,8 +73,10 @@ def run_var(n: int, seed: int, claims: Claims) -> dict:
     wire = info["wire_bytes_down"] + info["wire_bytes_up"]
     log_bytes = 8 * int(fl.trace_.log.to_frame()["values sent"].sum())
     out = {"flower_converged_s": converged_s, "gap": gap, "iterations": fl.n_iter_,
-           "flower_start_s": info["start_seconds"], "flower_hello_s": info["hello_seconds"],
-           "flower_loop_s": info["loop_seconds"], "round_median_s": float(np.median(info["round_seconds"])),
+           "flower_start_s": info["start_seconds"], "flower_run_s": info["run_seconds"],
+           "flower_stop_s": info["wall_seconds"] - info["start_seconds"] - info["run_seconds"],
+           "flower_connect_s": info["hello_seconds"], "flower_loop_s": info["loop_seconds"],
+           "round_median_s": float(np.median(info["round_seconds"])),
            "max_coef_diff_vs_local": diff, "wire_bytes": wire, "log_bytes": log_bytes}
     for key, value in out.items():
         emit(f"var_{n}_{key}", value)

@@ -114,6 +114,8 @@ def _owner_nodes(grid, n: int, timeout: float) -> list[int]:
 
 def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict) -> dict:
     """The VAR central node over Flower: returns the rebuilt log, residuals and wire bytes."""
+    from engine.federation.flower.relay import exchange  # imports flwr: only in the ServerApp's process
+
     central = np.load(str(cfg["central"]))
     n, K, rho, timeout = int(cfg["n-owners"]), int(cfg["max-iter"]), float(cfg["rho"]), float(cfg["timeout"])
     y_free = bool(cfg["y-free"])
@@ -131,7 +133,7 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
             content["m"] = ArrayRecord({"m": Array(np.ascontiguousarray(m))})
         out = [Message(RecordDict(content), dst_node_id=node, message_type="query.admm") for node in nodes]
         wire["down"] += sum(_wire_bytes(msg) for msg in out)
-        replies = list(grid.send_and_receive(out, timeout=timeout))
+        replies = exchange(grid, out, timeout)  # pulls every 0.1 s (send_and_receive: 3 s)
         got = {r.metadata.src_node_id: r for r in replies if not r.has_error()}
         missing = [owner_of.get(node, (None, f"node {node}"))[1] for node in nodes if node not in got]
         if missing:
