@@ -17,6 +17,9 @@ Figures (targets of issue 32; each also a checked claim):
   and stopped included). Target 20 s.
 - ``flower_round_s``: the steady-state round of the 3-owner VAR fit: the median of its channel rounds (the
   central node's request to every owner and every reply; two per iteration). Target 0.5 s.
+- ``var_<n>_flower_cpu_s``: CPU seconds of the whole fit, every Flower process included (those whose parents
+  reaped them: the SuperLink, SuperNodes, SuperExecs and app processes), the machine-independent cost; on an
+  idle machine with a core per process the wall time approaches the start-up chain's share of it.
 - ``var_<n>_flower_start_s`` (the federation up), ``var_<n>_flower_run_s`` (``flwr run`` to the result file:
   the CLI, the ServerApp's start, the Flower round, the iterations, the owners' replies),
   ``var_<n>_flower_connect_s`` (inside it: the ServerApp's "connect" round until every owner's stream is open),
@@ -36,6 +39,7 @@ Usage: python bench/bench_federation.py [--quick] [--seed N]
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import time
 
@@ -59,20 +63,26 @@ def series(n: int, T: int, seed: int) -> np.ndarray:
     return Y * 2.0 ** rng.integers(-3, 4, n)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of every finished descendant (the federation's processes, once stopped)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_var(n: int, seed: int, claims: Claims) -> dict:
     Y = series(n, 40 + 4 * n, seed)
     pooled = CollaborativeVAR(lags=1, solver="central").fit(Y).coef_owner_major_
     params = dict(lags=1, solver="admm", random_state=seed, flower_timeout=120.0, tol=TOL, max_iter=500)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu()
     fl = CollaborativeVAR(transport="flower", **params).fit(Y)
-    converged_s = time.perf_counter() - t0
+    converged_s, cpu_s = time.perf_counter() - t0, _cpu() - cpu0
     gap = float(np.max(np.abs(fl.coef_owner_major_ - pooled)) / np.max(np.abs(pooled)))
     loc = CollaborativeVAR(transport="local", **params).fit(Y)
     diff = float(np.max(np.abs(fl.coef_owner_major_ - loc.coef_owner_major_)))
     info = fl.flower_
     wire = info["wire_bytes_down"] + info["wire_bytes_up"]
     log_bytes = 8 * int(fl.trace_.log.to_frame()["values sent"].sum())
-    out = {"flower_converged_s": converged_s, "gap": gap, "iterations": fl.n_iter_,
+    out = {"flower_converged_s": converged_s, "flower_cpu_s": cpu_s, "gap": gap, "iterations": fl.n_iter_,
            "flower_start_s": info["start_seconds"], "flower_run_s": info["run_seconds"],
            "flower_stop_s": info["wall_seconds"] - info["start_seconds"] - info["run_seconds"],
            "flower_connect_s": info["hello_seconds"], "flower_loop_s": info["loop_seconds"],

@@ -35,7 +35,8 @@ __all__ = ["FLOWER_ENV", "FederationError", "LocalFederation", "flower_env", "fr
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
-STOP_TIMEOUT = 10.0  # seconds for a process to stop after SIGTERM before it is killed
+STOP_TIMEOUT = 10.0  # seconds to wait for a killed process
+STOP_GRACE = 3.0  # seconds a Flower process gets after SIGTERM before SIGKILL (it keeps no state worth a longer wait)
 STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a run's status
 #: every Flower process the project starts: no telemetry (Flower's default POSTs platform facts from each process);
 #: the SuperExec polls for the next ClientApp task every 0.1 s instead of 1 s (0.02 s raised the load on 2 cores)
@@ -85,7 +86,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    deadline = time.monotonic() + STOP_TIMEOUT
+    deadline = time.monotonic() + STOP_GRACE
     for proc in live:
         try:
             proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
