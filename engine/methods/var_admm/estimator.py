@@ -126,8 +126,12 @@ class CollaborativeVAR(BaseEstimator):
     inner_tol : coordinate-descent tolerance of the LASSO sub-problems (max |dB|).
     transport : "local" (the owners and the central node as objects in this process) or "flower" (the
         central node a Flower ServerApp, each owner a ClientApp on its own SuperNode process reading only
-        its own series: :mod:`engine.methods.var_admm.flower_roles`; the paper's scheme with
-        ``tol=None``). Same messages and, from the same ``random_state``, the same coefficients (1e-9).
+        its own series). The accelerated scheme (the default) runs with the distributed stopping rule over the
+        run's channel after one Flower round (:mod:`engine.methods.var_admm.flower_anderson`): the same
+        converged coefficients as in process (1e-8 at tol 1e-10), its own messages (each owner's Gram pieces
+        instead of its Anderson history). The paper's scheme (``scheme="paper", tol=None``) runs one Flower
+        round per iteration (:mod:`engine.methods.var_admm.flower_roles`): the same messages and, from the
+        same ``random_state``, the same coefficients (1e-9).
     superlink : None (start a SuperLink and one SuperNode per owner on 127.0.0.1, insecure loopback, and
         stop them after the fit) or "host:port" of a local federation started in this process with parties
         "0" .. "n-1" (:func:`engine.federation.flower.driver.federation`).
