@@ -246,10 +246,8 @@ class LocalFederation:
         proc.wait(timeout=STOP_TIMEOUT)
 
     def stop(self) -> None:
-        """Stop every process (SuperNodes first), then remove the temporary directory if it made one."""
-        _stop([proc for name, proc in self.processes.items() if name != "superlink"])  # the SuperNodes first
-        if "superlink" in self.processes:
-            _stop([self.processes["superlink"]])
+        """Stop every process, then remove the temporary directory if it made one."""
+        _stop(list(self.processes.values()))  # all at once: none keeps state worth an ordered shutdown
         self._reap_leftovers()
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
