@@ -53,9 +53,35 @@ def test_flower_equals_local_coefficients_log_and_bytes():
     assert fl.flower_["leftover_processes"] == []
 
 
+@pytest.mark.parametrize("penalty", ["ridge", "lasso"])
+def test_accelerated_fit_over_flower_equals_local_and_converges(penalty):
+    """The default fit (accelerated scheme, Boyd's rule with the step test) over Flower and the run's channel:
+    the same coefficients as the in-process fit to 1e-8 (both converged at tol 1e-10: they differ by the
+    rounding of the pooled normal equations of the Anderson weights, amplified by at most the stopping tolerance)."""
+    kw = dict(lags=2, solver="admm", tol=1e-10, max_iter=500, random_state=5, owner_names=["north", "south", "east"],
+              penalty=penalty, alpha=0.05, flower_timeout=90.0)
+    loc = CollaborativeVAR(transport="local", **kw).fit(_series())
+    fl = CollaborativeVAR(transport="flower", **kw).fit(_series())
+    assert fl.scheme_ == loc.scheme_ == "anderson" and fl.converged_ and loc.converged_
+    np.testing.assert_allclose(fl.coef_owner_major_, loc.coef_owner_major_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(fl.intercept_, loc.intercept_, rtol=0, atol=1e-8)
+    assert fl.n_iter_ <= 2 * loc.n_iter_
+    assert fl.flower_["leftover_processes"] == []
+    rounds = fl.flower_["round_seconds"]
+    assert len(rounds) >= 2 * fl.n_iter_  # two channel rounds per iteration, none over Flower messages
+    log = fl.trace_.log.to_frame()
+    assert set(log["sender"]) == {"north", "south", "east", "central"}
+    up = log[(log["sender"] == "north") & (log["phase"] == "iteration")]
+    assert "ΔF_Ai" not in set(up["message"])  # ΔF_i (p x w) never leaves an owner: only its Gram pieces
+    pieces = up[up["message"].str.startswith("ΔF_iᵀΔF_i")]["shape"].str.split(" x ")
+    assert len(pieces) and all(int(c) == int(r) + 3 for r, c in pieces)  # (w, w + n): ΔF_iᵀΔF_i and ΔF_iᵀ f_i
+
+
 def test_flower_refuses_what_it_does_not_run():
     with pytest.raises(ValueError, match="tol=None"):
-        CollaborativeVAR(lags=1, solver="admm", transport="flower").fit(_series())
+        CollaborativeVAR(lags=1, solver="admm", transport="flower", scheme="relaxed").fit(_series())
+    with pytest.raises(ValueError, match="tol=None"):
+        CollaborativeVAR(lags=1, solver="admm", transport="flower", scheme="paper", tol=1e-6).fit(_series())
     with pytest.raises(ValueError, match="noise-free"):
         CollaborativeVAR(lags=1, solver="admm", transport="flower", tol=None, message_noise=0.1).fit(_series())
     with pytest.raises(ValueError, match="no running federation"):

@@ -5,7 +5,10 @@ pairwise mask seeds) is sealed with a key only the two parties can derive: X2551
 their key pairs (the public halves are exchanged through the relay), HKDF-SHA256 of the shared secret into
 a 256-bit AES-GCM key per pair, and AES-GCM with a fresh random 96-bit nonce per message. The associated
 data (run id, sender, receiver, message name; see :func:`associated_data`) is authenticated but not
-encrypted: a sealed message replayed under another name, to another receiver or in another run fails to open.
+encrypted: a sealed message replayed under another name, to another receiver or in another run fails to open,
+and with a per-pair message counter (``seq``) in it a message replayed or reordered within a run fails too.
+The public halves reach the parties through the relay, so they are signed by each party's pinned identity
+(:mod:`engine.federation.identity`): an active relay can neither substitute a key nor forge a sealed message.
 
 Every primitive is the ``cryptography`` package's; written here is only the composition (which key
 derivation, which nonce layout, what goes into the associated data), which no kept library offers as one
@@ -56,9 +59,10 @@ class PartyKeys:
         return self.private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-def associated_data(run_id: str, sender: str, receiver: str, name: str) -> bytes:
-    """The associated data of one message: its run, sender, receiver and name, unambiguously joined."""
-    parts = [str(p).encode("utf-8") for p in (run_id, sender, receiver, name)]
+def associated_data(run_id: str, sender: str, receiver: str, name: str, seq: int | None = None) -> bytes:
+    """The associated data of one message: its run, sender, receiver, name (and the pair's message counter
+    ``seq``), unambiguously joined."""
+    parts = [str(p).encode("utf-8") for p in (run_id, sender, receiver, name, *(() if seq is None else (seq,)))]
     return b"".join(len(p).to_bytes(4, "big") + p for p in parts)
 
 

@@ -26,10 +26,12 @@ import numpy as np
 from flwr.app import ConfigRecord, Message, RecordDict
 
 from engine.federation.e2e import PartyKeys, associated_data, open_sealed, seal
+from engine.federation.flower.channel import ChannelError, Hub, pack, unpack
 from engine.federation.flower.runtime import FederationError
 from engine.federation.messages import MessageLog
 
-__all__ = ["Envelope", "Relay", "decode_value", "encode_value", "party_reply", "read_request"]
+__all__ = ["Envelope", "Relay", "decode_value", "encode_value", "exchange", "pack_envelopes", "party_reply",
+           "read_request", "unpack_envelopes"]
 
 
 
@@ -70,15 +72,17 @@ class Envelope:
     n_values: int
     sealed: bool
     payload: bytes
+    seq: int = 0  # sealed: the sender's counter of messages to this receiver (in the associated data)
 
     def meta(self) -> str:
         return json.dumps([self.phase, self.step, self.sender, self.receiver, self.name, list(self.shape),
-                           self.what, self.n_values, self.sealed])
+                           self.what, self.n_values, self.sealed] + ([self.seq] if self.sealed else []))
 
     @classmethod
     def from_record(cls, record: ConfigRecord) -> "Envelope":
         fields = json.loads(record["meta"])
-        return cls(*fields[:5], tuple(fields[5]), *fields[6:], payload=bytes(record["payload"]))
+        return cls(*fields[:5], tuple(fields[5]), *fields[6:9], payload=bytes(record["payload"]),
+                   seq=int(fields[9]) if len(fields) > 9 else 0)
 
     def to_record(self) -> ConfigRecord:
         return ConfigRecord({"meta": self.meta(), "payload": self.payload})
@@ -89,22 +93,25 @@ class Envelope:
 
     @classmethod
     def make(cls, sender: str, receiver: str, name: str, value, what: str, phase: str, step: str, *,
-             keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "") -> "Envelope":
-        """The envelope of ``value``; sealed for ``peer_public`` when ``keys`` are given."""
+             keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "",
+             seq: int = 0) -> "Envelope":
+        """The envelope of ``value``; sealed for ``peer_public`` when ``keys`` are given (``seq``: the sender's
+        counter of sealed messages to this receiver, authenticated with it)."""
         shape = tuple(int(s) for s in getattr(value, "shape", ()))
         n_values = getattr(value, "n_stored", None)
         n_values = int(np.prod(shape)) if n_values is None else int(n_values)
         payload = encode_value(value)
         sealed = keys is not None
         if sealed:
-            payload = seal(keys, peer_public, payload, associated_data(run_id, sender, receiver, name))
-        return cls(phase, step, sender, receiver, name, shape, what, n_values, sealed, payload)
+            payload = seal(keys, peer_public, payload, associated_data(run_id, sender, receiver, name, seq))
+        return cls(phase, step, sender, receiver, name, shape, what, n_values, sealed, payload, seq if sealed else 0)
 
     def value(self, keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = ""):
         """The payload's value (opened with the receiver's ``keys`` and the sender's public key if sealed)."""
         data = self.payload
         if self.sealed:
-            data = open_sealed(keys, peer_public, data, associated_data(run_id, self.sender, self.receiver, self.name))
+            aad = associated_data(run_id, self.sender, self.receiver, self.name, self.seq)
+            data = open_sealed(keys, peer_public, data, aad)
         return decode_value(data)
 
 
@@ -123,6 +130,33 @@ def party_reply(msg: Message, envelopes: list[Envelope], info: dict | None = Non
     records = {f"m{i}": e.to_record() for i, e in enumerate(envelopes)}
     records["op"] = ConfigRecord({"op": "reply", "params": json.dumps(info or {})})
     return Message(RecordDict(records), reply_to=msg)
+
+
+def exchange(grid, messages: list, timeout: float, poll: float = 0.1) -> list:
+    """Push ``messages`` and pull their replies every ``poll`` seconds until all came or ``timeout`` passed
+    (``Grid.send_and_receive`` sleeps 3 s between pulls, rounding every round up to a multiple of 3 s)."""
+    ids = set(grid.push_messages(messages))
+    deadline, replies = time.monotonic() + timeout, []
+    while ids and time.monotonic() < deadline:
+        got = list(grid.pull_messages(ids))
+        replies += got
+        ids.difference_update(r.metadata.reply_to_message_id for r in got)
+        if ids:
+            time.sleep(poll)
+    return replies
+
+
+def pack_envelopes(header: dict, envelopes: list[Envelope]) -> bytes:
+    """One channel message: ``header`` and the envelopes (their log fields and payload bytes)."""
+    header = {**header, "metas": [e.meta() for e in envelopes]}
+    return pack(header, {f"p{i}": np.frombuffer(e.payload, np.uint8) for i, e in enumerate(envelopes)})
+
+
+def unpack_envelopes(data: bytes) -> tuple[dict, list[Envelope]]:
+    header, arrays = unpack(data)
+    envs = [Envelope.from_record({"meta": meta, "payload": arrays[f"p{i}"].tobytes()})
+            for i, meta in enumerate(header.pop("metas", []))]
+    return header, envs
 
 
 # ---------------------------------------------------------------------------------------------- ServerApp side
@@ -148,6 +182,41 @@ class Relay:
         self.recorder = recorder
         self.pending: dict[str, list[Envelope]] = {}  # receiver role name -> envelopes to deliver
         self.role_party: dict[str, str] = {}  # role name -> party id
+        self.hub = None  # the in-run channel once ``connect`` opened it
+        self.flower_rounds = 0
+        self.channel_rounds: list[float] = []  # seconds of each round over the channel
+        self.channel_bytes = 0  # bytes the channel carried (both ways, its messages as sent)
+
+    def connect(self, params: dict, parties: list) -> None:
+        """Move the run onto a :class:`~engine.federation.flower.channel.Hub`: ONE Flower message to each node
+        ("connect", with ``params`` and that node's own credentials), which its ClientApp answers only when the
+        channel closes (:meth:`close`); every later :meth:`round` goes over the channel to ``parties``."""
+        self.hub = Hub([str(p) for p in parties], timeout=self.timeout)
+        messages = []
+        for node in self.grid.get_node_ids():
+            op = {"*": ["connect", {**params, "channel": self.hub.credentials(f"node-{node}")}]}
+            records = {"op": ConfigRecord({"op": "ops", "params": json.dumps(op)})}
+            messages.append(Message(RecordDict(records), dst_node_id=node, message_type=self.message_type))
+        self._connect_ids = set(self.grid.push_messages(messages))
+        self.flower_rounds += 1
+        self.hub.wait_connected()
+
+    def close(self) -> None:
+        """Close the channel and collect the parties' Flower replies to "connect" (errors named)."""
+        if self.hub is None:
+            return
+        hub, self.hub = self.hub, None
+        hub.close()
+        self.channel_bytes += hub.bytes_down + hub.bytes_up
+        party_of = {cn: p for p, cn in hub.holder.items()}
+        deadline = time.monotonic() + self.timeout
+        while self._connect_ids and time.monotonic() < deadline:
+            for reply in self.grid.pull_messages(self._connect_ids):
+                self._connect_ids.discard(reply.metadata.reply_to_message_id)
+                if reply.has_error():
+                    who = party_of.get(f"node-{reply.metadata.src_node_id}", f"on node {reply.metadata.src_node_id}")
+                    raise FederationError(f"party {who} failed: {reply.error.reason}")
+            time.sleep(0.05)
 
     def _record(self, env: Envelope, direction: str) -> None:
         self.log.add(env.sender, env.receiver, env.name, env.shape, env.what, phase=env.phase, step=env.step,
@@ -168,6 +237,8 @@ class Relay:
         go to every node and each node picks its own by its ``party`` node config. Returns party id ->
         (info, envelopes it sent to the central role); envelopes to other parties are queued for them.
         """
+        if self.hub is not None:
+            return self._channel_round(ops)
         broadcast = not self.nodes
         targets = list(self.grid.get_node_ids()) if broadcast else [self.nodes[p] for p in ops]
         messages = []
@@ -185,7 +256,8 @@ class Relay:
         for party, (_, _, role) in ops.items():
             self.role_party[role] = party
         t0 = time.monotonic()
-        replies = list(self.grid.send_and_receive(messages, timeout=self.timeout))
+        replies = exchange(self.grid, messages, self.timeout)
+        self.flower_rounds += 1
         got = {}
         for reply in replies:
             node = reply.metadata.src_node_id
@@ -200,6 +272,24 @@ class Relay:
         if missing:
             raise FederationError(f"party {', '.join(missing)} did not answer '{ops[missing[0]][0]}' within "
                                   f"{time.monotonic() - t0:.0f} s (its SuperNode may have stopped)")
+        return self._file(ops, got)
+
+    def _channel_round(self, ops: dict) -> dict:
+        t0 = time.perf_counter()
+        messages = {}
+        for party, (op, params, role) in ops.items():
+            self.role_party[role] = party
+            messages[party] = pack_envelopes({"op": op, "params": params}, self.pending.pop(role, []))
+        try:
+            replies = self.hub.round(messages)
+        except ChannelError as err:
+            raise FederationError(str(err)) from err
+        got = {p: unpack_envelopes(data) for p, data in replies.items()}
+        self.channel_rounds.append(time.perf_counter() - t0)
+        return self._file(ops, {p: (header.get("info", {}), envs) for p, (header, envs) in got.items()})
+
+    def _file(self, ops: dict, got: dict) -> dict:
+        """Record what each party sent (in the order of ``ops``) and queue what is for other parties."""
         out = {}
         for party in ops:  # record in the order of ``ops``, not of arrival
             info, envelopes = got[party]

@@ -9,11 +9,21 @@ Where each role runs:
   and the relay never sees its keys, which it seals for each holder (:mod:`engine.federation.e2e`); the
   holders' pairwise mask seeds (``secure_aggregation``) are sealed the same way.
 
+Against an active coordinator (it relays, so it may substitute keys, forge, replay or reorder envelopes):
+each party signs its fresh key-exchange key with its pinned identity (:mod:`engine.federation.identity`) and
+checks every peer's key against its own pins (node config ``pinned-peers``) before sealing for it or opening
+with it; a party accepts unsealed only the CSP's own masked results (``_CSP_NAMES``), and every sealed
+envelope must carry the pair's next counter (authenticated with it). Anything else is refused
+(:class:`ProtocolRefused`, :class:`~engine.federation.identity.KeyRefused`) before any delivered value is used.
+
 The roles are the very :class:`~engine.methods.p3ls.roles.DataHolder` and
 :class:`~engine.methods.p3ls.roles.TrustedAuthority` objects of the local transport, built with the same
 spawned seeds, so predictions equal the local transport's (the pairwise seeds come from fresh OS entropy in
-every case: their masks cancel in the sum, so they change nothing but rounding). Fit: 4 Flower rounds
-(hello and public keys; TA keys and seeds; masked data; recovery). Predict: 3 rounds.
+every case: their masks cancel in the sum, so they change nothing but rounding). Fit: ONE Flower round
+("connect") and the protocol's 4 rounds (hello and public keys; TA keys and seeds; masked data; recovery) over
+the run's channel (:mod:`engine.federation.flower.channel`: one persistent TLS stream per party, about a
+millisecond a round against seconds for a Flower round, whose every message starts a new ClientApp process).
+Predict: one Flower round and 3 channel rounds.
 Not over Flower (``NotImplementedError``): ``validation``, ``transform``, ``relevance``, ``audit``.
 """
 from __future__ import annotations
@@ -21,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import secrets
 import shutil
 import tempfile
@@ -31,13 +42,16 @@ import weakref
 from pathlib import Path
 
 import numpy as np
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from flwr.app import Context, Message
 from flwr.serverapp import Grid
 
 from engine.federation.e2e import PartyKeys
+from engine.federation.flower.channel import serve_party
 from engine.federation.flower.driver import federation, run_job
-from engine.federation.flower.relay import Envelope, Relay, party_reply, read_request
+from engine.federation.flower.relay import Envelope, Relay, pack_envelopes, party_reply, read_request, unpack_envelopes
+from engine.federation.identity import KeyRefused, load_identity, load_pins, sign_key, verify_key
 from engine.federation.messages import MessageLog
 from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
 from engine.privacy.noise import fresh_generator
@@ -45,7 +59,14 @@ from engine.privacy.noise import fresh_generator
 __all__ = ["MESSAGE_TYPE", "fit_over_flower", "party_main", "predict_over_flower", "server_main"]
 
 CSP, TA = "CSP", "TA"
+#: the only messages a party accepts unsealed: the CSP's own (masked) results; everything else must be sealed
+_CSP_NAMES = re.compile(r"T'|Q'|U'|T_new'|Ŷ'|\[[WPB]_\d+\]")
+
+
+class ProtocolRefused(ValueError):
+    """A delivered envelope broke the protocol's rules (unsealed secret, wrong peer, replayed or reordered)."""
 MESSAGE_TYPE = "query.p3ls"  # the ClientApp's handler: engine/federation/flower_app/privalab_apps.py
+CHANNEL_TIMEOUT = 600.0  # seconds a party's channel may stay open (one fit or predict)
 
 
 # ============================================================================================ party side
@@ -54,10 +75,14 @@ class _Party:
 
     def __init__(self, data_dir: Path, model: str):
         self.path = data_dir / f"p3ls-{Path(model).name}.pkl"
+        self.model = str(model)
         self.role = None
         self.private = b""
         self.seeds_out: dict[str, list[int]] = {}
         self.seeds_in: dict[str, list[int]] = {}
+        self.sent_seq: dict[str, int] = {}  # peer role -> next counter of a sealed message to it
+        self.recv_seq: dict[str, int] = {}  # peer role -> counter the next sealed message from it must carry
+        self.peers: dict[str, bytes] = {}  # peer role -> its verified key-exchange key
 
     @property
     def keys(self) -> PartyKeys:
@@ -74,9 +99,72 @@ class _Party:
         party.__dict__.update(pickle.loads(party.path.read_bytes()))
         return party
 
+    def sealed_for(self, receiver: str, name: str, value, what: str, phase: str, step: str, run_id: str) -> Envelope:
+        """An envelope sealed for a verified peer, numbered in this pair's sequence."""
+        if receiver not in self.peers:
+            raise KeyRefused(f"refused: no verified key-exchange key of {receiver} to seal {name!r} for")
+        seq = self.sent_seq.get(receiver, 0)
+        self.sent_seq[receiver] = seq + 1
+        return Envelope.make(self.role.name, receiver, name, value, what, phase, step, keys=self.keys,
+                             peer_public=self.peers[receiver], run_id=run_id, seq=seq)
 
-def _seed(value):
-    return fresh_generator() if value is None else int(value)
+
+def _expected_party(role: str, holders: list) -> str:
+    """The party id a role must be: the TA is party "ta", holder i is party "i" (never the coordinator's say)."""
+    if role == TA:
+        return "ta"
+    index = [str(i) for name, i in holders if name == role]
+    if len(index) != 1:
+        raise KeyRefused(f"refused: {role!r} is not exactly one of this model's roles")
+    return index[0]
+
+
+def _verify_peers(party: _Party, params: dict, node_config: dict) -> None:
+    """Check every peer key the coordinator forwards against the identities pinned in this party's node config;
+    keep the verified keys, and refuse any later change of a key within the model."""
+    peers, identities = params.get("peers", {}), params.get("identities", {})
+    if not peers:
+        return
+    pins = load_pins(Path(str(node_config["pinned-peers"])))
+    for role, public in peers.items():
+        if role == party.role.name:
+            continue
+        vouch = identities.get(role) or {}
+        claimed = _expected_party(role, params.get("holders", []))
+        if str(vouch.get("party")) != claimed:
+            raise KeyRefused(f"refused: the key-exchange key of {role} comes without the signature of party {claimed}")
+        key = bytes.fromhex(public)
+        verify_key(pins, party.model, role, claimed, key, str(vouch.get("sig", "")))
+        if party.peers.setdefault(role, key) != key:
+            raise KeyRefused(f"refused: the key-exchange key of {role} changed within the model")
+
+
+def _deliver(party: _Party, inbox: list[Envelope], run_id: str) -> None:
+    """Check, open and file every delivered envelope, refusing before any value is used: anything but the CSP's
+    own messages must arrive sealed by a verified peer for this party, in the pair's order, each once."""
+    me, nxt = party.role.name, dict(party.recv_seq)
+    for env in inbox:
+        if not env.sealed:
+            if env.sender != CSP or not _CSP_NAMES.fullmatch(env.name):
+                raise ProtocolRefused(f"refused: {env.name!r} from {env.sender} arrived unsealed; only the CSP's own "
+                                      "masked results may (key material and seeds must be sealed end to end)")
+            continue
+        if env.receiver != me or env.sender not in party.peers:
+            raise ProtocolRefused(f"refused: sealed {env.name!r} from {env.sender} to {env.receiver}: not from a "
+                                  f"verified peer to {me}")
+        expected = nxt.get(env.sender, 0)
+        if env.seq != expected:
+            raise ProtocolRefused(f"refused: sealed {env.name!r} from {env.sender} is message {env.seq} of the pair, "
+                                  f"expected {expected}: replayed or reordered")
+        nxt[env.sender] = expected + 1
+    # every envelope passed: open them all (a forged one fails here, still before any is used), then file them
+    values = [env.value(party.keys, party.peers[env.sender], run_id) if env.sealed else env.value() for env in inbox]
+    party.recv_seq = nxt
+    for env, value in zip(inbox, values):
+        if env.name.startswith("s_"):  # a pairwise seed: one per secure sum, in order
+            party.seeds_in.setdefault(env.sender, []).append(int(value))
+        else:
+            party.role._receive(env.name, value)
 
 
 def _read_block(data_dir: Path, name: str) -> dict:
@@ -84,14 +172,8 @@ def _read_block(data_dir: Path, name: str) -> dict:
         return {k: z[k] for k in z.files}
 
 
-def _deliver(party: _Party, inbox: list[Envelope], peers: dict, run_id: str) -> None:
-    """Open every delivered envelope (sealed ones with the sender's public key) into the role's holdings."""
-    for env in inbox:
-        value = env.value(party.keys, bytes.fromhex(peers[env.sender]), run_id) if env.sealed else env.value()
-        if env.name.startswith("s_"):  # a pairwise seed: one per secure sum, in order
-            party.seeds_in.setdefault(env.sender, []).append(int(value))
-        else:
-            party.role._receive(env.name, value)
+def _seed(value):
+    return fresh_generator() if value is None else int(value)
 
 
 def _masked(party: _Party, value: np.ndarray, sum_index: int) -> np.ndarray:
@@ -112,20 +194,28 @@ def _to_csp(party: _Party, parts: list, phase: str, step: str, secure: bool, sum
     return envs
 
 
-def _op_hello(party: _Party, params: dict, data_dir: Path) -> dict:
+def _op_hello(party: _Party, params: dict, data_dir: Path, node_config: dict) -> dict:
+    """A fresh key-exchange key, signed by this party's identity for its role in this model."""
     keys = PartyKeys.generate()
-    from cryptography.hazmat.primitives import serialization
-
     party.private = keys.private.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
                                                serialization.NoEncryption())
+    pid = str(node_config["party"])
     if params["role"] == "ta":
+        if pid != "ta":
+            raise KeyRefused(f"refused: party {pid} was asked to play the trusted authority (party ta)")
         party.role = TrustedAuthority(_seed(params["seed"]), params["row_mask_block_size"])
-        return {"public": keys.public_bytes().hex()}
-    data = _read_block(data_dir, params["file"])
-    party.role = DataHolder(params["name"], params["index"], data["X"], data.get("Y"),
-                            random_state=_seed(params["seed"]))
-    return {"public": keys.public_bytes().hex(), "rows": int(data["X"].shape[0]),
-            "columns": party.role.n_columns, "responses": int(data["Y"].shape[1]) if "Y" in data else 0}
+        info = {}
+    else:
+        if pid != str(params["index"]):
+            raise KeyRefused(f"refused: party {pid} was asked to play holder {params['index']}")
+        data = _read_block(data_dir, params["file"])
+        party.role = DataHolder(params["name"], params["index"], data["X"], data.get("Y"),
+                                random_state=_seed(params["seed"]))
+        info = {"rows": int(data["X"].shape[0]), "columns": party.role.n_columns,
+                "responses": int(data["Y"].shape[1]) if "Y" in data else 0}
+    identity = load_identity(Path(str(node_config["identity-key"])))
+    sig = sign_key(identity, party.model, party.role.name, pid, keys.public_bytes())
+    return {"public": keys.public_bytes().hex(), "sig": sig, **info}
 
 
 def _op_seeds(party: _Party, params: dict, run_id: str, phase: str) -> list:
@@ -138,23 +228,24 @@ def _op_seeds(party: _Party, params: dict, run_id: str, phase: str) -> list:
         for _ in range(params["sums"]):
             seed = secrets.randbits(63)  # fresh: the masks cancel in the sum, so no seed is needed for equality
             party.seeds_out.setdefault(peer_name, []).append(seed)
-            envs.append(Envelope.make(h.name, peer_name, f"s_{h.index}{peer_index}", np.int64(seed),
-                                      "pairwise seed for additive masks that cancel in the sum", phase,
-                                      "secure aggregation", keys=party.keys,
-                                      peer_public=bytes.fromhex(params["peers"][peer_name]), run_id=run_id))
+            envs.append(party.sealed_for(peer_name, f"s_{h.index}{peer_index}", np.int64(seed),
+                                         "pairwise seed for additive masks that cancel in the sum", phase,
+                                         "secure aggregation", run_id))
     return envs
 
 
 def _op_train_keys(party: _Party, params: dict, run_id: str) -> list:
-    ta, peers = party.role, params["peers"]
+    ta = party.role
     holders, lc = params["holders"], params["lc"]
+    missing = [name for name, _ in holders if name not in party.peers]
+    if missing:  # checked before any key is drawn
+        raise KeyRefused(f"refused: no verified key-exchange key of {', '.join(missing)}")
     A, H_blocks, G = ta.training_keys(params["rows"], params["sizes"], params["responses"])
     N = ta.recovery_key(params["responses"])
     n = sum(params["sizes"])
 
     def sealed(receiver, name, value, what, phase, step):
-        return Envelope.make(TA, receiver, name, value, what, phase, step, keys=party.keys,
-                             peer_public=bytes.fromhex(peers[receiver]), run_id=run_id)
+        return party.sealed_for(receiver, name, value, what, phase, step, run_id)
 
     envs = []
     for (name, index), size in zip(holders, params["sizes"]):
@@ -213,26 +304,48 @@ def _op_finish(party: _Party, params: dict, data_dir: Path) -> dict:
 
 
 def party_main(msg: Message, context: Context) -> Message:
-    """Dispatch one operation of this party (its id is its node config's ``party``)."""
-    pid = str(context.node_config["party"])
-    data_dir = Path(str(context.node_config["data-dir"]))
+    """Dispatch one operation of this party (its id is its node config's ``party``); "connect" answers every
+    operation that comes over the run's channel, then replies to this one Flower message."""
+    node_config = context.node_config
     _, per_party, inbox = read_request(msg)
-    op, params = per_party[pid]
-    run_id = f"{params['model']}/{context.run_id}"
+    op, params = per_party.get(str(node_config["party"])) or per_party["*"]
+    if op == "connect":
+        def handle(data: bytes) -> bytes:
+            header, envelopes = unpack_envelopes(data)
+            info, envs = _step(node_config, context.run_id, header["op"], header["params"], envelopes)
+            return pack_envelopes({"info": info}, envs)
+
+        served = serve_party(params["channel"], str(node_config["party"]), handle, timeout=CHANNEL_TIMEOUT)
+        return party_reply(msg, [], {"party": str(node_config["party"]), "served": served})
+    info, envs = _step(node_config, context.run_id, op, params, inbox)
+    return party_reply(msg, envs, info)
+
+
+def _step(node_config: dict, flower_run: int, op: str, params: dict, inbox: list) -> tuple[dict, list]:
+    """One operation of this party: (info, envelopes it sends)."""
+    pid = str(node_config["party"])
+    data_dir = Path(str(node_config["data-dir"]))
+    run_id = f"{params['model']}/{flower_run}"
     party = _Party(data_dir, params["model"]) if op == "hello" else _Party.load(data_dir, params["model"])
-    _deliver(party, inbox, params.get("peers", {}), run_id)
+    if op == "hello" and inbox:
+        raise ProtocolRefused(f"refused: {len(inbox)} message(s) delivered with hello, before any key is known")
+    if op != "hello":
+        _verify_peers(party, params, node_config)
+        _deliver(party, inbox, run_id)
     info, envs = {}, []
     if op == "hello":
-        info = _op_hello(party, params, data_dir)
+        info = _op_hello(party, params, data_dir, node_config)
     elif op == "seeds":
         envs = _op_seeds(party, params, run_id, params["phase"])
     elif op == "train_keys":
         envs = _op_train_keys(party, params, run_id)
     elif op == "infer_key":
+        missing = [name for name, _ in params["holders"] if name not in party.peers]
+        if missing:
+            raise KeyRefused(f"refused: no verified key-exchange key of {', '.join(missing)}")
         M = party.role.inference_key(params["rows"])  # one mask for every holder
-        envs = [Envelope.make(TA, name, "M_new", M, "query mask (random orthogonal)", "inference", "Alg. 5 step 1",
-                              keys=party.keys, peer_public=bytes.fromhex(params["peers"][name]), run_id=run_id)
-                for name, _ in params["holders"]]
+        envs = [party.sealed_for(name, "M_new", M, "query mask (random orthogonal)", "inference", "Alg. 5 step 1",
+                                 run_id) for name, _ in params["holders"]]
     elif op == "train":
         envs = _op_train(party, params)
     elif op == "recover":
@@ -244,7 +357,7 @@ def party_main(msg: Message, context: Context) -> Message:
     elif op != "noop":
         raise ValueError(f"unknown operation {op!r}")
     party.save()
-    return party_reply(msg, envs, {**info, "party": pid})
+    return {**info, "party": pid}, envs
 
 
 # ============================================================================================ ServerApp side
@@ -256,16 +369,20 @@ def _fit(relay: Relay, job: dict, state_dir: Path) -> None:
     g, model = len(job["names"]), job["model"]
     holders, lc = _holders(job), job["names"][job["lc"]]
     common = {"model": model}
+    relay.connect({"model": model}, ["ta"] + [str(i + 1) for i in range(g)])  # the whole fit over the channel
     ops = {"ta": ("hello", {**common, "role": "ta", "seed": job["seeds"][0],
                             "row_mask_block_size": job["row_mask_block_size"]}, TA)}
     for i in range(g):
         ops[str(i + 1)] = ("hello", {**common, "role": "holder", "index": i + 1, "name": job["names"][i],
                                      "seed": job["seeds"][i + 1], "file": job["file"]}, job["names"][i])
     hello = relay.round(ops)
-    peers = {TA: hello["ta"][0]["public"], **{job["names"][i]: hello[str(i + 1)][0]["public"] for i in range(g)}}
+    # the parties' signed key-exchange keys, forwarded as they came: each peer checks them against its own pins
+    by_role = {TA: "ta", **{job["names"][i]: str(i + 1) for i in range(g)}}
+    peers = {role: hello[pid][0]["public"] for role, pid in by_role.items()}
+    identities = {role: {"party": pid, "sig": hello[pid][0]["sig"]} for role, pid in by_role.items()}
     sizes = [hello[str(i + 1)][0]["columns"] for i in range(g)]
     shape = {"rows": hello["1"][0]["rows"], "sizes": sizes, "responses": hello[str(job["lc"] + 1)][0]["responses"]}
-    common = {**common, "peers": peers, "holders": holders, "lc": lc}
+    common = {**common, "peers": peers, "identities": identities, "holders": holders, "lc": lc}
     ops = {"ta": ("train_keys", {**common, **shape}, TA)}
     if job["secure"] and g > 1:
         ops.update({str(i + 1): ("seeds", {**common, "sums": 1, "phase": "training"}, job["names"][i])
@@ -294,16 +411,17 @@ def _fit(relay: Relay, job: dict, state_dir: Path) -> None:
         relay.send(Envelope.make(CSP, name, f"[B_{index}]", csp.masked_coefficients(index),
                                  f"C_{index} B_{index} N", "recovery", "Alg. 3 step 4"))
     relay.round({str(i + 1): ("recover", common, job["names"][i]) for i in range(g)})
-    (state_dir / "server.pkl").write_bytes(pickle.dumps({"csp": csp, "peers": peers}))
+    (state_dir / "server.pkl").write_bytes(pickle.dumps({"csp": csp, "peers": peers, "identities": identities}))
 
 
 def _predict(relay: Relay, job: dict, state_dir: Path) -> None:
     g = len(job["names"])
     holders, lc = _holders(job), job["names"][job["lc"]]
     saved = pickle.loads((state_dir / "server.pkl").read_bytes())
-    csp, peers = saved["csp"], saved["peers"]
-    common = {"model": job["model"], "peers": peers, "holders": holders}
+    common = {"model": job["model"], "peers": saved["peers"], "identities": saved["identities"], "holders": holders}
+    csp = saved["csp"]
     secure = job["secure"] and g > 1
+    relay.connect({"model": job["model"]}, ["ta"] + [str(i + 1) for i in range(g)])
     ops = {"ta": ("infer_key", {**common, "rows": job["rows"]}, TA)}
     ops.update({str(i + 1): ("seeds" if secure else "noop", {**common, "sums": 2, "phase": "inference"},
                              job["names"][i]) for i in range(g)})
@@ -334,12 +452,17 @@ def server_main(grid: Grid, context: Context) -> None:
     relay = Relay(grid, None, CSP, job["round_timeout"], recorder, message_type=MESSAGE_TYPE)
     result = {"error": None}
     try:
-        (_fit if job["task"] == "fit" else _predict)(relay, job, state_dir)
+        try:
+            (_fit if job["task"] == "fit" else _predict)(relay, job, state_dir)
+        finally:
+            relay.close()
     except Exception as exc:  # noqa: BLE001 (every failure goes back to the driver, named)
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()
     result["log"] = [list(r[:5]) + [list(r[5]), r[6], r[7]] for r in relay.log.records]
     result["wire_bytes"] = relay.wire_bytes
+    result["flower_rounds"], result["channel_rounds"] = relay.flower_rounds, relay.channel_rounds
+    result["channel_bytes"] = relay.channel_bytes
     if recorder is not None:
         (state_dir / f"record-{job['task']}.pkl").write_bytes(pickle.dumps(
             [(d, e.meta(), e.payload) for d, e in recorder]))
@@ -366,6 +489,9 @@ def _load_log(est, result: dict) -> None:
         est.log_.add(sender, receiver, name, tuple(shape), what, phase=phase, step=step, n_values=n_values)
     est.wire_bytes_per_message_ = list(getattr(est, "wire_bytes_per_message_", [])) + list(result["wire_bytes"])
     est.wire_bytes_ = int(sum(est.wire_bytes_per_message_))
+    est.flower_rounds_ = int(result.get("flower_rounds", 0))
+    est.channel_round_seconds_ = list(result.get("channel_rounds", []))
+    est.channel_bytes_ = int(result.get("channel_bytes", 0))
 
 
 def fit_over_flower(est, blocks: list, Y2: np.ndarray, names: list[str], seeds: list) -> None:

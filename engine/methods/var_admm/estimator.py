@@ -71,13 +71,15 @@ def _resolve_scheme(est) -> str:
 
 
 def _check_flower(est, scheme: str) -> None:
-    """What the Flower transport runs: the paper's scheme with fixed K, no noise, no kept values (see
-    :mod:`.flower_roles`: no observer sees every owner's Gram over Flower, so Boyd's rule is not run)."""
+    """What the Flower transport runs: the accelerated scheme with the distributed stopping rule
+    (:mod:`.flower_anderson`), or the paper's scheme with fixed K (:mod:`.flower_roles`: no observer sees every
+    owner's Gram there, so Boyd's rule is not run); no noise, no kept values."""
     if est.solver != "admm":
         raise ValueError("transport='flower' runs the ADMM: use solver='admm'")
-    if scheme != "paper" or est.tol is not None:
-        raise ValueError("transport='flower' runs the paper's scheme with a fixed number of iterations: use "
-                         f"scheme='paper' (or 'auto') and tol=None (got scheme={est.scheme!r}, tol={est.tol!r})")
+    if scheme not in ("anderson", "paper") or (scheme == "paper" and est.tol is not None):
+        raise ValueError("transport='flower' runs the accelerated scheme (scheme='anderson' or 'auto') or the "
+                         "paper's scheme with a fixed number of iterations (scheme='paper', tol=None); got "
+                         f"scheme={est.scheme!r}, tol={est.tol!r}")
     if est.coef_noise > 0 or est.message_noise > 0 or int(est.keep_values) > 0:
         raise ValueError("transport='flower' runs the noise-free protocol and keeps no message values: use "
                          "coef_noise=0, message_noise=0 and keep_values=0")
@@ -124,8 +126,12 @@ class CollaborativeVAR(BaseEstimator):
     inner_tol : coordinate-descent tolerance of the LASSO sub-problems (max |dB|).
     transport : "local" (the owners and the central node as objects in this process) or "flower" (the
         central node a Flower ServerApp, each owner a ClientApp on its own SuperNode process reading only
-        its own series: :mod:`engine.methods.var_admm.flower_roles`; the paper's scheme with
-        ``tol=None``). Same messages and, from the same ``random_state``, the same coefficients (1e-9).
+        its own series). The accelerated scheme (the default) runs with the distributed stopping rule over the
+        run's channel after one Flower round (:mod:`engine.methods.var_admm.flower_anderson`): the same
+        converged coefficients as in process (1e-8 at tol 1e-10), its own messages (each owner's Gram pieces
+        instead of its Anderson history). The paper's scheme (``scheme="paper", tol=None``) runs one Flower
+        round per iteration (:mod:`engine.methods.var_admm.flower_roles`): the same messages and, from the
+        same ``random_state``, the same coefficients (1e-9).
     superlink : None (start a SuperLink and one SuperNode per owner on 127.0.0.1, insecure loopback, and
         stop them after the fit) or "host:port" of a local federation started in this process with parties
         "0" .. "n-1" (:func:`engine.federation.flower.driver.federation`).
@@ -331,6 +337,9 @@ class CollaborativeVAR(BaseEstimator):
         if scheme == "central":
             B_std, self.trace_ = self._central(Zs, Ys, Gfull, lasso_w, ridge_w, p), None
             self.n_iter_, self.converged_ = 0, True
+        elif scheme == "anderson" and self.transport == "flower":
+            B_std, self.trace_ = self._anderson_flower(Zs, Ys, G, lags, lasso_w, ridge_w, z_mean / d_col)
+            self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
         elif scheme == "anderson":
             B_std, self.trace_ = run_anderson(
                 Zs, Ys, G, lags=lags, penalty=self.penalty, lasso_w=lasso_w, ridge_w=ridge_w,
@@ -406,6 +415,36 @@ class CollaborativeVAR(BaseEstimator):
         self.flower_ = {"wire_bytes_down": int(info["wire_down"]), "wire_bytes_up": int(info["wire_up"]),
                         "wall_seconds": float(info["wall"]), "start_seconds": float(info["start"]),
                         "run_seconds": float(info["run"]), "leftover_processes": list(info["leftover"])}
+        return B, trace
+
+    def _anderson_flower(self, Zs, Ys, G, lags, lasso_w, ridge_w, z_mean_scaled):
+        """The accelerated scheme over Flower and the run's channel (:mod:`.flower_anderson`): the start drawn as
+        :func:`~.anderson.run_anderson` draws it, the log rebuilt from the messages that crossed."""
+        from .flower_roles import records_to_log, run_anderson_flower
+
+        T, n = Ys.shape
+        p = len(lags)
+        rng = as_generator(self.random_state)
+        B1 = np.zeros((n, p, n)) if self.init == "zero" else rng.normal(0.0, float(self.b1_scale), (n, p, n))
+        B, info = run_anderson_flower(
+            Zs, Ys, G, lags=lags, penalty=self.penalty, lasso_w=lasso_w, ridge_w=ridge_w,
+            max_iter=int(self.max_iter), tol=self.tol, atol=self._atol(), init_B=B1, variant=self.variant,
+            inner_tol=self.inner_tol, names=self.owner_names_, z_mean_scaled=z_mean_scaled,
+            intercepts=self.trend == "c", superlink=self.superlink, timeout=float(self.flower_timeout))
+        K = int(info["n_iter"])
+        trace = AdmmTrace(
+            variant=self.variant, init=self.init, rho=float(n), n_owners=n, lags=lags, T=T,
+            owner_names=list(self.owner_names_), log=records_to_log(info["records"]),
+            primal_residuals=np.zeros(K), dual_residuals=np.array(info["dual"]),
+            eps_primal=np.array(info["eps_primal"]), eps_dual=np.array(info["eps_dual"]), coef_path=[],
+            shared_coef_path=[], broadcasts=[], owner_messages=[], u_path=[], converged=bool(info["converged"]),
+            n_iter=K, keep_values=0, path_iterations=[], scheme="anderson", rho_path=[float(n)] * K,
+            rejected_steps=int(info["rejected"]))
+        self.flower_ = {"wire_bytes_down": int(info["wire_down"]), "wire_bytes_up": int(info["wire_up"]),
+                        "wall_seconds": float(info["wall"]), "start_seconds": float(info["start"]),
+                        "run_seconds": float(info["run"]), "leftover_processes": list(info["leftover"]),
+                        "round_seconds": list(info["round_s"]), "hello_seconds": float(info["hello_s"]),
+                        "loop_seconds": float(info["connect_s"])}
         return B, trace
 
     def _atol(self) -> float:

@@ -14,9 +14,11 @@ owner's own reply, shape of the array that crossed), and the wire bytes are meas
 sizes of the objects Flower serialises and pushes for each message (``deflate`` of the message's
 object tree: arrays, records, metadata; HTTP headers not counted).
 
-Scope (checked by the estimator): the paper's scheme with fixed K (``tol=None``), no noise inside
-ADMM, no kept values: over Flower no observer sees every owner's Gram, so Boyd's dual residual (which
-needs them) is not computed; the central node's primal residual r^k = sqrt(n) ||w^k|| is.
+Scope (checked by the estimator): here the paper's scheme with fixed K (``tol=None``), one Flower round per
+iteration, no noise inside ADMM, no kept values: no observer sees every owner's Gram, so Boyd's dual residual
+(which needs them) is not computed; the central node's primal residual r^k = sqrt(n) ||w^k|| is. The default
+fit (the accelerated scheme with the distributed stopping rule) runs over the run's channel instead:
+:func:`run_anderson_flower` and :mod:`.flower_anderson`, whose apps are this module's (query ``anderson``).
 
 The federation (a SuperLink and one SuperNode per owner on 127.0.0.1, always stopped; a dead party is
 a :class:`FederationError` naming it) is the shared runner of :mod:`engine.federation.flower`. This App
@@ -44,8 +46,8 @@ from .trace import admm_message_log
 
 #: ``server_app`` and ``client_app`` (the Flower apps) are module attributes built on first use (``__getattr__``);
 #: flwr's App check finds them here, in ``__all__`` (it reads the module's syntax, without importing it)
-__all__ = ["run_paper_flower", "records_to_log", "write_app", "processes_in_groups", "FederationError",  # noqa: F822
-           "server_app", "client_app"]
+__all__ = ["run_paper_flower", "run_anderson_flower", "records_to_log", "write_app", "processes_in_groups",  # noqa: F822
+           "FederationError", "server_app", "client_app"]
 
 APP_NAME = "privalab-var-admm"
 BROADCAST = ("m^k = Hbar^k - ZBbar^k - U^k",
@@ -80,7 +82,13 @@ def _make_server_app():
         cfg = context.run_config
         out = Path(str(cfg["out"]))
         try:
-            result = _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict)
+            if str(cfg["scheme"]) == "anderson":
+                from .flower_anderson import central_anderson
+
+                nodes = _owner_nodes(grid, int(cfg["n-owners"]), float(cfg["timeout"]))
+                result = central_anderson(grid, cfg, nodes, ConfigRecord, Message, RecordDict)
+            else:
+                result = _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict)
         except Exception as exc:  # reported to the estimator, which raises it
             result = {"error": f"{type(exc).__name__}: {exc}"}
         tmp = out.with_suffix(".part")
@@ -90,12 +98,8 @@ def _make_server_app():
     return app
 
 
-def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict) -> dict:
-    """The VAR central node over Flower: returns the rebuilt log, residuals and wire bytes."""
-    central = np.load(str(cfg["central"]))
-    n, K, rho, timeout = int(cfg["n-owners"]), int(cfg["max-iter"]), float(cfg["rho"]), float(cfg["timeout"])
-    y_free = bool(cfg["y-free"])
-    Y, U_prev = central["Y"], central["U0"]
+def _owner_nodes(grid, n: int, timeout: float) -> list[int]:
+    """The node ids of the n owners' SuperNodes, once all joined."""
     deadline = time.monotonic() + timeout
     nodes: list[int] = []
     while len(nodes) < n:
@@ -105,6 +109,18 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
         time.sleep(0.2)
     if len(nodes) != n:
         raise FederationError(f"the federation has {len(nodes)} SuperNodes; the VAR needs exactly its {n} owners")
+    return nodes
+
+
+def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict) -> dict:
+    """The VAR central node over Flower: returns the rebuilt log, residuals and wire bytes."""
+    from engine.federation.flower.relay import exchange  # imports flwr: only in the ServerApp's process
+
+    central = np.load(str(cfg["central"]))
+    n, K, rho, timeout = int(cfg["n-owners"]), int(cfg["max-iter"]), float(cfg["rho"]), float(cfg["timeout"])
+    y_free = bool(cfg["y-free"])
+    Y, U_prev = central["Y"], central["U0"]
+    nodes = _owner_nodes(grid, n, timeout)
     records, wire = [], {"down": 0, "up": 0}
     owner_of: dict[int, tuple[int, str]] = {}
     msg_name, _ = _PAPER_UPLINK[y_free]
@@ -117,7 +133,7 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
             content["m"] = ArrayRecord({"m": Array(np.ascontiguousarray(m))})
         out = [Message(RecordDict(content), dst_node_id=node, message_type="query.admm") for node in nodes]
         wire["down"] += sum(_wire_bytes(msg) for msg in out)
-        replies = list(grid.send_and_receive(out, timeout=timeout))
+        replies = exchange(grid, out, timeout)  # pulls every 0.1 s (send_and_receive: 3 s)
         got = {r.metadata.src_node_id: r for r in replies if not r.has_error()}
         missing = [owner_of.get(node, (None, f"node {node}"))[1] for node in nodes if node not in got]
         if missing:
@@ -151,6 +167,12 @@ def _make_client_app():
     from flwr.clientapp import ClientApp
 
     app = ClientApp()
+
+    @app.query("anderson")
+    def anderson(msg: Message, context: Context) -> Message:
+        from .flower_anderson import owner_anderson
+
+        return owner_anderson(msg, context, ConfigRecord, Message, RecordDict)
 
     @app.query("admm")
     def admm(msg: Message, context: Context) -> Message:
@@ -219,6 +241,10 @@ rho = 2.0
 y-free = false
 intercepts = true
 timeout = 60.0
+scheme = "paper"
+lags = 1
+tol = -1.0
+atol = 0.0
 """
 
 
@@ -269,7 +295,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
             np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
             config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
                       "max-iter": int(max_iter), "rho": float(rho), "y-free": variant == "y_free",
-                      "intercepts": bool(intercepts), "timeout": float(timeout)}
+                      "intercepts": bool(intercepts), "timeout": float(timeout), "scheme": "paper"}
             result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
                                 timeout=timeout * (max_iter + 3), check_alive=fed.check_alive, env=fed.env)
             t_run = time.perf_counter() - t_up
@@ -308,3 +334,52 @@ def records_to_log(records: list):
     for sender, receiver, message, shape, what, phase, step in records:
         log.add(sender, receiver, message, tuple(shape), what, phase=phase, step=step)
     return log
+
+
+def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penalty: str, lasso_w, ridge_w,
+                        max_iter: int, tol, atol: float, init_B: np.ndarray, variant: str, inner_tol: float,
+                        names: list, z_mean_scaled: np.ndarray, intercepts: bool = True, superlink: str | None = None,
+                        timeout: float = 120.0, workdir: str | None = None) -> tuple[np.ndarray, dict]:
+    """The accelerated scheme (:mod:`.anderson_distributed`) over Flower and the run's channel
+    (:mod:`.flower_anderson`), one SuperNode per owner; arguments as :func:`~.anderson.run_anderson` gets them
+    (``init_B`` (n, p, n) its start). Owner i's directory gets only its block, its target column, its Gram, its
+    penalty weights and its start. Returns B (n p, n) in internal units and info (``records``, ``wire_down``,
+    ``wire_up``, ``n_iter``, ``converged``, ``dual``, ``eps_dual``, ``eps_primal``, ``round_s`` (seconds of each
+    channel round), ``wall``, ``start``, ``run``, ``hello_s``, ``connect_s``, ``leftover``)."""
+    from .anderson import anderson_memory
+    from .flower_anderson import ANDERSON_FILE
+
+    T, n = Y.shape
+    p = len(lags)
+    t0 = time.perf_counter()
+    parties = [str(i) for i in range(n)]
+    try:
+        with flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
+            pgids = [proc.pid for proc in fed.processes.values()]
+            t_up = time.perf_counter()
+            for i in range(n):
+                np.savez(fed.data_dirs[parties[i]] / ANDERSON_FILE, index=i, name=str(names[i]), n=n,
+                         Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], B1=init_B[i], penalty=penalty,
+                         lasso_w=np.zeros(0) if lasso_w is None else np.asarray(lasso_w)[i],
+                         ridge_w=np.zeros(0) if ridge_w is None else np.asarray(ridge_w)[i], inner_tol=inner_tol,
+                         memory=anderson_memory(p), y_free=variant == "y_free",
+                         z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
+            run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
+            np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y))
+            config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
+                      "max-iter": int(max_iter), "y-free": variant == "y_free", "intercepts": bool(intercepts),
+                      "timeout": float(timeout), "scheme": "anderson", "lags": p,
+                      "tol": -1.0 if tol is None else float(tol), "atol": float(atol)}
+            result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
+                                timeout=timeout * 4 + 60, check_alive=fed.check_alive, env=fed.env)
+            t_run = time.perf_counter() - t_up
+            B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
+    except FederationError as err:  # name the owner behind a party id
+        text = str(err)
+        for q, name in zip(parties, names):
+            text = text.replace(f"party {q} ", f"party {q} (owner {name}) ")
+        raise FederationError(text) from err
+    result["leftover"] = processes_in_groups(pgids) if superlink is None else []
+    result["wall"] = time.perf_counter() - t0
+    result["start"], result["run"] = t_up - t0, t_run
+    return B, result
