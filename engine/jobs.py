@@ -64,13 +64,28 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-__all__ = ["JobError", "JobCancelled", "Job", "JobRunner", "submit", "run", "in_line", "ordinal", "parse_upload",
-           "run_upload", "waiting",
-           "MEMORY_MB", "SECONDS", "SWEEP_SECONDS", "MAX_JOBS"]
+__all__ = [
+    "MAX_JOBS",
+    "MEMORY_MB",
+    "SECONDS",
+    "SWEEP_SECONDS",
+    "Job",
+    "JobCancelled",
+    "JobError",
+    "JobRunner",
+    "in_line",
+    "ordinal",
+    "parse_upload",
+    "run",
+    "run_upload",
+    "submit",
+    "waiting",
+]
 
 
 def _env_number(name: str, default: float, kind=int):

@@ -13,8 +13,18 @@ import io
 import numpy as np
 import pandas as pd
 
-__all__ = ["RECOMMENDED_CURVE", "edpls_sweep", "dp_cca_two_files", "dp_cca_fit", "dp_cca_sweeps", "pca_gauss_release",
-           "pca_gauss_sweep_point", "pca_gauss_sweep", "p3ls_federation", "reference_diagnostics"]
+__all__ = [
+    "RECOMMENDED_CURVE",
+    "dp_cca_fit",
+    "dp_cca_sweeps",
+    "dp_cca_two_files",
+    "edpls_sweep",
+    "p3ls_federation",
+    "pca_gauss_release",
+    "pca_gauss_sweep",
+    "pca_gauss_sweep_point",
+    "reference_diagnostics",
+]
 
 RECOMMENDED_CURVE = "recommended estimator"
 

@@ -38,9 +38,21 @@ import numpy as np
 from .export import _Skip, decode_value, encode_value, ledger_from_dict
 from .privacy.ledger import PrivacyLedger, ledger_totals
 
-__all__ = ["CALLER", "PUBLIC_BOUND", "PUBLIC_CENTRE", "SETTING", "Field", "RELEASE_KIND", "declared_bound_fields",
-           "setting_fields", "SHAREABLE_NOTICE", "build_release", "estimator_from_release",
-           "release_problems", "release_to_json"]
+__all__ = [
+    "CALLER",
+    "PUBLIC_BOUND",
+    "PUBLIC_CENTRE",
+    "RELEASE_KIND",
+    "SETTING",
+    "SHAREABLE_NOTICE",
+    "Field",
+    "build_release",
+    "declared_bound_fields",
+    "estimator_from_release",
+    "release_problems",
+    "release_to_json",
+    "setting_fields",
+]
 
 RELEASE_KIND = "shareable release"
 SHAREABLE_NOTICE = ("Shareable release: differentially private outputs and inputs the owner declared public only; "

@@ -112,7 +112,7 @@ def environment_versions() -> dict:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", " UTC")
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", " UTC")
 
 
 def _fmt(v) -> str:
@@ -152,13 +152,13 @@ class DataInfo:
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, name: str, origin: str, columns=None, note: str = "",
-                   key: bytes | None = None) -> "DataInfo":
+                   key: bytes | None = None) -> DataInfo:
         return cls(str(name), str(origin), tuple(int(x) for x in df.shape),
                    [str(c) for c in (df.columns if columns is None else columns)], data_fingerprint(df, key=key), note)
 
     @classmethod
     def from_parts(cls, name: str, origin: str, parts, columns=(), shape=None, note: str = "",
-                   key: bytes | None = None) -> "DataInfo":
+                   key: bytes | None = None) -> DataInfo:
         """Several frames or arrays (e.g. two views): the fingerprint covers all of them, in order."""
         parts = list(parts)
         if shape is None:
@@ -343,7 +343,7 @@ class RunReport:
                 "accountant": f"{ACCOUNTANT_NAMES[key]} (tightest valid)",
                 "guarantee": neighbouring_text(self.ledger)}
 
-    def add_figures(self, figures: dict) -> "RunReport":
+    def add_figures(self, figures: dict) -> RunReport:
         """Add ``name -> ReportFigure`` entries (each with its declared shareability)."""
         self.figures = {**self.figures, **as_report_figures(figures)}
         self._images = None

@@ -71,7 +71,7 @@ class OwnerWorkbook:
         self.sheets = dict(sheets or {})
         self.notes = list(notes or [])
 
-    def add(self, name: str, value) -> "OwnerWorkbook":
+    def add(self, name: str, value) -> OwnerWorkbook:
         self.sheets[str(name)] = value
         return self
 

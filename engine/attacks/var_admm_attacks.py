@@ -37,22 +37,22 @@ from engine.methods.var_admm import CollaborativeVAR, lagged_design
 from engine.threads import one_blas_thread
 
 __all__ = [
+    "EXACT",
     "AttackResult",
     "breach_iterations_central",
     "breach_iterations_owner",
-    "large_t_central",
-    "large_t_owner",
-    "owner_attack_needs",
     "breach_table",
-    "structure_solve",
-    "zero_init_leak",
     "central_node_attack",
-    "owner_attack",
     "du_product",
     "du_var_attack",
     "karr_product",
     "karr_var_attack",
-    "EXACT",
+    "large_t_central",
+    "large_t_owner",
+    "owner_attack",
+    "owner_attack_needs",
+    "structure_solve",
+    "zero_init_leak",
 ]
 
 #: relative error at or below which a reconstruction counts as exact (spec 9.10)

@@ -30,8 +30,8 @@ from scipy.stats import norm
 from engine.privacy import as_generator
 
 __all__ = [
-    "Band",
     "PAPER_BANDS",
+    "Band",
     "TwoPartySpectra",
     "gaussian_band",
     "make_attack_spectra",

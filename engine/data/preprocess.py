@@ -34,7 +34,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["AirPlsOrder", "CHAINS", "CHAIN_INFO", "chain_names", "difference_penalty", "make_chain"]
+__all__ = ["CHAINS", "CHAIN_INFO", "AirPlsOrder", "chain_names", "difference_penalty", "make_chain"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,11 +54,11 @@ from .containers import MAX_XLSX_UNPACKED_MB, check_xlsx_container, sheet_cells_
 from .validate import DataError, quote_list
 
 __all__ = [
-    "MAX_UPLOAD_MB",
-    "MAX_COLUMNS",
     "MAX_CELLS",
-    "MAX_ROWS",
+    "MAX_COLUMNS",
     "MAX_LINE_MB",
+    "MAX_ROWS",
+    "MAX_UPLOAD_MB",
     "MAX_XLSX_UNPACKED_MB",
     "SUPPORTED_EXTENSIONS",
     "xlsx_sheet_names",

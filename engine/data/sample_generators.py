@@ -25,12 +25,12 @@ import pandas as pd
 from scipy import linalg
 
 __all__ = [
+    "NIR_RESPONSES",
     "SampleBunch",
     "make_nir_spectra",
     "make_solar",
-    "make_value_chain",
     "make_two_views",
-    "NIR_RESPONSES",
+    "make_value_chain",
 ]
 
 

@@ -29,15 +29,15 @@ from .sample_generators import (
 )
 
 __all__ = [
-    "SampleBunch",
-    "make_nir_spectra",
-    "make_solar",
-    "make_value_chain",
-    "make_two_views",
-    "write_sample_data",
-    "main",
     "NIR_RESPONSES",
     "SAMPLE_FILES",
+    "SampleBunch",
+    "main",
+    "make_nir_spectra",
+    "make_solar",
+    "make_two_views",
+    "make_value_chain",
+    "write_sample_data",
 ]
 
 

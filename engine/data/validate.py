@@ -21,12 +21,12 @@ import pandas as pd
 
 __all__ = [
     "DataError",
-    "require_numeric",
-    "check_min_rows",
     "check_constant_columns",
     "check_duplicate_columns",
-    "check_matching_rows",
     "check_finite_array",
+    "check_matching_rows",
+    "check_min_rows",
+    "require_numeric",
 ]
 
 _LIST_MAX = 10  # names listed in one message before "and N more"

@@ -32,8 +32,15 @@ import numpy as np
 
 from engine.numerics import pow2_exponent
 
-__all__ = ["ColumnStats", "check_columns", "column_label", "frame_names", "raise_if_non_numeric",
-           "series_name", "pow2_exponent"]
+__all__ = [
+    "ColumnStats",
+    "check_columns",
+    "column_label",
+    "frame_names",
+    "pow2_exponent",
+    "raise_if_non_numeric",
+    "series_name",
+]
 
 _EPS = float(np.finfo(float).eps)
 _LOG2_MAX = math.log2(float(np.finfo(float).max))  # ~ 1024

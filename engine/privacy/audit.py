@@ -56,8 +56,8 @@ the methods' estimators and the privacy core are used, not re-implemented.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy.stats import beta as beta_dist

@@ -92,7 +92,7 @@ class Release:
         calibration: str = "analytic",
         sensitivity_source: str = "public",
         note: str = "",
-    ) -> "Release":
+    ) -> Release:
         """A Gaussian release whose epsilon is computed exactly from the applied sigma at ``delta``."""
         eps = gaussian_epsilon(sigma, delta, sensitivity)
         return cls(

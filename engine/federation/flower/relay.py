@@ -76,7 +76,7 @@ class Envelope:
                            self.what, self.n_values, self.sealed])
 
     @classmethod
-    def from_record(cls, record: ConfigRecord) -> "Envelope":
+    def from_record(cls, record: ConfigRecord) -> Envelope:
         fields = json.loads(record["meta"])
         return cls(*fields[:5], tuple(fields[5]), *fields[6:], payload=bytes(record["payload"]))
 
@@ -89,7 +89,7 @@ class Envelope:
 
     @classmethod
     def make(cls, sender: str, receiver: str, name: str, value, what: str, phase: str, step: str, *,
-             keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "") -> "Envelope":
+             keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "") -> Envelope:
         """The envelope of ``value``; sealed for ``peer_public`` when ``keys`` are given."""
         shape = tuple(int(s) for s in getattr(value, "shape", ()))
         n_values = getattr(value, "n_stored", None)

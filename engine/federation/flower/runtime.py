@@ -136,7 +136,7 @@ class LocalFederation:
     def log_path(self, name: str) -> Path:
         return self.workdir / f"{name.replace(' ', '-')}.log"
 
-    def start(self) -> "LocalFederation":
+    def start(self) -> LocalFederation:
         bin_dir = Path(sys.executable).parent
         port = free_port()
         self.address = f"{LOOPBACK}:{port}"
@@ -214,7 +214,7 @@ class LocalFederation:
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> "LocalFederation":
+    def __enter__(self) -> LocalFederation:
         try:
             return self.start()
         except BaseException:

@@ -42,7 +42,7 @@ from engine.privacy import (
 )
 from engine.privacy.clipping import clip_factors, row_norms
 
-__all__ = ["AdaSSP", "RELEASES"]
+__all__ = ["RELEASES", "AdaSSP"]
 
 RELEASES = ("lambda_min(X'X)", "X'X", "X'y")
 

@@ -26,8 +26,16 @@ from engine.methods.edpls.strict import _STRICT_CHUNK_ENTRIES, _strict_postproce
 from engine.privacy import PrivacyLedger, ledger_totals, noise_generator, sample_symmetric_gaussian
 from engine.threads import one_blas_thread
 
-__all__ = ["chain_caveat", "rmsep_curve", "rmsep_vs_components", "rmsep_vs_preprocessing", "samples_needed",
-           "samples_needed_curve", "rmsep_curve_recommended", "samples_needed_curve_recommended"]
+__all__ = [
+    "chain_caveat",
+    "rmsep_curve",
+    "rmsep_curve_recommended",
+    "rmsep_vs_components",
+    "rmsep_vs_preprocessing",
+    "samples_needed",
+    "samples_needed_curve",
+    "samples_needed_curve_recommended",
+]
 
 
 def _rmsep_stats(rmsep: np.ndarray) -> dict:

@@ -69,7 +69,7 @@ class _Party:
         os.replace(tmp, self.path)
 
     @classmethod
-    def load(cls, data_dir: Path, model: str) -> "_Party":
+    def load(cls, data_dir: Path, model: str) -> _Party:
         party = cls(data_dir, model)
         party.__dict__.update(pickle.loads(party.path.read_bytes()))
         return party

@@ -58,7 +58,7 @@ class OrthogonalMask:
         self.size = sum(b.shape[0] for b in blocks)
 
     @classmethod
-    def random(cls, size: int, random_state=None, block_size: int | None = None) -> "OrthogonalMask":
+    def random(cls, size: int, random_state=None, block_size: int | None = None) -> OrthogonalMask:
         rng = as_generator(random_state)
         if block_size is None or block_size >= size:
             return cls([haar_orthogonal(size, rng)])

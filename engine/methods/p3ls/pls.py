@@ -24,8 +24,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from engine.methods.column_checks import pow2_exponent
 
 __all__ = [
-    "PLSComponents",
     "SVDPLS",
+    "PLSComponents",
     "component_signs",
     "mean_squared_distance",
     "orient_components",
@@ -55,7 +55,7 @@ class PLSComponents:
     def n_components(self) -> int:
         return self.W.shape[1]
 
-    def truncate(self, k: int) -> "PLSComponents":
+    def truncate(self, k: int) -> PLSComponents:
         """The k-component model: PLS components are nested (spec Sec. 1), R is recomputed."""
         if not 1 <= k <= self.n_components:
             raise ValueError(f"k must be in 1..{self.n_components}, got {k}")

@@ -16,8 +16,15 @@ from engine.privacy.audit import AuditCase, check_bug
 
 from .defence import _check_range, add_noise, calibrated_noise_scale, defence_ledger
 
-__all__ = ["PIPELINE_BUGS", "LAW_MODES", "pipeline_audit_case", "var_admm_case", "laplace_case", "gaussian_case",
-           "uniform_case"]
+__all__ = [
+    "LAW_MODES",
+    "PIPELINE_BUGS",
+    "gaussian_case",
+    "laplace_case",
+    "pipeline_audit_case",
+    "uniform_case",
+    "var_admm_case",
+]
 
 #: Planted bugs of :func:`pipeline_audit_case` (the audit must catch each).
 PIPELINE_BUGS = ("noise_halved", "sensitivity_halved", "no_clipping", "private_centring")

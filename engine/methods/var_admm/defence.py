@@ -30,25 +30,25 @@ from .layout import lagged_design
 from .trace import noise as draw_noise
 
 __all__ = [
-    "noise_sd",
-    "range_width",
-    "clip_to_range",
-    "add_noise",
-    "naive_noisy_design",
     "DP_STATEMENTS",
-    "RANGE_NOT_DECLARED",
-    "PER_VALUE_UNIT",
     "PER_SERIES_UNIT",
-    "RangeDeclaration",
-    "noise_range_declaration",
-    "noise_guarantee",
+    "PER_VALUE_UNIT",
+    "RANGE_NOT_DECLARED",
     "DefenceLedger",
-    "defence_ledger",
-    "noise_ledger",
     "NoiseRelease",
-    "noise_defence",
+    "RangeDeclaration",
+    "add_noise",
     "calibrated_noise_scale",
     "calibrates_from_epsilon",
+    "clip_to_range",
+    "defence_ledger",
+    "naive_noisy_design",
+    "noise_defence",
+    "noise_guarantee",
+    "noise_ledger",
+    "noise_range_declaration",
+    "noise_sd",
+    "range_width",
 ]
 
 

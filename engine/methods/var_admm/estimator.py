@@ -38,7 +38,7 @@ from .layout import coefs_from_owner_major, lagged_design, normalise_lags
 from .solver import SCHEMES, _paper_start, lasso_coordinate_descent, run_anderson, run_paper
 from .trace import AdmmTrace
 
-__all__ = ["CollaborativeVAR", "TRANSPORTS", "PENALTIES", "SOLVERS", "TRENDS", "INITS", "VARIANTS", "NOISE_LAWS"]
+__all__ = ["INITS", "NOISE_LAWS", "PENALTIES", "SOLVERS", "TRANSPORTS", "TRENDS", "VARIANTS", "CollaborativeVAR"]
 
 PENALTIES = ("none", "ridge", "lasso")
 SOLVERS = ("central", "admm")

@@ -12,13 +12,13 @@ from numbers import Integral
 import numpy as np
 
 __all__ = [
-    "normalise_lags",
-    "parse_lags",
-    "lagged_design",
-    "owner_major_to_lag_major",
-    "lag_major_to_owner_major",
     "coefs_from_owner_major",
+    "lag_major_to_owner_major",
+    "lagged_design",
+    "normalise_lags",
     "owner_major_from_coefs",
+    "owner_major_to_lag_major",
+    "parse_lags",
 ]
 
 

@@ -41,15 +41,15 @@ from .trace import AdmmTrace, MessageLog, admm_message_log, noise
 __all__ = [
     "SCHEMES",
     "SCHEME_LABELS",
-    "MessageLog",
     "AdmmTrace",
-    "noise",
-    "lasso_coordinate_descent",
-    "run_paper",
-    "run_anderson",
+    "MessageLog",
     "anderson_memory",
+    "lasso_coordinate_descent",
+    "noise",
     "owner_message",
     "owner_update",
+    "run_anderson",
+    "run_paper",
 ]
 
 SCHEMES = ("auto", "paper", "anderson", "balanced", "relaxed")

@@ -15,7 +15,7 @@ import pandas as pd
 
 from engine.federation.messages import MessageLog
 
-__all__ = ["MessageLog", "AdmmTrace", "noise", "NOISE_LAWS", "admm_message_log"]
+__all__ = ["NOISE_LAWS", "AdmmTrace", "MessageLog", "admm_message_log", "noise"]
 
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
 
