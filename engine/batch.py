@@ -149,7 +149,7 @@ def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, s
     the fit, its shareable release and the owner's clipping count and coefficients."""
     a = job.args
     lazy = method in LAZY_METHODS
-    X, y = _split(_arrays(job, cols + [a.response], method.replace("_", "-"), lazy), 1)
+    X, y = _split(_arrays(job, [*cols, a.response], method.replace("_", "-"), lazy), 1)
     job.fit(est, lazy, what, X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "y_range": list(a.y_range),
                                                     "channels": cols})
@@ -177,7 +177,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
     est = make_strict_edpls(a.epsilon, a.delta, y_range=tuple(a.y_range), X_public=X_public, x_bound=x_bound,
                             n_components=k or "auto", random_state=a.seed)
     lazy = "edpls_recommended" in LAZY_METHODS
-    X, y = _split(_arrays(job, cols + [a.response], "edpls (recommended)", lazy), 1)
+    X, y = _split(_arrays(job, [*cols, a.response], "edpls (recommended)", lazy), 1)
     job.fit(est, lazy, "fitting edPLS (recommended strict: response pass, then moments pass)", X, y)
     release = shareable_release(est, public_inputs={"response": a.response, "channels": cols})
     coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}

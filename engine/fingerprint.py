@@ -25,7 +25,7 @@ _PROCESS_KEY = secrets.token_bytes(32)
 
 
 def owner_key() -> bytes:
-    """This process's fingerprint key: 32 random bytes drawn at import, never written anywhere but the
+    """The current process's fingerprint key: 32 random bytes drawn at import, never written anywhere but the
     owner's workbook (so the owner can check a file against it later)."""
     return _PROCESS_KEY
 

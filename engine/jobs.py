@@ -162,7 +162,7 @@ def _context():
 
 
 def _address_space() -> int:
-    """This process's mapped address space in bytes (VmSize), 0 when /proc is not there."""
+    """The current process's mapped address space in bytes (VmSize), 0 when /proc is not there."""
     try:
         with open("/proc/self/status") as fh:
             for line in fh:

@@ -153,7 +153,7 @@ def structure_solve(offsets: np.ndarray, V: np.ndarray, lags, constant: bool = F
         shift = Y_hat.mean(axis=0)
         Y_hat = Y_hat - shift
         free = free - shift
-    return Y_hat, dict(zip(free_times.tolist(), free)), {"rank": int(rank), "unknowns": nF + d,
+    return Y_hat, dict(zip(free_times.tolist(), free, strict=True)), {"rank": int(rank), "unknowns": nF + d,
                                                          "singular_values": sv}
 
 
@@ -479,7 +479,7 @@ def karr_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, g: int | None = None
         rhs.append(second["returned"][:, 0])
     A = np.vstack(rows)
     b = np.concatenate(rhs)
-    sol, _, rank, _ = linalg.lstsq(A, b, lapack_driver="gelsd")
+    sol, _, _rank, _ = linalg.lstsq(A, b, lapack_driver="gelsd")
     truth = y2[len(y2) - T - p: len(y2) - T - p + n_unknown]
     return {"rank": int(np.linalg.matrix_rank(A)), "unknowns": n_unknown,
             "product_error": float(np.max(np.abs(first["product"] - Z1.T @ Z2))),

@@ -233,7 +233,7 @@ def make_attack_spectra(
     signals = np.vstack([
         gaussian_band(n_channels, b.centre, b.width, b.height, height_convention=height) for b in bands
     ])
-    party_bands = (shared_bands + (unique_bands[0],), shared_bands + (unique_bands[1],))
+    party_bands = ((*shared_bands, unique_bands[0]), (*shared_bands, unique_bands[1]))
     response_col = shared_bands.index(response_band)
 
     def draw(n, band_idx):

@@ -21,6 +21,7 @@ which strict-mode privacy needs. The iteration itself is chemotools'.
 from __future__ import annotations
 
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -75,7 +76,7 @@ class AirPlsOrder(AirPls):
     from the first training spectrum). transform returns spectrum - baseline.
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         **AirPls._parameter_constraints,
         "diff_order": [Interval(Integral, 1, 2, closed="both")],
         "warm_start": ["boolean"],

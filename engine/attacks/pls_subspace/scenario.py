@@ -108,14 +108,14 @@ class SimulationScenario:
 def _check_columns(df: pd.DataFrame, feature_columns: list, response_column: str) -> None:
     if df is None or len(df) == 0:
         raise AttackSetupError("the data set is empty")
-    missing = [c for c in feature_columns + [response_column] if c not in df.columns]
+    missing = [c for c in [*feature_columns, response_column] if c not in df.columns]
     if missing:
         raise AttackSetupError(f"column(s) not in the data: {missing}")
     if response_column in feature_columns:
         raise AttackSetupError(f"the response '{response_column}' cannot also be a variable")
     if len(feature_columns) < 2:
         raise AttackSetupError("pick at least 2 variable columns")
-    bad = [c for c in feature_columns + [response_column] if not pd.api.types.is_numeric_dtype(df[c])]
+    bad = [c for c in [*feature_columns, response_column] if not pd.api.types.is_numeric_dtype(df[c])]
     if bad:
         raise AttackSetupError(f"non-numeric column(s): {bad}")
 
@@ -216,7 +216,7 @@ def split_parties(
     _check_columns(df, feature_columns, response_column)
     if by == "column":
         own_mask, own_label, other_label = _rows_by_column(df, group_column, attacker_groups,
-                                                           feature_columns + [response_column])
+                                                           [*feature_columns, response_column])
     elif by == "rows":
         own_mask, own_label, other_label = _rows_by_range(len(df), attacker_rows)
     else:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -78,7 +79,7 @@ class AdaSSP(RegressorMixin, BaseEstimator):
     (array([ 0.5, -0.2,  0.1]), 3)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "x_bound": [Interval(Real, 0, math.inf, closed="neither")],
         "y_bound": [Interval(Real, 0, math.inf, closed="neither")],

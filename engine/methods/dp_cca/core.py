@@ -115,7 +115,7 @@ def check_identified(C: np.ndarray, dx: int, names: tuple, n_rows: int) -> None:
     C : (D, D) centred moments in z units; names : (x_names, y_names).
     Raises ValueError naming the columns of the null direction of the first singular view.
     """
-    for what, block, cols, off in (("X", C[:dx, :dx], names[0], 0), ("Y", C[dx:, dx:], names[1], dx)):
+    for what, block, cols, _off in (("X", C[:dx, :dx], names[0], 0), ("Y", C[dx:, dx:], names[1], dx)):
         d = block.shape[0]
         vals, vecs = np.linalg.eigh(0.5 * (block + block.T))
         top = float(vals[-1])

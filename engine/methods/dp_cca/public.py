@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -162,7 +163,7 @@ class PublicDPCCA(TransformerMixin, BaseEstimator):
     'not proven'
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
         "X_public": ["array-like"],

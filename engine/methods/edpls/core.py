@@ -194,7 +194,7 @@ class _RowPasses:
         def work(group):
             for a, b in group:
                 Xi = X[a:b]
-                for v, o in zip(vs, outs):
+                for v, o in zip(vs, outs, strict=False):
                     np.dot(Xi, v, out=o[a:b])
 
         self._run(work)
@@ -251,7 +251,7 @@ class _CentredX:
     def mul(self, *vs):  # X_c v for each v, one pass
         outs = self.rp.mul(*vs)
         if self.off is not None:
-            for v, o in zip(vs, outs):
+            for v, o in zip(vs, outs, strict=False):
                 o -= self.off @ v
         return outs
 

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -133,7 +134,7 @@ class StrictEDPLS(RegressorMixin, BaseEstimator):
     (3,)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "y_range": [tuple, list, np.ndarray],
         "X_public": ["array-like", None],

@@ -164,7 +164,7 @@ def rmsep_vs_components(X_train, y_train, X_test, y_test, components, epsilons, 
     rows = _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates,
                   noise_generator(random_state), progress, edpls_params)
     df = pd.DataFrame(rows)
-    first = ["n_components"] + _CURVE_COLS
+    first = ["n_components", *_CURVE_COLS]
     return df[first + [c for c in df.columns if c not in first]]
 
 
@@ -213,7 +213,7 @@ def rmsep_vs_preprocessing(chains: dict, X_train, y_train, X_test, y_test, epsil
         rows += _sweep(Xtr, y_train, Xte, y_test, epsilons, [n_components], n_replicates, (rng, seed_known),
                        progress, params, extra={"chain": name}, frac=(i / len(names), (i + 1) / len(names)))
     df = pd.DataFrame(rows)
-    first = ["chain"] + _CURVE_COLS
+    first = ["chain", *_CURVE_COLS]
     return df[first + [c for c in df.columns if c not in first]]
 
 

@@ -157,7 +157,7 @@ def _op_train_keys(party: _Party, params: dict, run_id: str) -> list:
                              peer_public=bytes.fromhex(peers[receiver]), run_id=run_id)
 
     envs = []
-    for (name, index), size in zip(holders, params["sizes"]):
+    for (name, index), size in zip(holders, params["sizes"], strict=False):
         envs.append(sealed(name, "A", A, "row mask (random orthogonal)", "keys", "Alg. 2 step 1"))
         envs.append(sealed(name, f"H_{index}", H_blocks[index - 1],
                            f"its rows of the column mask H ({size} x {n})", "keys", "Alg. 2 step 1"))
@@ -338,7 +338,7 @@ def server_main(grid: Grid, context: Context) -> None:
     except Exception as exc:  # noqa: BLE001 (every failure goes back to the driver, named)
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()
-    result["log"] = [list(r[:5]) + [list(r[5]), r[6], r[7]] for r in relay.log.records]
+    result["log"] = [[*r[:5], list(r[5]), r[6], r[7]] for r in relay.log.records]
     result["wire_bytes"] = relay.wire_bytes
     if recorder is not None:
         (state_dir / f"record-{job['task']}.pkl").write_bytes(pickle.dumps(

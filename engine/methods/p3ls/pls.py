@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 from scipy import linalg
@@ -186,7 +187,7 @@ class SVDPLS(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, 
     ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
     """
 
-    _parameter_constraints = {"n_components": [Interval(Integral, 1, None, closed="left")]}
+    _parameter_constraints: ClassVar[dict] = {"n_components": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, n_components: int = 2):
         self.n_components = n_components

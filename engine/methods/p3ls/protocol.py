@@ -9,6 +9,7 @@ import re
 import time
 from dataclasses import dataclass
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -189,8 +190,9 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         self.transport = transport
         self.superlink = superlink
 
-    _parameter_constraints = {**P3LS_PARAMETER_CONSTRAINTS, "transport": [StrOptions({"local", "flower"})],
-                              "superlink": [str, None]}
+    _parameter_constraints: ClassVar[dict] = {**P3LS_PARAMETER_CONSTRAINTS,
+                                              "transport": [StrOptions({"local", "flower"})],
+                                              "superlink": [str, None]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -412,7 +414,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         m_new = blocks[0].shape[0]
         self._inference_keys(m_new, phase)
         x_parts, y_parts = [], []
-        for h, X_new in zip(self.holders_, blocks):
+        for h, X_new in zip(self.holders_, blocks, strict=False):
             masked_y, masked_x = h.inference_messages(X_new, with_prediction)
             x_parts.append((h, f"X_{h.index},new'", masked_x, f"M_new X_{h.index},new H_{h.index}"))
             if with_prediction:
@@ -442,7 +444,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             blocks = _check_blocks(blocks, min_rows=1)
             if len(blocks) != len(self.holders_):
                 raise ValueError(f"{len(blocks)} blocks for {len(self.holders_)} parties")
-            for h, b in zip(self.holders_, blocks):  # before any process starts (each party checks again)
+            for h, b in zip(self.holders_, blocks, strict=False):  # before any process starts (each party checks again)
                 if b.shape[1] != h.n_columns:
                     raise ValueError(f"{h.name}: new block has {b.shape[1]} columns, training had {h.n_columns}")
             Y = predict_over_flower(self, blocks)

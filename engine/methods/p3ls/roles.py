@@ -243,7 +243,8 @@ class Server(Role):
     def fit_masked(self, n_components: int) -> None:
         """Algorithm 1 on (X', Y') with no centring or scaling (A X is not column-centred)."""
         c = svd_pls(self._get("X'"), self._get("Y'"), n_components)
-        for name, value in zip(("W'", "T'", "U'", "P'", "Q'", "R'", "B'"), (c.W, c.T, c.U, c.P, c.Q, c.R, c.B)):
+        for name, value in zip(("W'", "T'", "U'", "P'", "Q'", "R'", "B'"), (c.W, c.T, c.U, c.P, c.Q, c.R, c.B),
+                               strict=True):
             self._keep(name, value)
 
     def truncate(self, k: int) -> None:

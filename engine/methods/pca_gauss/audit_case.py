@@ -157,7 +157,7 @@ def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public
     def release(key, rng, n):
         parts = []
         for _, value, mech in captured[key]:
-            exact = np.broadcast_to(value, (n,) + value.shape)
+            exact = np.broadcast_to(value, (n, *value.shape))
             noisy = mech.randomise(exact, rng)  # the fit's own noise call, n trials at once
             parts.append((exact + factor * (noisy - exact)).reshape(n, -1))
         return np.concatenate(parts, axis=1)

@@ -274,7 +274,7 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
     alphas = [float(a) for a in alphas] or [0.5]
     real_sc = None
     if split.task == "unsupervised":
-        ref, Z_real, _ = _real_space(split, "train")
+        _, Z_real, _ = _real_space(split, "train")
         with one_blas_thread(openmp=True):
             real_sc = _silhouette(Z_real, K, np.random.default_rng(random_state))[0]
     jobs = []

@@ -74,7 +74,7 @@ def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float
     clip = None if bug in ("no_clipping", "private_centring") else (lo, hi)
 
     def release(data, rng, n):
-        stack = np.broadcast_to(data, (n,) + data.shape)
+        stack = np.broadcast_to(data, (n, *data.shape))
         if bug == "private_centring":
             stack = stack - data.mean(axis=0)
         out = add_noise(stack, law, b, rng, public_range=clip)

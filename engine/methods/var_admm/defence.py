@@ -270,7 +270,7 @@ class DefenceLedger:
 
     @property
     def status(self) -> str:
-        """ "proven", "not proven" or "no privacy" (from the ledger)."""
+        """The verdict: "proven", "not proven" or "no privacy" (from the ledger)."""
         return self.per_series.status
 
     @property

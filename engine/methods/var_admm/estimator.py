@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -152,7 +153,7 @@ class CollaborativeVAR(BaseEstimator):
     ridge penalty identifies them and is accepted).
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         # the shared entry plus numpy Generators: the defences pass one generator on to the ADMM's start
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
         "lags": [Interval(Integral, 1, None, closed="left"), "array-like"],
