@@ -341,6 +341,7 @@ class DatasetFit:
     noise_known: bool
 
     def release_json(self) -> str:
+        """The shareable release as JSON (the project's one encoder)."""
         from engine.release import release_to_json
 
         return release_to_json(self.release, indent=1)

@@ -67,6 +67,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m engine`` argument parser with one sub-command per method."""
     parser = argparse.ArgumentParser(
         prog="python -m engine", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="PrivaLab batch jobs: differentially private fits on data sets of any size (Dask).",

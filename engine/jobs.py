@@ -261,9 +261,11 @@ class Job:
         self.runner._cancelled(self)
 
     def done(self) -> bool:
+        """Whether the job has finished (result, error or cancellation)."""
         return self._done.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the job has finished or ``timeout`` seconds passed; True when it finished."""
         return self._done.wait(timeout)
 
     def result(self, timeout: float | None = None):
@@ -377,14 +379,17 @@ class JobRunner:
         return job.result()
 
     def position(self, job: Job) -> int:
+        """The job's 1-based place in the queue, 0 when it is not queued."""
         with self._cond:
             return self._queue.index(job) + 1 if job in self._queue else 0
 
     def queued(self) -> int:
+        """The number of jobs waiting in the queue."""
         with self._cond:
             return len(self._queue)
 
     def running(self) -> int:
+        """The number of jobs running now."""
         with self._cond:
             return len(self._running)
 

@@ -153,6 +153,7 @@ class DataInfo:
     @classmethod
     def from_frame(cls, df: pd.DataFrame, name: str, origin: str, columns=None, note: str = "",
                    key: bytes | None = None) -> DataInfo:
+        """The report's description of a data frame: name, origin, shape, columns and keyed fingerprint."""
         return cls(str(name), str(origin), tuple(int(x) for x in df.shape),
                    [str(c) for c in (df.columns if columns is None else columns)], data_fingerprint(df, key=key), note)
 
@@ -264,6 +265,7 @@ class RunReport:
 
     @property
     def guarantee_markdown(self) -> str:
+        """The guarantee paragraph of the report, in Markdown."""
         if self.mode_text is not None:
             return self.mode_text
         text = MODE_TEXT.get(self.mode, "No differential-privacy guarantee applies to this page.")
@@ -300,6 +302,7 @@ class RunReport:
                 for r in self.ledger.entries]
 
     def file_name(self, ext: str = "html") -> str:
+        """The report's file name for the page, with the extension ``ext``."""
         return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', self.page)}_report.{ext}"
 
     def _rows_statement(self) -> str:
@@ -327,6 +330,7 @@ class RunReport:
         })
 
     def to_json(self, **json_kwargs) -> str:
+        """The report as JSON (no NaN, non-ASCII kept)."""
         json_kwargs.setdefault("allow_nan", False)
         json_kwargs.setdefault("ensure_ascii", False)
         return json.dumps(self.to_dict(), **json_kwargs)

@@ -72,11 +72,13 @@ class OwnerWorkbook:
         self.notes = list(notes or [])
 
     def add(self, name: str, value) -> OwnerWorkbook:
+        """Add the sheet ``name``; returns self."""
         self.sheets[str(name)] = value
         return self
 
     @staticmethod
     def file_name(page: str) -> str:
+        """The workbook's file name for the page (it says PRIVATE)."""
         return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', page)}_owner_workbook_PRIVATE.xlsx"
 
     def _sheet_names(self) -> list[tuple[str, str]]:

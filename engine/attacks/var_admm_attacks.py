@@ -199,6 +199,7 @@ class AttackResult:
 
     @property
     def k_exact(self) -> int | None:
+        """The first K at which every victim's relative error is at most ``EXACT``, or None."""
         ok = np.all(self.relerr <= EXACT, axis=1)
         return int(self.K[np.argmax(ok)]) if ok.any() else None
 
@@ -209,9 +210,11 @@ class AttackResult:
         return self.rank_found < self.rank_needed
 
     def error_at(self, K: int) -> np.ndarray:
+        """The victims' relative errors at K (one entry per victim)."""
         return self.relerr[int(np.flatnonzero(self.K == K)[0])]
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per (K, victim) with its relative error."""
         rows = []
         for j, k in enumerate(self.K):
             for v, name in enumerate(self.victims):

@@ -112,10 +112,12 @@ class TwoPartySpectra:
 
     @property
     def n_channels(self) -> int:
+        """The number of channels m."""
         return self.signals.shape[1]
 
     @property
     def channels(self) -> np.ndarray:
+        """The channel numbers 0..m-1."""
         return np.arange(self.n_channels)
 
     @property

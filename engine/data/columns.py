@@ -124,9 +124,11 @@ class MissingRows:
 
     @property
     def count(self) -> int:
+        """The number of rows with a missing value."""
         return len(self.rows)
 
     def describe(self, limit: int = 10) -> str:
+        """A sentence naming the rows (the first ``limit``) and the columns with missing values."""
         shown = ", ".join(str(r) for r in self.rows[:limit])
         if self.count > limit:
             shown += f" and {self.count - limit} more"

@@ -126,6 +126,7 @@ class ColumnStats:
 
     @property
     def largest(self) -> float:
+        """The largest absolute value over the columns checked (0 when there are none)."""
         return float(self.absmax.max()) if self.absmax.size else 0.0
 
 

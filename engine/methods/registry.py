@@ -48,6 +48,7 @@ class AuditTarget:
     plants_bugs: bool = True
 
     def resolve(self):
+        """The audit case factory named by ``case``."""
         return _resolve(self.case)
 
 
@@ -84,10 +85,12 @@ class MethodSpec:
 
     @property
     def estimator(self) -> type:
+        """The estimator class named by ``estimator_path``."""
         return _resolve(self.estimator_path)
 
     @property
     def compare(self):
+        """The comparison function named by ``compare_path``."""
         return _resolve(self.compare_path)
 
 

@@ -44,14 +44,17 @@ class AttackProblem:
 
     @property
     def X(self) -> np.ndarray:
+        """Both parties' rows stacked: the attacker's first, (n_own + n_other, m)."""
         return np.vstack([self.X_own, self.X_other])
 
     @property
     def y(self) -> np.ndarray:
+        """Both parties' responses, in the row order of ``X``."""
         return np.concatenate([self.y_own, self.y_other])
 
     @property
     def axis(self) -> np.ndarray:
+        """The variable axis for plots: ``variable_axis``, or the channel numbers 0..m-1."""
         return np.arange(self.X_own.shape[1]) if self.variable_axis is None else self.variable_axis
 
     def fingerprint(self) -> str:
@@ -96,6 +99,7 @@ class SimulationScenario:
     n_test_per_party: int = 100
 
     def draw(self, random_state=None) -> AttackProblem:
+        """One fresh problem of this scenario: the spectra, the split and the secret, from ``random_state``."""
         rng = as_generator(random_state)
         data = make_attack_spectra(random_state=rng, **self.generator)
         test = None

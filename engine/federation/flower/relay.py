@@ -72,19 +72,23 @@ class Envelope:
     payload: bytes
 
     def meta(self) -> str:
+        """The envelope's header as JSON: phase, step, sender, receiver, name, shape, what, size, sealed."""
         return json.dumps([self.phase, self.step, self.sender, self.receiver, self.name, list(self.shape),
                            self.what, self.n_values, self.sealed])
 
     @classmethod
     def from_record(cls, record: ConfigRecord) -> Envelope:
+        """The envelope carried by a Flower ``ConfigRecord`` (see ``to_record``)."""
         fields = json.loads(record["meta"])
         return cls(*fields[:5], tuple(fields[5]), *fields[6:], payload=bytes(record["payload"]))
 
     def to_record(self) -> ConfigRecord:
+        """The envelope as a Flower ``ConfigRecord``: its header and its payload bytes."""
         return ConfigRecord({"meta": self.meta(), "payload": self.payload})
 
     @property
     def wire_bytes(self) -> int:
+        """Bytes this envelope puts on the wire: header and payload."""
         return len(self.meta().encode()) + len(self.payload)
 
     @classmethod

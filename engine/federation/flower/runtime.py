@@ -134,9 +134,11 @@ class LocalFederation:
                                       f"its log: {self.log_path(name)}")
 
     def log_path(self, name: str) -> Path:
+        """The log file of the process ``name`` in the federation's work directory."""
         return self.workdir / f"{name.replace(' ', '-')}.log"
 
     def start(self) -> LocalFederation:
+        """Start the SuperLink and one SuperNode per party on loopback ports; returns self."""
         bin_dir = Path(sys.executable).parent
         port = free_port()
         self.address = f"{LOOPBACK}:{port}"

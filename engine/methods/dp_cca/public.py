@@ -63,6 +63,7 @@ class PublicSetting:
                 "y_bound": self.y_bound}
 
     def describe(self) -> str:
+        """One sentence saying where the public centre and bounds come from."""
         return (f"public centre = column means of {self.n_public} declared-public rows; x_bound = {self.x_bound:.4g}, "
                 f"y_bound = {self.y_bound:.4g} = the {self.quantile:g} quantile of their row norms after that "
                 "centre (rows of the private set beyond a bound are clipped onto it)")

@@ -63,9 +63,11 @@ class PreparedRows:
 
     @property
     def sensitivity(self) -> float:
+        """The add/remove sensitivity of the clipped rows' moments."""
         return add_remove_sensitivity(self.rows.weights, self.rows.const)
 
     def gram(self) -> np.ndarray:
+        """The clipped rows' Gram matrix."""
         return self.rows.G
 
     def describe(self) -> str:

@@ -313,6 +313,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
                              "private_centring": state.private_centring, "row_scale": state.scale}
 
     def predict(self, X):
+        """Predictions X @ coef_ + intercept_, shape (n_samples,); refused for a model without an intercept."""
         check_is_fitted(self, "coef_")
         if getattr(self, "intercept_", None) is None:
             raise ValueError("this model has no intercept: it was rebuilt from a paper-mode shareable release, "

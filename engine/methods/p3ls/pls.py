@@ -54,6 +54,7 @@ class PLSComponents:
 
     @property
     def n_components(self) -> int:
+        """The number of components k."""
         return self.W.shape[1]
 
     def truncate(self, k: int) -> PLSComponents:

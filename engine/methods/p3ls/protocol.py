@@ -202,6 +202,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     # ----------------------------------------------------------------------------- helpers
     @property
     def label_contributor_(self) -> DataHolder:
+        """The data holder that contributes the labels."""
         return self.holders_[self._lc_index]
 
     def _local_only(self, what: str) -> None:

@@ -179,5 +179,6 @@ class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
         return Xs @ self.components_ / math.sqrt(X.shape[1])
 
     def transform_y(self, y):
+        """y scaled by the public centre and scale, clipped to [-1, 1]."""
         check_is_fitted(self, "scaling_")
         return np.clip((np.asarray(y, float) - self.scaling_["y_centre"]) / self.scaling_["y_scale"], -1.0, 1.0)

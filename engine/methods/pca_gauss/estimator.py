@@ -360,6 +360,7 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         return np.clip((y - self.scaling_["y_centre"]) / self.scaling_["y_scale"], -1.0, 1.0)
 
     def inverse_transform_y(self, y_released) -> np.ndarray:
+        """Released y back in the original units (task='regression' only)."""
         check_is_fitted(self, "scaling_")
         if "y_centre" not in self.scaling_:
             raise ValueError("inverse_transform_y applies to task='regression'")

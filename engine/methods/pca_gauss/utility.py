@@ -117,6 +117,7 @@ _NON_PRIVATE = ("real", "public_only")
 
 
 def default_methods(task: str) -> tuple:
+    """The methods compared by default for ``task``."""
     if task == "unsupervised":
         return ("real", "pca_gauss_alg1", "pca_gauss_public", "liu", "jiang", "li")
     return ("real", "public_only", "pca_gauss_public", "pca_gauss_laplace", "pca_gauss_ag", "liu", "jiang", "li")

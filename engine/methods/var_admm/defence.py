@@ -275,6 +275,7 @@ class DefenceLedger:
 
     @property
     def proven(self) -> bool:
+        """Whether the ledger proves the guarantee."""
         return self.status == "proven"
 
     def reasons_not_proven(self) -> list:
@@ -287,6 +288,7 @@ class DefenceLedger:
         return reasons
 
     def no_privacy_reason(self) -> str:
+        """Why the defence gives no differential privacy (the law, no noise or no public range)."""
         if self.law not in ("laplace", "gaussian"):
             return f"{self.law} noise is not differentially private (ε = ∞)"
         if not self.b > 0:
@@ -296,6 +298,7 @@ class DefenceLedger:
         return ""
 
     def delta_text(self) -> str:
+        """The text ' at δ = ...' for the Gaussian law, empty for Laplace."""
         return "" if self.law == "laplace" else f" at δ = {self.delta:.1e}"
 
     def headline(self) -> str:

@@ -84,13 +84,16 @@ class ForecastEvaluation:
 
     @property
     def median_mae_gain(self) -> float:
+        """The median MAE gain over the series, in percent."""
         return float(np.median(self.table["mae_gain_pct"]))
 
     @property
     def median_rmse_gain(self) -> float:
+        """The median RMSE gain over the series, in percent."""
         return float(np.median(self.table["rmse_gain_pct"]))
 
     def count(self, column="mae_gain_pct", at_least=None, below=None) -> int:
+        """The number of series whose ``column`` is at least ``at_least`` (or, without it, below ``below``)."""
         v = self.table[column].to_numpy()
         if at_least is not None:
             return int(np.sum(v >= at_least))
