@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ def owner_key() -> bytes:
     return _PROCESS_KEY
 
 
-def _hash_part(h, obj) -> None:
+def _hash_part(h: Any, obj: Any) -> None:
     if isinstance(obj, pd.DataFrame):
         h.update(json.dumps({"shape": list(obj.shape), "columns": [str(c) for c in obj.columns],
                              "dtypes": [str(t) for t in obj.dtypes]}).encode())
@@ -60,7 +61,7 @@ def _hash_part(h, obj) -> None:
         _hash_part(h, np.asarray(obj))
 
 
-def data_sha256(*parts) -> str:
+def data_sha256(*parts: Any) -> str:
     """SHA-256 (hex) of data contents: data frames (column names, dtypes and values, not the index),
     arrays (shape, dtype, bytes), bytes or text, in the order given. Equal data give equal hashes
     however they were loaded, so a reader can check that a report belongs to a table."""
@@ -71,7 +72,7 @@ def data_sha256(*parts) -> str:
     return h.hexdigest()
 
 
-def data_fingerprint(*parts, key: bytes | None = None) -> str:
+def data_fingerprint(*parts: Any, key: bytes | None = None) -> str:
     """HMAC-SHA256 (hex) of the contents :func:`data_sha256` covers, keyed with ``key`` (default
     :func:`owner_key`). For the owner's workbook only."""
     h = hmac.new(owner_key() if key is None else bytes(key), digestmod=hashlib.sha256)
