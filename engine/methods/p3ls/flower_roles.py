@@ -29,6 +29,7 @@ import traceback
 import uuid
 import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
@@ -54,7 +55,8 @@ class _Party:
 
     def __init__(self, data_dir: Path, model: str):
         self.path = data_dir / f"p3ls-{Path(model).name}.pkl"
-        self.role = None
+        # TrustedAuthority or DataHolder, set by the first message; each phase calls that role's own methods
+        self.role: Any = None
         self.private = b""
         self.seeds_out: dict[str, list[int]] = {}
         self.seeds_in: dict[str, list[int]] = {}
