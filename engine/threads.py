@@ -58,7 +58,7 @@ class one_blas_thread(ContextDecorator):  # noqa: N801 - used like a function: `
         return False
 
 
-_SERVER_LIMITS = []
+_SERVER_LIMITS: list[object] = []
 _SERVER_LOCK = threading.Lock()
 
 

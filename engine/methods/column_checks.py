@@ -217,7 +217,7 @@ def _check_range(A, stats: ColumnStats, what, names, single) -> None:
     # Underflow: a non-zero column whose squares vanish (sum below the smallest normal float64).
     nz = stats.absmax > 0
     maybe = nz & (2.0 * np.log2(np.where(nz, stats.absmax, 1.0)) + math.log2(n) < _LOG2_TINY + 2.0)
-    for j in np.flatnonzero(maybe):
+    for j in np.flatnonzero(maybe).tolist():
         e = pow2_exponent(stats.absmax[j])
         col = np.ldexp(A[:, j], -e)
         if math.log2(float(col @ col)) + 2 * e < _LOG2_TINY:

@@ -331,7 +331,7 @@ def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, na
         blocks, bounds, weights = [np.hstack([Xs, Ys])], [Bn], [1.0]
         rows = scaled_gram(blocks, bounds, weights=weights, private_centring=not public, const=1.0)
         x_div = y_div = Bn * rows.scale
-        notes = (rows.clip_reports[0].describe("rows [x, y]"),)
+        notes: tuple[str, ...] = (rows.clip_reports[0].describe("rows [x, y]"),)
         what = f"joint rows clipped to ||[x, y]|| <= {Bn:g}"
     else:
         Bx, By = float(x_bound), float(y_bound)

@@ -217,8 +217,8 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
                     result: str) -> np.ndarray:
         """Send each party's matrix to the CSP (optionally under pairwise cancelling masks) and sum there."""
         if self.secure_aggregation and len(per_party) > 1:
-            seeds_out = {h.name: {} for h, *_ in per_party}
-            seeds_in = {h.name: {} for h, *_ in per_party}
+            seeds_out: dict[str, dict] = {h.name: {} for h, *_ in per_party}
+            seeds_in: dict[str, dict] = {h.name: {} for h, *_ in per_party}
             for a in range(len(per_party)):
                 for b in range(a + 1, len(per_party)):
                     ha, hb = per_party[a][0], per_party[b][0]
@@ -315,7 +315,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         self.mask_seed_known_ = self.random_state is not None and not isinstance(self.random_state, FreshGenerator)
         if self.mask_seed_known_:
             self._rng = as_generator(self.random_state)
-            role_rngs = [int(s) for s in self._rng.integers(0, 2**63 - 1, size=g + 1)]
+            role_rngs: list[int] | list[FreshGenerator] = [int(s) for s in self._rng.integers(0, 2**63 - 1, size=g + 1)]
         else:
             self._rng = self.random_state if self.random_state is not None else fresh_generator()
             role_rngs = spawn_fresh(g + 1)
