@@ -223,6 +223,7 @@ class AuditResult:
     stat_D_prime: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict:
+        """The audit's figures as a plain dict (for JSON and tables)."""
         return {k: getattr(self, k) for k in ("epsilon_lb", "eps_point", "delta", "n_trials", "confidence",
                                                "statistic", "threshold", "direction", "ordering",
                                                "rate_num", "rate_den")}
@@ -362,15 +363,18 @@ BUG_FACTORS = {None: 1.0, "noise_halved": 0.5, "sensitivity_halved": 0.5,
 
 
 def check_bug(bug):
+    """Refuse a planted-bug name that is not one of ``BUG_FACTORS``."""
     if bug not in BUG_FACTORS:
         raise ValueError(f"bug must be None or one of {tuple(k for k in BUG_FACTORS if k)}, got {bug!r}")
 
 
 def expected_verdict(mode, bug):
+    """The verdict an audit should reach: violated with a planted bug, else holds (strict) or report."""
     return "violated" if bug else ("holds" if mode == "strict" else "report")
 
 
 def case_name(base, bug):
+    """The case's name, with the planted bug appended when there is one."""
     return base if bug is None else f"{base}_bug_{bug}"
 
 

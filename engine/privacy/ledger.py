@@ -127,12 +127,14 @@ class PrivacyLedger:
             self.caveats.append(reason)
 
     def add(self, release: Release) -> Release:
+        """Record one release; returns it."""
         if not isinstance(release, Release):
             raise TypeError("PrivacyLedger.add takes a Release")
         self.entries.append(release)
         return release
 
     def extend(self, releases) -> None:
+        """Record each release in order."""
         for r in releases:
             self.add(r)
 
@@ -147,7 +149,7 @@ class PrivacyLedger:
 
     @property
     def status(self) -> str:
-        """ "no privacy" (no noisy release), "proven" or "not proven" (see ``reasons_not_proven``)."""
+        """The verdict: "no privacy" (no noisy release), "proven" or "not proven" (see ``reasons_not_proven``)."""
         if not self.entries:
             return "no privacy"
         return "not proven" if self.reasons_not_proven() else "proven"
@@ -243,6 +245,7 @@ class PrivacyLedger:
         return ledger_totals(self, delta, pld=True, as_json=False)
 
     def to_dict(self) -> dict:
+        """The ledger as plain data: neighbouring relation, entries, caveats and unit."""
         out = {"neighbouring": self.neighbouring, "entries": [asdict(r) for r in self.entries],
                "caveats": list(self.caveats)}
         return {**out, "unit": self.unit} if self.unit else out

@@ -55,8 +55,8 @@ def sample_symmetric_gaussian(sigma: float, dim: int, random_state=None, n_repli
     rng = as_generator(random_state)
     lead = () if n_replicates is None else (int(n_replicates),)
     iu = np.triu_indices(dim)
-    noise = np.zeros(lead + (dim, dim))
-    draws = rng.normal(0.0, 1.0, size=lead + (iu[0].size,)) * sigma
+    noise = np.zeros((*lead, dim, dim))
+    draws = rng.normal(0.0, 1.0, size=(*lead, iu[0].size)) * sigma
     noise[..., iu[0], iu[1]] = draws
     noise[..., iu[1], iu[0]] = draws
     return noise
@@ -116,10 +116,12 @@ class LaplaceMechanism:
         self.scale = noise_scale("laplace", self.epsilon, sensitivity=self.sensitivity)
 
     def randomise(self, value, random_state=None) -> np.ndarray:
+        """value + Laplace noise of this mechanism's scale, same shape as value."""
         value = np.asarray(value, dtype=float)
         return value + as_generator(random_state).laplace(0.0, self.scale, size=value.shape)
 
     def release(self, name: str, *, sensitivity_source: str = "public", note: str = "") -> Release:
+        """The ledger record of one draw of this mechanism under ``name``."""
         return Release(
             name=name,
             mechanism="laplace",
