@@ -34,6 +34,9 @@ from tab_helpers import open_tab
 from ui.exports import LABELS, chart_config
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 
+# Out of the fast lane (pytest -m 'not slow'): every page run under AppTest with its defaults, then each download.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
 PAGE_ID = {p.file: Path(p.file).stem for p in METHOD_PAGES + TOOL_PAGES}
