@@ -1,5 +1,26 @@
-"""Fixtures shared by the AppTest page tests."""
+"""Fixtures shared by the AppTest page tests, and the suite's markers.
+
+Markers (registered in pyproject.toml, ``--strict-markers``) are put on automatically at collection:
+
+- ``browser``: every test under tests/browser (real Chromium against ``streamlit run app.py``);
+- ``federation``: the Flower tests (``tests/test_flower_*.py``, ``tests/test_federation_pages.py``) and any test
+  that starts a ``running_federation``;
+- ``dask``: the Dask tests (``tests/test_dask_*.py``) and any test that starts a ``LocalCluster``;
+- ``app``: a test that runs a page or script under Streamlit's ``AppTest`` (directly, through a helper or a
+  fixture of its module, or through the ``deferred`` fixture below);
+- ``slow``: browser, federation and dask tests, plus the tests marked ``@pytest.mark.slow`` by hand (the
+  heaviest page flows, from ``pytest --durations``). ``pytest -m "not slow"`` is the fast lane.
+
+Each marked test of the browser, federation and dask families is also put in an ``xdist_group`` of its family, so
+that under ``pytest -n 2 --dist loadgroup`` (.ci/run) one worker starts that family's servers and the other
+worker runs the rest.
+"""
+import ast
+import functools
+import inspect
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
@@ -33,3 +54,91 @@ def deferred(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", record)
     return seen
+
+
+# ------------------------------------------------------------------------------------------------------ markers
+_TESTS = Path(__file__).resolve().parent
+#: names whose use (directly, or through a helper function or fixture of the same module) puts a marker on
+_SEEDS = {
+    "app": {"AppTest", "deferred"},
+    "dask": {"LocalCluster"},
+    "federation": {"running_federation", "LocalFederation"},
+}
+#: families that also count as slow and run in one xdist group each
+_HEAVY = ("browser", "federation", "dask")
+
+
+def _names(node: ast.AST) -> set[str]:
+    """Every name, attribute and argument name used inside ``node``."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+    return out
+
+
+@functools.cache
+def _module_closure(path: str) -> dict[str, frozenset[str]]:
+    """For each marker of ``_SEEDS``: the module-level functions of the file at ``path`` that reach a seed name
+    (fixed point over the functions calling one another)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return {m: frozenset() for m in _SEEDS}
+    uses = {n.name: _names(n) for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    out = {}
+    for marker, seeds in _SEEDS.items():
+        reach = set(seeds)
+        changed = True
+        while changed:
+            new = {name for name, used in uses.items() if name not in reach and used & reach}
+            reach |= new
+            changed = bool(new)
+        out[marker] = frozenset(reach)
+    return out
+
+
+def _test_names(item: pytest.Item) -> set[str]:
+    """The names a test's own source uses, plus its fixtures."""
+    names = set(getattr(item, "fixturenames", ()))
+    fn = getattr(item, "function", None)
+    if fn is not None:
+        try:
+            names |= _names(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+        except (OSError, TypeError, SyntaxError):
+            pass
+    return names
+
+
+def _families(item: pytest.Item) -> set[str]:
+    path = Path(str(item.path)).resolve()
+    found = set()
+    if _TESTS / "browser" in path.parents:
+        found.add("browser")
+    if path.name.startswith("test_flower_") or path.name == "test_federation_pages.py":
+        found.add("federation")
+    if path.name.startswith("test_dask_"):
+        found.add("dask")
+    names = _test_names(item)
+    for marker, reach in _module_closure(str(path)).items():
+        if names & reach:
+            found.add(marker)
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the ``app``/``browser``/``federation``/``dask`` markers on, and ``slow`` with an ``xdist_group`` on
+    the heavy families (see the module docstring)."""
+    for item in items:
+        families = _families(item)
+        for name in sorted(families):
+            item.add_marker(getattr(pytest.mark, name))
+        heavy = [f for f in _HEAVY if f in families]
+        if heavy:
+            item.add_marker(pytest.mark.slow)
+            if item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group(heavy[0]))

@@ -13,6 +13,8 @@ from engine.methods.registry import METHODS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in (ROOT / "bench").glob("*.py") if not p.name.startswith("_"))
+# Out of the fast lane (pytest -m 'not slow'): a fresh interpreter per bench script, importing the whole stack.
+pytestmark = pytest.mark.slow
 
 
 def test_the_registry_reproductions_are_among_the_scripts():

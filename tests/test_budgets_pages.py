@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ui.runtime import jobs
 from ui.runtime.jobs import JobRunner
@@ -38,6 +39,7 @@ def _spectra(n: int, d: int, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_an_edpls_sweep_in_a_worker_is_the_sweep_in_process():
     """The page's sweep (ui.edpls.tasks.edpls_sweep) in a worker, progress included, equals the in-process one at
     a known noise seed."""

@@ -360,6 +360,7 @@ def test_edpls_plain_and_paper_branches_show_the_staples():
     assert "outside the training y range (owner's view, not private)" in text_of(at)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_dp_pcr_page_shows_the_staples_with_pcr():
     at = open_staples("dp_pcr.py", "dp_pcr_staples")
     assert len(at.get("plotly_chart")) == at.charts_before + 4  # no VIP, no preprocessing on this page

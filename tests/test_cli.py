@@ -60,6 +60,7 @@ def test_help_lists_every_method():
     assert sub.returncode == 0 and all(m in sub.stdout for m in ("edpls", "dp-pcr", "dp-cca", "pca-gauss"))
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_edpls_end_to_end_release_and_workbook(spectra_set, tmp_path):
     folder, df, cols = spectra_set
     out = tmp_path / "release.json"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +41,7 @@ def _captions(at) -> str:
     return " | ".join(c.value for c in at.caption)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_upload_on_home_follows_to_edpls_with_property_defaults():
     at = _home()
     at.radio(key="home_data_source").set_value("Upload a file").run()

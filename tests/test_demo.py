@@ -184,6 +184,7 @@ def test_story_is_reproducible_for_a_fixed_noise_seed(seeded_story):
     assert first["noise"].startswith("fixed")
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_story_holds_for_other_seeds(seed, seeded_story):
     s = guided_story(epsilon=1.0, delta=1e-5, seed=seed, noise_seed=seed)
@@ -236,6 +237,7 @@ def test_home_shows_the_demo_button_and_one_teaser_chart():
     assert not at.metric
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_home_demo_click_shows_the_three_steps():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()

@@ -265,6 +265,7 @@ def test_pipeline_audit_stays_below_the_claim(config, trials):
     assert r["eps_lb"] < r["claimed_eps"], r
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_pipeline_audit_catches_halved_noise():
     r = run_case(pipeline_audit_case("default", 1.0, 1e-5, bug="noise_halved"), 200_000, SEED)
     assert r["expect"] == "violated"

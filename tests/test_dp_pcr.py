@@ -223,6 +223,7 @@ def test_audit_case_holds_and_the_planted_bug_is_caught():
 
 
 # ----------------------------------------------------------------------------- the page
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_page_opens_fits_sweeps_and_exports():
     at = AppTest.from_file(str(ROOT / "pages" / "dp_pcr.py"), default_timeout=120)
     with recorded_downloads() as seen:

@@ -131,6 +131,7 @@ def n_train_in(text: str) -> bool:
     return bool(re.search(r"(?<![\w.-])84(?![\w.])", text))
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_recommended_fit_exports_its_shareable_model(deferred):
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
@@ -217,6 +218,7 @@ def test_bad_epsilon_grid_is_reported_not_crashing(page):
     assert any("ε grid" in e.value for e in page.error)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_strict_samples_needed_simulation(page):
     page.button(key="edpls_samples").click().run()
     assert not page.exception
@@ -232,6 +234,7 @@ def test_strict_samples_needed_simulation(page):
     assert any("plain strict edPLS" in x.value and "rows" in x.value for x in page.markdown)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_the_same_sweep_in_a_second_session_draws_the_same_curves_in_teaching_mode_only():
     """With the teaching switch (the same known noise seed) two sessions run the same sweep: the second computes
     its own (caches are per session, ``ui.progress.session_scope``: review N6) and draws the same curves. With
@@ -292,6 +295,7 @@ def test_reproducible_noise_switch_is_recorded_as_not_proven(page):
     assert metrics(again)["RMSEP, private"] == first  # the known seed reproduces the noise
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_shareable_exports_and_owner_workbook(deferred):
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()

@@ -34,6 +34,9 @@ from tab_helpers import open_tab
 from ui.exports import LABELS, chart_config
 from ui.pages import TOOL_PAGES, method_pages
 
+# Out of the fast lane (pytest -m 'not slow'): every page run under AppTest with its defaults, then each download.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
 

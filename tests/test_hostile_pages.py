@@ -328,6 +328,7 @@ def _refusal_message(at, spec: PageSpec, name: str, data: bytes) -> tuple[str, l
     return text, words
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 @pytest.mark.parametrize("page", list(PAGES))
 def test_every_hostile_upload_keeps_the_page_and_its_data(page, corpus):
     spec = PAGES[page]

@@ -92,6 +92,7 @@ def test_pages_hold_no_math_and_engine_no_streamlit():
             assert banned not in src, (f, banned)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_upload_good_then_bad_keeps_the_good_data():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()

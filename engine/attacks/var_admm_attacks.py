@@ -37,22 +37,22 @@ from engine.methods.var_admm import CollaborativeVAR, lagged_design
 from engine.threads import one_blas_thread
 
 __all__ = [
+    "EXACT",
     "AttackResult",
     "breach_iterations_central",
     "breach_iterations_owner",
-    "large_t_central",
-    "large_t_owner",
-    "owner_attack_needs",
     "breach_table",
-    "structure_solve",
-    "zero_init_leak",
     "central_node_attack",
-    "owner_attack",
     "du_product",
     "du_var_attack",
     "karr_product",
     "karr_var_attack",
-    "EXACT",
+    "large_t_central",
+    "large_t_owner",
+    "owner_attack",
+    "owner_attack_needs",
+    "structure_solve",
+    "zero_init_leak",
 ]
 
 #: relative error at or below which a reconstruction counts as exact (spec 9.10)
@@ -153,7 +153,7 @@ def structure_solve(offsets: np.ndarray, V: np.ndarray, lags, constant: bool = F
         shift = Y_hat.mean(axis=0)
         Y_hat = Y_hat - shift
         free = free - shift
-    return Y_hat, dict(zip(free_times.tolist(), free)), {"rank": int(rank), "unknowns": nF + d,
+    return Y_hat, dict(zip(free_times.tolist(), free, strict=True)), {"rank": int(rank), "unknowns": nF + d,
                                                          "singular_values": sv}
 
 
@@ -199,6 +199,7 @@ class AttackResult:
 
     @property
     def k_exact(self) -> int | None:
+        """The first K at which every victim's relative error is at most ``EXACT``, or None."""
         ok = np.all(self.relerr <= EXACT, axis=1)
         return int(self.K[np.argmax(ok)]) if ok.any() else None
 
@@ -209,9 +210,11 @@ class AttackResult:
         return self.rank_found < self.rank_needed
 
     def error_at(self, K: int) -> np.ndarray:
+        """The victims' relative errors at K (one entry per victim)."""
         return self.relerr[int(np.flatnonzero(self.K == K)[0])]
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per (K, victim) with its relative error."""
         rows = []
         for j, k in enumerate(self.K):
             for v, name in enumerate(self.victims):
@@ -479,7 +482,7 @@ def karr_var_attack(y1: np.ndarray, y2: np.ndarray, p: int, g: int | None = None
         rhs.append(second["returned"][:, 0])
     A = np.vstack(rows)
     b = np.concatenate(rhs)
-    sol, _, rank, _ = linalg.lstsq(A, b, lapack_driver="gelsd")
+    sol, _, _rank, _ = linalg.lstsq(A, b, lapack_driver="gelsd")
     truth = y2[len(y2) - T - p: len(y2) - T - p + n_unknown]
     return {"rank": int(np.linalg.matrix_rank(A)), "unknowns": n_unknown,
             "product_error": float(np.max(np.abs(first["product"] - Z1.T @ Z2))),

@@ -34,8 +34,21 @@ from engine.data.validate import DataError
 from engine.methods import registry
 from engine.release.travel import ModelCard
 
-__all__ = ["LAZY_METHODS", "MAX_IN_MEMORY_GB", "OPTIONS", "DatasetFit", "TaskProgress", "UsageError",
-           "check_declared", "fit_dataset", "lazy_methods", "fit_dp_cca", "fit_dp_pcr", "fit_edpls", "fit_pca_gauss"]
+__all__ = [
+    "LAZY_METHODS",
+    "MAX_IN_MEMORY_GB",
+    "OPTIONS",
+    "DatasetFit",
+    "TaskProgress",
+    "UsageError",
+    "check_declared",
+    "fit_dataset",
+    "fit_dp_cca",
+    "fit_dp_pcr",
+    "fit_edpls",
+    "fit_pca_gauss",
+    "lazy_methods",
+]
 
 def lazy_methods() -> frozenset:
     """Fits whose estimator takes the dask collections and sums its release partition by partition (``fit(X, y,
@@ -137,6 +150,7 @@ def _edpls_estimator(a) -> str:
 
 
 def fit_edpls(job: _Job):
+    """``fit edpls``: the plain strict EDPLS chunk by chunk, or the recommended strict edPLS (``--estimator``)."""
     a = job.args
     _need(job.ddf, [a.response], "response", job.name)
     cols = _x_columns(job, [a.response])
@@ -157,7 +171,7 @@ def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, s
     the fit, its shareable release and the owner's clipping count and coefficients."""
     a = job.args
     lazy = method in lazy_methods()
-    X, y = _split(_arrays(job, cols + [a.response], method.replace("_", "-"), lazy), 1)
+    X, y = _split(_arrays(job, [*cols, a.response], method.replace("_", "-"), lazy), 1)
     job.fit(est, lazy, what, X, y)
     release = shareable_release(est, public_inputs={"y_range": list(a.y_range)},
                                 card=ModelCard(cols, a.response))
@@ -185,7 +199,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
     est = make_strict_edpls(a.epsilon, a.delta, y_range=tuple(a.y_range), X_public=X_public, x_bound=x_bound,
                             n_components=k or "auto", random_state=a.seed)
     lazy = "edpls_recommended" in lazy_methods()
-    X, y = _split(_arrays(job, cols + [a.response], "edpls (recommended)", lazy), 1)
+    X, y = _split(_arrays(job, [*cols, a.response], "edpls (recommended)", lazy), 1)
     job.fit(est, lazy, "fitting edPLS (recommended strict: response pass, then moments pass)", X, y)
     release = shareable_release(est, card=ModelCard(cols, a.response))
     coef = {"channel (preprocessed)": [*cols, "intercept"], "coef_private": [*est.coef_, est.intercept_]}
@@ -193,6 +207,7 @@ def _edpls_recommended(job: _Job, cols: list[str]):
 
 
 def fit_dp_pcr(job: _Job):
+    """``fit dp-pcr``: strict DP-PCR on the declared bounds, summed partition by partition."""
     from engine.methods.dp_pcr import DPPCR
     from engine.methods.dp_pcr.release import shareable_release
 
@@ -205,6 +220,7 @@ def fit_dp_pcr(job: _Job):
 
 
 def fit_dp_cca(job: _Job):
+    """``fit dp-cca``: strict DP-CCA of the X columns against ``--y-columns`` on the declared bounds."""
     from engine.methods.dp_cca import DPCCA
     from engine.methods.dp_cca.export import owner_sheets, shareable_release
 
@@ -223,6 +239,7 @@ def fit_dp_cca(job: _Job):
 
 
 def fit_pca_gauss(job: _Job):
+    """``fit pca-gauss``: strict PCA-Gauss synthetic data on the declared public box."""
     from engine.methods.pca_gauss import PCAGauss
     from engine.methods.pca_gauss.export import owner_sheets, shareable_release
 
@@ -351,6 +368,7 @@ class DatasetFit:
     noise_known: bool
 
     def release_json(self) -> str:
+        """The shareable release as strict JSON text (the file ``--out`` names)."""
         from engine.release.manifest import release_to_json
 
         return release_to_json(self.release, indent=1)

@@ -139,6 +139,7 @@ def _app_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``privalab`` / ``python -m engine``: app, fit (one sub-command per registry method) and predict."""
     parser = argparse.ArgumentParser(
         prog=_prog(), formatter_class=argparse.RawDescriptionHelpFormatter,
         description="PrivaLab: the dashboard (app) and batch jobs (fit): differentially private fits on data sets "

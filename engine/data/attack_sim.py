@@ -30,8 +30,8 @@ from scipy.stats import norm
 from engine.privacy import as_generator
 
 __all__ = [
-    "Band",
     "PAPER_BANDS",
+    "Band",
     "TwoPartySpectra",
     "gaussian_band",
     "make_attack_spectra",
@@ -112,10 +112,12 @@ class TwoPartySpectra:
 
     @property
     def n_channels(self) -> int:
+        """The number of channels m."""
         return self.signals.shape[1]
 
     @property
     def channels(self) -> np.ndarray:
+        """The channel numbers 0..m-1."""
         return np.arange(self.n_channels)
 
     @property
@@ -233,7 +235,7 @@ def make_attack_spectra(
     signals = np.vstack([
         gaussian_band(n_channels, b.centre, b.width, b.height, height_convention=height) for b in bands
     ])
-    party_bands = (shared_bands + (unique_bands[0],), shared_bands + (unique_bands[1],))
+    party_bands = ((*shared_bands, unique_bands[0]), (*shared_bands, unique_bands[1]))
     response_col = shared_bands.index(response_band)
 
     def draw(n, band_idx):

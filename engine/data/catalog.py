@@ -34,6 +34,7 @@ class SampleSet:
 
     @property
     def path(self) -> Path | None:
+        """The bundled file under sample_data/, or None when the set is generated."""
         return SAMPLE_DIR / self.file if self.file else None
 
 

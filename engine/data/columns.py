@@ -57,7 +57,7 @@ def numeric_columns(df: pd.DataFrame) -> list:
     """
     if not df.columns.is_unique:
         return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
-    return [c for c, dtype in zip(df.columns, df.dtypes) if pd.api.types.is_numeric_dtype(dtype)]
+    return [c for c, dtype in zip(df.columns, df.dtypes, strict=True) if pd.api.types.is_numeric_dtype(dtype)]
 
 
 def is_id_like(df: pd.DataFrame, column) -> bool:
@@ -130,9 +130,11 @@ class MissingRows:
 
     @property
     def count(self) -> int:
+        """The number of rows with a missing value."""
         return len(self.rows)
 
     def describe(self, limit: int = 10) -> str:
+        """A sentence naming the rows (the first ``limit``) and the columns with missing values."""
         shown = ", ".join(str(r) for r in self.rows[:limit])
         if self.count > limit:
             shown += f" and {self.count - limit} more"
@@ -147,7 +149,7 @@ def missing_rows(df: pd.DataFrame, columns=None) -> MissingRows:
         return MissingRows((), ())
     block = df[cols].isna().to_numpy()
     rows = tuple(int(i) + 1 for i in np.flatnonzero(block.any(axis=1)))
-    where = tuple(c for c, has in zip(cols, block.any(axis=0)) if has)
+    where = tuple(c for c, has in zip(cols, block.any(axis=0), strict=False) if has)
     return MissingRows(rows, where)
 
 

@@ -37,9 +37,9 @@ from .validate import DataError
 
 __all__ = [
     "MAX_XLSX_MEMBERS",
-    "MAX_XLSX_UNPACKED_MB",
     "MAX_XLSX_PART_MB",
     "MAX_XLSX_RATIO",
+    "MAX_XLSX_UNPACKED_MB",
     "check_xlsx_container",
     "sheet_cells_over",
 ]

@@ -30,18 +30,18 @@ from .timeseries import TimeSeriesData, load_timeseries, timeseries_from_frame
 from .two_views import TwoViewData, load_two_view_files
 
 __all__ = [
-    "MAX_UPLOAD_MB",
-    "MAX_COLUMNS",
     "MAX_CELLS",
-    "MAX_ROWS",
+    "MAX_COLUMNS",
     "MAX_LINE_MB",
+    "MAX_ROWS",
+    "MAX_UPLOAD_MB",
     "MAX_XLSX_UNPACKED_MB",
     "SUPPORTED_EXTENSIONS",
-    "load_table",
-    "load_timeseries",
-    "timeseries_from_frame",
-    "load_two_view_files",
-    "xlsx_sheet_names",
     "TimeSeriesData",
     "TwoViewData",
+    "load_table",
+    "load_timeseries",
+    "load_two_view_files",
+    "timeseries_from_frame",
+    "xlsx_sheet_names",
 ]

@@ -29,6 +29,7 @@ row is all zeros. It depends on that row alone and on a public constant, so it i
 from __future__ import annotations
 
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,8 +43,17 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils._param_validation import Interval
 
-__all__ = ["AirPlsOrder", "CHAINS", "CHAIN_INFO", "FLAT_RELATIVE_SPREAD", "FlatSafeSNV", "chain_names",
-           "difference_penalty", "flat_rows", "make_chain"]
+__all__ = [
+    "CHAINS",
+    "CHAIN_INFO",
+    "FLAT_RELATIVE_SPREAD",
+    "AirPlsOrder",
+    "FlatSafeSNV",
+    "chain_names",
+    "difference_penalty",
+    "flat_rows",
+    "make_chain",
+]
 
 #: A row whose standard deviation, after dividing the row by its largest magnitude, is at most this is flat.
 #: Why 1e-12: below it SNV's (x - mean) / std is rounding error amplified beyond 1e-4 relative (the rounding of x
@@ -75,6 +85,7 @@ class FlatSafeSNV(StandardNormalVariate):
     (:func:`flat_rows`) maps to the zero row instead of NaN (one row in, one row out, norm 0)."""
 
     def transform(self, X, y=None):
+        """SNV of each row of ``X`` (n, m), flat rows mapped to zero; returns an (n, m) array."""
         from sklearn.utils.validation import check_is_fitted, validate_data
 
         check_is_fitted(self, "n_features_in_")
@@ -125,7 +136,7 @@ class AirPlsOrder(AirPls):
     from the first training spectrum). transform returns spectrum - baseline.
     """
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         **AirPls._parameter_constraints,
         "diff_order": [Interval(Integral, 1, 2, closed="both")],
         "warm_start": ["boolean"],

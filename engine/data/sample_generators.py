@@ -25,12 +25,12 @@ import pandas as pd
 from scipy import linalg
 
 __all__ = [
+    "NIR_RESPONSES",
     "SampleBunch",
     "make_nir_spectra",
     "make_solar",
-    "make_value_chain",
     "make_two_views",
-    "NIR_RESPONSES",
+    "make_value_chain",
 ]
 
 
@@ -419,7 +419,7 @@ def make_value_chain(n_samples: int = 1000, widths=(10, 20, 20), random_state=2)
     rng = _rng(random_state)
     blocks, Ys, As, Bs = [], [], [], []
     prev = None
-    for width, cfg in zip(widths, _VC_STAGES):
+    for width, cfg in zip(widths, _VC_STAGES, strict=False):
         X = _low_rank_matrix(rng, n_samples, width)
         X = (X - X.mean(axis=0)) / X.std(axis=0)
         U = X if prev is None else np.column_stack([X, prev[:, :_VC_N_PREV]])

@@ -29,15 +29,15 @@ from .sample_generators import (
 )
 
 __all__ = [
-    "SampleBunch",
-    "make_nir_spectra",
-    "make_solar",
-    "make_value_chain",
-    "make_two_views",
-    "write_sample_data",
-    "main",
     "NIR_RESPONSES",
     "SAMPLE_FILES",
+    "SampleBunch",
+    "main",
+    "make_nir_spectra",
+    "make_solar",
+    "make_two_views",
+    "make_value_chain",
+    "write_sample_data",
 ]
 
 
@@ -67,7 +67,7 @@ def _fmt_fixed(values: np.ndarray, decimals: int) -> np.ndarray:
 
 
 def _write_text_table(path: Path, header: list, columns: list) -> None:
-    """CSV from string columns (all the same length), '\\n' line ends."""
+    r"""CSV from string columns (all the same length), '\n' line ends."""
     body = np.column_stack(columns)
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(",".join(header) + "\n")
@@ -102,7 +102,7 @@ def write_sample_data(out_dir="sample_data") -> list[Path]:
     sol = make_solar(random_state=_SEEDS["solar"])
     yv = sol.y.to_numpy()
     times = sol.y.index.strftime("%Y-%m-%dT%H:%M:%S").to_numpy(dtype=str)
-    _write_text_table(out / "solar_pv.csv", ["time"] + list(sol.y.columns),
+    _write_text_table(out / "solar_pv.csv", ["time", *sol.y.columns],
                       [times] + [_fmt_fixed(yv[:, j], 4) for j in range(yv.shape[1])])
     s = sol.sites
     _write_text_table(
@@ -115,7 +115,7 @@ def write_sample_data(out_dir="sample_data") -> list[Path]:
     # --- value chain
     vc = make_value_chain(random_state=_SEEDS["value_chain"])
     parts = [pd.DataFrame(b, columns=[f"{name}_x{j:02d}" for j in range(1, b.shape[1] + 1)])
-             for name, b in zip(vc.block_names, vc.blocks)]
+             for name, b in zip(vc.block_names, vc.blocks, strict=True)]
     parts.append(pd.DataFrame(vc.Y, columns=list(vc.kpi_names)))
     pd.concat(parts, axis=1).to_csv(out / "value_chain.csv", float_format="%.6g", **_CSV)
     written.append(out / "value_chain.csv")
@@ -157,7 +157,7 @@ def write_sample_data(out_dir="sample_data") -> list[Path]:
         sample_cc=", ".join(f"{v:.3f}" for v in sample_cc[:4]),
         nir_x_range=f"{nir.X.min():.2f} to {nir.X.max():.2f}",
         nir_y=", ".join(f"{n} {m:.2f} ± {sd:.2f}" for n, m, sd in
-                        zip(NIR_RESPONSES, nir.Y.mean(axis=0), nir.Y.std(axis=0, ddof=1))),
+                        zip(NIR_RESPONSES, nir.Y.mean(axis=0), nir.Y.std(axis=0, ddof=1), strict=False)),
         a_zero=", ".join(f"{(A == 0).mean():.3f}" for A in vc.A),
         b_nonzero=", ".join(str(int((B != 0).sum())) for B in vc.B),
         kpi_sd=", ".join(f"{v:.2f}" for v in vc.Y.std(axis=0)),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-__all__ = ["SCHEDULER_ENV", "LOCAL_SCHEDULERS", "dask_scheduler", "is_distributed", "resolve_scheduler"]
+__all__ = ["LOCAL_SCHEDULERS", "SCHEDULER_ENV", "dask_scheduler", "is_distributed", "resolve_scheduler"]
 
 #: Environment variable naming a dask.distributed scheduler address (Dask's own name for it).
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"

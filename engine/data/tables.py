@@ -23,6 +23,8 @@ __all__ = ["BUNDLED_SETS", "BundledSet", "PublicInputs", "arrays_from_frame", "d
 
 @dataclass(frozen=True)
 class BundledSet:
+    """A data set shipped with the app: its key, title, task, what real data it stands in for, its loader."""
+
     key: str
     title: str
     task: str

@@ -43,6 +43,7 @@ class TimeSeriesData:
 
     @property
     def sources(self) -> tuple:
+        """The files the series was read from."""
         return (self.file,)
 
 

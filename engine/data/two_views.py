@@ -38,6 +38,7 @@ class TwoViewData:
 
     @property
     def sources(self) -> tuple:
+        """The files the two views were read from, each once."""
         return tuple(dict.fromkeys(f for f in (self.file, self.y_file) if f))
 
 

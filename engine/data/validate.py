@@ -21,12 +21,12 @@ import pandas as pd
 
 __all__ = [
     "DataError",
-    "require_numeric",
-    "check_min_rows",
     "check_constant_columns",
     "check_duplicate_columns",
-    "check_matching_rows",
     "check_finite_array",
+    "check_matching_rows",
+    "check_min_rows",
+    "require_numeric",
 ]
 
 _LIST_MAX = 10  # names listed in one message before "and N more"
@@ -148,7 +148,7 @@ def check_constant_columns(X_df: pd.DataFrame, file: str) -> None:
     with np.errstate(invalid="ignore"):
         const = np.nanmax(a, axis=0) == np.nanmin(a, axis=0)
     if const.any():
-        names = [str(c) for c, k in zip(X_df.columns, const) if k]
+        names = [str(c) for c, k in zip(X_df.columns, const, strict=True) if k]
         word = "column has" if len(names) == 1 else "columns have"
         raise DataError(
             f"{file}: {len(names)} {word} the same value in every row: {quote_list(names)}. "
@@ -170,7 +170,7 @@ def check_duplicate_columns(X_df: pd.DataFrame, file: str) -> None:
     keys = {}
     if num_cols:
         block = np.ascontiguousarray(X_df[num_cols].to_numpy(dtype=float).T)  # (p_num, n)
-        keys = {c: ("num", row.tobytes()) for c, row in zip(num_cols, block)}
+        keys = {c: ("num", row.tobytes()) for c, row in zip(num_cols, block, strict=False)}
     for c in X_df.columns:
         key = keys.get(c)
         if key is None:

@@ -9,6 +9,8 @@ columns by the text before a separator, a different thing).
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_array
@@ -38,8 +40,8 @@ def bin_columns(X, n_bins: int, names=None) -> tuple[np.ndarray, list]:
         raise ValueError(f"n_bins must be in 1..{m}, got {n_bins}")
     edges = np.linspace(0, m, n_bins + 1).round().astype(int)
     names = [str(c) for c in (names if names is not None else range(m))]
-    out = np.column_stack([X[:, a:b].mean(axis=1) for a, b in zip(edges[:-1], edges[1:])])
-    labels = [names[a] if b - a == 1 else f"{names[a]}–{names[b - 1]}" for a, b in zip(edges[:-1], edges[1:])]
+    out = np.column_stack([X[:, a:b].mean(axis=1) for a, b in itertools.pairwise(edges)])
+    labels = [names[a] if b - a == 1 else f"{names[a]}–{names[b - 1]}" for a, b in itertools.pairwise(edges)]
     return out, labels
 
 

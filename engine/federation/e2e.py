@@ -50,7 +50,7 @@ class PartyKeys:
     private: X25519PrivateKey
 
     @classmethod
-    def generate(cls) -> "PartyKeys":
+    def generate(cls) -> PartyKeys:
         """A fresh key pair from the OS's entropy."""
         return cls(X25519PrivateKey.generate())
 

@@ -82,6 +82,7 @@ def create_identity(path: Path) -> str:
 
 
 def load_identity(path: Path) -> Ed25519PrivateKey:
+    """The party's Ed25519 identity key from its PEM file (ValueError for any other key)."""
     key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
     if not isinstance(key, Ed25519PrivateKey):
         raise ValueError(f"{path} holds no Ed25519 identity key")
@@ -94,6 +95,7 @@ def write_pins(path: Path, pins: dict) -> None:
 
 
 def load_pins(path: Path) -> dict:
+    """The pinned identities of the other parties: party name -> public key fingerprint (hex)."""
     return {str(k): str(v) for k, v in json.loads(Path(path).read_text()).items()}
 
 
@@ -103,6 +105,7 @@ def key_statement(model: str, role: str, party: str, exchange_public: bytes) -> 
 
 
 def sign_key(identity: Ed25519PrivateKey, model: str, role: str, party: str, exchange_public: bytes) -> str:
+    """The hex signature of this run's key-exchange key by the party's identity (``key_statement``)."""
     return identity.sign(key_statement(model, role, party, exchange_public)).hex()
 
 

@@ -107,6 +107,6 @@ class MessageLog:
         df = self.to_frame()
         keys = list(by)
         if df.empty:
-            return pd.DataFrame(columns=keys + ["messages", "values sent"])
+            return pd.DataFrame(columns=[*keys, "messages", "values sent"])
         out = df.groupby(keys, sort=False).agg(messages=("message", "size"), values_sent=("values sent", "sum"))
         return out.reset_index().rename(columns={"values_sent": "values sent"})

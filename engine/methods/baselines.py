@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -98,7 +99,7 @@ class DPConstantRegressor(RegressorMixin, BaseEstimator):
     (True, 2)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "y_range": [tuple, list, np.ndarray],
         "count_share": [Interval(Real, 0, 1, closed="neither")],

@@ -32,8 +32,15 @@ import numpy as np
 
 from engine.numerics import pow2_exponent
 
-__all__ = ["ColumnStats", "check_columns", "column_label", "frame_names", "raise_if_non_numeric",
-           "series_name", "pow2_exponent"]
+__all__ = [
+    "ColumnStats",
+    "check_columns",
+    "column_label",
+    "frame_names",
+    "pow2_exponent",
+    "raise_if_non_numeric",
+    "series_name",
+]
 
 _EPS = float(np.finfo(float).eps)
 _LOG2_MAX = math.log2(float(np.finfo(float).max))  # ~ 1024
@@ -119,6 +126,7 @@ class ColumnStats:
 
     @property
     def largest(self) -> float:
+        """The largest absolute value over the columns checked (0 when there are none)."""
         return float(self.absmax.max()) if self.absmax.size else 0.0
 
 
@@ -209,7 +217,7 @@ def _check_range(A, stats: ColumnStats, what, names, single) -> None:
     # Underflow: a non-zero column whose squares vanish (sum below the smallest normal float64).
     nz = stats.absmax > 0
     maybe = nz & (2.0 * np.log2(np.where(nz, stats.absmax, 1.0)) + math.log2(n) < _LOG2_TINY + 2.0)
-    for j in np.flatnonzero(maybe):
+    for j in np.flatnonzero(maybe).tolist():
         e = pow2_exponent(stats.absmax[j])
         col = np.ldexp(A[:, j], -e)
         if math.log2(float(col @ col)) + 2 * e < _LOG2_TINY:

@@ -50,6 +50,7 @@ class AuditTarget:
     fixed: tuple = ()
 
     def resolve(self):
+        """The audit case factory named by ``case``."""
         return _resolve(self.case)
 
 
@@ -116,10 +117,12 @@ class MethodSpec:
 
     @property
     def estimator(self) -> type:
+        """The estimator class named by ``estimator_path``."""
         return _resolve(self.estimator_path)
 
     @property
     def compare(self):
+        """The comparison function named by ``compare_path``."""
         return _resolve(self.compare_path)
 
 

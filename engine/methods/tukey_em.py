@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -235,7 +236,7 @@ class TukeyEM(RegressorMixin, BaseEstimator):
     (True, True)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "n_models": [StrOptions({"auto"}), Interval(Integral, 4, None, closed="left")],
         "rows_per_model": [Interval(Integral, 1, None, closed="left"), None],

@@ -32,13 +32,10 @@ from .moments import AnalyzeGauss
 from .noise import SEED_KNOWN_CAVEAT, FreshGenerator, fresh_generator, noise_generator
 
 __all__ = [
-    "FreshGenerator",
     "SEED_KNOWN_CAVEAT",
-    "fresh_generator",
-    "ledger_totals",
-    "noise_generator",
     "AnalyzeGauss",
     "ClipReport",
+    "FreshGenerator",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Neighbouring",
@@ -50,10 +47,13 @@ __all__ = [
     "classic_gaussian_sigma",
     "clip_abs",
     "clip_rows_l2",
+    "fresh_generator",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_sigmas_for_budget",
     "laplace_scale",
+    "ledger_totals",
+    "noise_generator",
     "noise_scale",
     "resolve_calibration",
     "sample_gaussian_vector",

@@ -64,9 +64,9 @@ the methods' estimators and the privacy core are used, not re-implemented.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy.stats import beta as beta_dist
@@ -235,6 +235,7 @@ class AuditResult:
     stat_D_prime: np.ndarray = field(repr=False)
 
     def to_dict(self) -> dict:
+        """The audit's figures as a plain dict (for JSON and tables)."""
         return {k: getattr(self, k) for k in ("epsilon_lb", "eps_point", "delta", "n_trials", "confidence",
                                                "statistic", "threshold", "direction", "ordering",
                                                "rate_num", "rate_den")}
@@ -414,6 +415,7 @@ def planted_bug(kind: str, factor: float):
 
 
 def check_bug(bug):
+    """Refuse a planted-bug name that ``PLANTED`` does not know (None: no bug)."""
     if bug is not None and bug not in PLANTED:
         raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
 
@@ -425,10 +427,12 @@ def planted(bug: str | None):
 
 
 def expected_verdict(mode, bug):
+    """The verdict an audit should reach: violated with a planted bug, else holds (strict) or report."""
     return "violated" if bug else ("holds" if mode == "strict" else "report")
 
 
 def case_name(base, bug):
+    """The case's name, with the planted bug appended when there is one."""
     return base if bug is None else f"{base}_bug_{bug}"
 
 

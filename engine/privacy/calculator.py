@@ -9,7 +9,7 @@ import pandas as pd
 from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma, laplace_scale
 from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget
 
-__all__ = ["sigma_curve", "compose_identical_gaussian", "per_release_sigma_table"]
+__all__ = ["compose_identical_gaussian", "per_release_sigma_table", "sigma_curve"]
 
 
 def sigma_curve(epsilons, delta: float, sensitivity: float = 1.0) -> pd.DataFrame:

@@ -162,6 +162,7 @@ class ChunkedMoments(RowScaling):
 
     @property
     def d(self) -> int:
+        """The dimension d of the summed moments."""
         return self.G.shape[0]
 
 
@@ -179,7 +180,7 @@ def _numeric(part, index: int, what: str, names) -> np.ndarray:
         part = part.to_frame()
     if isinstance(part, pd.DataFrame):
         cols = [str(c) for c in (part.columns if names is None else names)]
-        for j, c in enumerate(part.columns):
+        for j in range(len(part.columns)):
             col = part.iloc[:, j]
             if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
                 continue
@@ -266,7 +267,7 @@ def _dask_partitions(X, Y) -> tuple[list, int]:
         raise TypeError("X is a dask array: give y as a dask array too")
     Y = Y.rechunk((X.chunks[0],) if Y.ndim == 1 else (X.chunks[0], -1))
     ys = list(Y.to_delayed().reshape(len(xs), -1)[:, 0])
-    return list(zip(xs, ys)), n_x
+    return list(zip(xs, ys, strict=False)), n_x
 
 
 def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
@@ -274,7 +275,7 @@ def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
         raise DataError("the data set has no rows", file=None)
     bounds, weights, const, scale, widths = total.meta
     reports = tuple(ClipReport(float(b), int(total.n), int(c), float(mx))
-                    for b, c, mx in zip(bounds, total.clipped, total.max_norm))
+                    for b, c, mx in zip(bounds, total.clipped, total.max_norm, strict=False))
     G = 0.5 * (total.G + total.G.T)
     return ChunkedMoments(G, int(total.n), bounds, weights, const, scale, widths, reports, int(total.n_clipped),
                           n_parts, float(total.max_z))
@@ -353,7 +354,7 @@ def sum_partitions(X, Y, chunk: Callable, add: Callable, *, scheduler=None, prog
     return total, len(parts)
 
 
-def _tree_sum(sums: list, split_every: int, token: str, add: Callable = None):
+def _tree_sum(sums: list, split_every: int, token: str, add: Callable | None = None):
     import dask
 
     add = add or _add
@@ -365,7 +366,7 @@ def _tree_sum(sums: list, split_every: int, token: str, add: Callable = None):
     return sums[0] if len(sums) == 1 else dask.delayed(add)(sums)
 
 
-def _gather_distributed(client, sums: list, progress, add: Callable = None):
+def _gather_distributed(client, sums: list, progress, add: Callable | None = None):
     """On a cluster: each partition's sum is a future; the d x d results are added on the driver as they come."""
     from distributed import as_completed
 

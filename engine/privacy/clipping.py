@@ -27,9 +27,11 @@ class ClipReport:
 
     @property
     def fraction_clipped(self) -> float:
+        """The fraction of rows clipped (0 for no rows)."""
         return self.n_clipped / self.n_rows if self.n_rows else 0.0
 
     def describe(self, what: str = "rows") -> str:
+        """One sentence: how many rows were clipped to which bound, and the largest norm before."""
         return (
             f"{self.n_clipped} of {self.n_rows} {what} clipped to the public bound {self.bound:g} "
             f"(largest before clipping: {self.max_norm_before:.4g})"

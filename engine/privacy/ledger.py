@@ -110,7 +110,7 @@ class Release:
         calibration: str = "analytic",
         sensitivity_source: str = "public",
         note: str = "",
-    ) -> "Release":
+    ) -> Release:
         """A Gaussian release whose epsilon is computed exactly from the applied sigma at ``delta``."""
         eps = gaussian_epsilon(sigma, delta, sensitivity)
         return cls(
@@ -150,12 +150,14 @@ class PrivacyLedger:
             self.caveats.append(reason)
 
     def add(self, release: Release) -> Release:
+        """Record one release; returns it."""
         if not isinstance(release, Release):
             raise TypeError("PrivacyLedger.add takes a Release")
         self.entries.append(release)
         return release
 
     def extend(self, releases) -> None:
+        """Record each release in order."""
         for r in releases:
             self.add(r)
 
@@ -170,7 +172,7 @@ class PrivacyLedger:
 
     @property
     def status(self) -> str:
-        """ "no privacy" (no noisy release), "proven" or "not proven" (see ``reasons_not_proven``)."""
+        """The verdict: "no privacy" (no noisy release), "proven" or "not proven" (see ``reasons_not_proven``)."""
         if not self.entries:
             return "no privacy"
         return "not proven" if self.reasons_not_proven() else "proven"
@@ -270,6 +272,7 @@ class PrivacyLedger:
         return ledger_totals(self, delta, pld=True, as_json=False)
 
     def to_dict(self) -> dict:
+        """The ledger as plain data (JSON-ready); ``ledger_from_dict`` reads it back."""
         out = {"neighbouring": self.neighbouring.value, "entries": [asdict(r) for r in self.entries],
                "caveats": list(self.caveats)}
         if self.accountant != "basic":  # the total the fit was calibrated to meet (absent: basic composition)

@@ -112,8 +112,8 @@ def sample_symmetric_gaussian(sigma: float, dim: int, random_state=None, n_repli
     rng = as_generator(random_state)
     lead = () if n_replicates is None else (int(n_replicates),)
     iu = np.triu_indices(dim)
-    noise = np.zeros(lead + (dim, dim))
-    draws = draw_noise("gaussian", sigma, lead + (iu[0].size,), rng)
+    noise = np.zeros((*lead, dim, dim))
+    draws = draw_noise("gaussian", sigma, (*lead, iu[0].size), rng)
     noise[..., iu[0], iu[1]] = draws
     noise[..., iu[1], iu[0]] = draws
     return noise
@@ -198,6 +198,7 @@ class LaplaceMechanism:
         return out
 
     def release(self, name: str, *, sensitivity_source: str = "public", note: str = "") -> Release:
+        """The ledger record of one draw of this mechanism under ``name``."""
         return Release(
             name=name,
             mechanism="laplace",

@@ -146,6 +146,7 @@ class ScaledRows(RowScaling):
 
     @property
     def d(self) -> int:
+        """The width d of the scaled rows."""
         return self.Z.shape[1]
 
 
@@ -173,7 +174,7 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
     n = blocks[0].shape[0]
     Z = np.empty((n, sum(b.shape[1] for b in blocks) + int(private_centring)))
     reports, over_any, col = [], np.zeros(n, dtype=bool), 0
-    for block, B, w in zip(blocks, bounds, weights):
+    for block, B, w in zip(blocks, bounds, weights, strict=False):
         width = block.shape[1]
         norms = np.abs(block[:, 0]) if width == 1 else row_norms(block)
         f, rep = clip_factors(norms, B)
@@ -241,6 +242,7 @@ class ScaledGram(RowScaling):
 
     @property
     def d(self) -> int:
+        """The dimension d of the Gram matrix."""
         return self.G.shape[0]
 
 
@@ -302,8 +304,8 @@ def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weight
     buf = np.empty((max(1, min(br, n)), d))
     if private_centring:
         buf[:, -1] = a / S
-    factors = [S if w == B else B * S / w for B, w in zip(bounds, weights)]  # one column: divide by it
-    multipliers = [1.0 / S if w == B else w / (B * S) for B, w in zip(bounds, weights)]
+    factors = [S if w == B else B * S / w for B, w in zip(bounds, weights, strict=False)]  # one column: divide by it
+    multipliers = [1.0 / S if w == B else w / (B * S) for B, w in zip(bounds, weights, strict=False)]
     n_over, top, n_clipped = [0] * len(blocks), [0.0] * len(blocks), 0
     centres = [None] * len(blocks) if centres is None else [None if c is None else np.asarray(c, dtype=float)
                                                             for c in centres]
@@ -312,7 +314,7 @@ def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weight
         zb = buf[:stop - start]
         over_any = np.zeros(stop - start, dtype=bool)
         col = 0
-        for i, (block, B, width) in enumerate(zip(blocks, bounds, widths)):
+        for i, (block, B, width) in enumerate(zip(blocks, bounds, widths, strict=False)):
             part, out = block[start:stop], zb[:, col:col + width]
             col += width
             if centres[i] is not None:  # minus the public centre, into the buffer, then scaled there in place
@@ -343,7 +345,7 @@ def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weight
         C = dsyrk(1.0, zb.T, c=C, beta=1.0, trans=0, lower=0, overwrite_c=1)
     G = np.triu(C)
     G += np.triu(G, 1).T
-    reports = tuple(ClipReport(B, n, k, t) for B, k, t in zip(bounds, n_over, top))
+    reports = tuple(ClipReport(B, n, k, t) for B, k, t in zip(bounds, n_over, top, strict=False))
     return ScaledGram(np.ascontiguousarray(G), n, bounds, weights, a, S, widths, reports, n_clipped)
 
 
@@ -418,6 +420,7 @@ class MomentsRelease:
 
     @property
     def noisy(self) -> bool:
+        """Whether noise is added (sigma > 0)."""
         return self.sigma > 0
 
     @staticmethod
@@ -506,10 +509,12 @@ class AnalyzeGauss:
 
     @property
     def sigma(self) -> float:
+        """The Gaussian mechanism's sigma."""
         return self.mechanism.sigma
 
     @property
     def sensitivity(self) -> float:
+        """The Gaussian mechanism's sensitivity."""
         return self.mechanism.sensitivity
 
     def randomise(self, Z, random_state=None, n_replicates=None, *, check_bound: bool = True) -> np.ndarray:
@@ -540,6 +545,7 @@ class AnalyzeGauss:
         return G[0] if n_replicates is None else G
 
     def release(self, name: str = "second-moment matrix Z'Z", *, note: str = "") -> Release:
+        """The ledger record of this Analyze-Gauss release under ``name``."""
         return self.mechanism.release(
             name,
             sensitivity_source="public",

@@ -20,7 +20,7 @@ import numpy as np
 
 from .mechanisms import as_generator
 
-__all__ = ["FreshGenerator", "SEED_KNOWN_CAVEAT", "fresh_generator", "noise_generator", "spawn_fresh"]
+__all__ = ["SEED_KNOWN_CAVEAT", "FreshGenerator", "fresh_generator", "noise_generator", "spawn_fresh"]
 
 #: The ledger caveat of a release whose noise came from a seed the caller chose.
 SEED_KNOWN_CAVEAT = "not proven: the noise seed is known (a fixed seed reproduces the noise, for tests and teaching)"

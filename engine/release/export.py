@@ -21,6 +21,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,7 +49,7 @@ class _Skip(Exception):
 
 
 
-def _plain(v):
+def _plain(v: Any) -> Any:
     """Elements of an array's ``tolist()`` made strict-JSON safe."""
     if isinstance(v, list):
         return [_plain(x) for x in v]
@@ -65,7 +67,7 @@ def _plain(v):
 _NOT_HANDLED = object()  # sentinel: None is a value an encoder can return
 
 
-def _encode_scalar_or_array(v, path: str, types: dict):
+def _encode_scalar_or_array(v: Any, path: str, types: dict[str, Any]) -> Any:
     """None, str, bool, numbers and ndarrays; ``_NOT_HANDLED`` for anything else."""
     if v is None or isinstance(v, (str, bool)):
         return v
@@ -76,7 +78,7 @@ def _encode_scalar_or_array(v, path: str, types: dict):
         return int(v)
     if isinstance(v, (float, np.floating)):
         types[path] = {"kind": "float"}
-        return _float(v)
+        return _float(float(v))
     if isinstance(v, np.ndarray):
         if v.dtype.kind == "c":
             raise _Skip("complex array")
@@ -86,7 +88,7 @@ def _encode_scalar_or_array(v, path: str, types: dict):
     return _NOT_HANDLED
 
 
-def _encode_record(v, path: str, types: dict):
+def _encode_record(v: Any, path: str, types: dict[str, Any]) -> Any:
     """Ledgers, frames, series and slices; ``_NOT_HANDLED`` for anything else."""
     if isinstance(v, PrivacyLedger):
         types[path] = {"kind": "PrivacyLedger"}
@@ -105,7 +107,7 @@ def _encode_record(v, path: str, types: dict):
     return _NOT_HANDLED
 
 
-def encode_value(v, path: str = "", types: dict | None = None):
+def encode_value(v: Any, path: str = "", types: dict[str, Any] | None = None) -> Any:
     """``v`` as plain JSON data; the kind of every array, frame, tuple or ledger goes into ``types[path]``."""
     types = {} if types is None else types
     for encode in (_encode_scalar_or_array, _encode_record):
@@ -124,7 +126,7 @@ def encode_value(v, path: str = "", types: dict | None = None):
     raise _Skip(type(v).__name__)  # generators, random states, callables, ...
 
 
-def _unfloat(v):
+def _unfloat(v: Any) -> Any:
     if isinstance(v, list):
         return [_unfloat(x) for x in v]
     if isinstance(v, str) and v in _NONFINITE:
@@ -132,10 +134,10 @@ def _unfloat(v):
     return v
 
 
-def decode_value(v, path: str, types: dict):
+def decode_value(v: Any, path: str, types: dict[str, Any]) -> Any:
     """Inverse of :func:`encode_value` for one path."""
-    t = types.get(path)
-    kind = t["kind"] if t else None
+    t: dict[str, Any] = types.get(path) or {}
+    kind = t.get("kind")
     if kind == "ndarray":
         dtype = np.dtype(object) if t["dtype"] == "object" else np.dtype(t["dtype"])
         raw = _unfloat(v) if dtype.kind in "fc" else v
@@ -161,7 +163,7 @@ def decode_value(v, path: str, types: dict):
     return v
 
 
-def _object_array(raw, shape):
+def _object_array(raw: Any, shape: list[int]) -> np.ndarray:
     arr = np.empty(len(raw) if isinstance(raw, list) else 0, dtype=object)
     if len(shape) == 1:
         arr[:] = raw
@@ -169,7 +171,7 @@ def _object_array(raw, shape):
     return np.array(raw, dtype=object)
 
 
-def ledger_from_dict(data: dict) -> PrivacyLedger:
+def ledger_from_dict(data: dict[str, Any]) -> PrivacyLedger:
     """A :class:`PrivacyLedger` from ``PrivacyLedger.to_dict()`` output (non-finite strings allowed)."""
     led = PrivacyLedger(neighbouring=data.get("neighbouring", Neighbouring.ADD_REMOVE),
                         caveats=list(data.get("caveats", [])), unit=str(data.get("unit", "")),
@@ -182,8 +184,9 @@ def ledger_from_dict(data: dict) -> PrivacyLedger:
     return led
 
 
-def estimator_to_dict(est, fmt: str, *, exclude=(), state=(), ledger: PrivacyLedger | None = None,
-                      privacy: str | None = None, extra: dict | None = None) -> dict:
+def estimator_to_dict(est: Any, fmt: str, *, exclude: Iterable[str] = (), state: Iterable[str] = (),
+                      ledger: PrivacyLedger | None = None, privacy: str | None = None,
+                      extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """A fitted scikit-learn style estimator as plain JSON data (see the module docstring).
 
     exclude: fitted attribute names to leave out (listed under ``not_exported`` as "excluded").
@@ -192,8 +195,8 @@ def estimator_to_dict(est, fmt: str, *, exclude=(), state=(), ledger: PrivacyLed
     ledger: the privacy ledger to include (default: the estimator's ``privacy_ledger_``, if any).
     privacy: a sentence stating what the model guarantees (for models without a ledger).
     """
-    types: dict = {}
-    not_exported: dict = {}
+    types: dict[str, Any] = {}
+    not_exported: dict[str, Any] = {}
     params = {}
     for k, v in est.get_params(deep=False).items():
         try:
@@ -239,7 +242,7 @@ def estimator_to_dict(est, fmt: str, *, exclude=(), state=(), ledger: PrivacyLed
     return out
 
 
-def estimator_from_dict(data, cls, fmt: str):
+def estimator_from_dict(data: dict[str, Any] | str | bytes, cls: type, fmt: str) -> Any:
     """An estimator of class ``cls`` with the params and fitted attributes of ``estimator_to_dict`` output.
 
     ``data`` may be the dict or its JSON string. Attributes listed under ``not_exported`` stay unset,
@@ -262,7 +265,7 @@ def estimator_from_dict(data, cls, fmt: str):
     return est
 
 
-def dumps(data: dict, **json_kwargs) -> str:
+def dumps(data: dict[str, Any], **json_kwargs: Any) -> str:
     """Strict JSON (no NaN/Infinity literals)."""
     json_kwargs.setdefault("allow_nan", False)
     return json.dumps(data, **json_kwargs)

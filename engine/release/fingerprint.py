@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,7 @@ def key_id(key: bytes) -> str:
     return hmac.new(bytes(key), b"privalab key id", digestmod=hashlib.sha256).hexdigest()[:16]
 
 
-def _hash_part(h, obj) -> None:
+def _hash_part(h: Any, obj: Any) -> None:
     if isinstance(obj, pd.DataFrame):
         h.update(json.dumps({"shape": list(obj.shape), "columns": [str(c) for c in obj.columns],
                              "dtypes": [str(t) for t in obj.dtypes]}).encode())
@@ -79,7 +80,7 @@ def _hash_part(h, obj) -> None:
         _hash_part(h, np.asarray(obj))
 
 
-def data_sha256(*parts) -> str:
+def data_sha256(*parts: Any) -> str:
     """SHA-256 (hex) of data contents: data frames (column names, dtypes and values, not the index),
     arrays (shape, dtype, bytes), bytes or text, in the order given. Equal data give equal hashes
     however they were loaded, so a reader can check that a report belongs to a table."""

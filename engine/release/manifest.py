@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +39,21 @@ import numpy as np
 from engine.privacy.ledger import Neighbouring, PrivacyLedger, ledger_totals
 from engine.release.export import _Skip, decode_value, encode_value, ledger_from_dict
 
-__all__ = ["CALLER", "PUBLIC_BOUND", "PUBLIC_CENTRE", "SETTING", "Field", "RELEASE_KIND", "declared_bound_fields",
-           "setting_fields", "SHAREABLE_NOTICE", "build_release", "estimator_from_release",
-           "release_problems", "release_to_json"]
+__all__ = [
+    "CALLER",
+    "PUBLIC_BOUND",
+    "PUBLIC_CENTRE",
+    "RELEASE_KIND",
+    "SETTING",
+    "SHAREABLE_NOTICE",
+    "Field",
+    "build_release",
+    "declared_bound_fields",
+    "estimator_from_release",
+    "release_problems",
+    "release_to_json",
+    "setting_fields",
+]
 
 RELEASE_KIND = "shareable release"
 SHAREABLE_NOTICE = ("Shareable release: differentially private outputs and inputs the owner declared public only; "
@@ -71,7 +84,7 @@ class Field:
     source: str
     role: str = "attribute"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.provenance not in ("dp", "public"):
             raise ValueError(f"field {self.name!r}: provenance must be 'dp' or 'public', got {self.provenance!r}")
         if self.role not in ("attribute", "param", "info"):
@@ -87,12 +100,12 @@ SETTING = "setting chosen by the user (public)"
 CALLER = "declared public by the caller"
 
 
-def setting_fields(params: dict, names) -> list[Field]:
+def setting_fields(params: dict[str, Any], names: Iterable[str]) -> list[Field]:
     """One public "param" field per setting the user chose (``params``: ``get_params()``)."""
     return [Field(n, params[n], "public", SETTING, role="param") for n in names]
 
 
-def declared_bound_fields(params: dict) -> list[Field]:
+def declared_bound_fields(params: dict[str, Any]) -> list[Field]:
     """The declared public bounds ``x_bound``, ``y_bound`` and, when given, the public centre (``x_center``,
     ``y_center``) of a strict second-moment release (edPLS, DP-PCR), as public "param" fields."""
     fields = [Field("x_bound", float(params["x_bound"]), "public", PUBLIC_BOUND, role="param"),
@@ -124,7 +137,7 @@ def _check(fields: list[Field], ledger: PrivacyLedger) -> None:
 
 
 def build_release(method: str, fmt: str, fields: list[Field], ledger: PrivacyLedger, *, guarantee: str,
-                  extra_notes: list[str] | None = None) -> dict:
+                  extra_notes: list[str] | None = None) -> dict[str, Any]:
     """The shareable release of one fit as plain JSON data (see the module docstring).
 
     Parameters
@@ -144,7 +157,7 @@ def build_release(method: str, fmt: str, fields: list[Field], ledger: PrivacyLed
         raise ValueError("nothing was released with noise (no privacy): a non-private model is not a shareable "
                          "release; it belongs in the owner's workbook")
     _check(fields, ledger)
-    types: dict = {}
+    types: dict[str, Any] = {}
     values = {}
     for f in fields:
         try:
@@ -163,13 +176,13 @@ def build_release(method: str, fmt: str, fields: list[Field], ledger: PrivacyLed
     return out
 
 
-def release_to_json(release: dict, **json_kwargs) -> str:
+def release_to_json(release: dict[str, Any], **json_kwargs: Any) -> str:
     """Strict JSON text of a release (no NaN literals)."""
     json_kwargs.setdefault("allow_nan", False)
     return json.dumps(release, **json_kwargs)
 
 
-def estimator_from_release(data, cls, fmt: str):
+def estimator_from_release(data: dict[str, Any] | str | bytes, cls: type, fmt: str) -> Any:
     """An estimator of class ``cls`` rebuilt from a shareable release: its "param" fields as constructor
     parameters, its "attribute" fields as fitted attributes, the ledger as ``privacy_ledger_``.
 
@@ -190,7 +203,7 @@ def estimator_from_release(data, cls, fmt: str):
     return est
 
 
-def release_problems(obj) -> list[str]:
+def release_problems(obj: Any) -> list[str]:
     """What in ``obj`` (a release dict, JSON text, CSV or HTML text) must never be in a shareable file:
     64-hex-digit tokens (content hashes), seed or random_state keys. Empty when clean."""
     text = obj if isinstance(obj, str) else json.dumps(obj, default=str)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ PRIVATE_NOTICE = "Contains private information: do not share."
 _README = "PRIVATE read me"
 
 
-def _as_frame(value) -> pd.DataFrame:
+def _as_frame(value: Any) -> pd.DataFrame:
     if isinstance(value, pd.DataFrame):
         return value
     if isinstance(value, pd.Series):
@@ -45,7 +46,7 @@ def _as_frame(value) -> pd.DataFrame:
     return pd.DataFrame({"value": [_cell(value)]})
 
 
-def _cell(v):
+def _cell(v: Any) -> Any:
     if isinstance(v, (np.floating, float)):
         v = float(v)
         return v if math.isfinite(v) else str(v)
@@ -66,17 +67,19 @@ class OwnerWorkbook:
     notes : lines for the read-me sheet (what each sheet holds, why it is private).
     """
 
-    def __init__(self, title: str, sheets: dict | None = None, notes: list[str] | None = None):
+    def __init__(self, title: str, sheets: dict[str, Any] | None = None, notes: list[str] | None = None) -> None:
         self.title = str(title)
         self.sheets = dict(sheets or {})
         self.notes = list(notes or [])
 
-    def add(self, name: str, value) -> "OwnerWorkbook":
+    def add(self, name: str, value: Any) -> OwnerWorkbook:
+        """Add the sheet ``name``; returns self."""
         self.sheets[str(name)] = value
         return self
 
     @staticmethod
     def file_name(page: str) -> str:
+        """The workbook's file name for the page (it says PRIVATE)."""
         return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', page)}_owner_workbook_PRIVATE.xlsx"
 
     def _sheet_names(self) -> list[tuple[str, str]]:

@@ -60,6 +60,7 @@ class ReportFigure:
             raise TypeError("ReportFigure.shareable must be declared True or False")
 
     def resolve(self):
+        """The figure, built now when it was given as a function."""
         return self.figure() if callable(self.figure) else self.figure
 
 
@@ -78,6 +79,7 @@ def _plotly_dict(fig) -> dict:
 
 
 def figure_title(fig, default: str = "") -> str:
+    """The plotly figure's title text, or ``default``."""
     title = (_plotly_dict(fig).get("layout") or {}).get("title")
     if isinstance(title, dict):
         title = title.get("text")

@@ -112,7 +112,7 @@ def environment_versions() -> dict:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", " UTC")
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", " UTC")
 
 
 def _fmt(v) -> str:
@@ -154,7 +154,7 @@ class DataInfo:
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, name: str, origin: str, columns=None, note: str = "",
-                   owner_secret: bytes | None = None) -> "DataInfo":
+                   owner_secret: bytes | None = None) -> DataInfo:
         """``owner_secret``: the owner's session secret (``ui.exports.owner_secret``); the key is then
         :func:`engine.release.fingerprint.fingerprint_key` of this owner and this table. None draws a fresh
         secret (a key for this description only)."""
@@ -165,7 +165,7 @@ class DataInfo:
 
     @classmethod
     def from_parts(cls, name: str, origin: str, parts, columns=(), shape=None, note: str = "",
-                   owner_secret: bytes | None = None) -> "DataInfo":
+                   owner_secret: bytes | None = None) -> DataInfo:
         """Several frames or arrays (e.g. two views): the fingerprint (and its key) covers all of them, in order."""
         parts = list(parts)
         if shape is None:
@@ -272,6 +272,7 @@ class RunReport:
 
     @property
     def guarantee_markdown(self) -> str:
+        """The guarantee paragraph of the report, in Markdown."""
         if self.mode_text is not None:
             return self.mode_text
         text = MODE_TEXT.get(self.mode, "No differential-privacy guarantee applies to this page.")
@@ -308,6 +309,7 @@ class RunReport:
                 for r in self.ledger.entries]
 
     def file_name(self, ext: str = "html") -> str:
+        """The report's file name for the page, with the extension ``ext``."""
         return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', self.page)}_report.{ext}"
 
     def _rows_statement(self) -> str:
@@ -335,6 +337,7 @@ class RunReport:
         })
 
     def to_json(self, **json_kwargs) -> str:
+        """The report as JSON (no NaN, non-ASCII kept)."""
         json_kwargs.setdefault("allow_nan", False)
         json_kwargs.setdefault("ensure_ascii", False)
         return json.dumps(self.to_dict(), **json_kwargs)
@@ -351,7 +354,7 @@ class RunReport:
                 "accountant": f"{ACCOUNTANT_NAMES[key]} (tightest valid)",
                 "guarantee": neighbouring_text(self.ledger)}
 
-    def add_figures(self, figures: dict) -> "RunReport":
+    def add_figures(self, figures: dict) -> RunReport:
         """Add ``name -> ReportFigure`` entries (each with its declared shareability)."""
         self.figures = {**self.figures, **as_report_figures(figures)}
         self._images = None
@@ -474,6 +477,7 @@ class RunReport:
         return sheets
 
     def key_file_name(self) -> str:
+        """The file name of the owner's fingerprint key file (marked PRIVATE)."""
         return f"{re.sub(r'[^A-Za-z0-9_-]+', '_', self.page)}_fingerprint_KEY_PRIVATE.txt"
 
     def fingerprint_key_file(self) -> str:

@@ -76,7 +76,9 @@ class StreamlitServer:
         self.root = Path(root)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path or (ARTIFACTS / "streamlit_server.log")
+        # one log per pytest-xdist worker (PYTEST_XDIST_WORKER = gw0, gw1, ...), so two servers never share a file
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        self.log_path = log_path or (ARTIFACTS / f"streamlit_server{'-' + worker if worker else ''}.log")
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
         self._log = None

@@ -117,9 +117,11 @@ class StoryStep:
     notes: tuple = ()
 
     def value(self, key: str) -> float:
+        """The value of the number ``key`` of this step."""
         return self.get(key).value
 
     def get(self, key: str) -> StoryNumber:
+        """The number ``key`` of this step; KeyError naming the step's numbers otherwise."""
         for n in self.numbers:
             if n.key == key:
                 return n
@@ -140,6 +142,7 @@ class GuidedStory:
     fresh_noise: bool = True
 
     def step(self, key: str) -> StoryStep:
+        """The step ``key`` of the story; KeyError naming the steps otherwise."""
         for s in self.steps:
             if s.key == key:
                 return s

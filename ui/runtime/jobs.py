@@ -64,9 +64,10 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from engine.methods import registry
 
@@ -153,7 +154,7 @@ def _context():
 
 
 def _address_space() -> int:
-    """This process's mapped address space in bytes (VmSize), 0 when /proc is not there."""
+    """The current process's mapped address space in bytes (VmSize), 0 when /proc is not there."""
     try:
         with open("/proc/self/status") as fh:
             for line in fh:
@@ -252,9 +253,11 @@ class Job:
         self.runner._cancelled(self)
 
     def done(self) -> bool:
+        """Whether the job has finished (result, error or cancellation)."""
         return self._done.is_set()
 
     def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the job has finished or ``timeout`` seconds passed; True when it finished."""
         return self._done.wait(timeout)
 
     def result(self, timeout: float | None = None):
@@ -368,14 +371,17 @@ class JobRunner:
         return job.result()
 
     def position(self, job: Job) -> int:
+        """The job's 1-based place in the queue, 0 when it is not queued."""
         with self._cond:
             return self._queue.index(job) + 1 if job in self._queue else 0
 
     def queued(self) -> int:
+        """The number of jobs waiting in the queue."""
         with self._cond:
             return len(self._queue)
 
     def running(self) -> int:
+        """The number of jobs running now."""
         with self._cond:
             return len(self._running)
 

@@ -24,10 +24,12 @@ CENTRAL_ATTACKER = "central node (Y-free variant)"
 
 
 def panel_of(Y: pd.DataFrame, solar: bool, lags: tuple):
+    """The prepared panel of the series Y."""
     return prepare_series(Y, solar=solar, lags=lags)
 
 
 def model_kw(settings: dict) -> dict:
+    """The VAR-ADMM model settings taken from the page's settings."""
     return {k: settings[k] for k in ("penalty", "alpha", "rho", "init", "variant")}
 
 
@@ -94,6 +96,7 @@ def run_defence(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, defen
 
 def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: str, b: float, public_range: tuple,
                 declared: bool, delta: float, noise_seed, draw: str) -> pd.DataFrame:
+    """One point of the noise sweep: the defence at noise level b, as a one-row frame."""
     panel = panel_of(Y, solar, lags)
     return noise_sweep(raw_scale(panel), lags, panel.train_end, law, [b], params=settings,
                        score_mask=panel.score_mask, test_rows=panel.test_rows, fit_mask=panel.fit_mask,
@@ -102,6 +105,7 @@ def sweep_point(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, law: 
 
 def run_attack(Y: pd.DataFrame, solar: bool, lags: tuple, settings: dict, attacker: str, victim: str, K_max: int,
                coef_noise: float, message_noise: float, init: str) -> dict:
+    """The attack of ``attacker`` on ``victim`` over K_max ADMM iterations, with the defence's noise."""
     panel = panel_of(Y, solar, lags)
     train = panel.Y[:panel.train_end]
     mask = panel.fit_mask[:panel.train_end]

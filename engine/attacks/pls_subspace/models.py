@@ -117,10 +117,12 @@ class AttackOutcome:
 
     @property
     def display(self) -> dict:
+        """The recovered signals, each scaled to a peak of 1 (for plotting)."""
         return {k: _peak_scaled(v) for k, v in self.recovered.items()}
 
     @property
     def secret_display(self) -> dict:
+        """The secret signals, each scaled to a peak of 1 (for plotting)."""
         return {k: _peak_scaled(v) for k, v in self.secret.items()}
 
 

@@ -44,14 +44,17 @@ class AttackProblem:
 
     @property
     def X(self) -> np.ndarray:
+        """Both parties' rows stacked: the attacker's first, (n_own + n_other, m)."""
         return np.vstack([self.X_own, self.X_other])
 
     @property
     def y(self) -> np.ndarray:
+        """Both parties' responses, in the row order of ``X``."""
         return np.concatenate([self.y_own, self.y_other])
 
     @property
     def axis(self) -> np.ndarray:
+        """The variable axis for plots: ``variable_axis``, or the channel numbers 0..m-1."""
         return np.arange(self.X_own.shape[1]) if self.variable_axis is None else self.variable_axis
 
     def fingerprint(self) -> str:
@@ -96,6 +99,7 @@ class SimulationScenario:
     n_test_per_party: int = 100
 
     def draw(self, random_state=None) -> AttackProblem:
+        """One fresh problem of this scenario: the spectra, the split and the secret, from ``random_state``."""
         rng = as_generator(random_state)
         data = make_attack_spectra(random_state=rng, **self.generator)
         test = None
@@ -108,14 +112,14 @@ class SimulationScenario:
 def _check_columns(df: pd.DataFrame, feature_columns: list, response_column: str) -> None:
     if df is None or len(df) == 0:
         raise AttackSetupError("the data set is empty")
-    missing = [c for c in feature_columns + [response_column] if c not in df.columns]
+    missing = [c for c in [*feature_columns, response_column] if c not in df.columns]
     if missing:
         raise AttackSetupError(f"column(s) not in the data: {missing}")
     if response_column in feature_columns:
         raise AttackSetupError(f"the response '{response_column}' cannot also be a variable")
     if len(feature_columns) < 2:
         raise AttackSetupError("pick at least 2 variable columns")
-    bad = [c for c in feature_columns + [response_column] if not pd.api.types.is_numeric_dtype(df[c])]
+    bad = [c for c in [*feature_columns, response_column] if not pd.api.types.is_numeric_dtype(df[c])]
     if bad:
         raise AttackSetupError(f"non-numeric column(s): {bad}")
 
@@ -216,7 +220,7 @@ def split_parties(
     _check_columns(df, feature_columns, response_column)
     if by == "column":
         own_mask, own_label, other_label = _rows_by_column(df, group_column, attacker_groups,
-                                                           feature_columns + [response_column])
+                                                           [*feature_columns, response_column])
     elif by == "rows":
         own_mask, own_label, other_label = _rows_by_range(len(df), attacker_rows)
     else:

@@ -58,6 +58,7 @@ def pack(header: dict, arrays: dict | None = None) -> bytes:
 
 
 def unpack(data: bytes) -> tuple[dict, dict]:
+    """The (header, arrays) of one channel message packed by ``pack`` (no pickle)."""
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files if k != "__header__"}
         return json.loads(str(z["__header__"])), arrays
@@ -69,7 +70,7 @@ def _pem_key(key) -> bytes:
 
 
 def _certificate(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, san: str | None = None):
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     builder = (x509.CertificateBuilder()
                .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
                .issuer_name(issuer_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
@@ -195,11 +196,12 @@ class Hub:
         return replies
 
     def close(self) -> None:
+        """Close every party's stream and stop the server (waits at most 5 s)."""
         for outbound in self._out.values():
             outbound.put(None)
         self._server.stop(grace=1.0).wait(timeout=5.0)
 
-    def __enter__(self) -> "Hub":
+    def __enter__(self) -> Hub:
         return self
 
     def __exit__(self, *exc) -> None:

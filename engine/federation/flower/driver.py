@@ -68,7 +68,7 @@ def run_job(fed: LocalFederation, job: dict, *, timeout: float) -> dict:
     result_path = state_dir / f"result-{job['task']}-{token}.json"
     job_path = state_dir / f"job-{job['task']}-{token}.json"
     job_path.write_text(json.dumps({**job, "result": str(result_path)}))
-    submitted = {}
+    submitted: dict[str, str] = {}
     try:
         return submit_run(APP_DIR, fed.flwr_home, {"job-path": str(job_path)}, result_path, timeout=timeout,
                           check_alive=fed.check_alive, env=fed.env, submitted=submitted)

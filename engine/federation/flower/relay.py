@@ -75,26 +75,30 @@ class Envelope:
     seq: int = 0  # sealed: the sender's counter of messages to this receiver (in the associated data)
 
     def meta(self) -> str:
+        """The envelope's header as JSON: phase, step, sender, receiver, name, shape, what, size, sealed."""
         return json.dumps([self.phase, self.step, self.sender, self.receiver, self.name, list(self.shape),
                            self.what, self.n_values, self.sealed] + ([self.seq] if self.sealed else []))
 
     @classmethod
-    def from_record(cls, record: ConfigRecord) -> "Envelope":
+    def from_record(cls, record: ConfigRecord) -> Envelope:
+        """The envelope carried by a Flower ``ConfigRecord`` (see ``to_record``)."""
         fields = json.loads(record["meta"])
         return cls(*fields[:5], tuple(fields[5]), *fields[6:9], payload=bytes(record["payload"]),
                    seq=int(fields[9]) if len(fields) > 9 else 0)
 
     def to_record(self) -> ConfigRecord:
+        """The envelope as a Flower ``ConfigRecord``: its header and its payload bytes."""
         return ConfigRecord({"meta": self.meta(), "payload": self.payload})
 
     @property
     def wire_bytes(self) -> int:
+        """Bytes this envelope puts on the wire: header and payload."""
         return len(self.meta().encode()) + len(self.payload)
 
     @classmethod
     def make(cls, sender: str, receiver: str, name: str, value, what: str, phase: str, step: str, *,
              keys: PartyKeys | None = None, peer_public: bytes | None = None, run_id: str = "",
-             seq: int = 0) -> "Envelope":
+             seq: int = 0) -> Envelope:
         """The envelope of ``value``; sealed for ``peer_public`` when ``keys`` are given (``seq``: the sender's
         counter of sealed messages to this receiver, authenticated with it)."""
         shape = tuple(int(s) for s in getattr(value, "shape", ()))
@@ -153,6 +157,7 @@ def pack_envelopes(header: dict, envelopes: list[Envelope]) -> bytes:
 
 
 def unpack_envelopes(data: bytes) -> tuple[dict, list[Envelope]]:
+    """The header and the envelopes of one party's message (the inverse of ``pack_envelopes``)."""
     header, arrays = unpack(data)
     envs = [Envelope.from_record({"meta": meta, "payload": arrays[f"p{i}"].tobytes()})
             for i, meta in enumerate(header.pop("metas", []))]

@@ -157,9 +157,11 @@ class LocalFederation:
                                       f"its log: {self.log_path(name)}")
 
     def log_path(self, name: str) -> Path:
+        """The log file of the process ``name`` in the federation's work directory."""
         return self.workdir / f"{name.replace(' ', '-')}.log"
 
-    def start(self) -> "LocalFederation":
+    def start(self) -> LocalFederation:
+        """Start the SuperLink and one SuperNode per party on loopback ports; returns self."""
         bin_dir = Path(sys.executable).parent
         port = free_port()
         self.address = f"{LOOPBACK}:{port}"
@@ -252,7 +254,7 @@ class LocalFederation:
         if self._own_dir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> "LocalFederation":
+    def __enter__(self) -> LocalFederation:
         try:
             return self.start()
         except BaseException:

@@ -4,4 +4,4 @@ Layout: ``estimator`` holds ``AdaSSP`` (scikit-learn regressor with a privacy le
 """
 from engine.methods.adassp.estimator import RELEASES, AdaSSP
 
-__all__ = ["AdaSSP", "RELEASES"]
+__all__ = ["RELEASES", "AdaSSP"]

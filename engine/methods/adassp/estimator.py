@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -56,7 +57,7 @@ from engine.privacy import (
 from engine.privacy.clipping import clip_factors, row_norms
 from engine.privacy.moments import MomentsRelease
 
-__all__ = ["AdaSSP", "RELEASES"]
+__all__ = ["RELEASES", "AdaSSP"]
 
 RELEASES = ("lambda_min(X'X)", "X'X", "X'y")
 #: Their ledger notes.
@@ -97,7 +98,7 @@ class AdaSSP(RegressorMixin, BaseEstimator):
     (array([ 0.5, -0.2,  0.1]), 3)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
         "y_bound": [Interval(Real, 0, math.inf, closed="neither"), None],
@@ -132,7 +133,7 @@ class AdaSSP(RegressorMixin, BaseEstimator):
         if self.calibration != "analytic":
             return [(e / 3, dl / 3)] * 3
         sig = gaussian_sigmas_for_budget(e, dl, sens, "gdp")
-        return [(gaussian_epsilon(float(sg), dl / 3, d), dl / 3) for sg, d in zip(sig, sens)]
+        return [(gaussian_epsilon(float(sg), dl / 3, d), dl / 3) for sg, d in zip(sig, sens, strict=False)]
 
     def mechanisms(self) -> tuple:
         """The three release objects (``engine.privacy.mechanisms``: each draws and records in one call):
@@ -147,7 +148,7 @@ class AdaSSP(RegressorMixin, BaseEstimator):
         if math.isinf(float(self.epsilon)):
             return 0.0, 0.0, 0.0
         return tuple(noise_scale("gaussian", e, dl, d, self.calibration)
-                     for (e, dl), d in zip(self._budgets(), self._sensitivities()))
+                     for (e, dl), d in zip(self._budgets(), self._sensitivities(), strict=False))
 
     def fit(self, X, y):
         """Fit on X (n, m) and y (n,): three releases, then the adaptive ridge."""
@@ -171,7 +172,7 @@ class AdaSSP(RegressorMixin, BaseEstimator):
         if self.fit_intercept:
             Xs = np.hstack([Xs, np.full((X.shape[0], 1), kappa)])
             m += 1
-        s1, s2, s3 = self._sigmas()
+        s1, s2, _s3 = self._sigmas()
         rng, seed_known = noise_generator(self.random_state)
         XX, Xy = Xs.T @ Xs, Xs.T @ ys
         lam_min = float(np.linalg.eigvalsh(XX)[0])

@@ -66,6 +66,7 @@ class RMSECVCurve:
     method: str
 
     def table(self) -> pd.DataFrame:
+        """RMSECV and its standard error per number of latent variables, with the two choices flagged."""
         return pd.DataFrame({"latent variables k": self.ks, "RMSECV": self.rmsecv, "standard error": self.se,
                              "minimum": self.ks == self.k_min, "one-SE rule": self.ks == self.k_one_se})
 

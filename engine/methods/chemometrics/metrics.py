@@ -55,7 +55,7 @@ def range_check(y_pred, *, declared=None, y_train=None) -> dict:
     training rows' range (owner's view). Returns {"range", "source", "outside" (bool mask), "n_outside"} and, with
     both a declared range and ``y_train``, "n_outside_train": the count outside the training range too."""
     p = np.asarray(y_pred, dtype=float).ravel()
-    out = {}
+    out: dict[str, object] = {}
     if y_train is not None:
         yt = np.asarray(y_train, dtype=float).ravel()
         train = (float(yt.min()), float(yt.max()))

@@ -115,7 +115,7 @@ def check_identified(C: np.ndarray, dx: int, names: tuple, n_rows: int) -> None:
     C : (D, D) centred moments in z units; names : (x_names, y_names).
     Raises ValueError naming the columns of the null direction of the first singular view.
     """
-    for what, block, cols, off in (("X", C[:dx, :dx], names[0], 0), ("Y", C[dx:, dx:], names[1], dx)):
+    for what, block, cols, _off in (("X", C[:dx, :dx], names[0], 0), ("Y", C[dx:, dx:], names[1], dx)):
         d = block.shape[0]
         vals, vecs = np.linalg.eigh(0.5 * (block + block.T))
         top = float(vals[-1])
@@ -331,7 +331,7 @@ def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, na
         blocks, bounds, weights = [np.hstack([Xs, Ys])], [Bn], [1.0]
         rows = scaled_gram(blocks, bounds, weights=weights, private_centring=not public, const=1.0)
         x_div = y_div = Bn * rows.scale
-        notes = (rows.clip_reports[0].describe("rows [x, y]"),)
+        notes: tuple[str, ...] = (rows.clip_reports[0].describe("rows [x, y]"),)
         what = f"joint rows clipped to ||[x, y]|| <= {Bn:g}"
     else:
         Bx, By = float(x_bound), float(y_bound)

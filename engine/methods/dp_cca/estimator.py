@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -186,7 +187,7 @@ class DPCCA(TransformerMixin, BaseEstimator):
     n_features_in_ : Dx.   n_features_y_ : Dy.
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         # a numpy Generator is a documented noise seed (``noise_generator``); the shared entry lacks it
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],

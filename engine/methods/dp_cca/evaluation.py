@@ -105,7 +105,7 @@ def compare(train, test, *, epsilon, delta, mode="strict", random_state=None, **
                       random_state=random_state, **params)
     private, reference = fit["private"], fit["nonprivate"]
     headline = {}
-    for k, (p, r) in enumerate(zip(fit["held_out_private"], fit["held_out_nonprivate"]), start=1):
+    for k, (p, r) in enumerate(zip(fit["held_out_private"], fit["held_out_nonprivate"], strict=False), start=1):
         headline[f"held-out correlation {k} (private)"] = float(p)
         headline[f"held-out correlation {k} (non-private)"] = float(r)
     headline["captured correlation (held-out)"] = float(fit["captured"])

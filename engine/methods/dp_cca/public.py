@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -62,6 +63,7 @@ class PublicSetting:
                 "y_bound": self.y_bound}
 
     def describe(self) -> str:
+        """One sentence saying where the public centre and bounds come from."""
         return (f"public centre = column means of {self.n_public} declared-public rows; x_bound = {self.x_bound:.4g}, "
                 f"y_bound = {self.y_bound:.4g} = the {self.quantile:g} quantile of their row norms after that "
                 "centre (rows of the private set beyond a bound are clipped onto it)")
@@ -162,7 +164,7 @@ class PublicDPCCA(TransformerMixin, BaseEstimator):
     'not proven'
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
         "X_public": ["array-like"],

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -63,7 +64,7 @@ def prepare_rows(X: np.ndarray, y: np.ndarray, *, x_bound: float, y_bound: float
     -------
     PreparedRows
     """
-    n, m = X.shape
+    _, m = X.shape
     public = centring and x_center is not None
     if public:
         xc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy()
@@ -181,7 +182,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
     'proven'
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "x_bound": [Interval(Real, 0, math.inf, closed="neither"), None],

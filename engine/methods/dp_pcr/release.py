@@ -87,7 +87,7 @@ def _centre_fields(model: DPPCR) -> list[Field]:
         return []
     fields = [Field("x_mean_", model.x_mean_, prov, origin), Field("y_mean_", float(model.y_mean_), prov, origin)]
     # the intercept mixes the DP coefficients with the centre: DP output computed with a public input
-    return fields + [Field("intercept_", float(model.intercept_), "dp", STRICT_RELEASE)]
+    return [*fields, Field("intercept_", float(model.intercept_), "dp", STRICT_RELEASE)]
 
 
 def public_parameters(model: DPPCR, **declared) -> dict:
@@ -162,7 +162,7 @@ def owner_sheets(comparison: Comparison, test, *, feature_names=None, test_rows=
     m = private.coef_.shape[0]
     names = [str(c) for c in (range(m) if feature_names is None else feature_names)]
     ref_coef, ref_intercept = reference_coefficients(reference)
-    ref = pd.DataFrame({"channel": names + ["intercept"], "coef_nonprivate": [*ref_coef, ref_intercept],
+    ref = pd.DataFrame({"channel": [*names, "intercept"], "coef_nonprivate": [*ref_coef, ref_intercept],
                         "coef_private": [*private.coef_, private.intercept_]})
     pred_p, pred_0 = private.predict(X_test), reference.predict(X_test)
     rows = np.arange(y_test.size) if test_rows is None else np.asarray(test_rows)

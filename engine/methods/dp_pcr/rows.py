@@ -27,9 +27,11 @@ class PreparedRows:
 
     @property
     def sensitivity(self) -> float:
+        """The add/remove sensitivity of the upper triangle of Z'Z for these scaled rows."""
         return add_remove_sensitivity(self.rows.weights, self.rows.const)
 
     def gram(self) -> np.ndarray:
+        """Z'Z of the scaled rows (the private Gram that the moment release perturbs)."""
         return self.rows.G
 
     def describe(self) -> str:

@@ -223,7 +223,7 @@ class _RowPasses:
         def work(group):
             for a, b in group:
                 Xi = X[a:b]
-                for v, o in zip(vs, outs):
+                for v, o in zip(vs, outs, strict=False):
                     np.einsum("ij,j->i", Xi, v, out=o[a:b])
 
         self._run(work)
@@ -279,7 +279,7 @@ class _CentredX:
     def mul(self, *vs):  # X_c v for each v, one pass
         outs = self.rp.mul(*vs)
         if self.off is not None:
-            for v, o in zip(vs, outs):
+            for v, o in zip(vs, outs, strict=False):
                 o -= self.off @ v
         return outs
 
@@ -327,7 +327,7 @@ def _why_explained(f, f_inf: float, gn: float, y_inf: float, fro_run: float) -> 
     return None
 
 
-def _score_direction(xc: _CentredX, w, j: int, rn2, M: "_PathMatrices"):
+def _score_direction(xc: _CentredX, w, j: int, rn2, M: _PathMatrices):
     """E_j w = X_c w - T_{<j} (P_{<j}' w), re-orthogonalised against the earlier scores (w is W[:, j]); stores
     X_c w in S[:, j] and updates the squared row norms rn2 in place to those of E_j.
 
@@ -371,7 +371,7 @@ class _PathMatrices:
     S: np.ndarray
 
     @classmethod
-    def empty(cls, n: int, m: int, K: int) -> "_PathMatrices":
+    def empty(cls, n: int, m: int, K: int) -> _PathMatrices:
         return cls(*(np.empty(shape, order="F") for shape in ((m, K), (n, K), (m, K), (n, K))))
 
 

@@ -9,6 +9,7 @@ import math
 import re
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -99,7 +100,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
     n_features_in_.
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         # noise_generator also takes a numpy Generator or SeedSequence (a known noise seed)
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
@@ -312,6 +313,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
                              "private_centring": state.private_centring, "row_scale": state.scale}
 
     def predict(self, X):
+        """Predictions X @ coef_ + intercept_, shape (n_samples,); refused for a model without an intercept."""
         check_is_fitted(self, "coef_")
         if getattr(self, "intercept_", None) is None:
             raise ValueError("this model has no intercept: it was rebuilt from a paper-mode shareable release, "

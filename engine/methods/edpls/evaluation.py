@@ -72,7 +72,7 @@ def compare_private_plain(X, y, train_idx, test_idx, params: dict, random_state=
         "rmsep_private": float(np.sqrt(np.mean((yte - pred_p) ** 2))),
         "rmsep_plain": float(np.sqrt(np.mean((yte - pred_0) ** 2))),
         "sigma_y_test": float(yte.std()),
-        "n_train": int(len(ytr)), "n_test": int(len(yte)),
+        "n_train": len(ytr), "n_test": len(yte),
         "max_row_norm_train": float(np.sqrt((Xtr**2).sum(axis=1)).max()),
         "max_abs_y_train": float(np.abs(ytr).max()),
         "y_range_train": (float(ytr.min()), float(ytr.max())),

@@ -157,7 +157,7 @@ def paper_prepare(est, X, y, *, scheduler=None, K=None, progress=None):
     y_names = None if lazy_columns(y) is None else [str(c) for c in lazy_columns(y)]
     xparts, yparts = _partitions(X, y)
     tasks = [dask.delayed(_first, pure=False)(xp, yp, i, x_names, y_names)
-             for i, (xp, yp) in enumerate(zip(xparts, yparts))]
+             for i, (xp, yp) in enumerate(zip(xparts, yparts, strict=False))]
     with dask_scheduler(scheduler) as sched:
         first = dask.compute(*tasks, scheduler=sched)
     total = (2 * K + 2) * len(xparts)

@@ -112,7 +112,6 @@ def _check(est, X, y, sample_weight) -> int:
 
 def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
     """``StrictEDPLS.fit`` on Dask collections (module docstring). Returns the fitted ``est``."""
-
     m = _check(est, X, y, sample_weight)
     if est.y_range is None:
         raise ValueError("y_range=None (a private range of y) is for in-memory data; for a Dask collection declare "

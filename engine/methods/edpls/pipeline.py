@@ -125,7 +125,7 @@ def public_spectra(df, channels) -> np.ndarray:
 
     Raises ValueError naming the missing or non-numeric channels (never a silent reordering)."""
     names = [str(c) for c in df.columns]
-    by_name = dict(zip(names, df.columns))
+    by_name = dict(zip(names, df.columns, strict=False))
     missing = [str(c) for c in channels if str(c) not in by_name]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

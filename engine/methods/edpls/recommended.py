@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -165,7 +166,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     (3,)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "y_range": [tuple, list, np.ndarray, None],
         "X_public": ["array-like", None],

@@ -188,7 +188,7 @@ def recommended_owner_sheets(result: dict, *, feature_names=None, test_rows=None
                          "pred_nonprivate": result["pred_plain"], "pred_private_constant": result["pred_constant"]})
     m = len(private.coef_)
     names = [str(v) for v in (range(m) if feature_names is None else feature_names)]
-    coef = pd.DataFrame({"channel (preprocessed)": names + ["intercept"],
+    coef = pd.DataFrame({"channel (preprocessed)": [*names, "intercept"],
                          "coef_private": [*private.coef_, private.intercept_],
                          "coef_noise_free": [*noise_free.coef_, noise_free.intercept_]})
     stats = {

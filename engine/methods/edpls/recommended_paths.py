@@ -79,8 +79,9 @@ class PathsMixin:
         joint = gaussian_sigmas_for_budget(1.0, 0.5, [sens[RELEASES[1]], sens[RELEASES[2]]], "gdp",
                                            weights=[shares[RELEASES[1]], shares[RELEASES[2]]])
         # gaussian_sigmas_for_budget(1, 0.5) is calibrated to its own mu; rescale to mu_rest
-        mu_joint = math.sqrt(sum((d / sg) ** 2 for d, sg in zip((sens[RELEASES[1]], sens[RELEASES[2]]), joint)))
-        for k, sg in zip((RELEASES[1], RELEASES[2]), joint):
+        moment_sens = (sens[RELEASES[1]], sens[RELEASES[2]])
+        mu_joint = math.sqrt(sum((d / sg) ** 2 for d, sg in zip(moment_sens, joint, strict=False)))
+        for k, sg in zip((RELEASES[1], RELEASES[2]), joint, strict=False):
             sigmas[k] = float(sg * mu_joint / math.sqrt(max(mu2, 1e-300)))
             budget[k] = (gaussian_epsilon(sigmas[k], budget[k][1], sens[k]), budget[k][1])
         return budget, sigmas, sens, "gdp"

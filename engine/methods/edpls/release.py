@@ -241,7 +241,7 @@ def owner_sheets(result: dict, *, feature_names=None, test_rows=None, sweeps: di
     private, plain = result["private"], result["plain"]
     m = private.coef_.shape[0]
     names = [str(c) for c in (range(m) if feature_names is None else feature_names)]
-    ref = pd.DataFrame({"channel": names + ["intercept"],
+    ref = pd.DataFrame({"channel": [*names, "intercept"],
                         "coef_nonprivate": [*plain.coef_, plain.intercept_],
                         "coef_private": [*private.coef_, getattr(private, "intercept_", math.nan)]})
     yte = np.asarray(result["y_test"], dtype=float)

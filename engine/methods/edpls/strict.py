@@ -62,11 +62,11 @@ def pls1_from_moments(XX, Xy, n_components: int) -> dict:
     m = XX.shape[-1]
     lead = XX.shape[:-2]
     k = int(n_components)
-    W = np.zeros(lead + (m, k))
-    R = np.zeros(lead + (m, k))
-    P = np.zeros(lead + (m, k))
-    q = np.zeros(lead + (k,))
-    tt_all = np.zeros(lead + (k,))
+    W = np.zeros((*lead, m, k))
+    R = np.zeros((*lead, m, k))
+    P = np.zeros((*lead, m, k))
+    q = np.zeros((*lead, k))
+    tt_all = np.zeros((*lead, k))
     for a in range(k):
         nrm = np.linalg.norm(Xy, axis=-1, keepdims=True)
         w = np.divide(Xy, nrm, out=np.zeros_like(Xy), where=nrm > 0)

@@ -26,8 +26,16 @@ from engine.methods.edpls.strict import _STRICT_CHUNK_ENTRIES, _strict_postproce
 from engine.privacy import PrivacyLedger, ledger_totals, noise_generator, sample_symmetric_gaussian
 from engine.threads import one_blas_thread
 
-__all__ = ["chain_caveat", "rmsep_curve", "rmsep_vs_components", "rmsep_vs_preprocessing", "samples_needed",
-           "samples_needed_curve", "rmsep_curve_recommended", "samples_needed_curve_recommended"]
+__all__ = [
+    "chain_caveat",
+    "rmsep_curve",
+    "rmsep_curve_recommended",
+    "rmsep_vs_components",
+    "rmsep_vs_preprocessing",
+    "samples_needed",
+    "samples_needed_curve",
+    "samples_needed_curve_recommended",
+]
 
 
 def _rmsep_stats(rmsep: np.ndarray) -> dict:
@@ -160,7 +168,7 @@ def rmsep_vs_components(X_train, y_train, X_test, y_test, components, epsilons, 
     rows = _sweep(X_train, y_train, X_test, y_test, epsilons, components, n_replicates,
                   noise_generator(random_state), progress, edpls_params)
     df = pd.DataFrame(rows)
-    first = ["n_components"] + _CURVE_COLS
+    first = ["n_components", *_CURVE_COLS]
     return df[first + [c for c in df.columns if c not in first]]
 
 
@@ -209,7 +217,7 @@ def rmsep_vs_preprocessing(chains: dict, X_train, y_train, X_test, y_test, epsil
         rows += _sweep(Xtr, y_train, Xte, y_test, epsilons, [n_components], n_replicates, (rng, seed_known),
                        progress, params, extra={"chain": name}, frac=(i / len(names), (i + 1) / len(names)))
     df = pd.DataFrame(rows)
-    first = ["chain"] + _CURVE_COLS
+    first = ["chain", *_CURVE_COLS]
     return df[first + [c for c in df.columns if c not in first]]
 
 

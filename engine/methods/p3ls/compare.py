@@ -71,7 +71,8 @@ def compare(train, test, *, epsilon=None, delta=None, mode: str = "strict", rand
         "|ΔRMSEP|": abs(rmsep_fed - rmsep_ref), "|ΔR²|": abs(r2_fed - r2_ref),
         "max |Δ prediction|": float(np.max(np.abs(np.reshape(pred_fed, np.shape(pred_ref)) - pred_ref))),
     }
-    notes = ("k is the same for both models (n_components); choose it on validation rows with compare_models",)
+    notes: tuple[str, ...] = (
+        "k is the same for both models (n_components); choose it on validation rows with compare_models",)
     if private.p3ls_.mask_seed_known_:
         notes += ("the masks come from a known seed: whoever knows it can remove them (tests only)",)
     return Comparison(private, reference, headline, None, NOT_DP_STATEMENT, notes)

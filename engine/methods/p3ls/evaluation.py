@@ -142,7 +142,7 @@ def coefficient_frame(model: P3LS, column_names: list[list[str]], kpi_names: lis
     """Long table of every party's B_i (standardised units): party, variable, kpi, coefficient."""
     check_is_fitted(model, "block_coefs_")
     rows = []
-    for h, B_i, cols in zip(model.holders_, model.block_coefs_, column_names):
+    for h, B_i, cols in zip(model.holders_, model.block_coefs_, column_names, strict=False):
         for a, var in enumerate(cols):
             for j, kpi in enumerate(kpi_names):
                 rows.append({"party": h.name, "variable": var, "kpi": kpi, "coefficient": float(B_i[a, j])})

@@ -94,7 +94,7 @@ class _Party:
         os.replace(tmp, self.path)
 
     @classmethod
-    def load(cls, data_dir: Path, model: str) -> "_Party":
+    def load(cls, data_dir: Path, model: str) -> _Party:
         party = cls(data_dir, model)
         party.__dict__.update(pickle.loads(party.path.read_bytes()))
         return party
@@ -160,7 +160,7 @@ def _deliver(party: _Party, inbox: list[Envelope], run_id: str) -> None:
     # every envelope passed: open them all (a forged one fails here, still before any is used), then file them
     values = [env.value(party.keys, party.peers[env.sender], run_id) if env.sealed else env.value() for env in inbox]
     party.recv_seq = nxt
-    for env, value in zip(inbox, values):
+    for env, value in zip(inbox, values, strict=False):
         if env.name.startswith("s_"):  # a pairwise seed: one per secure sum, in order
             party.seeds_in.setdefault(env.sender, []).append(int(value))
         else:
@@ -248,7 +248,7 @@ def _op_train_keys(party: _Party, params: dict, run_id: str) -> list:
         return party.sealed_for(receiver, name, value, what, phase, step, run_id)
 
     envs = []
-    for (name, index), size in zip(holders, params["sizes"]):
+    for (name, index), size in zip(holders, params["sizes"], strict=False):
         envs.append(sealed(name, "A", A, "row mask (random orthogonal)", "keys", "Alg. 2 step 1"))
         envs.append(sealed(name, f"H_{index}", H_blocks[index - 1],
                            f"its rows of the column mask H ({size} x {n})", "keys", "Alg. 2 step 1"))
@@ -459,7 +459,7 @@ def server_main(grid: Grid, context: Context) -> None:
     except Exception as exc:  # noqa: BLE001 (every failure goes back to the driver, named)
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()
-    result["log"] = [list(r[:5]) + [list(r[5]), r[6], r[7]] for r in relay.log.records]
+    result["log"] = [[*r[:5], list(r[5]), r[6], r[7]] for r in relay.log.records]
     result["wire_bytes"] = relay.wire_bytes
     result["flower_rounds"], result["channel_rounds"] = relay.flower_rounds, relay.channel_rounds
     result["channel_bytes"] = relay.channel_bytes

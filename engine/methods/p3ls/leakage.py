@@ -40,7 +40,7 @@ def leakage_report(model: P3LS) -> pd.DataFrame:
     T, P, W, Q = audit.T, audit.P, audit.W, audit.Q
     Tm, Pm, Wm, Qm = (csp._get(x) for x in ("T'", "P'", "W'", "Q'"))
     signs = LC._get("signs")
-    m, n = Z.shape
+    _m, _n = Z.shape
     rows = []
 
     def add(observer, learns, source, diff, note):

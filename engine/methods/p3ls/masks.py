@@ -58,7 +58,8 @@ class OrthogonalMask:
         self.size = sum(b.shape[0] for b in blocks)
 
     @classmethod
-    def random(cls, size: int, random_state=None, block_size: int | None = None) -> "OrthogonalMask":
+    def random(cls, size: int, random_state=None, block_size: int | None = None) -> OrthogonalMask:
+        """A Haar-random orthogonal mask of ``size``, block-diagonal with blocks of ``block_size`` when given."""
         rng = as_generator(random_state)
         if block_size is None or block_size >= size:
             return cls([haar_orthogonal(size, rng)])
@@ -69,6 +70,7 @@ class OrthogonalMask:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """The mask's shape (size, size)."""
         return (self.size, self.size)
 
     @property
@@ -92,10 +94,13 @@ class OrthogonalMask:
         return out
 
     def left(self, Z) -> np.ndarray:
+        """M @ Z without forming M."""
         return self._apply(Z, transpose=False)
 
     def left_t(self, Z) -> np.ndarray:
+        """M' @ Z without forming M."""
         return self._apply(Z, transpose=True)
 
     def dense(self) -> np.ndarray:
+        """The mask as one dense (size, size) matrix."""
         return linalg.block_diag(*self.blocks)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 from scipy import linalg
@@ -24,8 +25,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from engine.methods.column_checks import pow2_exponent
 
 __all__ = [
-    "PLSComponents",
     "SVDPLS",
+    "PLSComponents",
     "component_signs",
     "mean_squared_distance",
     "orient_components",
@@ -53,9 +54,10 @@ class PLSComponents:
 
     @property
     def n_components(self) -> int:
+        """The number of components k."""
         return self.W.shape[1]
 
-    def truncate(self, k: int) -> "PLSComponents":
+    def truncate(self, k: int) -> PLSComponents:
         """The k-component model: PLS components are nested (spec Sec. 1), R is recomputed."""
         if not 1 <= k <= self.n_components:
             raise ValueError(f"k must be in 1..{self.n_components}, got {k}")
@@ -186,7 +188,7 @@ class SVDPLS(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, 
     ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
     """
 
-    _parameter_constraints = {"n_components": [Interval(Integral, 1, None, closed="left")]}
+    _parameter_constraints: ClassVar[dict] = {"n_components": [Interval(Integral, 1, None, closed="left")]}
 
     def __init__(self, n_components: int = 2):
         self.n_components = n_components

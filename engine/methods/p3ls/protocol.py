@@ -9,6 +9,7 @@ import re
 import time
 from dataclasses import dataclass
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -189,8 +190,9 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         self.transport = transport
         self.superlink = superlink
 
-    _parameter_constraints = {**P3LS_PARAMETER_CONSTRAINTS, "transport": [StrOptions({"local", "flower"})],
-                              "superlink": [str, None]}
+    _parameter_constraints: ClassVar[dict] = {**P3LS_PARAMETER_CONSTRAINTS,
+                                              "transport": [StrOptions({"local", "flower"})],
+                                              "superlink": [str, None]}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -200,6 +202,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     # ----------------------------------------------------------------------------- helpers
     @property
     def label_contributor_(self) -> DataHolder:
+        """The data holder that contributes the labels."""
         return self.holders_[self._lc_index]
 
     def _local_only(self, what: str) -> None:
@@ -214,8 +217,8 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
                     result: str) -> np.ndarray:
         """Send each party's matrix to the CSP (optionally under pairwise cancelling masks) and sum there."""
         if self.secure_aggregation and len(per_party) > 1:
-            seeds_out = {h.name: {} for h, *_ in per_party}
-            seeds_in = {h.name: {} for h, *_ in per_party}
+            seeds_out: dict[str, dict] = {h.name: {} for h, *_ in per_party}
+            seeds_in: dict[str, dict] = {h.name: {} for h, *_ in per_party}
             for a in range(len(per_party)):
                 for b in range(a + 1, len(per_party)):
                     ha, hb = per_party[a][0], per_party[b][0]
@@ -312,7 +315,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         self.mask_seed_known_ = self.random_state is not None and not isinstance(self.random_state, FreshGenerator)
         if self.mask_seed_known_:
             self._rng = as_generator(self.random_state)
-            role_rngs = [int(s) for s in self._rng.integers(0, 2**63 - 1, size=g + 1)]
+            role_rngs: list[int] | list[FreshGenerator] = [int(s) for s in self._rng.integers(0, 2**63 - 1, size=g + 1)]
         else:
             self._rng = self.random_state if self.random_state is not None else fresh_generator()
             role_rngs = spawn_fresh(g + 1)
@@ -412,7 +415,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
         m_new = blocks[0].shape[0]
         self._inference_keys(m_new, phase)
         x_parts, y_parts = [], []
-        for h, X_new in zip(self.holders_, blocks):
+        for h, X_new in zip(self.holders_, blocks, strict=False):
             masked_y, masked_x = h.inference_messages(X_new, with_prediction)
             x_parts.append((h, f"X_{h.index},new'", masked_x, f"M_new X_{h.index},new H_{h.index}"))
             if with_prediction:
@@ -442,7 +445,7 @@ class P3LS(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
             blocks = _check_blocks(blocks, min_rows=1)
             if len(blocks) != len(self.holders_):
                 raise ValueError(f"{len(blocks)} blocks for {len(self.holders_)} parties")
-            for h, b in zip(self.holders_, blocks):  # before any process starts (each party checks again)
+            for h, b in zip(self.holders_, blocks, strict=False):  # before any process starts (each party checks again)
                 if b.shape[1] != h.n_columns:
                     raise ValueError(f"{h.name}: new block has {b.shape[1]} columns, training had {h.n_columns}")
             Y = predict_over_flower(self, blocks)

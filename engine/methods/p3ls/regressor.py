@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import (
@@ -50,7 +51,7 @@ class P3LSRegressor(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Regressor
     feature_names_in_ for a DataFrame X).
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         **P3LS_PARAMETER_CONSTRAINTS,
         # which columns, and whether every column has one owner, needs X: resolve_column_split checks it
         "column_split": [Interval(Integral, 1, None, closed="left"), "array-like"],

@@ -238,15 +238,18 @@ class Server(Role):
         super().__init__(name)
 
     def aggregate(self, names: list[str], result: str) -> np.ndarray:
+        """The sum of the held matrices ``names``, kept as ``result``."""
         return self._keep(result, sum(self._get(n) for n in names))
 
     def fit_masked(self, n_components: int) -> None:
         """Algorithm 1 on (X', Y') with no centring or scaling (A X is not column-centred)."""
         c = svd_pls(self._get("X'"), self._get("Y'"), n_components)
-        for name, value in zip(("W'", "T'", "U'", "P'", "Q'", "R'", "B'"), (c.W, c.T, c.U, c.P, c.Q, c.R, c.B)):
+        for name, value in zip(("W'", "T'", "U'", "P'", "Q'", "R'", "B'"), (c.W, c.T, c.U, c.P, c.Q, c.R, c.B),
+                               strict=True):
             self._keep(name, value)
 
     def truncate(self, k: int) -> None:
+        """Keep the first k components of the masked results and recompute R' and B' from them."""
         for name in ("W'", "T'", "U'", "P'", "Q'"):
             self._holdings[name] = self._holdings[name][:, :k]
         R = self._keep("R'", rotations(self._get("W'"), self._get("P'")))

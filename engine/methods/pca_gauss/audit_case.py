@@ -57,12 +57,12 @@ def pca_gauss_case(mode: str = "strict", epsilon: float = 1.0, M: int = 2, N: in
         return value, mech, record
 
     captured = {id(XD): capture(XD), id(XDp): capture(XDp)}
-    value, mech, record = captured[id(XD)]
+    _value, mech, record = captured[id(XD)]
     claim = record.epsilon if record.claimed_epsilon is None else record.claimed_epsilon
 
     def release(data, rng, n):
         value, mech, _ = captured[id(data)]
-        return mech.randomise(np.broadcast_to(value, (n,) + value.shape), rng).reshape(n, -1)
+        return mech.randomise(np.broadcast_to(value, (n, *value.shape)), rng).reshape(n, -1)
 
     case = AuditCase(f"pca_gauss_{mode}", "pca_gauss", mode, float(claim), 0.0, release, XD, XDp,
                      "replace one row (all ones -> alternating signs)", expected_verdict(mode, None),
@@ -174,7 +174,7 @@ def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public
         parts = []
         with planted(bug):  # planted bugs: in production (engine.privacy.audit.planted_bug)
             for _, value, mech in captured[key]:
-                exact = np.broadcast_to(value, (n,) + value.shape)
+                exact = np.broadcast_to(value, (n, *value.shape))
                 parts.append(mech.randomise(exact, rng).reshape(n, -1))  # the fit's own noise call, n trials at once
         return np.concatenate(parts, axis=1)
 

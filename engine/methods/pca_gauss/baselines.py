@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -81,7 +82,7 @@ class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
 
     # Declarative checks of one value at a time (scikit-learn's ``_validate_params``); random_state also takes a
     # numpy Generator or SeedSequence, as ``engine.privacy.noise_generator`` does.
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         "epsilon": PRIVACY_PARAMETER_CONSTRAINTS["epsilon"],
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator,
                          np.random.SeedSequence],
@@ -180,5 +181,6 @@ class IdentityQueryRelease(_ReleaseTransformer, BaseEstimator):
         return Xs @ self.components_ / math.sqrt(X.shape[1])
 
     def transform_y(self, y):
+        """y scaled by the public centre and scale, clipped to [-1, 1]."""
         check_is_fitted(self, "scaling_")
         return np.clip((np.asarray(y, float) - self.scaling_["y_centre"]) / self.scaling_["y_scale"], -1.0, 1.0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -136,7 +137,7 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
     # parameters together stay in ``_resolved``. ``random_state`` also takes a numpy Generator or SeedSequence
     # (``engine.privacy.noise_generator`` reads both; the harness passes SeedSequences), and ``delta`` may be
     # None (paper mode: 1/N).
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict] = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator,
                          np.random.SeedSequence],
@@ -360,6 +361,7 @@ class PCAGauss(_ReleaseSteps, _BoxScaling, _ReleaseTransformer, BaseEstimator):
         return np.clip((y - self.scaling_["y_centre"]) / self.scaling_["y_scale"], -1.0, 1.0)
 
     def inverse_transform_y(self, y_released) -> np.ndarray:
+        """Released y back in the original units (task='regression' only)."""
         check_is_fitted(self, "scaling_")
         if "y_centre" not in self.scaling_:
             raise ValueError("inverse_transform_y applies to task='regression'")

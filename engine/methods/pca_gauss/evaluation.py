@@ -45,6 +45,7 @@ class Split:
 
     @property
     def sizes(self) -> dict:
+        """The number of rows of the train, public and test parts."""
         return {"train": len(self.X_train), "public": len(self.X_public),
                 "test": len(self.X_test) if self.task != "unsupervised" else 0}
 

@@ -268,7 +268,7 @@ class _ReleaseSteps:
                 extra = {"class": str(classes[c]), "N_C": int(counts[c])}
                 mu_p, m1 = self._noisy(f"class mean ({P})", mu_c, eps_mu, sens["class_mean"][c], rng,
                                        log_extra=extra)
-                S_p, m2 = self._noisy(f"class covariance ({P} x {P})", S_c, eps_s, sens["class_covariance"][c],
+                S_p, _ = self._noisy(f"class covariance ({P} x {P})", S_c, eps_s, sens["class_covariance"][c],
                                       rng, log_extra=extra)
                 noisy_any = noisy_any or m1 is not None
                 means.append(mu_p)

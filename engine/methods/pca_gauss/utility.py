@@ -70,26 +70,26 @@ __all__ = [
     "METHOD_LABELS",
     "METRICS",
     "PRIMARY_METRIC",
-    "correlation_pair",
-    "opendp_components",
-    "alpha_grid",
+    "SOURCE_METHOD",
     "Split",
+    "alpha_grid",
     "arrays_from_frame",
     "best_over",
     "build_release",
+    "correlation_pair",
     "default_methods",
     "documented_public_inputs",
     "evaluate",
     "fit_release",
-    "shareable_synthetic_frame",
     "gaussian_reference_silhouette",
     "load_bundled",
     "make_split",
+    "opendp_components",
     "reference_levels",
-    "released_frames",
     "release_report",
-    "SOURCE_METHOD",
+    "released_frames",
     "run_method",
+    "shareable_synthetic_frame",
     "summarise",
     "synthetic_frame",
     "utility_sweep",
@@ -116,6 +116,7 @@ _NON_PRIVATE = ("real", "public_only")
 
 
 def default_methods(task: str) -> tuple:
+    """The methods compared by default for ``task``."""
     if task == "unsupervised":
         return ("real", "pca_gauss_alg1", "pca_gauss_public", "liu", "jiang", "li")
     return ("real", "public_only", "pca_gauss_public", "pca_gauss_laplace", "pca_gauss_ag", "liu", "jiang", "li")
@@ -273,7 +274,7 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
     alphas = [float(a) for a in alphas] or [0.5]
     real_sc = None
     if split.task == "unsupervised":
-        ref, Z_real, _ = _real_space(split, "train")
+        _, Z_real, _ = _real_space(split, "train")
         with one_blas_thread(openmp=True):
             real_sc = _silhouette(Z_real, K, np.random.default_rng(random_state))[0]
     jobs = []

@@ -74,7 +74,7 @@ class Owner:
         g = self.solve(C[None], self.point[None])[0]
         f = g - self.point
         self._f, self._g = f, g
-        hist = (self.hist_f + [f])[-(self.memory + 1):]
+        hist = ([*self.hist_f, f])[-(self.memory + 1):]
         out = {"q": float(np.einsum("pn,pq,qn->", f, self.G, f)), "pen": self._penalty(self.point),
                "pq": float(np.einsum("pn,pq,qn->", self.point, self.G, self.point)), "M": None, "b": None}
         if len(hist) >= 2:

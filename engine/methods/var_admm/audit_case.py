@@ -16,8 +16,15 @@ from engine.privacy.audit import PLANTED, AuditCase, planted
 
 from .defence import _check_range, add_noise, calibrated_noise_scale, defence_ledger
 
-__all__ = ["PIPELINE_BUGS", "LAW_MODES", "pipeline_audit_case", "var_admm_case", "laplace_case", "gaussian_case",
-           "uniform_case"]
+__all__ = [
+    "LAW_MODES",
+    "PIPELINE_BUGS",
+    "gaussian_case",
+    "laplace_case",
+    "pipeline_audit_case",
+    "uniform_case",
+    "var_admm_case",
+]
 
 #: Planted bugs of :func:`pipeline_audit_case` (the audit must catch each).
 PIPELINE_BUGS = ("noise_halved", "sensitivity_halved", "no_clipping", "private_centring")
@@ -65,7 +72,7 @@ def pipeline_audit_case(law: str = "laplace", epsilon: float = 1.0, delta: float
     clip = None if bug in ("no_clipping", "private_centring") else (lo, hi)
 
     def release(data, rng, n):
-        stack = np.broadcast_to(data, (n,) + data.shape)
+        stack = np.broadcast_to(data, (n, *data.shape))
         if bug == "private_centring":
             stack = stack - data.mean(axis=0)
         with planted(bug if bug in PLANTED else None):  # noise and sensitivity bugs: planted in production

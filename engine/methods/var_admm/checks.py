@@ -27,18 +27,18 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "NotNumericError",
+    "COLLINEAR_RCOND",
+    "CONSTANT_RTOL",
     "OVERFLOW_LIMIT",
     "UNDERFLOW_LIMIT",
-    "CONSTANT_RTOL",
-    "COLLINEAR_RCOND",
-    "series_names",
-    "label",
-    "check_series",
+    "NotNumericError",
     "check_finite_columns",
+    "check_identified",
+    "check_series",
+    "label",
     "pow2",
     "safe_rms",
-    "check_identified",
+    "series_names",
 ]
 
 #: Largest |value| accepted: its square (1e306) and sums of squares over many rows stay finite.

@@ -20,7 +20,7 @@ from .estimator import CollaborativeVAR
 from .evaluation import var_forecasts
 from .layout import normalise_lags
 
-__all__ = ["compare", "MODES"]
+__all__ = ["MODES", "compare"]
 
 #: "strict": values clipped into the declared range before the noise; "paper": the paper's pipeline (no
 #: clipping, so one value moves the output without bound: no guarantee).

@@ -31,25 +31,25 @@ from .layout import lagged_design
 from .trace import noise as draw_noise
 
 __all__ = [
-    "noise_sd",
-    "range_width",
-    "clip_to_range",
-    "add_noise",
-    "naive_noisy_design",
     "DP_STATEMENTS",
-    "RANGE_NOT_DECLARED",
-    "PER_VALUE_UNIT",
     "PER_SERIES_UNIT",
-    "RangeDeclaration",
-    "noise_range_declaration",
-    "noise_guarantee",
+    "PER_VALUE_UNIT",
+    "RANGE_NOT_DECLARED",
     "DefenceLedger",
-    "defence_ledger",
-    "noise_ledger",
     "NoiseRelease",
-    "noise_defence",
+    "RangeDeclaration",
+    "add_noise",
     "calibrated_noise_scale",
     "calibrates_from_epsilon",
+    "clip_to_range",
+    "defence_ledger",
+    "naive_noisy_design",
+    "noise_defence",
+    "noise_guarantee",
+    "noise_ledger",
+    "noise_range_declaration",
+    "noise_sd",
+    "range_width",
 ]
 
 
@@ -271,11 +271,12 @@ class DefenceLedger:
 
     @property
     def status(self) -> str:
-        """ "proven", "not proven" or "no privacy" (from the ledger)."""
+        """The verdict: "proven", "not proven" or "no privacy" (from the ledger)."""
         return self.per_series.status
 
     @property
     def proven(self) -> bool:
+        """Whether the ledger proves the guarantee."""
         return self.status == "proven"
 
     def reasons_not_proven(self) -> list:
@@ -288,6 +289,7 @@ class DefenceLedger:
         return reasons
 
     def no_privacy_reason(self) -> str:
+        """Why the defence gives no differential privacy (the law, no noise or no public range)."""
         if self.law not in ("laplace", "gaussian"):
             return f"{self.law} noise is not differentially private (ε = ∞)"
         if not self.b > 0:
@@ -297,6 +299,7 @@ class DefenceLedger:
         return ""
 
     def delta_text(self) -> str:
+        """The text ' at δ = ...' for the Gaussian law, empty for Laplace."""
         return "" if self.law == "laplace" else f" at δ = {self.delta:.1e}"
 
     def headline(self) -> str:

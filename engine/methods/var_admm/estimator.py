@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import warnings
 from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ from .layout import coefs_from_owner_major, lagged_design, normalise_lags
 from .solver import SCHEMES, _paper_start, lasso_coordinate_descent, run_anderson, run_paper
 from .trace import AdmmTrace
 
-__all__ = ["CollaborativeVAR", "TRANSPORTS", "PENALTIES", "SOLVERS", "TRENDS", "INITS", "VARIANTS", "NOISE_LAWS"]
+__all__ = ["INITS", "NOISE_LAWS", "PENALTIES", "SOLVERS", "TRANSPORTS", "TRENDS", "VARIANTS", "CollaborativeVAR"]
 
 PENALTIES = ("none", "ridge", "lasso")
 SOLVERS = ("central", "admm")
@@ -158,7 +159,7 @@ class CollaborativeVAR(BaseEstimator):
     ridge penalty identifies them and is accepted).
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         # the shared entry plus numpy Generators: the defences pass one generator on to the ADMM's start
         "random_state": [*PRIVACY_PARAMETER_CONSTRAINTS["random_state"], np.random.Generator],
         "lags": [Interval(Integral, 1, None, closed="left"), "array-like"],

@@ -22,13 +22,13 @@ from .layout import coefs_from_owner_major, normalise_lags
 from .transforms import orthogonal_rows_demo, post_multiplication_demo
 
 __all__ = [
-    "var_forecasts",
-    "local_ar_forecasts",
-    "ForecastEvaluation",
-    "evaluate_forecasts",
     "DEFENCES",
+    "ForecastEvaluation",
     "defence_comparison",
+    "evaluate_forecasts",
+    "local_ar_forecasts",
     "noise_sweep",
+    "var_forecasts",
 ]
 
 
@@ -80,17 +80,20 @@ class ForecastEvaluation:
     ar_pred: np.ndarray
     target_rows: np.ndarray
     model: CollaborativeVAR
-    release: "NoiseRelease | None" = None  # the noise defence's release, when one ran
+    release: NoiseRelease | None = None  # the noise defence's release, when one ran
 
     @property
     def median_mae_gain(self) -> float:
+        """The median MAE gain over the series, in percent."""
         return float(np.median(self.table["mae_gain_pct"]))
 
     @property
     def median_rmse_gain(self) -> float:
+        """The median RMSE gain over the series, in percent."""
         return float(np.median(self.table["rmse_gain_pct"]))
 
     def count(self, column="mae_gain_pct", at_least=None, below=None) -> int:
+        """The number of series whose ``column`` is at least ``at_least`` (or, without it, below ``below``)."""
         v = self.table[column].to_numpy()
         if at_least is not None:
             return int(np.sum(v >= at_least))
@@ -189,8 +192,8 @@ def defence_comparison(Y, lags, train_end: int, defence: str, strength: float, *
     central = dict(penalty=params.get("penalty", "none"), alpha=params.get("alpha", 0.0),
                    trend=params.get("trend", "c"))
     kw = dict(score_mask=score_mask, test_rows=test_rows, ar=ar, owner_names=owner_names, fit_mask=fit_mask)
-    if defence == "none" or strength == 0 and defence in ("laplace", "gaussian", "uniform", "naive_laplace",
-                                                          "coef_noise", "message_noise"):
+    if defence == "none" or (strength == 0 and defence in ("laplace", "gaussian", "uniform", "naive_laplace",
+                                                          "coef_noise", "message_noise")):
         return evaluate_forecasts(Y, lags, train_end, model=CollaborativeVAR(lags, **central), **kw)
     if defence in ("laplace", "gaussian", "uniform"):
         rel = noise_defence(Y, defence, strength, public_range=public_range, declared_public=declared_public,

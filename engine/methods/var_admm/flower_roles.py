@@ -46,8 +46,16 @@ from .trace import admm_message_log
 
 #: ``server_app`` and ``client_app`` (the Flower apps) are module attributes built on first use (``__getattr__``);
 #: flwr's App check finds them here, in ``__all__`` (it reads the module's syntax, without importing it)
-__all__ = ["run_paper_flower", "run_anderson_flower", "records_to_log", "write_app", "processes_in_groups",  # noqa: F822
-           "FederationError", "server_app", "client_app"]
+__all__ = [  # noqa: F822
+    "FederationError",
+    "client_app",
+    "processes_in_groups",
+    "records_to_log",
+    "run_anderson_flower",
+    "run_paper_flower",
+    "server_app",
+    "write_app",
+]
 
 APP_NAME = "privalab-var-admm"
 BROADCAST = ("m^k = Hbar^k - ZBbar^k - U^k",
@@ -152,7 +160,7 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
                 records.append((owner_of[node][1], "central", FINAL[0], list(val.shape), FINAL[1], "final", K))
             break
         msgs = [_array(got[node].content["msg"], "v") for node in order]
-        for node, val in zip(order, msgs):
+        for node, val in zip(order, msgs, strict=False):
             records.append((owner_of[node][1], "central", msg_name, list(val.shape),
                             _PAPER_UPLINK[y_free][1], "iteration", k))
         sum_msgs = np.sum(msgs, axis=0)
@@ -276,7 +284,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     ``start`` (seconds until every SuperNode was registered), ``run`` (seconds of ``flwr run`` to the result),
     ``leftover`` (processes of a federation started here still alive after it stopped).
     """
-    T, n = Y.shape
+    _, n = Y.shape
     p = len(lags)
     t0 = time.perf_counter()
     parties = [str(i) for i in range(n)]
@@ -302,7 +310,7 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
             B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
     except FederationError as err:  # name the owner behind a party id
         text = str(err)
-        for q, name in zip(parties, names):
+        for q, name in zip(parties, names, strict=False):
             text = text.replace(f"party {q} ", f"party {q} (owner {name}) ")
         raise FederationError(text) from err
     result["leftover"] = processes_in_groups(pgids) if superlink is None else []
@@ -349,7 +357,7 @@ def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tu
     from .anderson import anderson_memory
     from .flower_anderson import ANDERSON_FILE
 
-    T, n = Y.shape
+    _T, n = Y.shape
     p = len(lags)
     t0 = time.perf_counter()
     parties = [str(i) for i in range(n)]
@@ -376,7 +384,7 @@ def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tu
             B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
     except FederationError as err:  # name the owner behind a party id
         text = str(err)
-        for q, name in zip(parties, names):
+        for q, name in zip(parties, names, strict=False):
             text = text.replace(f"party {q} ", f"party {q} (owner {name}) ")
         raise FederationError(text) from err
     result["leftover"] = processes_in_groups(pgids) if superlink is None else []

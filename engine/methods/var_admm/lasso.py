@@ -36,7 +36,7 @@ def lasso_coordinate_descent(G: np.ndarray, C: np.ndarray, threshold, B0: np.nda
         raise ValueError("a covariate column is identically zero: its coefficient is not identified")
     m = G3.shape[1]
     sweeps = 0
-    for sweeps in range(1, max_sweeps + 1):
+    for sweeps in range(1, max_sweeps + 1):  # noqa: B007 (the count of sweeps is returned after the loop)
         biggest = 0.0
         for j in range(m):
             old = B[:, j, :].copy()

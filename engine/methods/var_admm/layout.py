@@ -12,13 +12,13 @@ from numbers import Integral
 import numpy as np
 
 __all__ = [
-    "normalise_lags",
-    "parse_lags",
-    "lagged_design",
-    "owner_major_to_lag_major",
-    "lag_major_to_owner_major",
     "coefs_from_owner_major",
+    "lag_major_to_owner_major",
+    "lagged_design",
+    "normalise_lags",
     "owner_major_from_coefs",
+    "owner_major_to_lag_major",
+    "parse_lags",
 ]
 
 
@@ -34,7 +34,7 @@ def normalise_lags(lags) -> tuple:
         raise ValueError(f"lags must be a positive int or a sequence of positive ints, got {lags!r}") from None
     if not values or min(values) < 1:
         raise ValueError(f"lags must be positive, got {lags!r}")
-    if any(float(v) != float(w) for v, w in zip(values, lags)):
+    if any(float(v) != float(w) for v, w in zip(values, lags, strict=False)):
         raise ValueError(f"lags must be whole numbers, got {lags!r}")
     return tuple(sorted(set(values)))
 

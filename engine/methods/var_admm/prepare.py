@@ -14,7 +14,7 @@ import pandas as pd
 
 from .layout import normalise_lags
 
-__all__ = ["SolarPanel", "prepare_solar", "prepare_series", "neighbourhood"]
+__all__ = ["SolarPanel", "neighbourhood", "prepare_series", "prepare_solar"]
 
 
 @dataclass

@@ -22,18 +22,18 @@ from .layout import normalise_lags
 
 __all__ = [
     "MODEL_FORMAT",
-    "RELEASE_FORMAT",
     "NOT_DP_MODEL",
     "NO_DEFENCE_REASON",
-    "release_refusal",
-    "privacy_statement",
+    "RELEASE_FORMAT",
     "coef_table",
+    "model_from_dict",
+    "model_from_release",
+    "model_to_dict",
+    "owner_sheets",
+    "privacy_statement",
+    "release_refusal",
     "shareable_release",
     "to_json",
-    "model_from_release",
-    "owner_sheets",
-    "model_to_dict",
-    "model_from_dict",
 ]
 
 MODEL_FORMAT = "privalab.var_admm/1"

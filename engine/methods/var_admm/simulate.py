@@ -14,12 +14,12 @@ from engine.privacy import as_generator
 from engine.threads import one_blas_thread
 
 __all__ = [
-    "var22_coefs",
-    "var10_3_coefs",
-    "random_stationary_var",
     "companion_radius",
-    "simulate_var",
     "macrodata_growth",
+    "random_stationary_var",
+    "simulate_var",
+    "var10_3_coefs",
+    "var22_coefs",
 ]
 
 

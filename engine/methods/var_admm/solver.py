@@ -31,6 +31,7 @@ No streamlit here.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -41,15 +42,15 @@ from .trace import AdmmTrace, MessageLog, admm_message_log, noise
 __all__ = [
     "SCHEMES",
     "SCHEME_LABELS",
-    "MessageLog",
     "AdmmTrace",
-    "noise",
-    "lasso_coordinate_descent",
-    "run_paper",
-    "run_anderson",
+    "MessageLog",
     "anderson_memory",
+    "lasso_coordinate_descent",
+    "noise",
     "owner_message",
     "owner_update",
+    "run_anderson",
+    "run_paper",
 ]
 
 SCHEMES = ("auto", "paper", "anderson", "balanced", "relaxed")
@@ -285,9 +286,18 @@ class _PaperRecord:
 
     def __init__(self, log: MessageLog, n: int, p: int, ratio: np.ndarray, stride: int):
         self.log, self.n, self.p, self.ratio, self.stride = log, n, p, ratio, stride
-        self.prim, self.dual, self.epsp, self.epsd, self.rhos = [], [], [], [], []
-        self.coef_path, self.shared_path, self.broadcasts, self.owner_msgs, self.path_its = [], [], [], [], []
-        self.u_path = []
+        # residuals, tolerances and penalties per iteration; stored iterates and messages every ``stride``
+        self.prim: list[float] = []
+        self.dual: list[float] = []
+        self.epsp: list[float] = []
+        self.epsd: list[float] = []
+        self.rhos: list[float] = []
+        self.coef_path: list[np.ndarray] = []
+        self.shared_path: list[np.ndarray] = []
+        self.broadcasts: list[Any] = []
+        self.owner_msgs: list[Any] = []
+        self.path_its: list[int] = []
+        self.u_path: list[np.ndarray] = []
 
     def to_data(self, B_int: np.ndarray) -> np.ndarray:
         n, p = self.n, self.p

@@ -16,7 +16,7 @@ import pandas as pd
 from engine.federation.messages import MessageLog
 from engine.privacy.mechanisms import draw_noise
 
-__all__ = ["MessageLog", "AdmmTrace", "noise", "NOISE_LAWS", "admm_message_log"]
+__all__ = ["NOISE_LAWS", "AdmmTrace", "MessageLog", "admm_message_log", "noise"]
 
 NOISE_LAWS = ("laplace", "gaussian", "uniform")
 
@@ -84,6 +84,7 @@ class AdmmTrace:
         return self.n_iter - 1 if self.converged and self.scheme != "anderson" else self.n_iter
 
     def residual_frame(self) -> pd.DataFrame:
+        """The primal and dual residuals and their tolerances per iteration."""
         k = np.arange(1, self.n_iter + 1)
         return pd.DataFrame({"iteration": k, "primal_residual": self.primal_residuals,
                              "dual_residual": self.dual_residuals, "eps_primal": self.eps_primal,

@@ -1,0 +1,51 @@
+"""The suite's automatic markers (tests/conftest.py): a test reaching AppTest, LocalCluster or LocalFederation
+through a helper or a fixture of its module gets ``app``, ``dask`` or ``federation``; the rest gets none."""
+from __future__ import annotations
+
+import textwrap
+
+import conftest
+
+SOURCE = textwrap.dedent('''
+    import pytest
+    from streamlit.testing.v1 import AppTest
+    from distributed import LocalCluster
+
+
+    def _page():
+        return AppTest.from_file("pages/edpls.py")
+
+
+    def _opened():
+        return _page().run()
+
+
+    @pytest.fixture
+    def cluster():
+        with LocalCluster(n_workers=1) as c:
+            yield c
+
+
+    def _plain(x):
+        return x + 1
+''')
+
+
+def test_helpers_reaching_a_seed_carry_its_marker(tmp_path):
+    path = tmp_path / "test_sample.py"
+    path.write_text(SOURCE)
+    reach = conftest._module_closure(str(path))
+    assert {"_page", "_opened"} <= reach["app"]
+    assert "cluster" in reach["dask"] and "cluster" not in reach["app"]
+    assert "_plain" not in reach["app"] | reach["dask"] | reach["federation"]
+
+
+def test_a_broken_file_marks_nothing(tmp_path):
+    path = tmp_path / "test_broken.py"
+    path.write_text("def (:\n")
+    assert conftest._module_closure(str(path)) == {m: frozenset() for m in conftest._SEEDS}
+
+
+def test_this_module_is_not_an_app_test(request):
+    assert request.node.get_closest_marker("app") is None
+    assert request.node.get_closest_marker("slow") is None
