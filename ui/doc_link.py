@@ -26,6 +26,7 @@ DOC_PAGES = {
     "attack_lab": "tools/attack-lab.md",
     "calculator": "tools/calculator.md",
     "privacy_audit": "tools/privacy-audit.md",
+    "apply_model": "tools/apply-model.md",
 }
 
 
