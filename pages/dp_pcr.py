@@ -18,7 +18,7 @@ from engine.methods.dp_pcr import (
     to_json,
 )
 from engine.methods.edpls import shareable_ledger
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, page_problem
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.chemometrics import dp_pcr_staples
@@ -31,6 +31,7 @@ from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
+from ui.public_info import public_info_panel
 from ui.runtime.jobs import JobError, run_upload
 
 PAGE = "dp_pcr"
@@ -70,23 +71,10 @@ def pick_problem():
     return ds, response, split, problem, k
 
 
-def declare_bounds(ds, response, problem) -> tuple[float, float]:
-    """The public bounds the user declares (a default for |y| only on a public sample set)."""
+def declare_bounds(ds, response, problem):
+    """The public information the user declares (the shared panel: a range for y, the bound on |y| derived)."""
     st.markdown(INTRO)
-    b1, b2 = st.columns(2)
-    x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
-                              value=default_x_bound(len(problem.channels)), format="%.4g",
-                              key=f"dp_pcr_x_bound_{len(problem.channels)}",
-                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
-                                   "an assumption about the instrument, not read from the data.")
-    y_default = sample_y_bound(problem.y) if ds.origin == "sample" else None
-    y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
-                              key=f"dp_pcr_y_bound_{ds.origin}_{ds.name}_{response}",
-                              help="From the response's physical range, e.g. 100 for a percentage.")
-    if y_bound is None:
-        st.info("Enter a public bound on |y| (from the response's physical range, not from your data) to fit.")
-        st.stop()
-    return float(x_bound), float(y_bound)
+    return public_info_panel(PAGE, ds, response, problem)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -193,7 +181,8 @@ def main():
     doc_link("dp_pcr")
     budget = budget_picker(PAGE, modes=("strict",))
     ds, response, split, problem, k = pick_problem()
-    x_bound, y_bound = declare_bounds(ds, response, problem)
+    info = declare_bounds(ds, response, problem)
+    x_bound, y_bound = info.x_bound, info.y_bound
     params = dict(n_components=k, epsilon=budget.epsilon, delta=budget.delta, calibration=budget.calibration,
                   x_bound=x_bound, y_bound=y_bound)
     upload = ds.name if ds.origin == "upload" else None  # an upload's fits run in a worker (ui.runtime.jobs)

@@ -28,7 +28,7 @@ from engine.methods.edpls import (
     to_json,
 )
 from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound, strict_params
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, strict_params
 from engine.methods.edpls.pipeline import preprocess as _preprocess
 from engine.methods.edpls.recommended import to_json as recommended_to_json
 from engine.methods.edpls.recommended_evaluation import (
@@ -63,6 +63,7 @@ from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
+from ui.public_info import public_info_panel
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
@@ -201,34 +202,13 @@ def preprocessing_section(choice: Choice, budget) -> tuple:
     return chain, info, Xp
 
 
-def strict_settings(choice: Choice, budget, chain: str) -> tuple[dict, str | None]:
-    """Strict mode: the public bounds the user declares (never read off private rows)."""
-    ds, response = choice.ds, choice.response
+def strict_settings(choice: Choice, budget, chain: str) -> tuple[dict, str | None, tuple]:
+    """Strict mode: the public bounds the user declares (never read off private rows): the shared panel."""
     st.markdown(STRICT_TEXT)
-    b1, b2 = st.columns(2)
-    n_channels = len(choice.problem.channels)
-    x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
-                              value=default_x_bound(n_channels), format="%.4g",
-                              key=f"edpls_x_bound_{n_channels}",
-                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
-                                   "an assumption about the instrument, not read from the data.")
-    # A sample set is public, so a default read off it leaks nothing; an upload gets no default (never a bound
-    # read off private rows).
-    y_default = sample_y_bound(choice.problem.y) if ds.origin == "sample" else None
-    y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
-                              # a bound never carries over to new data
-                              key=f"edpls_y_bound_{ds.origin}_{ds.name}_{response}",
-                              help="From the response's physical range, e.g. 100 for a percentage.")
-    if y_bound is None:
-        st.info("Enter a public bound on |y| (from the response's physical range, not from your data) "
-                "to fit in strict mode.")
-        st.stop()
-    bounds_note = None
-    if ds.origin == "sample":
-        bounds_note = "default y bound: the power of ten above the public sample set's |y|"
+    info = public_info_panel("edpls", choice.ds, choice.response, choice.problem)
     params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
-                           calibration=budget.calibration, x_bound=x_bound, y_bound=y_bound, chain=chain)
-    return params, bounds_note
+                           calibration=budget.calibration, x_bound=info.x_bound, y_bound=info.y_bound, chain=chain)
+    return params, info.range_note, info.y_range
 
 
 def paper_settings(choice: Choice, budget, chain: str, noise_std: str) -> dict:
@@ -548,8 +528,9 @@ def main() -> None:
     if budget.mode == "strict" and strict_estimator_setting() == "recommended":
         recommended_page(choice, budget, chain, Xp)
         return
+    y_range = None
     if budget.mode == "strict":
-        params, bounds_note = strict_settings(choice, budget, chain)
+        params, bounds_note, y_range = strict_settings(choice, budget, chain)
     else:
         params, bounds_note = paper_settings(choice, budget, chain, noise_std), None
     res = fit_section(choice, Xp, params, budget)
