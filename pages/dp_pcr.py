@@ -31,8 +31,10 @@ from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
-from ui.public_info import public_info_panel
+from ui.public_info import public_info_panel, show_range_warning
+from ui.run_history import history_section, record_run
 from ui.runtime.jobs import JobError, run_upload
+from ui.tables import human_headers
 
 PAGE = "dp_pcr"
 SPLIT_SEED = PAGE_DEFAULTS["split_seed"]  # the train/test split's seed (not a noise seed: a split is no release)
@@ -172,7 +174,7 @@ def show_sweep(problem, k, params, budget, later_sheets, upload=None):
         st.caption("Both methods spend one strict release per fit at the same public bounds and centring. The "
                    "status column is each fit's own ledger. RMSEPs are measured on your private test rows: the "
                    "table is in the owner's workbook, not in the shareable files.")
-        st.dataframe(curves, hide_index=True)
+        st.dataframe(human_headers(curves), hide_index=True)
         later_sheets["RMSEP vs epsilon"] = curves
 
 
@@ -198,6 +200,13 @@ def main():
         st.stop()
     label = f"DP-PCR (ε = {budget.epsilon:g})"
     show_fit(problem, result, response, label)
+    show_range_warning(info.y_range, result.private)
+    record_run("DP-PCR", ds, method=label, response=response,
+               settings={"components": k, "y range": info.y_range, "x bound": x_bound},
+               rmsep=result.headline["RMSEP (private)"], sigma_y=float(problem.y[problem.test].std()),
+               epsilon=budget.epsilon, delta=budget.delta, ledger=result.private.privacy_ledger_, model=result.private,
+               axis=None)
+    history_section(PAGE, ds)
     later_sheets = {}  # filled by the sweep below; the workbook is built on click, after this run
     dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets,
                    upload=upload is not None)

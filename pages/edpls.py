@@ -63,8 +63,10 @@ from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, cached_sweep
-from ui.public_info import public_info_panel
+from ui.public_info import public_info_panel, show_range_warning
+from ui.run_history import history_section, record_run
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
+from ui.tables import human_headers
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
 PAPER_AUDIT_KEY = {"sigma": "edpls"}
@@ -387,11 +389,11 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
         show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"], x_title=x_title),
                    "rmsep_curves", page="edpls")
         st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
-                   "table's epsilon_total_basic column. The status column is each fit's own ledger: \"proven\", "
+                   "table's \"ε total (basic sum)\" column. The status column is each fit's own ledger: \"proven\", "
                    "\"not proven\" (data-derived sensitivities, a chain fitted on the private rows, a known noise "
                    "seed) or \"no privacy\" (ε = ∞). RMSEPs are measured on your private test rows: the table is in "
                    "the owner's workbook, not in the shareable files.")
-        st.dataframe(curves, hide_index=True)
+        st.dataframe(human_headers(curves), hide_index=True)
         later_sheets["RMSEP sweep"] = curves
         if budget.mode == "paper":
             paper_curve_section(choice, chain, eps_grid, reps, sweep_params, budget)
@@ -496,8 +498,11 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     private = res["private"]
     recommended_metrics(res, len(problem.train))
     st.markdown(utility_sentence(res, budget.epsilon))
+    show_range_warning(setup.y_range, private)
     show_choices(choice_rows(private))
     show_ledger(private.privacy_ledger_)
+    _record(choice, res, budget, label, {"estimator": "recommended", "y range": setup.y_range,
+                                         "public spectra": setup.public_name or "none"})
     f1, f2 = st.columns(2)
     # the recommended model is linear in the preprocessed spectra: its coefficients beside the same estimator's
     # without noise (plain PLS on the page's chain is another model on other inputs)
@@ -516,6 +521,15 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
                            y_bound=max(abs(v) for v in setup.y_range), chain=chain)
     sweep_section(choice, res, budget, chain, params, later_sheets, recommended=setup)
     samples_needed_section(choice, res, budget, Xp, params, later_sheets, recommended=setup)
+
+
+def _record(choice: Choice, res: dict, budget, label: str, settings: dict) -> None:
+    """This fit in the session's run history, then the odometer and the history (``ui.run_history``)."""
+    private = res["private"]
+    record_run("edPLS", choice.ds, method=label, response=choice.response, settings=settings,
+               rmsep=res["rmsep_private"], sigma_y=res["sigma_y_test"], epsilon=budget.epsilon, delta=budget.delta,
+               ledger=private.privacy_ledger_, model=private, axis=choice.axis)
+    history_section("edpls", choice.ds)
 
 
 def main() -> None:
@@ -537,6 +551,8 @@ def main() -> None:
     label = (f"edPLS (strict, ε = {budget.epsilon:g})" if budget.mode == "strict" else
              paper_label("edPLS", budget.epsilon, PAPER_AUDIT_KEY.get(noise_std)))
     results_section(choice, res, budget, label)
+    _record(choice, res, budget, label, {"mode": budget.mode, "chain": chain, "latent variables": choice.n_components,
+                                         **({"y range": y_range, "x bound": params["x_bound"]} if y_range else {})})
     later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
     edpls_staples(choice, res, Xp, label=label, chain=chain, y_bound=params.get("y_bound"), later_sheets=later_sheets)
     export_section(choice, res, budget, label=label, chain=chain, info=info, params=params,

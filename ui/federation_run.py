@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.methods.var_admm import CollaborativeVAR
+from ui.tables import human_headers
 
 __all__ = ["federation_section", "var_flower_runs", "p3ls_flower_runs", "p3ls_has_flower", "SECTION_TITLE"]
 
@@ -129,4 +130,4 @@ def _show(result: dict) -> None:
     same = loc["log"][LOG_COLUMNS].astype(str).equals(fl["log"][LOG_COLUMNS].astype(str))
     st.markdown("Same steps, senders, receivers and shapes in both logs." if same else
                 "**The two logs differ** (see the tables).")
-    st.dataframe(fl["log"], hide_index=True, width="stretch")
+    st.dataframe(human_headers(fl["log"]), hide_index=True, width="stretch")
