@@ -42,6 +42,7 @@ from ui.pca_gauss.figures import (
     pca_gauss_scatter_figure,
     pca_gauss_utility_figure,
 )
+from ui.pca_gauss.notes import degenerate_note
 from ui.pca_gauss.setup import (
     SOURCE_TEXT,
     TASK_TEXT,
@@ -222,6 +223,9 @@ def real_vs_synthetic_tab(setup: Setup, result: dict) -> None:
         x_col, y_col = released_cols[0], "y" if task == "regression" else released_cols[0]
     show_chart(st, pca_gauss_scatter_figure(real, synthetic, x=x_col, y=y_col, colour=colour), "scatter",
                page="pca_gauss")
+    note = degenerate_note(result["model"], x_col, y_col, released_cols + (["y"] if task == "regression" else []))
+    if note:
+        st.info(note)
     if task == "unsupervised" and colour is not None:
         st.caption(f"Real rows coloured by the true labels of {setup.target!r} (your view); a clustering release "
                    "has no labels, so its synthetic rows are drawn in one colour.")

@@ -73,6 +73,16 @@ PUBLIC_RANGE_LABEL = "This range is public: it comes from the plant's rating, no
 def intro() -> None:
     st.title("VAR-ADMM")
     doc_link("var_admm")
+    st.warning(
+        "**Guarantee, in words: the ADMM fit itself protects no owner's series; only values clipped into a "
+        "range you declare public and noised before they leave their owner are private (local DP, for an "
+        "owner's whole series).** No ADMM variant here is private: an owner rebuilds every other owner's series "
+        "exactly after a handful of iterations, the central node too; random masks and noise on the coefficients "
+        "do not stop it. Its guarantee is stated for an owner's whole series (the ε of one value, "
+        "added up over the series); a single value alone gets a smaller ε, shown apart and labelled so. "
+        "Multiplicative and linear transformations and noise inside ADMM are **not DP**.",
+        icon=":material/lock_open:",
+    )
     st.markdown(
         "Owners of neighbouring solar plants (or any geographically spread series) forecast better together: "
         "a vector autoregression (VAR) uses **every owner's recent values** to forecast each owner's next value. "
@@ -81,15 +91,6 @@ def intro() -> None:
         "intermediate matrices with a central node. This page fits that model on your series, measures the skill "
         "over each owner's local model, and then shows what the exchanged matrices **leak**: the paper's "
         "three leak results, run live."
-    )
-    st.warning(
-        "**No ADMM variant here is private.** An owner rebuilds every other owner's series exactly after a handful "
-        "of iterations, the central node too; random masks and noise on the coefficients do "
-        "not stop it. **Only additive noise on values clipped into a range you declare public is (local) "
-        "differentially private**. Its guarantee is stated for an owner's whole series (the ε of one value, "
-        "added up over the series); a single value alone gets a smaller ε, shown apart and labelled so. "
-        "Multiplicative and linear transformations and noise inside ADMM are **not DP**.",
-        icon=":material/lock_open:",
     )
 
 

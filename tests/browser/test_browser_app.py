@@ -43,7 +43,7 @@ EXPECTED_TEXT = {
     "pca_gauss": ["PCA-Gauss", "Total ε (basic composition)", "Strict mode is on"],
     "dp_cca": ["DP-CCA", "Captured correlation (held-out)", "Strict mode"],
     "p3ls": ["P3LS simulation", "No privacy budget applies", "Max |B_P3LS − B_central|"],
-    "var_admm": ["VAR-ADMM", "ADMM iterations", "No ADMM variant here is private"],
+    "var_admm": ["VAR-ADMM", "ADMM iterations", "Guarantee, in words"],
     "attack_lab": ["Attack lab (PLS)", "Attack success against ε", "Plain PLS"],
     "calculator": ["Noise & budget calculator", "Analytic Gaussian σ"],
 }
