@@ -66,7 +66,7 @@ from ui.progress import Sweep, cached_sweep
 from ui.public_info import public_info_panel, show_range_warning
 from ui.run_history import history_section, record_run
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
-from ui.tables import human_headers
+from ui.tables import human_headers, in_response_unit
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
 PAPER_AUDIT_KEY = {"sigma": "edpls"}
@@ -245,9 +245,10 @@ def results_section(choice: Choice, res: dict, budget, label: str) -> None:
     private, plain, tr = res["private"], res["plain"], choice.problem.train
     strict = budget.mode == "strict"
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}")
-    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}")
-    m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
+    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}", help=in_response_unit(choice.response))
+    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}", help=in_response_unit(choice.response))
+    m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}",
+              help=in_response_unit(choice.response, "Standard deviation of the response on the test rows."))
     m4.metric("Rows clipped" if strict else "cond(P'W)",
               f"{private.n_clipped_} of {len(tr)}" if strict else f"{private.condition_number_:.3g}")
     st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
@@ -496,7 +497,7 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
         st.stop()
     label = f"edPLS (strict, recommended, ε = {budget.epsilon:g})"
     private = res["private"]
-    recommended_metrics(res, len(problem.train))
+    recommended_metrics(res, len(problem.train), choice.response)
     st.markdown(utility_sentence(res, budget.epsilon))
     show_range_warning(setup.y_range, private)
     show_choices(choice_rows(private))
