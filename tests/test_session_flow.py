@@ -93,14 +93,15 @@ def test_run_history_two_runs_compared_and_the_odometer_composes_them():
     runs = at.session_state["pl_runs"]
     assert len(runs) == 2
     # the history table, human headers, and the side-by-side comparison of the two runs
+    at.multiselect(key="dp_pcr_compare_runs").set_value([1, 2]).run()
+    assert not at.exception, at.exception
     frames = [d.value for d in at.dataframe]
     history = next(f for f in frames if "RMSEP" in f.columns and "Run" in f.columns)
     assert list(history["Run"]) == [1, 2] and list(history["ε"]) == [1.0, 2.0]
     assert set(history["Status"]) == {"proven"}
     side = next(f for f in frames if list(f.columns) == ["Run 1", "Run 2"])
     assert "RMSEP" in side.index and "σ_y (test)" in side.index
-    assert any(c.proto.id.endswith("dp_pcr_compare_chart") or "compare_chart" in str(c.proto)
-               for c in at.get("plotly_chart"))
+    assert [c for c in at.get("plotly_chart") if c.key == "dp_pcr_compare_chart"]
     # the odometer: the two releases composed, checked against the closed-form Gaussian composition
     entries = [r for run in runs.values() for r in run["ledger"].entries]
     assert len(entries) == 2 and all(r.mechanism == "gaussian" for r in entries)

@@ -139,10 +139,10 @@ def run_history(page: str) -> None:
     st.caption("For you only: RMSEP and σ_y are measured on your private test rows; this history stays in this "
                "browser session and is never in a shareable file.")
     by_number = {r["number"]: r for r in runs.values()}
-    # keyed by the number of runs: a new run resets the choice to the last two (a kept choice would hide it)
-    picked = st.multiselect("Compare selected runs", list(by_number), default=list(by_number)[-2:],
-                            key=f"{page}_compare_runs_{len(runs)}",
-                            format_func=lambda n: f"Run {n}: {by_number[n]['method']}")
+    picked = st.multiselect("Compare selected runs", list(by_number), key=f"{page}_compare_runs",
+                            format_func=lambda n: f"Run {n}: {by_number[n]['method']}",
+                            help="Pick two runs or more: their numbers side by side and their coefficient curves "
+                                 "overlaid.")
     chosen = [by_number[n] for n in picked]
     if len(chosen) < 2:
         st.caption("Pick two runs or more to compare them.")
