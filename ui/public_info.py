@@ -110,7 +110,8 @@ def public_info_panel(page: str, ds, response: str, problem, *, x_bound: bool = 
 
 
 def dp_scale(model) -> float | None:
-    """A DP estimate of y's standard deviation the fit already released (None when it has none)."""
+    """A DP estimate of y's standard deviation the fit already released (None when it has none; 0 when the noisy
+    variance was not positive)."""
     for name in ("y_scale_", "y_std_"):
         v = getattr(model, name, None)
         if v is not None:
@@ -118,7 +119,7 @@ def dp_scale(model) -> float | None:
                 v = float(v)
             except (TypeError, ValueError):
                 continue
-            if v > 0:
+            if v >= 0:
                 return v
     return None
 
@@ -130,6 +131,10 @@ def range_warning(y_range, model) -> str | None:
     if scale is None:
         return None
     width = float(y_range[1]) - float(y_range[0])
+    if scale == 0:
+        return (f"The fit's noisy moments cannot tell y's spread from zero: the noise, scaled to the declared range "
+                f"of y ({y_range[0]:g} to {y_range[1]:g}), swamps the response. A narrower public range (from domain "
+                "knowledge), more rows or a larger ε would give a useful model.")
     if width <= WIDE_RANGE_FACTOR * scale:
         return None
     return (f"The declared range of y ({y_range[0]:g} to {y_range[1]:g}, width {width:.4g}) is about "
