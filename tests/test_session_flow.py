@@ -11,13 +11,17 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
+from engine.methods.dp_pcr.estimator import DPPCR
 from ui.exports import LABELS
 from ui.pages import METHOD_PAGES, TOOL_PAGES
+from ui.pca_gauss.notes import degenerate_note
+from ui.public_info import range_warning
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240
@@ -75,6 +79,40 @@ def test_dp_pcr_asks_for_a_range_of_y_never_a_bound_on_abs_y():
     assert "Public information" in panel
     # the bound on |y| is derived from the range and said so
     assert any("max(|0|, |100|) = 100" in c.value for c in at.caption)
+    # [0, 100] for a response of σ_y 0.37: the fit's own noisy moments cannot see y's spread, and the page says so
+    assert any("cannot tell y's spread from zero" in w.value for w in at.warning)
+
+
+def test_dp_pcr_y_scale_is_the_standard_deviation_of_y_without_noise():
+    """Oracle: numpy's std (ddof 0: the centred sum over the count). 200 sums of O(1) values: error ~ 1e-14."""
+    rng = np.random.default_rng(3)
+    X, y = rng.uniform(-0.1, 0.1, (200, 5)), 50 + 3 * rng.standard_normal(200)
+    model = DPPCR(n_components=2, epsilon=np.inf, delta=1e-5, x_bound=1.0, y_bound=100.0).fit(X, y)
+    assert model.y_scale_ == pytest.approx(float(np.std(y)), rel=1e-9)
+
+
+def test_range_warning_is_computed_from_dp_outputs_only():
+    class Fit:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    assert "times the fit's private estimate" in range_warning((0.0, 100.0), Fit(y_scale_=1.0))
+    assert range_warning((0.0, 10.0), Fit(y_scale_=1.0)) is None  # 10 wide: within 20 spreads
+    assert "swamps the response" in range_warning((0.0, 100.0), Fit(y_scale_=0.0))
+    assert range_warning((0.0, 100.0), Fit()) is None  # no DP output of y's spread: no warning
+    assert range_warning((0.0, 100.0), Fit(y_scale_=float("nan"))) is None
+
+
+def test_pca_gauss_says_why_a_synthetic_pair_lies_on_a_line():
+    class Fit:
+        psd_fixed_, min_eig_before_fix_ = True, -0.5
+
+    fit = Fit()
+    v = np.array([1.0, 2.0, 0.0])
+    fit.covariance_ = np.outer(v, v) + np.diag([0.0, 0.0, 1.0])  # c1 and c2 dependent after the PSD projection
+    note = degenerate_note(fit, "c1", "c2", ["c1", "c2", "c3"])
+    assert "positive semi-definite cone" in note and "-0.5" in note
+    assert degenerate_note(fit, "c1", "c3", ["c1", "c2", "c3"]) is None  # an honest 2-D cloud
 
 
 def gaussian_epsilon_oracle(mu: float, delta: float) -> float:
