@@ -529,7 +529,8 @@ def _record(choice: Choice, res: dict, budget, label: str, settings: dict) -> No
     private = res["private"]
     record_run("edPLS", choice.ds, method=label, response=choice.response, settings=settings,
                rmsep=res["rmsep_private"], sigma_y=res["sigma_y_test"], epsilon=budget.epsilon, delta=budget.delta,
-               ledger=private.privacy_ledger_, model=private, axis=choice.axis)
+               ledger=private.privacy_ledger_, model=private, axis=choice.axis,
+               companions=[res["constant"]] if "constant" in res else [])
     history_section("edpls", choice.ds)
 
 

@@ -18,6 +18,7 @@ from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
 from engine.methods.dp_pcr.estimator import DPPCR
+from engine.privacy.wording import headline_total
 from ui.exports import LABELS
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 from ui.pca_gauss.notes import degenerate_note
@@ -154,6 +155,16 @@ def test_run_history_two_runs_compared_and_the_odometer_composes_them():
     at.run()
     assert len(at.session_state["pl_runs"]) == 2
     assert next(m for m in at.metric if m.label == "Privacy spent on this data set").value == odo.value
+
+
+def test_edpls_odometer_counts_the_private_constant_predictor_beside_the_fit():
+    """The recommended fit's page also fits a private constant predictor on the same rows: a second release."""
+    at = page("pages/edpls.py")
+    (run,) = at.session_state["pl_runs"].values()
+    assert len(run["companion_ledgers"]) == 1
+    alone = headline_total(run["ledger"].summary())[0]
+    odo = next(m for m in at.metric if m.label == "Privacy spent on this data set")
+    assert float(odo.value.removeprefix("ε = ")) > alone * 1.01
 
 
 def test_calculator_offers_no_owners_workbook():

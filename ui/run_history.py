@@ -43,16 +43,21 @@ def dataset_of(ds) -> str:
 
 
 def record_run(page: str, ds, *, method: str, response: str, settings: dict, rmsep: float, sigma_y: float,
-               epsilon: float, delta: float, ledger: PrivacyLedger, model, axis=None) -> str:
-    """Add this fit to the history unless the same release is already there; return its id."""
+               epsilon: float, delta: float, ledger: PrivacyLedger, model, axis=None, companions=()) -> str:
+    """Add this fit to the history unless the same release is already there; return its id.
+
+    ``companions``: other private fits shown with this one on the same rows (e.g. the private constant predictor
+    beside the recommended edPLS): their ledgers count in the odometer with this run."""
     coef = getattr(model, "coef_", None)
-    rid = release_id(ledger, coef, getattr(model, "intercept_", None))
+    rid = release_id(ledger, coef, getattr(model, "intercept_", None),
+                     *(getattr(c, "intercept_", None) for c in companions))
     runs = st.session_state.setdefault(STORE, {})
     if rid not in runs:
         runs[rid] = {
             "number": len(runs) + 1, "page": page, "data set": dataset_of(ds), "method": method,
             "response": response, "settings": dict(settings), "rmsep": float(rmsep), "sigma_y": float(sigma_y),
             "epsilon": float(epsilon), "delta": float(delta), "status": ledger.status, "ledger": ledger,
+            "companion_ledgers": [c.privacy_ledger_ for c in companions],
             "curve": None if coef is None else (np.arange(len(coef)) if axis is None else np.asarray(axis),
                                                 np.asarray(coef, dtype=float)),
         }
@@ -79,11 +84,11 @@ def composed_total(runs: dict, data_set: str) -> dict | None:
     if not mine:
         return None
     led = PrivacyLedger(neighbouring=mine[0]["ledger"].neighbouring)
-    for r in mine:
-        if r["ledger"].neighbouring != led.neighbouring:
+    for ledger in (x for r in mine for x in [r["ledger"], *r.get("companion_ledgers", [])]):
+        if ledger.neighbouring != led.neighbouring:
             raise ValueError("releases under different neighbouring relations do not compose")
-        led.extend(r["ledger"].entries)
-        for c in r["ledger"].caveats:
+        led.extend(ledger.entries)
+        for c in ledger.caveats:
             led.add_caveat(c)
     summary = ledger_totals(led, pld=True, as_json=False)
     if not summary.get("n_releases"):
@@ -112,8 +117,9 @@ def odometer(ds) -> None:
     st.caption(f"Session privacy odometer: {total['fits']} fits composed, total ε = {total['epsilon']:.3g} at "
                f"δ = {total['delta']:.2g} ({total['status']}). Refitting with fresh noise (a new ε, new bounds, "
                "another estimator, a new session) is a new release and spends budget: everyone who sees several "
-               "releases of the same rows learns more than from one. Showing the same fit again does not. Sweeps "
-               "and simulations (for you only) are not counted here.")
+               "releases of the same rows learns more than from one. Showing the same fit again does not. A private "
+               "fit shown beside another (the private constant predictor) counts; sweeps and simulations (for you "
+               "only) are not counted here.")
 
 
 def _overlay(chosen: list) -> go.Figure | None:
