@@ -80,8 +80,16 @@ def test_dp_pcr_asks_for_a_range_of_y_never_a_bound_on_abs_y():
     assert "Public information" in panel
     # the bound on |y| is derived from the range and said so
     assert any("max(|0|, |100|) = 100" in c.value for c in at.caption)
-    # [0, 100] for a response of σ_y 0.37: the fit's own noisy moments cannot see y's spread, and the page says so
-    assert any("cannot tell y's spread from zero" in w.value for w in at.warning)
+    # the range check runs on the fit's released scale of y (a DP output), and the page shows exactly its verdict
+    (run,) = at.session_state["pl_runs"].values()
+    assert run["dp_y_scale"] is not None
+
+    class Released:
+        y_scale_ = run["dp_y_scale"]
+
+    expected = range_warning((0.0, 100.0), Released())
+    shown = [w.value for w in at.warning if "spread" in w.value]
+    assert shown == ([] if expected is None else [expected])
 
 
 def test_dp_pcr_y_scale_is_the_standard_deviation_of_y_without_noise():

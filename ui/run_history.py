@@ -58,6 +58,7 @@ def record_run(page: str, ds, *, method: str, response: str, settings: dict, rms
             "response": response, "settings": dict(settings), "rmsep": float(rmsep), "sigma_y": float(sigma_y),
             "epsilon": float(epsilon), "delta": float(delta), "status": ledger.status, "ledger": ledger,
             "companion_ledgers": [c.privacy_ledger_ for c in companions],
+            "dp_y_scale": getattr(model, "y_scale_", None),  # a DP output (post-processing), for the range check
             "curve": None if coef is None else (np.arange(len(coef)) if axis is None else np.asarray(axis),
                                                 np.asarray(coef, dtype=float)),
         }
