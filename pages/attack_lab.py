@@ -49,6 +49,7 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
+from ui.tables import human_headers
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 GRID_CHOICES = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
@@ -353,8 +354,9 @@ def reconstruction_section(attack: Attack, budget, chosen: str, n_components: in
                                delta=f"{private_corr - plain_corr:+.2f}", delta_color="inverse")
     if problem.secret is None:
         ratio = leak_exclusivity(plain.recovered["P"], problem.X_own, problem.X_other)
-        st.metric("How specific the plain-PLS leak is to the other party", f"{ratio:.3g}×",
-                  help="Variance of the other party's rows along the leaked direction (from the loadings) over the "
+        st.metric("Leak specific to the other party", f"{ratio:.3g}×",
+                  help="How specific the plain-PLS leak is to the other party. "
+                       "Variance of the other party's rows along the leaked direction (from the loadings) over the "
                        "variance of your own rows along it. Far above 1: the leak is variation only they have.")
     st.caption(
         f"RMSEP on held-out rows: plain PLS {plain.rmsep:.3g}, {SETTINGS[chosen]} {private.rmsep:.3g}, predicting "
@@ -448,7 +450,7 @@ def success_section(attack: Attack, summary, chosen: str, eps: float) -> str:
         "reconstruction lies within ±2 variables of the secret's peak (chance ≈ 5/m)."
     )
     with st.expander("Table of the sweep", expanded=False):
-        st.dataframe(summary, width="stretch", hide_index=True)
+        st.dataframe(human_headers(summary), width="stretch", hide_index=True)
         st.caption("The sweep's results are evaluations on your rows: download them with the owner's workbook "
                    "below.")
     return verdict_text

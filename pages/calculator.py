@@ -12,6 +12,7 @@ from ui.calculator.figures import sigma_curve_figure
 from ui.doc_link import doc_link
 from ui.exports import export_bar, show_chart
 from ui.figures.report import report_figure
+from ui.tables import human_headers
 
 
 def intro() -> None:
@@ -39,7 +40,8 @@ def inverse_section(budget, sens: float, one) -> tuple[float, float]:
     sigma = float(c1.number_input("Noise σ (standard deviation)", min_value=1e-9,
                                   value=float(f"{one['analytic_sigma']:.4g}"), format="%.6g", key="calc_sigma_inv"))
     eps = gaussian_epsilon(sigma, budget.delta, sens)
-    c2.metric(f"Smallest ε at σ = {sigma:.4g} (δ = {budget.delta:.1e}, Δ = {sens:g})", epsilon_text(eps))
+    c2.metric(f"Smallest ε at σ = {sigma:.4g}", epsilon_text(eps),
+              help=f"At δ = {budget.delta:.1e} and sensitivity Δ = {sens:g} (exact, analytic Gaussian).")
     return sigma, eps
 
 
@@ -66,7 +68,7 @@ def many_releases(budget, sens: float, k: int, one) -> tuple:
     st.markdown(f"**Spend the whole (ε = {budget.epsilon:g}, δ = {budget.delta:.1e}) over {plural(k, 'release')}:** "
                 "σ each release needs.")
     split_table = per_release_sigma_table(budget.epsilon, budget.delta, sens, k)
-    st.dataframe(split_table, hide_index=True)
+    st.dataframe(human_headers(split_table), hide_index=True)
     st.markdown(
         "**Or give each release the full (ε, δ)** (what some papers do): the total actually spent is"
     )
@@ -107,9 +109,15 @@ def downloads(budget, sens: float, k: int, curve, one, split_table, tot, inverse
                "is no privacy ledger and no fitted model."])
     export_bar(report, no_release_reason="the calculator fits no model; it computes noise scales from the budget "
                                          "(inputs and results are public: they are in the shareable report).",
-               owner_sheets=lambda: {"σ per release": split_table, "σ against ε": curve,
-                                     "total of full-budget releases": pd.DataFrame(
-                                         [{"accounting": m, "total ε": e, "at δ": d} for m, (e, d) in tot.items()])})
+               public_tables=lambda: public_tables({"σ per release": split_table, "σ against ε": curve,
+                                                    "total of full-budget releases": pd.DataFrame(
+                                                        [{"accounting": m, "total ε": e, "at δ": d}
+                                                         for m, (e, d) in tot.items()])}))
+
+
+def public_tables(tables: dict) -> str:
+    """The page's tables in one CSV, one block per table (public inputs only: no owner's workbook here)."""
+    return "\n".join(f"# {name}\n{frame.to_csv(index=False)}" for name, frame in tables.items())
 
 
 def main() -> None:

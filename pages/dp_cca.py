@@ -35,6 +35,7 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
 from ui.runtime.jobs import JobError, run_upload
+from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
 SOURCES = {
@@ -343,7 +344,7 @@ def correlations_tab(views: Views, result: dict, n_components: int) -> None:
     })
     if views.truth is not None:
         table["true (planted)"] = list(views.truth)[:n_components]
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(human_headers(table), hide_index=True, width="stretch")
     st.caption("The private correlations are singular values of the whitened noisy cross block (released, DP); "
                "with much noise they drift towards noise-driven values, which is why the held-out columns "
                "matter.")
@@ -380,7 +381,7 @@ def sweeps_tab(views: Views, result: dict, budget, params: dict, test_fraction: 
         with st.expander("Sweep table"):
             st.caption("status: the guarantee of each point's fits, from their own ledger (ε = ∞: no privacy). "
                        "The table is evaluated on your private rows: it is for you, not for sharing.")
-            st.dataframe(summary, hide_index=True, width="stretch")
+            st.dataframe(human_headers(summary), hide_index=True, width="stretch")
     elif stored is not None:
         st.caption("The settings changed since the last sweep: run it again to see the curves.")
     else:

@@ -18,7 +18,7 @@ from engine.methods.dp_pcr import (
     to_json,
 )
 from engine.methods.edpls import shareable_ledger
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, page_problem
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.chemometrics import dp_pcr_staples
@@ -32,7 +32,10 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.model_card import model_card
 from ui.progress import Sweep, cached_sweep
+from ui.public_info import public_info_panel, show_range_warning
+from ui.run_history import history_section, record_run
 from ui.runtime.jobs import JobError, run_upload
+from ui.tables import human_headers, in_response_unit
 
 PAGE = "dp_pcr"
 SPLIT_SEED = PAGE_DEFAULTS["split_seed"]  # the train/test split's seed (not a noise seed: a split is no release)
@@ -71,23 +74,10 @@ def pick_problem():
     return ds, response, split, problem, k
 
 
-def declare_bounds(ds, response, problem) -> tuple[float, float]:
-    """The public bounds the user declares (a default for |y| only on a public sample set)."""
+def declare_bounds(ds, response, problem):
+    """The public information the user declares (the shared panel: a range for y, the bound on |y| derived)."""
     st.markdown(INTRO)
-    b1, b2 = st.columns(2)
-    x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
-                              value=default_x_bound(len(problem.channels)), format="%.4g",
-                              key=f"dp_pcr_x_bound_{len(problem.channels)}",
-                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
-                                   "an assumption about the instrument, not read from the data.")
-    y_default = sample_y_bound(problem.y) if ds.origin == "sample" else None
-    y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
-                              key=f"dp_pcr_y_bound_{ds.origin}_{ds.name}_{response}",
-                              help="From the response's physical range, e.g. 100 for a percentage.")
-    if y_bound is None:
-        st.info("Enter a public bound on |y| (from the response's physical range, not from your data) to fit.")
-        st.stop()
-    return float(x_bound), float(y_bound)
+    return public_info_panel(PAGE, ds, response, problem)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -103,9 +93,10 @@ def show_fit(problem, result, response, label):
     private, reference = result.private, result.reference
     X_te, y_te = problem.X[problem.test], problem.y[problem.test]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{result.headline['RMSEP (private)']:.4g}")
-    m2.metric("RMSEP, non-private", f"{result.headline['RMSEP (non-private)']:.4g}")
-    m3.metric("σ_y (test)", f"{float(y_te.std()):.4g}")
+    m1.metric("RMSEP, private", f"{result.headline['RMSEP (private)']:.4g}", help=in_response_unit(response))
+    m2.metric("RMSEP, non-private", f"{result.headline['RMSEP (non-private)']:.4g}", help=in_response_unit(response))
+    m3.metric("σ_y (test)", f"{float(y_te.std()):.4g}",
+              help=in_response_unit(response, "Standard deviation of the response on the test rows."))
     m4.metric("Rows clipped", f"{private.n_clipped_} of {len(problem.train)}")
     st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
                "they are in the owner's workbook, never in the shareable files.")
@@ -187,7 +178,7 @@ def show_sweep(problem, k, params, budget, later_sheets, upload=None):
         st.caption("Both methods spend one strict release per fit at the same public bounds and centring. The "
                    "status column is each fit's own ledger. RMSEPs are measured on your private test rows: the "
                    "table is in the owner's workbook, not in the shareable files.")
-        st.dataframe(curves, hide_index=True)
+        st.dataframe(human_headers(curves), hide_index=True)
         later_sheets["RMSEP vs epsilon"] = curves
 
 
@@ -196,7 +187,8 @@ def main():
     doc_link("dp_pcr")
     budget = budget_picker(PAGE, modes=("strict",))
     ds, response, split, problem, k = pick_problem()
-    x_bound, y_bound = declare_bounds(ds, response, problem)
+    info = declare_bounds(ds, response, problem)
+    x_bound, y_bound = info.x_bound, info.y_bound
     params = dict(n_components=k, epsilon=budget.epsilon, delta=budget.delta, calibration=budget.calibration,
                   x_bound=x_bound, y_bound=y_bound)
     upload = ds.name if ds.origin == "upload" else None  # an upload's fits run in a worker (ui.runtime.jobs)
@@ -212,6 +204,13 @@ def main():
         st.stop()
     label = f"DP-PCR (ε = {budget.epsilon:g})"
     show_fit(problem, result, response, label)
+    show_range_warning(info.y_range, result.private)
+    record_run("DP-PCR", ds, method=label, response=response,
+               settings={"components": k, "y range": info.y_range, "x bound": x_bound},
+               rmsep=result.headline["RMSEP (private)"], sigma_y=float(problem.y[problem.test].std()),
+               epsilon=budget.epsilon, delta=budget.delta, ledger=result.private.privacy_ledger_, model=result.private,
+               axis=None)
+    history_section(PAGE, ds)
     later_sheets = {}  # filled by the sweep below; the workbook is built on click, after this run
     dp_pcr_staples(problem, result, response=response, label=label, k=k, y_bound=y_bound, later_sheets=later_sheets,
                    upload=upload is not None)

@@ -28,7 +28,7 @@ from engine.methods.edpls import (
     to_json,
 )
 from engine.methods.edpls.paper_notes import paper_curve_diagnosis, paper_curve_note
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, sample_y_bound, strict_params
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, strict_params
 from engine.methods.edpls.pipeline import preprocess as _preprocess
 from engine.methods.edpls.recommended import to_json as recommended_to_json
 from engine.methods.edpls.recommended_evaluation import (
@@ -64,7 +64,10 @@ from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.model_card import model_card
 from ui.progress import Sweep, cached_sweep, session_scope
+from ui.public_info import public_info_panel, show_range_warning
+from ui.run_history import history_section, record_run
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
+from ui.tables import human_headers, in_response_unit
 
 #: The stored audit behind paper mode's label, per noise variant (the σ² variant of the authors' code has none).
 PAPER_AUDIT_KEY = {"sigma": "edpls"}
@@ -205,34 +208,13 @@ def preprocessing_section(choice: Choice, budget) -> tuple:
     return chain, info, Xp
 
 
-def strict_settings(choice: Choice, budget, chain: str) -> tuple[dict, str | None]:
-    """Strict mode: the public bounds the user declares (never read off private rows)."""
-    ds, response = choice.ds, choice.response
+def strict_settings(choice: Choice, budget, chain: str) -> tuple[dict, str | None, tuple]:
+    """Strict mode: the public bounds the user declares (never read off private rows): the shared panel."""
     st.markdown(STRICT_TEXT)
-    b1, b2 = st.columns(2)
-    n_channels = len(choice.problem.channels)
-    x_bound = b1.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
-                              value=default_x_bound(n_channels), format="%.4g",
-                              key=f"edpls_x_bound_{n_channels}",
-                              help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), "
-                                   "an assumption about the instrument, not read from the data.")
-    # A sample set is public, so a default read off it leaks nothing; an upload gets no default (never a bound
-    # read off private rows).
-    y_default = sample_y_bound(choice.problem.y) if ds.origin == "sample" else None
-    y_bound = b2.number_input("Public bound on |y|", min_value=1e-9, value=y_default, format="%.4g",
-                              # a bound never carries over to new data
-                              key=f"edpls_y_bound_{ds.origin}_{ds.name}_{response}",
-                              help="From the response's physical range, e.g. 100 for a percentage.")
-    if y_bound is None:
-        st.info("Enter a public bound on |y| (from the response's physical range, not from your data) "
-                "to fit in strict mode.")
-        st.stop()
-    bounds_note = None
-    if ds.origin == "sample":
-        bounds_note = "default y bound: the power of ten above the public sample set's |y|"
+    info = public_info_panel("edpls", choice.ds, choice.response, choice.problem)
     params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
-                           calibration=budget.calibration, x_bound=x_bound, y_bound=y_bound, chain=chain)
-    return params, bounds_note
+                           calibration=budget.calibration, x_bound=info.x_bound, y_bound=info.y_bound, chain=chain)
+    return params, info.range_note, info.y_range
 
 
 def paper_settings(choice: Choice, budget, chain: str, noise_std: str) -> dict:
@@ -267,9 +249,10 @@ def results_section(choice: Choice, res: dict, budget, label: str) -> None:
     private, plain, tr = res["private"], res["plain"], choice.problem.train
     strict = budget.mode == "strict"
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}")
-    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}")
-    m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
+    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}", help=in_response_unit(choice.response))
+    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}", help=in_response_unit(choice.response))
+    m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}",
+              help=in_response_unit(choice.response, "Standard deviation of the response on the test rows."))
     m4.metric("Rows clipped" if strict else "cond(P'W)",
               f"{private.n_clipped_} of {len(tr)}" if strict else f"{private.condition_number_:.3g}")
     st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
@@ -415,11 +398,11 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
         show_chart(st, edpls_rmsep_curve_figure(curves, sigma_y=res["sigma_y_test"], x_title=x_title),
                    "rmsep_curves", page="edpls")
         st.caption("Each ε is the per-fit budget of the chosen mode; in paper mode the composed total is in the "
-                   "table's epsilon_total_basic column. The status column is each fit's own ledger: \"proven\", "
+                   "table's \"ε total (basic sum)\" column. The status column is each fit's own ledger: \"proven\", "
                    "\"not proven\" (data-derived sensitivities, a chain fitted on the private rows, a known noise "
                    "seed) or \"no privacy\" (ε = ∞). RMSEPs are measured on your private test rows: the table is in "
                    "the owner's workbook, not in the shareable files.")
-        st.dataframe(curves, hide_index=True)
+        st.dataframe(human_headers(curves), hide_index=True)
         later_sheets["RMSEP sweep"] = curves
         if budget.mode == "paper":
             paper_curve_section(choice, chain, eps_grid, reps, sweep_params, budget)
@@ -522,10 +505,13 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
         st.stop()
     label = f"edPLS (strict, recommended, ε = {budget.epsilon:g})"
     private = res["private"]
-    recommended_metrics(res, len(problem.train))
+    recommended_metrics(res, len(problem.train), choice.response)
     st.markdown(utility_sentence(res, budget.epsilon))
+    show_range_warning(setup.y_range, private)
     show_choices(choice_rows(private))
     show_ledger(private.privacy_ledger_)
+    _record(choice, res, budget, label, {"estimator": "recommended", "y range": setup.y_range,
+                                         "public spectra": setup.public_name or "none"})
     f1, f2 = st.columns(2)
     # the recommended model is linear in the preprocessed spectra: its coefficients beside the same estimator's
     # without noise (plain PLS on the page's chain is another model on other inputs)
@@ -546,6 +532,16 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     samples_needed_section(choice, res, budget, Xp, params, later_sheets, recommended=setup)
 
 
+def _record(choice: Choice, res: dict, budget, label: str, settings: dict) -> None:
+    """This fit in the session's run history, then the odometer and the history (``ui.run_history``)."""
+    private = res["private"]
+    record_run("edPLS", choice.ds, method=label, response=choice.response, settings=settings,
+               rmsep=res["rmsep_private"], sigma_y=res["sigma_y_test"], epsilon=budget.epsilon, delta=budget.delta,
+               ledger=private.privacy_ledger_, model=private, axis=choice.axis,
+               companions=[res["constant"]] if "constant" in res else [])
+    history_section("edpls", choice.ds)
+
+
 def main() -> None:
     st.title("edPLS: differentially private PLS1 regression")
     doc_link("edpls")
@@ -556,14 +552,17 @@ def main() -> None:
     if budget.mode == "strict" and strict_estimator_setting() == "recommended":
         recommended_page(choice, budget, chain, Xp)
         return
+    y_range = None
     if budget.mode == "strict":
-        params, bounds_note = strict_settings(choice, budget, chain)
+        params, bounds_note, y_range = strict_settings(choice, budget, chain)
     else:
         params, bounds_note = paper_settings(choice, budget, chain, noise_std), None
     res = fit_section(choice, Xp, params, budget)
     label = (f"edPLS (strict, ε = {budget.epsilon:g})" if budget.mode == "strict" else
              paper_label("edPLS", budget.epsilon, PAPER_AUDIT_KEY.get(noise_std)))
     results_section(choice, res, budget, label)
+    _record(choice, res, budget, label, {"mode": budget.mode, "chain": chain, "latent variables": choice.n_components,
+                                         **({"y range": y_range, "x bound": params["x_bound"]} if y_range else {})})
     later_sheets = {}  # filled below (sweep, simulation); the workbook is built on click, after this run
     edpls_staples(choice, res, Xp, label=label, chain=chain, y_bound=params.get("y_bound"), later_sheets=later_sheets)
     export_section(choice, res, budget, label=label, chain=chain, info=info, params=params,

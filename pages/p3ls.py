@@ -28,6 +28,7 @@ from ui.p3ls.figures import (
 )
 from ui.p3ls.tasks import p3ls_federation
 from ui.runtime.jobs import JobError, run_upload
+from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
 SPLIT_MODES = ("By column prefix", "Choose columns per party")
@@ -149,12 +150,14 @@ def summary_section(result: dict) -> None:
     eq = result["equivalence"]
     c1, c2, c3, c4 = st.columns(4)
     if eq.get("same_k"):
-        c1.metric("Equivalence: max |B_P3LS − B_central|", f"{eq['max_abs_coef_difference']:.1e}",
-                  help="Largest absolute difference between the federated and the pooled coefficients "
+        c1.metric("Max |B_P3LS − B_central|", f"{eq['max_abs_coef_difference']:.1e}",
+                  help="Equivalence of the federated and the pooled fit: "
+                       "largest absolute difference between the federated and the pooled coefficients "
                        "(standardised units, same k). Floating-point noise means: the same model.")
     else:
-        c1.metric("Equivalence: max |B_P3LS − B_central|", "k differs",
-                  help="P3LS and pooled PLS chose different k on near-tied validation scores.")
+        c1.metric("Max |B_P3LS − B_central|", "k differs",
+                  help="Equivalence of the federated and the pooled fit: "
+                       "P3LS and pooled PLS chose different k on near-tied validation scores.")
     c2.metric("k chosen (local / P3LS / central)",
               f"{overall.loc['local', 'k']} / {overall.loc['P3LS', 'k']} / {overall.loc['central', 'k']}")
     c3.metric("Test R² local (LC alone)", f"{overall.loc['local', 'r2_pooled']:.4f}")
@@ -165,9 +168,9 @@ def summary_section(result: dict) -> None:
                "test. R² pooled over all KPIs (1 − SS_res/SS_tot). Inference time and the mean per-KPI R² in the "
                "table below. These counts and results are computed on the parties' private rows: they go into the "
                "owner's workbook, not into the shareable report.")
-    st.dataframe(result["overall"].rename(columns={
+    st.dataframe(human_headers(result["overall"].rename(columns={
         "r2_pooled": "test R² (pooled)", "r2_mean": "test R² (mean per KPI)", "rmse_mean": "RMSE (mean per KPI)",
-        "inference_seconds": "inference seconds"}), hide_index=True, width="stretch")
+        "inference_seconds": "inference seconds"})), hide_index=True, width="stretch")
 
 
 def export_section(dataset, result: dict, party_columns: dict, responses: list, label_contributor: str,
@@ -203,17 +206,17 @@ def messages_tab(result: dict) -> None:
     part = messages[messages["phase"].isin(shown)]
     if len(part):
         show_chart(st, p3ls_sequence_figure(part, result["roles"]), "messages", page="p3ls")
-    st.dataframe(part, hide_index=True, width="stretch")
+    st.dataframe(human_headers(part), hide_index=True, width="stretch")
     st.caption("Every value that crosses between roles, in order. Masks multiply rows on the left (A, M) and "
                "columns on the right (H_i, G, N); C_i never leaves party i. Values sent per phase and sender:")
-    st.dataframe(result["volume"], hide_index=True)
+    st.dataframe(human_headers(result["volume"]), hide_index=True)
 
 
 def error_tab(result: dict) -> None:
     metric = st.radio("Error measure", ("rmse", "r2"), format_func=lambda m: {"rmse": "RMSE", "r2": "R²"}[m],
                       horizontal=True, key="p3ls_metric")
     show_chart(st, p3ls_kpi_error_figure(result["per_kpi"], metric), f"error_per_kpi_{metric}", page="p3ls")
-    st.dataframe(result["per_kpi"].pivot(index="kpi", columns="model", values=metric), width="stretch")
+    st.dataframe(human_headers(result["per_kpi"].pivot(index="kpi", columns="model", values=metric)), width="stretch")
 
 
 def coefficients_tab(result: dict, responses: list) -> None:
@@ -229,7 +232,7 @@ def contribution_tab(result: dict) -> None:
         "r2_x": "R²_Xi (share of all X)", "r2_x_block": "R²_Xi (own columns)",
         "r2_xy": "R²_XiY training"})
     table["R²_XiY test"] = result["relevance"]["test rows"]["r2_xy"].to_numpy()
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(human_headers(table), hide_index=True, width="stretch")
     st.caption(
         f"R²_Y of the joint model (LC only): {result['r2_y']:.4f}; R²_X: {result['r2_x']:.4f} "
         "(the companies' R²_Xi shares sum to it). R²_XiY is computed as in the paper: the CSP sees only "
@@ -242,11 +245,11 @@ def contribution_tab(result: dict) -> None:
 def holdings_tab(result: dict) -> None:
     st.markdown("**Who holds what after the run** (names as in the message table; the TA holds only keys).")
     holdings = result["holdings"]
-    st.dataframe(holdings.groupby("role", sort=False)["holds"].apply(", ".join).reset_index(), hide_index=True,
-                 width="stretch")
+    held = holdings.groupby("role", sort=False)["holds"].apply(", ".join).reset_index()
+    st.dataframe(human_headers(held), hide_index=True, width="stretch")
     st.markdown("**What a curious party can infer** (difference to the true value: rounding-level means revealed "
                 "exactly)")
-    st.dataframe(result["leakage"], hide_index=True, width="stretch")
+    st.dataframe(human_headers(result["leakage"]), hide_index=True, width="stretch")
     st.warning(NOT_DP_STATEMENT, icon=":material/lock_open:")
 
 

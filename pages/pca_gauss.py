@@ -42,6 +42,7 @@ from ui.pca_gauss.figures import (
     pca_gauss_scatter_figure,
     pca_gauss_utility_figure,
 )
+from ui.pca_gauss.notes import degenerate_note
 from ui.pca_gauss.setup import (
     SOURCE_TEXT,
     TASK_TEXT,
@@ -54,6 +55,7 @@ from ui.pca_gauss.setup import (
 from ui.pca_gauss.tasks import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from ui.progress import Sweep
 from ui.runtime.jobs import JobError, run_upload
+from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
 EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0)
@@ -157,9 +159,10 @@ def summary_section(setup: Setup, result: dict, strict: bool) -> None:
               delta_color="normal" if higher else "inverse",
               help=f"Trained on synthetic rows, evaluated on the {result['evaluated_on']} (owner's view: computed on "
                    "private rows without noise).")
-    m2.metric("Total ε in the ledger (basic composition)",
+    m2.metric("Total ε (basic composition)",
               f"{b['epsilon_ledger_basic']:.4g}" if math.isfinite(b["epsilon_ledger_basic"]) else "∞ (no privacy)",
-              help="Sum of every release's ε. For Lap-PCA at the printed scale this is larger than the nominal ε.")
+              help="The ledger's total: the sum of every release's ε."
+                   " For Lap-PCA at the printed scale this is larger than the nominal ε.")
     m3.metric("Nominal ε / δ", f"{b['epsilon_nominal']:.4g} / {b['delta']:.2g}")
     m4.metric("PSD fix needed", "yes" if model.psd_fixed_ else "no",
               help=f"Smallest eigenvalue of the noisy matrix before the fix: {model.min_eig_before_fix_:.3g}")
@@ -220,6 +223,9 @@ def real_vs_synthetic_tab(setup: Setup, result: dict) -> None:
         x_col, y_col = released_cols[0], "y" if task == "regression" else released_cols[0]
     show_chart(st, pca_gauss_scatter_figure(real, synthetic, x=x_col, y=y_col, colour=colour), "scatter",
                page="pca_gauss")
+    note = degenerate_note(result["model"], x_col, y_col, released_cols + (["y"] if task == "regression" else []))
+    if note:
+        st.info(note)
     if task == "unsupervised" and colour is not None:
         st.caption(f"Real rows coloured by the true labels of {setup.target!r} (your view); a clustering release "
                    "has no labels, so its synthetic rows are drawn in one colour.")
@@ -230,7 +236,7 @@ def real_vs_synthetic_tab(setup: Setup, result: dict) -> None:
     st.caption("Released space: c_i = (W'x)_i/√M of the box-scaled record"
                + (" (W = identity, no reduction)" if source == "identity" else "")
                + f". Real rows (your {real_rows_text(task)}, shown on your screen only) are mapped by the same W.")
-    st.dataframe(utility_table(result).rename(index=lambda k: METRICS.get(k, (k,))[0]), width="stretch")
+    st.dataframe(human_headers(utility_table(result).rename(index=lambda k: METRICS.get(k, (k,))[0])), width="stretch")
     st.caption(f"Evaluated on the {result['evaluated_on']}. References: "
                + ", ".join(f"{k.replace('_', ' ')} = {v:.3f}" for k, v in result["references"].items()))
 
@@ -285,7 +291,7 @@ def show_utility_sweep(setup: Setup, result: dict, frame: pd.DataFrame, metric_c
                    "not the ε on the axis.")
     cells = summary.assign(cell=[f"{m:.3f} ({s})" for m, s in zip(summary["mean"], summary["status"])])
     table = cells.pivot_table(index="label", columns="epsilon", values="cell", aggfunc="first")
-    st.dataframe(table, width="stretch")
+    st.dataframe(human_headers(table), width="stretch")
     st.caption("Cells: mean over replicates (status of the fits from their own ledgers). Results on your "
                "private rows: they go to the owner's workbook, not to the shareable files.")
 
@@ -350,7 +356,7 @@ def ledger_tab(result: dict, budget, strict: bool) -> None:
     show_ledger(result["ledger"], delta=budget.delta if len(result["ledger"]) else None, expanded=True)
     st.caption(N_PUBLIC_NOTE)
     st.markdown("**Every noise draw** (one row per release; per class for classification; owner's view):")
-    st.dataframe(result["noise_log"], hide_index=True, width="stretch")
+    st.dataframe(human_headers(result["noise_log"]), hide_index=True, width="stretch")
     st.caption(f"Scaling: {model.scaling_['source']}. Smallest eigenvalue of the noisy matrix before the PSD fix: "
                f"{model.min_eig_before_fix_:.4g} ({'clipped at 0' if strict else 'numpy SVD sampler'}).")
 

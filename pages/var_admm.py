@@ -37,6 +37,7 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 from ui.runtime.jobs import JobError
+from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 from ui.var_admm.attack import attack_tab
 from ui.var_admm.figures import (
@@ -72,6 +73,16 @@ PUBLIC_RANGE_LABEL = "This range is public: it comes from the plant's rating, no
 def intro() -> None:
     st.title("VAR-ADMM")
     doc_link("var_admm")
+    st.warning(
+        "**Guarantee, in words: the ADMM fit itself protects no owner's series; only values clipped into a "
+        "range you declare public and noised before they leave their owner are private (local DP, for an "
+        "owner's whole series).** No ADMM variant here is private: an owner rebuilds every other owner's series "
+        "exactly after a handful of iterations, the central node too; random masks and noise on the coefficients "
+        "do not stop it. Its guarantee is stated for an owner's whole series (the ε of one value, "
+        "added up over the series); a single value alone gets a smaller ε, shown apart and labelled so. "
+        "Multiplicative and linear transformations and noise inside ADMM are **not DP**.",
+        icon=":material/lock_open:",
+    )
     st.markdown(
         "Owners of neighbouring solar plants (or any geographically spread series) forecast better together: "
         "a vector autoregression (VAR) uses **every owner's recent values** to forecast each owner's next value. "
@@ -80,15 +91,6 @@ def intro() -> None:
         "intermediate matrices with a central node. This page fits that model on your series, measures the skill "
         "over each owner's local model, and then shows what the exchanged matrices **leak**: the paper's "
         "three leak results, run live."
-    )
-    st.warning(
-        "**No ADMM variant here is private.** An owner rebuilds every other owner's series exactly after a handful "
-        "of iterations, the central node too; random masks and noise on the coefficients do "
-        "not stop it. **Only additive noise on values clipped into a range you declare public is (local) "
-        "differentially private**. Its guarantee is stated for an owner's whole series (the ε of one value, "
-        "added up over the series); a single value alone gets a smaller ε, shown apart and labelled so. "
-        "Multiplicative and linear transformations and noise inside ADMM are **not DP**.",
-        icon=":material/lock_open:",
     )
 
 
@@ -308,7 +310,7 @@ def defence_statement(defence: Defence, budget, calibrated: bool) -> None:
                     st.caption(f"Event level: this ε protects one value only. An owner's whole series of {led.T} "
                                "values is protected by the larger ε above.")
                     show_ledger(led.per_value, budget.delta, note=False)
-                    st.dataframe(led.to_frame(), hide_index=True)
+                    st.dataframe(human_headers(led.to_frame()), hide_index=True)
             else:
                 st.markdown(led.headline())
             if release.n_outside:
@@ -454,7 +456,7 @@ def skill_tab(fit: dict, defence: Defence) -> None:
         st.caption(f"Defence cost: median MAE gain {table['mae_gain_pct'].median():.1f} % → "
                    f"{defended['table']['mae_gain_pct'].median():.1f} %; owners worse than their AR: "
                    f"{int((defended['table']['mae_gain_pct'] < 0).sum())} of {len(table)}.")
-    st.dataframe(show.round(3), hide_index=True, width="stretch")
+    st.dataframe(human_headers(show.round(3)), hide_index=True, width="stretch")
 
 
 def convergence_tab(fit: dict) -> None:
@@ -471,10 +473,10 @@ def convergence_tab(fit: dict) -> None:
 def messages_tab(fit: dict) -> None:
     show_chart(st, var_message_flow_figure(fit["messages"], fit["sites"], max_rows=min(40, len(fit["messages"]))),
                "messages", page="var_admm")
-    st.dataframe(fit["messages"].drop(columns=["values sent"]), hide_index=True, width="stretch")
+    st.dataframe(human_headers(fit["messages"].drop(columns=["values sent"])), hide_index=True, width="stretch")
     st.caption("Every message of the first three iterations (all iterations are recorded; shapes always, values "
                "only when an attack needs them). Values sent over the whole run:")
-    st.dataframe(fit["volume"], hide_index=True)
+    st.dataframe(human_headers(fit["volume"]), hide_index=True)
 
 
 def noise_grid(grid_text: str) -> list:
@@ -514,7 +516,7 @@ def privacy_sweep_tab(setup: Setup, defence: Defence, budget, noise_draw: str) -
         swept_range, swept_declared = st.session_state["var_admm_sweep_last"][2:]
         show_chart(st, var_privacy_curve_figure(sweep, law=sweep_law), f"accuracy_vs_privacy_{sweep_law}",
                    page="var_admm")
-        st.dataframe(sweep.round(4), hide_index=True, width="stretch")
+        st.dataframe(human_headers(sweep.round(4)), hide_index=True, width="stretch")
         st.caption(
             f"Each value clipped into [{swept_range[0]:.4g}, {swept_range[1]:.4g}] and noised once (fresh noise per "
             f"scale), VAR fitted centrally (it equals the ADMM fit), forecasts from noisy inputs scored against the "

@@ -68,7 +68,9 @@ def test_recommended_estimator_is_the_default_in_strict_mode(page):
         "recommended (public preprocessing and projection, separate moment releases, ridge)",
         "plain Analyze-Gauss (the strict fit of earlier versions, for comparison)"]
     m = metrics(page)
-    assert set(m) == {"RMSEP, private", "RMSEP, non-private", "RMSEP, private constant", "σ_y (test)"}
+    # the fit's tiles, then the session's odometer (ui.run_history)
+    assert set(m) == {"RMSEP, private", "RMSEP, non-private", "RMSEP, private constant", "σ_y (test)",
+                      "Privacy spent on this data set", "Fits on this data set"}
     assert float(m["RMSEP, non-private"]) < 0.1 and float(m["RMSEP, private constant"]) > 0
     text = markdown_text(page)
     assert "Recommended strict estimator" in text and "What the recommended estimator chose, and why" in text

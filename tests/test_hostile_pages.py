@@ -197,7 +197,8 @@ _SPECTRA_WORDS = {"constant_column.csv": ["column has the same value", "'1104'"]
 OVERRIDES = {
     "edpls": dict(presets={"pl_mode": "paper"},  # paper mode fits an upload without a public |y| bound
                   accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}), words=_SPECTRA_WORDS),
-    "dp_pcr": dict(presets={"dp_pcr_y_bound_upload_small_spectra.csv_oil": 10.0},  # a declared public bound
+    "dp_pcr": dict(presets={"dp_pcr_y_low_upload_small_spectra.csv_oil": 0.0,  # a declared public range
+                            "dp_pcr_y_high_upload_small_spectra.csv_oil": 10.0},
                    accepted=frozenset({"duplicate_columns.csv", "mismatch_x.csv"}), words=_SPECTRA_WORDS),
     "var_admm": dict(words={"duplicate_timestamp.csv": ["column 'time'", "2024-01-02", "appears twice",
                                                         "data row 2", "data row 4"],

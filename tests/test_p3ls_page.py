@@ -28,7 +28,7 @@ def test_page_runs_the_federation_on_sample_data():
     at.run()
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
-    assert float(metrics["Equivalence: max |B_P3LS − B_central|"]) < 1e-9
+    assert float(metrics["Max |B_P3LS − B_central|"]) < 1e-9
     assert float(metrics["Test R² P3LS (federated)"]) > float(metrics["Test R² local (LC alone)"])
     # lazy tabs: the first tab only on load; each chart tab draws its chart once opened
     assert charts_in(tab_block(at, "Messages")) >= 1  # the message sequence

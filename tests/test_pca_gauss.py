@@ -440,7 +440,7 @@ def test_page_renders_release_and_sweep():
     assert not at.exception, at.exception
     labels = {m.label: m.value for m in at.metric}
     assert any(k.startswith("Synthetic → real: SVM accuracy") for k in labels)
-    assert float(labels["Total ε in the ledger (basic composition)"]) == pytest.approx(at.session_state["pl_epsilon"])
+    assert float(labels["Total ε (basic composition)"]) == pytest.approx(at.session_state["pl_epsilon"])
     assert charts_in(tab_block(at, "Real vs synthetic")) == 3  # scatter, marginals, correlation heat maps
     # lazy tabs: only the open tab computes; each is opened as a click on it does
     open_tab(at, "pca_gauss_tabs", "Privacy ledger")

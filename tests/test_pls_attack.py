@@ -326,7 +326,7 @@ def test_page_own_data_upload_split_by_column():
     assert not at.exception, at.exception
     assert len(at.get("plotly_chart")) >= 2
     assert any("bounds taken from the data" in w.value for w in at.warning)
-    specific = [m for m in at.metric if m.label.startswith("How specific")]
+    specific = [m for m in at.metric if m.label.startswith("Leak specific")]
     assert specific and float(specific[0].value.rstrip("×")) > 10  # the planted band is the other party's
     verdicts = [s.value for s in list(at.success) + list(at.warning) if s.value.startswith("At ε")]
     assert verdicts and all("guarantee of these fits: not proven" in v for v in verdicts)

@@ -41,6 +41,7 @@ from ui.jobs_view import fit_wait
 from ui.progress import session_scope
 from ui.runtime.jobs import run_upload
 from ui.runtime.page_jobs import reference_diagnostics
+from ui.tables import human_headers
 
 TITLE = "Model diagnostics (owner's view, not private): RMSECV, R², RPD, bias, loadings, VIP, T² and Q"
 OWNER_VIEW = "Owner's view, not private: computed on your rows without noise. For you only (owner's workbook)."
@@ -211,7 +212,7 @@ def _outlier_tab(s: Staples, diag, sheets: dict) -> None:
     over = [col for col in diag.table.columns if col.endswith("over 99%")]
     flagged = diag.table[diag.table[over].any(axis=1)]
     if len(flagged):
-        st.dataframe(flagged, hide_index=True)
+        st.dataframe(human_headers(flagged), hide_index=True)
     sheets["T2 and Q"] = diag.table
 
 

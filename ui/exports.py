@@ -24,7 +24,8 @@ from engine.reporting.report import RunReport
 
 LABELS = {"model": "Model (JSON, shareable)", "report": "Run report (HTML, shareable)",
           "synthetic": "Synthetic data (CSV, shareable)", "workbook": "Owner's workbook (XLSX, private)",
-          "fingerprint_key": "Fingerprint key (TXT, private, keep apart)"}
+          "fingerprint_key": "Fingerprint key (TXT, private, keep apart)",
+          "tables": "Tables (CSV, shareable)"}
 SHAREABLE_HEADING = ("**Shareable release**: differentially private outputs and inputs you declared public only "
                      "(each file lists where every field comes from).")
 PRIVATE_HEADING = ":red[**Owner's workbook: contains private information, do not share.**] Reference model, " \
@@ -57,13 +58,15 @@ def show_chart(where, fig, name: str, *, page: str, **kwargs):
 
 
 def export_bar(report: RunReport, *, release_json=None, no_release_reason: str | None = None, synthetic_csv=None,
-               owner_sheets=None, where=None, key: str | None = None) -> None:
+               owner_sheets=None, where=None, key: str | None = None, public_tables=None) -> None:
     """The shareable downloads and the owner's workbook, in two labelled groups.
 
     release_json: the shareable model release (text, or a zero-argument callable returning it).
     no_release_reason: shown instead of the model button when there is no shareable model.
     synthetic_csv: shareable synthetic data (text or callable), for pages that release some.
     owner_sheets: dict of extra private sheets (or a callable returning one) for the owner's workbook.
+    public_tables: for a page without data (the calculator): its tables as a shareable CSV (text or callable),
+    offered instead of the owner's workbook, which such a page has no private content for.
     """
     where = st if where is None else where
     page = key or report.page
@@ -87,6 +90,11 @@ def export_bar(report: RunReport, *, release_json=None, no_release_reason: str |
         cols[2].download_button(LABELS["synthetic"], synthetic_csv, file_name=f"{_slug(page)}_synthetic.csv",
                                 mime="text/csv", key=f"{page}_export_synthetic", on_click="ignore",
                                 icon=":material/table:")
+    if public_tables is not None:
+        cols[2].download_button(LABELS["tables"], public_tables, file_name=f"{_slug(page)}_tables.csv",
+                                mime="text/csv", key=f"{page}_export_tables", on_click="ignore",
+                                icon=":material/table:", help="This page's tables: computed from public inputs only.")
+        return
     where.markdown(PRIVATE_HEADING)
 
     def workbook() -> bytes:

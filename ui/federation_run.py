@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from engine.methods.var_admm import CollaborativeVAR
+from ui.tables import human_headers
 
 __all__ = ["federation_section", "var_flower_runs", "p3ls_flower_runs", "p3ls_has_flower", "SECTION_TITLE"]
 
@@ -140,4 +141,4 @@ def _show(result: dict) -> None:
                       "HTTP headers not counted). A broadcast crosses once per receiving party.")
     st.metric("Largest difference between the two runs", f"{result['max_difference']:.1e}")
     st.markdown(log_comparison(loc["log"], fl["log"]))
-    st.dataframe(fl["log"], hide_index=True, width="stretch")
+    st.dataframe(human_headers(fl["log"]), hide_index=True, width="stretch")

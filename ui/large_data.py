@@ -183,7 +183,7 @@ def large_edpls_section(ds: Dataset, budget) -> None:
     m1, m2, m3 = st.columns(3)
     m1.metric("Rows clipped (for you only)", f"{est.n_clipped_:,} of {fit.shape.rows:,}")
     m2.metric("Partitions", fit.shape.partitions)
-    m3.metric("Seconds", f"{fit.seconds:.1f}")
+    m3.metric("Fit time", f"{fit.seconds:.1f} s")
     st.caption("The row counts are exact and private: they are in the owner's workbook, never in the release.")
     show_ledger(est.privacy_ledger_, budget.delta)
     d1, d2 = st.columns(2)

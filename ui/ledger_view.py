@@ -12,6 +12,7 @@ from engine.privacy.wording import (  # ledger_text re-exported: the page and re
     neighbouring_text,
     plural,
 )
+from ui.tables import human_headers
 
 __all__ = ["ledger_text", "neighbouring_note", "show_ledger"]
 
@@ -36,9 +37,9 @@ def show_ledger(ledger: PrivacyLedger, delta: float | None = None, *, expanded: 
     st.markdown(ledger_text(ledger, delta, summary=summary))
     if len(ledger):
         with st.expander(f"Privacy ledger ({plural(len(ledger), 'release')}, {ledger.status})", expanded=expanded):
-            st.dataframe(ledger.to_frame(), hide_index=True, width="stretch")
+            st.dataframe(human_headers(ledger.to_frame()), hide_index=True, width="stretch")
             st.caption("The same releases totalled by each accountant (the headline above uses the tightest valid "
                        "one; all are upper bounds on the true ε at their δ):")
-            st.dataframe(accountants_frame(ledger, delta, summary), hide_index=True, width="stretch")
+            st.dataframe(human_headers(accountants_frame(ledger, delta, summary)), hide_index=True, width="stretch")
     if note:
         neighbouring_note(ledger if len(ledger) else None)

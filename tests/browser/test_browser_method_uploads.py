@@ -165,11 +165,11 @@ def test_pca_gauss_upload_fit_and_budget(page, app_url):
     wait_idle(page, timeout_ms=LOAD_MS)
     assert visible_charts(page) >= 1
     # strict mode: the whole release is inside the one ε chosen
-    assert _number(metric_value(page, "Total ε in the ledger (basic composition)")) == pytest.approx(1.0)
+    assert _number(metric_value(page, "Total ε (basic composition)")) == pytest.approx(1.0)
     assert_texts(page, ["Strict mode is on"], "pca_gauss strict")
-    total_eps1 = metric_value(page, "Total ε in the ledger (basic composition)")
+    total_eps1 = metric_value(page, "Total ε (basic composition)")
     set_sidebar_epsilon(page, "2")
-    total = wait_metric_change(page, "Total ε in the ledger (basic composition)", total_eps1)
+    total = wait_metric_change(page, "Total ε (basic composition)", total_eps1)
     assert _number(total) == pytest.approx(2.0)
     assert metric_value(page, "Nominal ε / δ").startswith("2 /")
     assert_no_exception(page, "pca_gauss after changing ε")

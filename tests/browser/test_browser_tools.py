@@ -57,7 +57,7 @@ def test_calculator_inverse_gives_epsilon_for_a_typed_sigma(page, app_url):
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     set_main_number(page, "Noise σ (standard deviation)", "2")
-    label = "Smallest ε at σ = 2 "
+    label = "Smallest ε at σ = 2"
     page.locator('[data-testid="stMetric"]').filter(has_text=label).first.wait_for(timeout=LOAD_MS)
     shown = float(metric_value(page, label))
     want = gaussian_epsilon(2.0, 1e-5, 1.0)

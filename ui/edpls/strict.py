@@ -19,10 +19,12 @@ import streamlit as st
 
 from engine.data import DataError
 from engine.data.catalog import SAMPLE_SETS, public_reference
-from engine.methods.edpls.pipeline import STRICT_ESTIMATORS, public_spectra, sample_y_range
+from engine.methods.edpls.pipeline import STRICT_ESTIMATORS, public_spectra
 from engine.privacy.wording import ledger_text
 from ui.jobs_view import fit_wait
+from ui.public_info import STORE, data_key, public_info_panel
 from ui.runtime.jobs import JobError, parse_upload, run_upload
+from ui.tables import in_response_unit
 
 ESTIMATOR_LABELS = {
     "recommended": "recommended (public preprocessing and projection, separate moment releases, ridge)",
@@ -56,30 +58,6 @@ def strict_estimator_setting() -> str:
     return st.radio("Strict estimator", STRICT_ESTIMATORS, horizontal=True, key="edpls_strict_estimator",
                     format_func=ESTIMATOR_LABELS.get,
                     help="The recommended estimator is the default; the plain one is kept for comparison.")
-
-
-def _y_range_inputs(ds, response, y) -> tuple[tuple, str | None]:
-    default = sample_y_range(y) if ds.origin == "sample" else (None, None)
-    c1, c2 = st.columns(2)
-    where = f"{ds.origin}_{ds.name}_{response}"  # a range never carries over to new data
-    lo = c1.number_input("Public range of y: lowest possible value", value=default[0], format="%.4g",
-                         key=f"edpls_y_low_{where}", help="From the property's physical range (e.g. 0 for a "
-                         "content in % w/w), never from your data.")
-    hi = c2.number_input("Public range of y: highest possible value", value=default[1], format="%.4g",
-                         key=f"edpls_y_high_{where}", help="From the property's physical range (e.g. 100 for a "
-                         "content in % w/w), never from your data.")
-    if lo is None or hi is None:
-        st.info("Enter the public range of y (the property's physical range, not read from your data) to fit "
-                "with the recommended strict estimator.")
-        st.stop()
-    if not hi > lo:
-        st.error(f"The public range of y must have its highest value above its lowest ({lo:g} ≥ {hi:g}).")
-        st.stop()
-    note = None
-    if ds.origin == "sample" and (lo, hi) == default:
-        note = ("default y range: [0, b] (or [-b, b] with negative values), b the power of ten above the public "
-                "sample set's |y|")
-    return (float(lo), float(hi)), note
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -117,7 +95,7 @@ def _published_reference(ds, channels) -> tuple[np.ndarray | None, str | None]:
     return X_public, f"{sample.public_reference_text}, {X_public.shape[0]} rows"
 
 
-def _public_spectra_input(channels, ds=None) -> tuple[np.ndarray | None, str | None]:
+def _public_spectra_input(channels, ds=None, response=None) -> tuple[np.ndarray | None, str | None]:
     if ds is not None:
         X_public, name = _published_reference(ds, channels)
         if X_public is not None:
@@ -127,27 +105,35 @@ def _public_spectra_input(channels, ds=None) -> tuple[np.ndarray | None, str | N
                           key="edpls_public_upload",
                           help="Used for the projection basis, the centre and the bounds. Declare public only "
                                "data you may publish: everything computed from it is treated as public.")
-    if up is None:
+    store = st.session_state.setdefault(STORE, {}).setdefault(data_key(ds, response), {}) if ds else {}
+    if up is not None:
+        store["public_spectra"] = (up.name, up.getvalue())  # declared public: kept across modes and pages
+    elif store.get("public_spectra") and not st.button("Forget the public spectra", key="edpls_public_forget"):
+        st.caption(f"Public spectra kept from earlier in this session: {store['public_spectra'][0]}.")
+    else:
+        store.pop("public_spectra", None)
         return None, None
-    with fit_wait("edpls_public_file", f"Reading {up.name}"):
-        df, problem = _read_public(up.getvalue(), up.name)
+    name, data = store["public_spectra"]
+    with fit_wait("edpls_public_file", f"Reading {name}"):
+        df, problem = _read_public(data, name)
     try:
         if problem is not None:
             raise ValueError(problem)
         X_public = public_spectra(df, channels)
     except ValueError as err:
-        st.error(f"Public spectra {up.name} not used: {err}")
+        st.error(f"Public spectra {name} not used: {err}")
         return None, None
-    st.caption(f"Public spectra: {up.name}, {X_public.shape[0]} rows (declared public by you).")
-    return X_public, up.name
+    st.caption(f"Public spectra: {name}, {X_public.shape[0]} rows (declared public by you).")
+    return X_public, name
 
 
 def recommended_settings(choice) -> RecommendedSetup:
-    """The recommended estimator's text and public inputs."""
+    """The recommended estimator's text and public inputs (the shared "Public information" panel)."""
     st.markdown(RECOMMENDED_TEXT)
-    y_range, note = _y_range_inputs(choice.ds, choice.response, choice.problem.y)
-    X_public, name = _public_spectra_input(choice.problem.channels, choice.ds)
-    return RecommendedSetup(y_range, X_public, name, note)
+    info, (X_public, name) = public_info_panel(
+        "edpls", choice.ds, choice.response, choice.problem, x_bound=False,
+        extra=lambda: _public_spectra_input(choice.problem.channels, choice.ds, choice.response))
+    return RecommendedSetup(info.y_range, X_public, name, info.range_note)
 
 
 def utility_sentence(res: dict, epsilon: float) -> str:
@@ -170,15 +156,16 @@ def show_choices(rows) -> None:
                           for r in rows))
 
 
-def recommended_metrics(res: dict, n_train: int) -> None:
+def recommended_metrics(res: dict, n_train: int, response: str = "y") -> None:
     private = res["private"]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}")
-    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}")
+    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}", help=in_response_unit(response))
+    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}", help=in_response_unit(response))
     m3.metric("RMSEP, private constant", f"{res['rmsep_constant']:.4g}",
-              help="Predicting a DP mean of y (clipped to the public range) at the same (ε, δ): what a private "
-                   "model must beat to be worth using.")
-    m4.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}")
+              help=in_response_unit(response, "Predicting a DP mean of y (clipped to the public range) at the same "
+                                              "(ε, δ): what a private model must beat to be worth using."))
+    m4.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}",
+              help=in_response_unit(response, "Standard deviation of the response on the test rows."))
     st.caption("For you only: the RMSEPs and σ_y are computed on your private test rows without noise; they are in "
                "the owner's workbook, never in the shareable files. The private constant predictor is a separate "
                "fit for comparison, not part of the recommended model's release.")

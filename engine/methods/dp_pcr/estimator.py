@@ -101,13 +101,16 @@ def pcr_from_moments(G: np.ndarray, prep: PreparedRows, k: int) -> dict:
     -------
     dict of arrays with a leading R axis: coef (R, m), intercept (R,), components (R, k, m),
     explained_variance (R, k) (eigenvalues of the noisy centred sum of squares, data units),
-    explained_variance_ratio (R, k), x_mean (R, m), y_mean (R,).
+    explained_variance_ratio (R, k), x_mean (R, m), y_mean (R,), y_scale (R,): the standard deviation of y
+    from the same noisy moments (post-processing; nan without private centring, whose count is not released).
     """
     m, S, R = prep.m, prep.rows.scale, G.shape[0]
     if prep.rows.private_centring:
-        C, zmean, _ = centred_moments(G, prep.rows.const_z)
+        C, zmean, n_hat = centred_moments(G, prep.rows.const_z)
+        y_scale = S * np.sqrt(np.maximum(C[:, m, m], 0.0) / n_hat)
     else:
         C, zmean = G, np.zeros((R, m + 1))
+        y_scale = np.full(R, np.nan)
     coef, comps = np.empty((R, m)), np.empty((R, k, m))
     ev, ratio = np.empty((R, k)), np.empty((R, k))
     for r in range(R):
@@ -125,7 +128,7 @@ def pcr_from_moments(G: np.ndarray, prep: PreparedRows, k: int) -> dict:
     y_mean = prep.y_center + S * zmean[:, m]
     intercept = y_mean - np.einsum("rm,rm->r", coef, x_mean)
     return {"coef": coef, "intercept": intercept, "components": comps, "explained_variance": ev,
-            "explained_variance_ratio": ratio, "x_mean": x_mean, "y_mean": y_mean}
+            "explained_variance_ratio": ratio, "x_mean": x_mean, "y_mean": y_mean, "y_scale": y_scale}
 
 
 class DPPCR(RegressorMixin, BaseEstimator):
@@ -163,6 +166,8 @@ class DPPCR(RegressorMixin, BaseEstimator):
         scikit-learn's ``PCA.explained_variance_`` times (n - 1) (the row count is private, so it is not used).
     explained_variance_ratio_ : array (k,), the same over the noisy total (count-free, as scikit-learn's).
     x_mean_ : array (m,), y_mean_ : float, the centre (noisy under private centring, else the public one).
+    y_scale_ : float, the standard deviation of y computed from the same noisy moments (post-processing of the
+        release; nan without private centring). Used only to warn about a declared range far wider than y's spread.
     n_components_ : int, the number of components used.
     n_features_in_ : int.
     privacy_ledger_ : PrivacyLedger, one release (empty at epsilon = inf).
@@ -317,6 +322,7 @@ class DPPCR(RegressorMixin, BaseEstimator):
         self.explained_variance_ratio_ = out["explained_variance_ratio"][0]
         self.x_mean_ = out["x_mean"][0]
         self.y_mean_ = float(out["y_mean"][0])
+        self.y_scale_ = float(out["y_scale"][0])
         self.n_clipped_ = int(prep.rows.n_clipped)
         self.privacy_ledger_ = self._add_caveats(led, seed_known=seed_known)
         return self
