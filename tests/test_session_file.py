@@ -114,3 +114,29 @@ def test_a_saved_file_holds_no_private_value():
     saved = json.loads(text)
     assert saved["settings"]["pl_epsilon"] == 1.0 and saved["runs"] == [{"method": "edPLS", "epsilon": 1.0,
                                                                            "status": "proven"}]
+
+
+def test_public_declarations_and_run_settings_travel_without_ledgers_or_metrics():
+    """The "Public information" panel's declarations (ui.public_info: data key -> y range, x bound per width)
+    and each run's settings go into the file; a run's ledger, metrics and curve never do, and an opened file's
+    runs are listed apart from the history the odometer totals."""
+    import json
+
+    from engine.privacy import PrivacyLedger
+    from ui.session_file import OPENED_RUNS, apply_session, session_json
+
+    state = {"pl_public": {"sample_NIR_moisture": {"y_range": (0.0, 100.0), "x_bound": {700: 26.4}}},
+             "pl_runs": {"abc": {"number": 1, "page": "edpls", "method": "edPLS recommended", "response": "moisture",
+                                 "settings": {"chain": "snv+sg1", "n_components": 3}, "rmsep": 0.123456,
+                                 "sigma_y": 0.987654, "epsilon": 1.0, "delta": 1e-5, "status": "proven",
+                                 "ledger": PrivacyLedger(), "curve": None}}}
+    doc = json.loads(session_json(state))
+    assert doc["public"] == {"sample_NIR_moisture": {"y_range": [0.0, 100.0], "x_bound": {"700": 26.4}}}
+    (run,) = doc["runs"]
+    assert run["chain"] == "snv+sg1" and run["n_components"] == 3 and run["epsilon"] == 1.0
+    text = json.dumps(doc)
+    assert "0.123456" not in text and "0.987654" not in text and "ledger" not in text  # no metrics, no ledger
+    fresh: dict = {}
+    assert apply_session(fresh, json.dumps(doc)) >= 1
+    assert fresh["pl_public"]["sample_NIR_moisture"] == {"y_range": (0.0, 100.0), "x_bound": {700: 26.4}}
+    assert fresh[OPENED_RUNS][0]["chain"] == "snv+sg1" and "pl_runs" not in fresh

@@ -137,6 +137,10 @@ def _overlay(chosen: list) -> go.Figure | None:
 
 def run_history(page: str) -> None:
     """The history table and "compare selected" (side-by-side metrics, overlaid coefficient curves)."""
+    opened = st.session_state.get("pl_opened_runs")  # ui.session_file.OPENED_RUNS: settings only
+    if opened:
+        st.caption("Runs listed in the session file you opened (their settings; refit to see results):")
+        st.dataframe(pd.DataFrame(opened), hide_index=True)
     runs = st.session_state.get(STORE, {})
     if not runs:
         return

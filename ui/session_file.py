@@ -44,8 +44,13 @@ SAVED = tuple((re.compile(p), kind) for p, kind in (
 #: The settings kept of each run of a run history (never its metrics: they come from private test rows).
 RUN_FIELDS = ("page", "method", "mode", "estimator", "epsilon", "delta", "chain", "preprocessing", "n_components",
               "response", "status", "label", "time")
-#: Keys of the run history, if a page keeps one.
+#: Keys of the run history (``ui.run_history``: a dict release id -> run), and where an opened file's runs go:
+#: a file's runs carry settings only (no ledger, no metrics), so they are listed apart, never mixed into the
+#: history that the odometer totals.
 _RUN_KEYS = ("pl_runs", "pl_run_history")
+OPENED_RUNS = "pl_opened_runs"
+#: The shared "Public information" declarations (``ui.public_info``: data key -> {"y_range", "x_bound"}).
+PUBLIC = "pl_public"
 _MAX_LIST = 5000
 
 
@@ -87,14 +92,39 @@ def _kept(key: str, value):
 
 
 def _runs(value) -> list:
+    """The settings of each run (``RUN_FIELDS`` and the run's own plain settings), never its metrics."""
+    if isinstance(value, dict):
+        value = list(value.values())
     if not isinstance(value, (list, tuple)):
         return []
     out = []
     for run in value:
         settings = getattr(run, "__dict__", run)
         if isinstance(settings, dict):
-            kept = {k: _plain(settings[k]) for k in RUN_FIELDS if k in settings}
+            flat = {**{k: v for k, v in settings.items() if k in RUN_FIELDS},
+                    **(settings["settings"] if isinstance(settings.get("settings"), dict) else {})}
+            kept = {str(k): _plain(v) for k, v in flat.items() if k in RUN_FIELDS or isinstance(v, (str, bool))}
             out.append({k: v for k, v in kept.items() if v is not _SKIP})
+    return out
+
+
+def _public(value) -> dict:
+    """The declarations of ``pl_public`` with plain values only: declared ranges and bounds (public by definition)."""
+    if not isinstance(value, dict):
+        return {}
+    out = {}
+    for key, decl in value.items():
+        if not isinstance(decl, dict):
+            continue
+        rng = _plain(decl.get("y_range"))
+        xb = decl.get("x_bound")
+        kept = {}
+        if isinstance(rng, list) and len(rng) == 2 and all(v is None or _is_number(v) for v in rng):
+            kept["y_range"] = rng
+        if isinstance(xb, dict):
+            kept["x_bound"] = {str(m): b for m, b in xb.items() if _is_number(_plain(b))}
+        if kept:
+            out[str(key)] = kept
     return out
 
 
@@ -113,7 +143,7 @@ def session_json(state) -> str:
     runs = next((_runs(state[k]) for k in _RUN_KEYS if k in state), [])
     doc = {"format": FORMAT, "saved_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
            "note": "Settings only: the data are not in this file; upload them again after opening it.",
-           "settings": saved_choices(state), "runs": runs}
+           "settings": saved_choices(state), "public": _public(state.get(PUBLIC)), "runs": runs}
     return json.dumps(doc, indent=1, allow_nan=False)
 
 
@@ -133,8 +163,19 @@ def apply_session(state, text) -> int:
             ranged = isinstance(value, list) and "range" in str(key)  # range sliders hold tuples; JSON gives lists
             state[str(key)] = tuple(value) if ranged else value
             n += 1
-    if doc.get("runs") and "pl_runs" not in state:
-        state["pl_runs"] = _runs(doc["runs"])
+    if doc.get("runs"):
+        state[OPENED_RUNS] = _runs(doc["runs"])
+    public = _public(doc.get("public"))
+    if public:
+        mine = state.setdefault(PUBLIC, {}) if hasattr(state, "setdefault") else state[PUBLIC]
+        for key, decl in public.items():
+            entry = mine.setdefault(key, {})
+            if "y_range" in decl:
+                entry["y_range"] = tuple(decl["y_range"])
+            if "x_bound" in decl:
+                entry.setdefault("x_bound", {}).update({int(m) if m.isdigit() else m: b
+                                                        for m, b in decl["x_bound"].items()})
+            n += 1
     return n
 
 
