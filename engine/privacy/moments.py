@@ -47,7 +47,6 @@ bound and a data-independent centre).
 Examples
 --------
 >>> import numpy as np
-from numpy.typing import ArrayLike, NDArray
 >>> X, y = np.random.default_rng(0).normal(size=(50, 3)), np.random.default_rng(1).normal(size=(50, 1))
 >>> rows = scale_rows([X, y], [2.0, 1.0], private_centring=True)
 >>> rel = MomentsRelease(1.0, 1e-5, add_remove_sensitivity(rows.weights, rows.const))
