@@ -72,7 +72,7 @@ def _controller() -> ThreadpoolController:
         return _CONTROLLER[0][1]
 
 
-_SERVER_LIMITS = []
+_SERVER_LIMITS: list[object] = []  # the process-wide threadpool_limits, kept alive
 _SERVER_LOCK = threading.Lock()
 
 

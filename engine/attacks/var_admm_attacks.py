@@ -294,6 +294,8 @@ def central_node_attack(model: CollaborativeVAR, victim=0, K_max: int | None = N
                             note="In the base protocol the central node receives Y itself: every series is known "
                                  "before the first iteration (the paper's central-node leak matters only for the "
                                  "Y-free variant).")
+    vectors: list[np.ndarray]
+    relerr: list[np.ndarray]
     vectors, relerr, recs = [], [], {}
     prev_col = None
     sv, rank = np.array([]), 0

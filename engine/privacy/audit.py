@@ -64,14 +64,16 @@ the methods' estimators and the privacy core are used, not re-implemented.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import beta as beta_dist
 
-from .mechanisms import PLANTED_BUG, GaussianMechanism, LaplaceMechanism, as_generator
+from .mechanisms import PLANTED_BUG, GaussianMechanism, LaplaceMechanism, RandomStateLike, as_generator
 
 __all__ = [
     "AUDIT_CONFIDENCE",
@@ -111,11 +113,18 @@ _SELECTION_LEVEL = 1e-4
 #: Statistic values kept per data set for histograms (the evaluation half, subsampled).
 _KEEP = 20000
 
+#: ``release(data, rng, n) -> array (n, ...)``: n independent outputs of a randomised release on ``data``.
+ReleaseFn: TypeAlias = Callable[[Any, np.random.Generator, int], ArrayLike]
+#: A 1-D statistic of the outputs (n, k) -> (n,), fitted on the selection half.
+Statistic: TypeAlias = Callable[[np.ndarray], np.ndarray]
+#: A test: (threshold, direction 1 or -1, ordering "D'>D" or "D>D'").
+Test: TypeAlias = tuple[float, int, str]
+
 
 # =============================================================================================
 # Confidence intervals
 # =============================================================================================
-def clopper_pearson(k, n, level: float, side: str):
+def clopper_pearson(k: ArrayLike, n: ArrayLike, level: float, side: str) -> NDArray[np.float64]:
     """One-sided Clopper-Pearson bound on a binomial rate from k successes in n trials.
 
     side="upper": p_hi with P(p <= p_hi) >= 1 - level; side="lower": p_lo likewise. Vectorised
@@ -133,7 +142,7 @@ def clopper_pearson(k, n, level: float, side: str):
     raise ValueError("side must be 'upper' or 'lower'")
 
 
-def _bound(p_num_lo, p_den_hi, delta):
+def _bound(p_num_lo: ArrayLike, p_den_hi: ArrayLike, delta: float) -> NDArray[np.float64]:
     """ln((p_num - delta) / p_den), -inf where the numerator is not above delta."""
     num = np.asarray(p_num_lo, dtype=float) - delta
     den = np.maximum(np.asarray(p_den_hi, dtype=float), 1e-300)
@@ -144,7 +153,7 @@ def _bound(p_num_lo, p_den_hi, delta):
 # =============================================================================================
 # Statistics
 # =============================================================================================
-def _make_statistic(name: str, sel_D: np.ndarray, sel_Dp: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+def _make_statistic(name: str, sel_D: np.ndarray, sel_Dp: np.ndarray) -> Statistic:
     """A 1-D statistic fitted on the selection half only."""
     if name == "projection":
         mu_D, mu_Dp = sel_D.mean(axis=0), sel_Dp.mean(axis=0)
@@ -172,7 +181,7 @@ def _make_statistic(name: str, sel_D: np.ndarray, sel_Dp: np.ndarray) -> Callabl
     raise ValueError(f"statistic must be one of {STATISTICS} or 'auto', got {name!r}")
 
 
-def _best_test(s_D: np.ndarray, s_Dp: np.ndarray, delta: float, level: float):
+def _best_test(s_D: np.ndarray, s_Dp: np.ndarray, delta: float, level: float) -> tuple[float, Test | None]:
     """Best (threshold, direction, ordering) on one half: the bound with CP at ``level`` per rate.
 
     Rejection region R = {s > t} (direction 1) or {s <= t} (direction -1). ordering "D'>D" bounds
@@ -191,7 +200,7 @@ def _best_test(s_D: np.ndarray, s_Dp: np.ndarray, delta: float, level: float):
     # counts strictly above / at-or-below each threshold
     above_D = n_D - np.searchsorted(sD, thresholds, side="right")
     above_Dp = n_Dp - np.searchsorted(sDp, thresholds, side="right")
-    best = (-np.inf, None)
+    best: tuple[float, Test | None] = (-np.inf, None)
     for direction in (1, -1):
         k_D = above_D if direction == 1 else n_D - above_D
         k_Dp = above_Dp if direction == 1 else n_Dp - above_Dp
@@ -234,21 +243,22 @@ class AuditResult:
     stat_D: np.ndarray = field(repr=False)
     stat_D_prime: np.ndarray = field(repr=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The audit's figures as a plain dict (for JSON and tables)."""
         return {k: getattr(self, k) for k in ("epsilon_lb", "eps_point", "delta", "n_trials", "confidence",
                                                "statistic", "threshold", "direction", "ordering",
                                                "rate_num", "rate_den")}
 
 
-def _outputs(release, data, rng, n) -> np.ndarray:
+def _outputs(release: ReleaseFn, data: object, rng: np.random.Generator, n: int) -> np.ndarray:
     out = np.asarray(release(data, rng, n), dtype=float)
     if out.shape[0] != n:
         raise ValueError(f"release(data, rng, n) must return n = {n} outputs along axis 0, got shape {out.shape}")
     return out.reshape(n, -1)
 
 
-def epsilon_lower_bound(release, D, D_prime, delta: float = 0.0, n_trials: int = 100_000, random_state=None, *,
+def epsilon_lower_bound(release: ReleaseFn, D: object, D_prime: object, delta: float = 0.0, n_trials: int = 100_000,
+                        random_state: RandomStateLike = None, *,
                         statistic: str = "auto", alpha: float = 0.05, chunk: int | None = None,
                         progress: Callable[[float], None] | None = None) -> AuditResult:
     """High-confidence lower bound on the epsilon of ``release`` at ``delta`` (black box).
@@ -282,8 +292,10 @@ def epsilon_lower_bound(release, D, D_prime, delta: float = 0.0, n_trials: int =
     half = n_trials // 2
     done = [0]
 
-    def draw(total, reduce):
+    def draw(total: int, reduce: Statistic) -> tuple[np.ndarray, np.ndarray]:
         """``total`` outputs on D and on D' in chunks, each chunk passed through ``reduce``."""
+        parts_D: list[np.ndarray]
+        parts_Dp: list[np.ndarray]
         parts_D, parts_Dp = [], []
         got = 0
         while got < total:
@@ -303,14 +315,15 @@ def epsilon_lower_bound(release, D, D_prime, delta: float = 0.0, n_trials: int =
     sel_D, sel_Dp = draw(half, lambda o: o)
     level = alpha / 2
     names = STATISTICS if statistic == "auto" else (statistic,)
-    best = (-np.inf, None, None)
+    best: tuple[float, str | None, tuple[Statistic, Test | None] | None] = (-np.inf, None, None)
     for name in names:
         stat = _make_statistic(name, sel_D, sel_Dp)
         b, test = _best_test(stat(sel_D), stat(sel_Dp), delta, _SELECTION_LEVEL)
         if b > best[0] or best[1] is None:
             best = (b, name, (stat, test))
-    name = best[1]
-    stat, test = best[2]
+    # names is not empty and its first statistic always replaces the initial best: neither is None here
+    name = cast(str, best[1])
+    stat, test = cast(tuple[Statistic, Test | None], best[2])
     del sel_D, sel_Dp
     # Evaluation half: only the chosen statistic is kept (memory stays O(n) for any output size).
     e_D, e_Dp = draw(n_trials - half, stat)
@@ -358,7 +371,7 @@ class AuditCase:
     mode: str
     claimed_eps: float
     delta: float
-    release: Callable = field(repr=False)
+    release: ReleaseFn = field(repr=False)
     D: object = field(repr=False)
     D_prime: object = field(repr=False)
     neighbours: str
@@ -380,7 +393,7 @@ PLANTED_KINDS = ("noise_scale", "sensitivity_scale")
 
 
 @contextmanager
-def planted_bug(kind: str, factor: float):
+def planted_bug(kind: str, factor: float) -> Iterator[None]:
     """Plant a bug in every release drawn inside the block (the auditor must catch it).
 
     Parameters
@@ -414,24 +427,24 @@ def planted_bug(kind: str, factor: float):
         PLANTED_BUG.reset(token)
 
 
-def check_bug(bug):
+def check_bug(bug: str | None) -> None:
     """Refuse a planted-bug name that ``PLANTED`` does not know (None: no bug)."""
     if bug is not None and bug not in PLANTED:
         raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
 
 
-def planted(bug: str | None):
+def planted(bug: str | None) -> AbstractContextManager[None]:
     """The ``planted_bug`` block of a named bug of ``PLANTED`` (a no-op block for None)."""
     check_bug(bug)
     return nullcontext() if bug is None else planted_bug(*PLANTED[bug])
 
 
-def expected_verdict(mode, bug):
+def expected_verdict(mode: str, bug: str | None) -> str:
     """The verdict an audit should reach: violated with a planted bug, else holds (strict) or report."""
     return "violated" if bug else ("holds" if mode == "strict" else "report")
 
 
-def case_name(base, bug):
+def case_name(base: str, bug: str | None) -> str:
     """The case's name, with the planted bug appended when there is one."""
     return base if bug is None else f"{base}_bug_{bug}"
 
@@ -450,6 +463,7 @@ def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensiti
     mechanism's own ``randomise`` (``GaussianMechanism`` / ``LaplaceMechanism``), batched over trials; planted
     bugs come from ``planted_bug`` (``engine.methods.audit_catalog.make_case``).
     """
+    mech: GaussianMechanism | LaplaceMechanism
     if kind in ("analytic_gaussian", "classic_gaussian"):
         mech = GaussianMechanism(epsilon, delta, sensitivity, "analytic" if kind == "analytic_gaussian" else "classic")
         scale_note = f"sigma = {mech.sigma:.4g}"
@@ -461,14 +475,15 @@ def mechanism_case(kind: str, epsilon: float = 1.0, delta: float = 1e-5, sensiti
     else:
         raise ValueError("kind must be 'analytic_gaussian', 'classic_gaussian' or 'laplace'")
 
-    def release(value, rng, n):
+    def release(value: float, rng: np.random.Generator, n: int) -> NDArray[np.float64]:
         return mech.randomise(np.full((n, 1), float(value)), rng)
 
     return AuditCase(kind, kind, "strict", float(epsilon), claim_delta, release, 0.0, float(sensitivity),
                      f"scalar query, f(D') - f(D) = {sensitivity:g}", "holds", scale_note)
 
 
-def run_case(case: AuditCase, n_trials: int = 100_000, random_state=None, **kwargs) -> dict:
+def run_case(case: AuditCase, n_trials: int = 100_000, random_state: RandomStateLike = None, **kwargs: Any
+             ) -> dict[str, Any]:
     """Run one catalogue audit; returns a flat dict (case fields, bound, verdict) and the result."""
     res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, n_trials, random_state, **kwargs)
     exceeded = res.epsilon_lb > case.claimed_eps

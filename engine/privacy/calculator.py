@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .calibration import analytic_gaussian_sigma, classic_gaussian_sigma, laplace_scale
 from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget
@@ -12,7 +13,7 @@ from .ledger import PrivacyLedger, Release, gaussian_sigmas_for_budget
 __all__ = ["compose_identical_gaussian", "per_release_sigma_table", "sigma_curve"]
 
 
-def sigma_curve(epsilons, delta: float, sensitivity: float = 1.0) -> pd.DataFrame:
+def sigma_curve(epsilons: ArrayLike, delta: float, sensitivity: float = 1.0) -> pd.DataFrame:
     """Noise scale against epsilon for the analytic Gaussian, the classic Gaussian (eps <= 1 only)
     and the Laplace mechanism (same numeric sensitivity, read as L1).
 
@@ -32,7 +33,8 @@ def sigma_curve(epsilons, delta: float, sensitivity: float = 1.0) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def compose_identical_gaussian(sigma: float, sensitivity: float, k: int, delta_each: float, delta_total: float):
+def compose_identical_gaussian(sigma: float, sensitivity: float, k: int, delta_each: float,
+                               delta_total: float) -> dict[str, tuple[float, float]]:
     """Total (eps, delta) of k identical Gaussian releases, every accounting method.
 
     Returns dict method -> (epsilon, delta), methods basic, zcdp, pld, gdp.

@@ -30,14 +30,19 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from engine.data.scheduler import dask_scheduler, is_distributed
 from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
 from engine.privacy.moments import RowScaling, scale_rows
+
+if TYPE_CHECKING:
+    from dask.callbacks import Callback
 
 __all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "declared_centres", "is_lazy", "lazy_columns",
            "lazy_width", "numeric_part", "set_lazy_features", "split_part", "sum_partitions"]
@@ -48,8 +53,13 @@ SPLIT_EVERY = 8
 #: Rows per block inside a partition (scale_rows and Z'Z run block by block, bounding the temporaries).
 ROW_BLOCK = 32_768
 
+#: ``progress(done, total)``; total is None for an iterable of chunks (its length is unknown).
+Progress: TypeAlias = Callable[[int, int | None], object]
+#: A dask collection (dask ships no type information for them here) or a chunk of one.
+Lazy: TypeAlias = Any
 
-def declared_centres(x_center, y_center, m: int) -> tuple[np.ndarray, float]:
+
+def declared_centres(x_center: ArrayLike, y_center: float, m: int) -> tuple[np.ndarray, float]:
     """The public centre the user declared, checked: x broadcast to (m,), y one number, both finite."""
     xc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy()
     yc = float(y_center)
@@ -58,7 +68,7 @@ def declared_centres(x_center, y_center, m: int) -> tuple[np.ndarray, float]:
     return xc, yc
 
 
-def is_lazy(obj) -> bool:
+def is_lazy(obj: object) -> bool:
     """True for a Dask collection (``dask.array.Array``, ``dask.dataframe.DataFrame`` / ``Series``)."""
     if obj is None or isinstance(obj, (np.ndarray, pd.DataFrame, pd.Series, list, tuple)):
         return False
@@ -67,10 +77,11 @@ def is_lazy(obj) -> bool:
         return False
     from dask import is_dask_collection
 
-    return is_dask_collection(obj)
+    lazy: bool = is_dask_collection(obj)
+    return lazy
 
 
-def lazy_columns(obj) -> list | None:
+def lazy_columns(obj: Lazy) -> list[Any] | None:
     """Column names of a dask DataFrame (a Series: its name), None for a dask array."""
     if hasattr(obj, "columns"):
         return [c for c in obj.columns]
@@ -79,7 +90,7 @@ def lazy_columns(obj) -> list | None:
     return None
 
 
-def lazy_width(obj) -> int:
+def lazy_width(obj: Lazy) -> int:
     """Number of columns of a dask collection (1 for a 1-D one)."""
     if obj.ndim == 1:
         return 1
@@ -101,13 +112,13 @@ class RowSpec:
     labels : (what X is called, what Y is called) in messages.
     """
 
-    prepare: Callable
-    bounds: tuple
-    weights: tuple | None = None
+    prepare: Callable[[np.ndarray, np.ndarray | None], list[np.ndarray]]
+    bounds: tuple[float, ...]
+    weights: tuple[float, ...] | None = None
     private_centring: bool = False
     const: float | None = None
-    names: tuple = (None, None)
-    labels: tuple = ("X", "y")
+    names: tuple[Sequence[Any] | None, Sequence[Any] | None] = (None, None)
+    labels: tuple[str, str] = ("X", "y")
 
 
 @dataclass
@@ -120,18 +131,20 @@ class _Sums:
     max_norm: np.ndarray  # (n_blocks,) largest norm before clipping
     n_clipped: int  # rows clipped in at least one block
     max_z: float  # largest ||z_i|| after scaling (<= 1)
-    meta: tuple  # (bounds, weights, const, scale, widths)
+    meta: tuple[tuple[float, ...], tuple[float, ...], float, float, tuple[int, ...]]  # (bounds, weights, const,
+    # scale, widths)
 
 
-def _add(parts: Sequence[_Sums]) -> _Sums:
-    parts = [p for p in parts if p is not None]
+def _add(partial_sums: Sequence[_Sums | None]) -> _Sums | None:
+    parts = [p for p in partial_sums if p is not None]
     if not parts:
         return None
     out = parts[0]
     G = out.G.copy()
     for p in parts[1:]:
         G += p.G
-    return _Sums(G, sum(p.n for p in parts), sum(p.clipped for p in parts),
+    # parts is not empty here: the sum of the clip counts is an array, not sum()'s start 0
+    return _Sums(G, sum(p.n for p in parts), cast(np.ndarray, sum(p.clipped for p in parts)),
                  np.max([p.max_norm for p in parts], axis=0), sum(p.n_clipped for p in parts),
                  max(p.max_z for p in parts), out.meta)
 
@@ -148,12 +161,12 @@ class ChunkedMoments(RowScaling):
 
     G: np.ndarray
     n: int
-    bounds: tuple
-    weights: tuple
+    bounds: tuple[float, ...]
+    weights: tuple[float, ...]
     const: float
     scale: float
-    widths: tuple
-    clip_reports: tuple
+    widths: tuple[int, ...]
+    clip_reports: tuple[ClipReport, ...]
     n_clipped: int
     n_partitions: int
     max_z: float = 0.0
@@ -163,7 +176,8 @@ class ChunkedMoments(RowScaling):
     @property
     def d(self) -> int:
         """The dimension d of the summed moments."""
-        return self.G.shape[0]
+        d: int = self.G.shape[0]
+        return d
 
 
 # =============================================================================================
@@ -173,7 +187,7 @@ def _partition_label(index: int) -> str:
     return f"partition {index + 1}"
 
 
-def _numeric(part, index: int, what: str, names) -> np.ndarray:
+def _numeric(part: Lazy, index: int, what: str, names: Sequence[Any] | None) -> np.ndarray:
     """float64 (n, p) of one chunk, or a DataError naming the partition, data row and column."""
     label = _partition_label(index)
     if isinstance(part, pd.Series):
@@ -191,7 +205,7 @@ def _numeric(part, index: int, what: str, names) -> np.ndarray:
                 raise DataError(f"{label}: column '{cols[j]}' holds text, not numbers, so it cannot be used as a "
                                 f"model variable (first at data row {i + 1} of that partition: {col.iloc[i]!r}).",
                                 file=label, row=i + 1, column=cols[j])
-        arr = part.to_numpy(dtype=float, na_value=np.nan)
+        arr: np.ndarray = part.to_numpy(dtype=float, na_value=np.nan)
         names = cols
     else:
         try:
@@ -209,7 +223,7 @@ def _numeric(part, index: int, what: str, names) -> np.ndarray:
     return arr
 
 
-def _chunk_sums(part, index: int, spec: RowSpec, n_x: int) -> _Sums | None:
+def _chunk_sums(part: Lazy, index: int, spec: RowSpec, n_x: int | None) -> _Sums | None:
     """Checked numbers -> the estimator's row-wise preprocessing -> ``scale_rows`` -> Z'Z and the counts."""
     xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
     X = _numeric(xp, index, spec.labels[0], spec.names[0])
@@ -220,7 +234,7 @@ def _chunk_sums(part, index: int, spec: RowSpec, n_x: int) -> _Sums | None:
                         file=_partition_label(index))
     if X.shape[0] == 0:
         return None
-    parts = []
+    parts: list[_Sums] = []
     for start in range(0, X.shape[0], ROW_BLOCK):  # row blocks: the temporaries stay small (cache, memory)
         stop = start + ROW_BLOCK
         blocks = spec.prepare(X[start:stop], None if Y is None else Y[start:stop])
@@ -238,7 +252,7 @@ def _chunk_sums(part, index: int, spec: RowSpec, n_x: int) -> _Sums | None:
 # =============================================================================================
 # Partitions of the input
 # =============================================================================================
-def _dask_partitions(X, Y) -> tuple[list, int]:
+def _dask_partitions(X: Lazy, Y: Lazy) -> tuple[list[Any], int]:
     """Delayed partitions (a pandas frame of X's then Y's columns, or a tuple of arrays) and X's width."""
     n_x = lazy_width(X)
     if hasattr(X, "columns"):  # dask DataFrame (Y: dask Series/DataFrame or None)
@@ -281,7 +295,7 @@ def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
                           n_parts, float(total.max_z))
 
 
-def chunked_moments(X, Y=None, *, spec: RowSpec, scheduler=None, progress: Callable | None = None,
+def chunked_moments(X: Lazy, Y: Lazy = None, *, spec: RowSpec, scheduler: Any = None, progress: Progress | None = None,
                     split_every: int = SPLIT_EVERY) -> ChunkedMoments:
     """Sum Z'Z over the chunks of X (and Y) without gathering the rows.
 
@@ -305,24 +319,25 @@ def chunked_moments(X, Y=None, *, spec: RowSpec, scheduler=None, progress: Calla
     return _finish(total, n_parts)
 
 
-def _spec_chunk(part, index: int, n_x: int, *, spec: RowSpec):
+def _spec_chunk(part: Lazy, index: int, n_x: int, *, spec: RowSpec) -> _Sums | None:
     return _chunk_sums(part, index, spec, n_x)
 
 
-def split_part(part, n_x: int) -> tuple:
+def split_part(part: Lazy, n_x: int | None) -> tuple[Any, ...]:
     """(X part, Y part or None) of one partition as ``sum_partitions`` hands it to ``chunk``."""
     if isinstance(part, tuple):
         return part
     return part.iloc[:, :n_x], (part.iloc[:, n_x:] if part.shape[1] > n_x else None)
 
 
-def numeric_part(part, index: int, what: str, names=None) -> np.ndarray:
+def numeric_part(part: Lazy, index: int, what: str, names: Sequence[Any] | None = None) -> np.ndarray:
     """float64 (n, p) of one partition's X or Y part, or a ``DataError`` naming the partition, row and column."""
     return _numeric(part, index, what, names)
 
 
-def sum_partitions(X, Y, chunk: Callable, add: Callable, *, scheduler=None, progress: Callable | None = None,
-                   split_every: int = SPLIT_EVERY) -> tuple:
+def sum_partitions(X: Lazy, Y: Lazy, chunk: Callable[[Any, int, int], Any], add: Callable[[list[Any]], Any], *,
+                   scheduler: Any = None, progress: Progress | None = None,
+                   split_every: int = SPLIT_EVERY) -> tuple[Any, int]:
     """The generic pass: ``chunk(part, index, n_x)`` on every partition where it lives, added by ``add``.
 
     Parameters
@@ -354,7 +369,7 @@ def sum_partitions(X, Y, chunk: Callable, add: Callable, *, scheduler=None, prog
     return total, len(parts)
 
 
-def _tree_sum(sums: list, split_every: int, token: str, add: Callable | None = None):
+def _tree_sum(sums: list[Any], split_every: int, token: str, add: Callable[[list[Any]], Any] | None = None) -> Any:
     import dask
 
     add = add or _add
@@ -366,11 +381,13 @@ def _tree_sum(sums: list, split_every: int, token: str, add: Callable | None = N
     return sums[0] if len(sums) == 1 else dask.delayed(add)(sums)
 
 
-def _gather_distributed(client, sums: list, progress, add: Callable | None = None):
+def _gather_distributed(client: Any, sums: list[Any], progress: Progress | None,
+                        add: Callable[[list[Any]], Any] | None = None) -> Any:
     """On a cluster: each partition's sum is a future; the d x d results are added on the driver as they come."""
     from distributed import as_completed
 
     futures = client.compute(sums)
+    total: Any
     total, done = None, 0
     try:
         for fut in as_completed(futures, loop=client.loop):
@@ -388,11 +405,11 @@ def _gather_distributed(client, sums: list, progress, add: Callable | None = Non
 class _ProgressCallback:
     """Calls ``progress(done, total)`` as chunk tasks finish on Dask's local scheduler (``dask.callbacks``)."""
 
-    def __init__(self, progress, total: int, prefix: str):
+    def __init__(self, progress: Progress | None, total: int, prefix: str) -> None:
         self.progress, self.total, self.prefix, self.done = progress, total, prefix, 0
-        self._cb = None
+        self._cb: Callback | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> _ProgressCallback:
         if self.progress is not None:
             from dask.callbacks import Callback
 
@@ -400,19 +417,21 @@ class _ProgressCallback:
             self._cb.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self._cb is not None:
             self._cb.__exit__(*exc)
 
-    def _posttask(self, key, result, dsk, state, worker_id):
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         name = key if isinstance(key, str) else str(key[0]) if isinstance(key, tuple) else str(key)
         if name.startswith(self.prefix):
             self.done += 1
-            self.progress(self.done, self.total)
+            # registered by __enter__ only when progress is not None
+            cast(Progress, self.progress)(self.done, self.total)
 
 
-def _iterable_moments(chunks: Iterable, spec: RowSpec, progress) -> ChunkedMoments:
+def _iterable_moments(chunks: Iterable[Any], spec: RowSpec, progress: Progress | None) -> ChunkedMoments:
     """The same sums over an iterable of ``(X_chunk, Y_chunk)`` (or ``X_chunk``) blocks, on the driver."""
+    total: _Sums | None
     total, count = None, 0
     for i, chunk in enumerate(chunks):
         part = chunk if isinstance(chunk, tuple) else (chunk, None)
@@ -423,7 +442,7 @@ def _iterable_moments(chunks: Iterable, spec: RowSpec, progress) -> ChunkedMomen
     return _finish(total, count)
 
 
-def set_lazy_features(est, X) -> int:
+def set_lazy_features(est: Any, X: Lazy) -> int:
     """scikit-learn's ``n_features_in_`` / ``feature_names_in_`` for a lazy X (``validate_data`` would gather it).
 
     Returns the number of columns m.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from engine.numerics import safe_scale_exponent
 
@@ -45,7 +46,7 @@ def _check_bound(bound: float) -> float:
     return bound
 
 
-def row_norms(A: np.ndarray) -> np.ndarray:
+def row_norms(A: ArrayLike) -> NDArray[np.float64]:
     """Euclidean row norms without overflow or underflow (exact power-of-two rescaling when needed).
 
     Parameters
@@ -61,11 +62,11 @@ def row_norms(A: np.ndarray) -> np.ndarray:
         return np.zeros(A.shape[0])
     e = safe_scale_exponent(float(np.abs(A).max()))
     B = A if e == 0 else np.ldexp(A, -e)
-    out = np.sqrt(np.einsum("ij,ij->i", B, B))
+    out: NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", B, B))  # einsum is typed Any
     return out if e == 0 else np.ldexp(out, e)
 
 
-def clip_factors(norms: np.ndarray, bound: float) -> tuple[np.ndarray, ClipReport]:
+def clip_factors(norms: ArrayLike, bound: float) -> tuple[NDArray[np.float64], ClipReport]:
     """min(1, bound / norm) per row, and the clip report (rows beyond the bound are scaled onto it)."""
     norms = np.asarray(norms, dtype=float)
     over = norms > bound
@@ -74,7 +75,7 @@ def clip_factors(norms: np.ndarray, bound: float) -> tuple[np.ndarray, ClipRepor
     return f, ClipReport(float(bound), norms.size, int(over.sum()), float(norms.max()) if norms.size else 0.0)
 
 
-def clip_rows_l2(X, bound: float):
+def clip_rows_l2(X: ArrayLike, bound: float) -> tuple[NDArray[np.float64], ClipReport]:
     """Scale each row of X down to L2 norm <= bound (rows inside the ball are unchanged).
 
     Parameters
@@ -95,7 +96,7 @@ def clip_rows_l2(X, bound: float):
     return X * factors[:, None], report
 
 
-def clip_abs(y, bound: float):
+def clip_abs(y: ArrayLike, bound: float) -> tuple[NDArray[np.float64], ClipReport]:
     """Clip each entry of y into [-bound, bound].
 
     Parameters

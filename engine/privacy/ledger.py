@@ -23,11 +23,14 @@ noise), "proven" or "not proven". :func:`ledger_totals` is the one totals functi
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
 from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsilon
 
@@ -77,7 +80,7 @@ class Release:
     claimed_epsilon: float | None = None
     claimed_delta: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.mechanism not in _MECHANISMS:
             raise ValueError(f"mechanism must be one of {_MECHANISMS}, got {self.mechanism!r}")
         if self.sensitivity_source not in ("public", "data"):
@@ -133,14 +136,14 @@ class PrivacyLedger:
         e.g. "owner's whole series" for VAR-ADMM's defence): the guarantee is per this unit.
     """
 
-    entries: list = field(default_factory=list)
+    entries: list[Release] = field(default_factory=list)
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
-    caveats: list = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
     unit: str = ""
     #: The accountant the fit was calibrated under ("basic", "gdp", ...): ``total(accountant)`` meets its budget.
     accountant: str = "basic"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.neighbouring = Neighbouring(self.neighbouring)
 
     def add_caveat(self, reason: str) -> None:
@@ -156,7 +159,7 @@ class PrivacyLedger:
         self.entries.append(release)
         return release
 
-    def extend(self, releases) -> None:
+    def extend(self, releases: Iterable[Release]) -> None:
         """Record each release in order."""
         for r in releases:
             self.add(r)
@@ -177,7 +180,7 @@ class PrivacyLedger:
             return "no privacy"
         return "not proven" if self.reasons_not_proven() else "proven"
 
-    def reasons_not_proven(self) -> list:
+    def reasons_not_proven(self) -> list[str]:
         """Why the totals are not a proven guarantee (empty when they are)."""
         out = []
         data = [r.name for r in self.entries if r.sensitivity_source != "public"]
@@ -251,7 +254,7 @@ class PrivacyLedger:
         # second time; add/remove with the recorded multiplier is the exact accounting.
         accountant = PLDAccountant(neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
         # Group identical releases so k-fold self-composition uses the accountant's fast path.
-        groups: dict[tuple, int] = {}
+        groups: dict[tuple[str, float], int] = {}
         for r in self.entries:
             if r.sensitivity == 0:
                 continue
@@ -260,18 +263,19 @@ class PrivacyLedger:
         for (mech, z), count in groups.items():
             event = dp_accounting.GaussianDpEvent(z) if mech == "gaussian" else dp_accounting.LaplaceDpEvent(z)
             accountant.compose(event, count)
-        return accountant.get_epsilon(delta)
+        eps: float = accountant.get_epsilon(delta)  # dp_accounting is untyped
+        return eps
 
     def to_frame(self) -> pd.DataFrame:
         """One row per release (for tables and CSV export)."""
         cols = [f for f in Release.__dataclass_fields__]
         return pd.DataFrame([asdict(r) for r in self.entries], columns=cols)
 
-    def summary(self, delta: float | None = None) -> dict:
+    def summary(self, delta: float | None = None) -> dict[str, Any]:
         """Totals under every applicable method at one delta, PLD included (see :func:`ledger_totals`)."""
         return ledger_totals(self, delta, pld=True, as_json=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The ledger as plain data (JSON-ready); ``ledger_from_dict`` reads it back."""
         out = {"neighbouring": self.neighbouring.value, "entries": [asdict(r) for r in self.entries],
                "caveats": list(self.caveats)}
@@ -280,7 +284,7 @@ class PrivacyLedger:
         return {**out, "unit": self.unit} if self.unit else out
 
 
-def _json_float(v: float):
+def _json_float(v: float) -> float | str:
     v = float(v)
     if math.isfinite(v):
         return v
@@ -288,7 +292,7 @@ def _json_float(v: float):
 
 
 def ledger_totals(led: PrivacyLedger | None, delta: float | None = None, *, pld: bool = False,
-                  as_json: bool = True) -> dict:
+                  as_json: bool = True) -> dict[str, Any]:
     """The one totals function: counts, status and the total (epsilon, delta) under each accountant.
 
     Parameters
@@ -323,10 +327,10 @@ def ledger_totals(led: PrivacyLedger | None, delta: float | None = None, *, pld:
 def gaussian_sigmas_for_budget(
     epsilon: float,
     delta: float,
-    sensitivities,
+    sensitivities: ArrayLike,
     method: str = "gdp",
-    weights=None,
-) -> np.ndarray:
+    weights: ArrayLike | None = None,
+) -> NDArray[np.float64]:
     """Per-release sigmas so that k Gaussian releases together are (epsilon, delta)-DP.
 
     Parameters
@@ -366,5 +370,5 @@ def gaussian_sigmas_for_budget(
         mu_sq_total = 2.0 * sqrt_rho**2  # rho = mu^2 / 2
     else:
         raise ValueError("method must be 'gdp', 'zcdp' or 'basic'")
-    mu_i = np.sqrt(w * mu_sq_total)
+    mu_i: NDArray[np.float64] = np.sqrt(w * mu_sq_total)
     return sens / mu_i

@@ -26,12 +26,17 @@ from __future__ import annotations
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.utils import check_random_state
 
 from .calibration import check_eps_delta, noise_scale, resolve_calibration
 from .ledger import Release
+
+if TYPE_CHECKING:
+    from .ledger import PrivacyLedger
 
 __all__ = [
     "GaussianMechanism",
@@ -42,8 +47,14 @@ __all__ = [
     "sample_symmetric_gaussian",
 ]
 
+#: What a ``random_state`` argument may be (``as_generator``, ``engine.privacy.noise.noise_generator``).
+RandomStateLike: TypeAlias = (int | np.integer[Any] | np.random.SeedSequence | np.random.Generator
+                              | np.random.RandomState | None)
+#: A ``size`` of ``draw_noise`` other than None: an int or a shape tuple.
+Shape: TypeAlias = int | tuple[int, ...]
 
-def as_generator(random_state) -> np.random.Generator:
+
+def as_generator(random_state: RandomStateLike) -> np.random.Generator:
     """Turn None, an int, a numpy Generator or a legacy RandomState into a Generator."""
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -55,13 +66,22 @@ def as_generator(random_state) -> np.random.Generator:
 
 #: The planted bug in force in this context: None, or (kind, factor) set by ``engine.privacy.audit.planted_bug``
 #: (a context variable: one thread's audit never reaches another session's fit).
-PLANTED_BUG: ContextVar = ContextVar("planted_bug", default=None)
+PLANTED_BUG: ContextVar[tuple[str, float] | None] = ContextVar("planted_bug", default=None)
 
 #: Noise laws ``draw_noise`` draws ("uniform": VAR-ADMM's paper defence, which carries no guarantee).
 DRAW_LAWS = ("gaussian", "laplace", "uniform")
 
 
-def draw_noise(law: str, scale: float, size, random_state=None):
+@overload
+def draw_noise(law: str, scale: float, size: None, random_state: RandomStateLike = None) -> float: ...
+
+
+@overload
+def draw_noise(law: str, scale: float, size: Shape, random_state: RandomStateLike = None) -> NDArray[np.float64]: ...
+
+
+def draw_noise(law: str, scale: float, size: Shape | None,
+               random_state: RandomStateLike = None) -> float | NDArray[np.float64]:
     """The one place release noise is drawn: i.i.d. noise of ``law`` and ``scale``, shape ``size``.
 
     Parameters
@@ -94,14 +114,15 @@ def draw_noise(law: str, scale: float, size, random_state=None):
     raise ValueError(f"law must be one of {DRAW_LAWS}, got {law!r}")
 
 
-def sample_gaussian_vector(sigma: float, size, random_state=None) -> np.ndarray:
+def sample_gaussian_vector(sigma: float, size: Shape, random_state: RandomStateLike = None) -> NDArray[np.float64]:
     """i.i.d. N(0, sigma^2) noise of the given shape (a vector, or a batch of vectors)."""
     if sigma < 0:
         raise ValueError(f"sigma must be >= 0, got {sigma}")
     return draw_noise("gaussian", sigma, size, random_state)
 
 
-def sample_symmetric_gaussian(sigma: float, dim: int, random_state=None, n_replicates=None) -> np.ndarray:
+def sample_symmetric_gaussian(sigma: float, dim: int, random_state: RandomStateLike = None,
+                              n_replicates: int | None = None) -> NDArray[np.float64]:
     """Symmetric Gaussian noise matrix: upper triangle (with diagonal) i.i.d. N(0, sigma^2), mirrored.
 
     Returns shape (dim, dim), or (n_replicates, dim, dim) when ``n_replicates`` is given.
@@ -135,7 +156,7 @@ class GaussianMechanism:
     calibration: str = "analytic"
     sigma: float = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.epsilon == math.inf:  # no mechanism: the exact value (a non-private reference)
             self.sigma = 0.0
             return
@@ -144,8 +165,9 @@ class GaussianMechanism:
         check_eps_delta(self.epsilon, self.delta)
         self.sigma = noise_scale("gaussian", self.epsilon, self.delta, self.sensitivity, self.calibration)
 
-    def randomise(self, value, random_state=None, *, ledger=None, name: str = "", note: str = "",
-                  sensitivity_source: str = "public") -> np.ndarray:
+    def randomise(self, value: ArrayLike, random_state: RandomStateLike = None, *,
+                  ledger: PrivacyLedger | None = None, name: str = "", note: str = "",
+                  sensitivity_source: str = "public") -> NDArray[np.float64]:
         """value + noise, same shape as value (any shape: noise is i.i.d. per entry).
 
         With ``ledger`` (a ``PrivacyLedger``), this draw's record (``release(name, ...)``) is added to it in the
@@ -184,12 +206,13 @@ class LaplaceMechanism:
     sensitivity: float = 1.0
     scale: float = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_eps_delta(self.epsilon, 0.5)
         self.scale = noise_scale("laplace", self.epsilon, sensitivity=self.sensitivity)
 
-    def randomise(self, value, random_state=None, *, ledger=None, name: str = "", note: str = "",
-                  sensitivity_source: str = "public") -> np.ndarray:
+    def randomise(self, value: ArrayLike, random_state: RandomStateLike = None, *,
+                  ledger: PrivacyLedger | None = None, name: str = "", note: str = "",
+                  sensitivity_source: str = "public") -> NDArray[np.float64]:
         """value + Laplace noise (any shape); with ``ledger``, this draw's record is added in the same call."""
         value = np.asarray(value, dtype=float)
         out = value + draw_noise("laplace", self.scale, value.shape, random_state)

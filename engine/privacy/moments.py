@@ -60,9 +60,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.blas import dsyrk
 
 from engine.numerics import SAFE_EXPONENT
@@ -70,7 +72,10 @@ from engine.numerics import SAFE_EXPONENT
 from .calibration import noise_scale
 from .clipping import ClipReport, clip_factors, row_norms
 from .ledger import Neighbouring, Release
-from .mechanisms import GaussianMechanism, as_generator, sample_symmetric_gaussian
+from .mechanisms import GaussianMechanism, RandomStateLike, as_generator, sample_symmetric_gaussian
+
+if TYPE_CHECKING:
+    from .ledger import PrivacyLedger
 
 __all__ = [
     "AnalyzeGauss",
@@ -110,6 +115,10 @@ class RowScaling:
     """What ``const`` and ``scale`` say about rows scaled into the unit ball: one place for the three kinds of
     scaled rows (``ScaledRows`` with Z, ``ScaledGram`` with Z'Z, ``engine.privacy.chunked.ChunkedMoments``)."""
 
+    # Declared for the type checker only (no value: not a dataclass field here); every subclass sets both.
+    const: float
+    scale: float
+
     @property
     def const_z(self) -> float:
         """The constant column in z units (a / S); 0.0 without private centring."""
@@ -136,18 +145,19 @@ class ScaledRows(RowScaling):
     """
 
     Z: np.ndarray
-    bounds: tuple
-    weights: tuple
+    bounds: tuple[float, ...]
+    weights: tuple[float, ...]
     const: float
     scale: float
-    widths: tuple
-    clip_reports: tuple
+    widths: tuple[int, ...]
+    clip_reports: tuple[ClipReport, ...]
     n_clipped: int
 
     @property
     def d(self) -> int:
         """The width d of the scaled rows."""
-        return self.Z.shape[1]
+        d: int = self.Z.shape[1]
+        return d
 
 
 def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights: Sequence[float] | None = None,
@@ -194,7 +204,9 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
                       int(over_any.sum()))
 
 
-def _row_scaling(blocks, bounds, weights, private_centring, const):
+def _row_scaling(blocks: Sequence[np.ndarray], bounds: Sequence[float], weights: Sequence[float] | None,
+                 private_centring: bool, const: float | None
+                 ) -> tuple[list[np.ndarray], tuple[float, ...], tuple[float, ...], float, float]:
     """Checked float blocks, bounds and weights, the constant a and the row scale S (``scale_rows``)."""
     blocks = [np.asarray(b, dtype=float) for b in blocks]
     if len(blocks) != len(bounds) or not blocks:
@@ -232,24 +244,25 @@ class ScaledGram(RowScaling):
 
     G: np.ndarray
     n: int
-    bounds: tuple
-    weights: tuple
+    bounds: tuple[float, ...]
+    weights: tuple[float, ...]
     const: float
     scale: float
-    widths: tuple
-    clip_reports: tuple
+    widths: tuple[int, ...]
+    clip_reports: tuple[ClipReport, ...]
     n_clipped: int
 
     @property
     def d(self) -> int:
         """The dimension d of the Gram matrix."""
-        return self.G.shape[0]
+        d: int = self.G.shape[0]
+        return d
 
 
 def _block_norms(part: np.ndarray) -> np.ndarray:
     """Row norms of a block of rows: sqrt of the row sums of squares when no square can overflow or
     underflow (the same numbers as ``clipping.row_norms``), else ``row_norms`` (exact power-of-two rescaling)."""
-    sq = np.einsum("ij,ij->i", part, part)
+    sq: NDArray[np.float64] = np.einsum("ij,ij->i", part, part)  # einsum is typed Any
     if sq.size and np.isfinite(sq).all() and 2.0**-SAFE_EXPONENT < sq.min() and sq.max() < 2.0**SAFE_EXPONENT:
         return np.sqrt(sq, out=sq)
     return row_norms(part)
@@ -257,7 +270,7 @@ def _block_norms(part: np.ndarray) -> np.ndarray:
 
 def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights: Sequence[float] | None = None,
                 private_centring: bool = False, const: float | None = None, block_rows: int | None = None,
-                centres: Sequence | None = None) -> ScaledGram:
+                centres: Sequence[ArrayLike | None] | None = None) -> ScaledGram:
     """Z'Z of ``scale_rows(blocks, bounds, ...).Z`` in one pass over blocks of rows, without forming Z.
 
     Each block of ``block_rows`` rows is clipped and scaled (the formulas of ``scale_rows``) into one
@@ -319,7 +332,8 @@ def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weight
             col += width
             if centres[i] is not None:  # minus the public centre, into the buffer, then scaled there in place
                 with np.errstate(over="ignore", invalid="ignore"):
-                    np.subtract(part, centres[i], out=out)
+                    # checked just above (mypy does not narrow an item looked up by a variable index)
+                    np.subtract(part, cast(NDArray[np.float64], centres[i]), out=out)
                 if not np.isfinite(out).all():
                     r, j = np.argwhere(~np.isfinite(out))[0]
                     raise CentreOverflow(i, start + int(r), int(j))
@@ -414,7 +428,7 @@ class MomentsRelease:
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     sigma: float = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.neighbouring = Neighbouring(self.neighbouring)
         self.sigma = noise_scale("gaussian", self.epsilon, self.delta, self.sensitivity, self.calibration)
 
@@ -427,6 +441,7 @@ class MomentsRelease:
     def gram(Z: np.ndarray, *, row_chunk: int | None = None) -> np.ndarray:
         """Z'Z (d, d), exactly symmetric; ``row_chunk`` sums it over blocks of rows (bounded memory)."""
         Z = np.asarray(Z, dtype=float)
+        G: NDArray[np.float64]
         if row_chunk is None or Z.shape[0] <= row_chunk:
             G = Z.T @ Z
         else:
@@ -436,7 +451,7 @@ class MomentsRelease:
                 G += part.T @ part
         return 0.5 * (G + G.T)
 
-    def iter_noisy(self, G: np.ndarray, n_replicates: int, random_state=None, *,
+    def iter_noisy(self, G: np.ndarray, n_replicates: int, random_state: RandomStateLike = None, *,
                    max_entries: int = CHUNK_ENTRIES) -> Iterator[np.ndarray]:
         """Chunks (r, d, d) of independent releases G + E, E symmetric N(0, sigma^2) on the upper triangle.
 
@@ -454,7 +469,8 @@ class MomentsRelease:
             else:
                 yield np.repeat(G[None], r, axis=0)
 
-    def randomise(self, G: np.ndarray, n_replicates: int = 1, random_state=None, *, ledger=None,
+    def randomise(self, G: np.ndarray, n_replicates: int = 1, random_state: RandomStateLike = None, *,
+                  ledger: PrivacyLedger | None = None,
                   name: str = "second-moment matrix Z'Z", note: str = "", sensitivity_source: str = "public"
                   ) -> np.ndarray:
         """All replicates at once, shape (R, d, d).
@@ -500,7 +516,7 @@ class AnalyzeGauss:
     calibration: str = "analytic"
     mechanism: GaussianMechanism = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.neighbouring = Neighbouring(self.neighbouring)
         if not self.row_bound > 0:
             raise ValueError(f"row_bound must be > 0, got {self.row_bound}")
@@ -517,7 +533,8 @@ class AnalyzeGauss:
         """The Gaussian mechanism's sensitivity."""
         return self.mechanism.sensitivity
 
-    def randomise(self, Z, random_state=None, n_replicates=None, *, check_bound: bool = True) -> np.ndarray:
+    def randomise(self, Z: ArrayLike, random_state: RandomStateLike = None, n_replicates: int | None = None, *,
+                  check_bound: bool = True) -> np.ndarray:
         """Noisy second-moment matrix of the rows of Z.
 
         Parameters
@@ -553,7 +570,8 @@ class AnalyzeGauss:
         )
 
 
-def centred_moments(G: np.ndarray, const_z: float, *, n_public: int | None = None):
+def centred_moments(G: np.ndarray, const_z: float, *, n_public: int | None = None
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Private centring as post-processing: (R, d+1, d+1) noisy sums with a constant column -> moments.
 
     Parameters
@@ -594,7 +612,8 @@ def psd_project(C: np.ndarray) -> np.ndarray:
     C = np.asarray(C, dtype=float)
     if C.shape[-1] < PSD_SYRK_MIN_D:
         vals, vecs = np.linalg.eigh(C)
-        return np.matmul(vecs * np.clip(vals, 0.0, None)[..., None, :], np.swapaxes(vecs, -1, -2))
+        P: NDArray[np.float64] = np.matmul(vecs * np.clip(vals, 0.0, None)[..., None, :], np.swapaxes(vecs, -1, -2))
+        return P
     out = np.empty(C.shape)
     for idx in np.ndindex(*C.shape[:-2]):
         # LAPACK syevd through scipy (its OpenBLAS build: 0.16 s against numpy's 0.18 s at d = 1001, one thread)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .mechanisms import as_generator
+from .mechanisms import RandomStateLike, as_generator
 
 __all__ = ["SEED_KNOWN_CAVEAT", "FreshGenerator", "fresh_generator", "noise_generator", "spawn_fresh"]
 
@@ -44,7 +44,7 @@ def spawn_fresh(n: int) -> list[FreshGenerator]:
     return [fresh_generator() for _ in range(int(n))]
 
 
-def noise_generator(random_state) -> tuple[np.random.Generator, bool]:
+def noise_generator(random_state: RandomStateLike) -> tuple[np.random.Generator, bool]:
     """The generator a release draws its noise from, and whether its seed is known.
 
     Parameters

@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import ndtri
 
-from .mechanisms import GaussianMechanism
+from .ledger import PrivacyLedger
+from .mechanisms import GaussianMechanism, RandomStateLike
 
 __all__ = ["LOG_GRID", "RANGE_RELEASE", "private_range"]
 
@@ -32,8 +34,9 @@ LOG_GRID = np.concatenate([-_POS[::-1], [0.0], _POS])
 LEVELS = (1, 2, 4, 8, 16, 32, 64)
 
 
-def private_range(y, epsilon: float, delta: float, rng, calibration: str = "analytic", *, ledger=None,
-                  note: str = "") -> tuple:
+def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLike, calibration: str = "analytic",
+                  *, ledger: PrivacyLedger | None = None,
+                  note: str = "") -> tuple[tuple[float, float], float, dict[str, str | float]]:
     """((low, high), sigma, facts): a DP range of y from one noisy histogram (module docstring).
 
     ``ledger``: the fit's ``PrivacyLedger``; the histogram records itself there as it is drawn

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
 
 import numpy as np
 
@@ -35,7 +36,7 @@ __all__ = ["opendp_gaussian_vector", "opendp_laplace_vector", "opendp_symmetric_
 _MIN_CHUNK = 4096
 
 
-def _opendp():
+def _opendp() -> ModuleType:
     """The ``opendp.prelude`` module with ``contrib`` enabled; a clear ImportError if absent."""
     try:
         import opendp.prelude as dp

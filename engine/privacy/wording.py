@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -124,7 +125,7 @@ def neighbouring_text(ledger: PrivacyLedger) -> str:
     return f"per {unit} (one {unit} {relation})"
 
 
-def headline_total(summary: dict, delta: float | None = None) -> tuple[float, float, str]:
+def headline_total(summary: dict[str, Any], delta: float | None = None) -> tuple[float, float, str]:
     """The tightest valid total of a ledger summary (``ledger_totals(..., pld=True)`` or ``ledger.summary``).
 
     Returns (epsilon, delta, accountant key). The PLD total when computed; else the smallest ε among the
@@ -133,15 +134,16 @@ def headline_total(summary: dict, delta: float | None = None) -> tuple[float, fl
     ε-DP, e.g. one Laplace release) is preferred when its ε is within 0.1 % of the chosen one: the same ε
     at δ = 0 is the stronger statement.
     """
-    pairs = {k: (float(summary[k][0]), float(summary[k][1])) for k in ("pld", "gdp", "zcdp", "basic")
-             if k in summary}
+    pairs: dict[str, tuple[float, float]] = {k: (float(summary[k][0]), float(summary[k][1]))
+                                             for k in ("pld", "gdp", "zcdp", "basic")
+                                             if k in summary}
     if not pairs:
         raise ValueError("the summary holds no total (nothing was released with noise)")
     d = delta if delta is not None else next((pairs[k][1] for k in ("pld", "gdp", "zcdp") if k in pairs), None)
     if "pld" in pairs:
         key = "pld"
     else:
-        valid = [k for k in ("gdp", "zcdp") if k in pairs]
+        valid: list[str] = [k for k in ("gdp", "zcdp") if k in pairs]
         if "basic" in pairs and (d is None or pairs["basic"][1] <= d):
             valid.append("basic")
         key = min(valid, key=lambda k: pairs[k][0])
@@ -152,7 +154,7 @@ def headline_total(summary: dict, delta: float | None = None) -> tuple[float, fl
     return eps, dl, key
 
 
-def _accountant_phrase(key: str, summary: dict) -> str:
+def _accountant_phrase(key: str, summary: dict[str, Any]) -> str:
     if key in ("pld", "gdp") and "gdp" in summary:  # Gaussian-only: the PLD total is the exact Gaussian composition
         return "totalled by the exact composition of Gaussian noise"
     if key == "basic" and float(summary["basic"][1]) == 0:
@@ -162,7 +164,7 @@ def _accountant_phrase(key: str, summary: dict) -> str:
             "basic": "every release's ε and δ added up"}[key]
 
 
-def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict | None = None) -> str:
+def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict[str, Any] | None = None) -> str:
     """One headline guarantee, stated once: the tightest valid total, its unit, and whether it is proven.
 
     summary: ``ledger.summary(delta)`` when the caller has it already (the PLD total is not free).
@@ -184,7 +186,7 @@ def ledger_text(ledger: PrivacyLedger, delta: float | None = None, summary: dict
                    f"({what}).")
 
 
-def accountants_frame(ledger: PrivacyLedger, delta: float | None = None, summary: dict | None = None
+def accountants_frame(ledger: PrivacyLedger, delta: float | None = None, summary: dict[str, Any] | None = None
                       ) -> pd.DataFrame:
     """Every accountant's total of the ledger, one row each, the headline's marked (for the ledger expander).
 

@@ -33,7 +33,7 @@ def new_owner_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
-def fingerprint_key(owner_secret: bytes, *parts) -> bytes:
+def fingerprint_key(owner_secret: bytes, *parts: Any) -> bytes:
     """The fingerprint key of this owner and this data set: HMAC-SHA256 under ``owner_secret`` of the contents
     :func:`data_sha256` covers (32 bytes). Another owner (another secret) or another table gives another key."""
     if len(bytes(owner_secret)) < 16:
@@ -91,7 +91,7 @@ def data_sha256(*parts: Any) -> str:
     return h.hexdigest()
 
 
-def data_fingerprint(*parts, key: bytes) -> str:
+def data_fingerprint(*parts: Any, key: bytes) -> str:
     """HMAC-SHA256 (hex) of the contents :func:`data_sha256` covers, keyed with ``key`` (the owner's
     :func:`fingerprint_key`). For the owner's workbook only; the key goes in a separate file."""
     h = hmac.new(bytes(key), digestmod=hashlib.sha256)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ REGRESSION_RELEASES = {
 _OWN_CHAIN = {"privalab.edpls_recommended.release/1"}
 
 
-def read_release(data) -> dict:
+def read_release(data: Any) -> dict[str, Any]:
     """A release dict from a dict, JSON text or bytes (ValueError naming what is wrong)."""
     if isinstance(data, (bytes, bytearray)):
         try:
@@ -54,7 +55,7 @@ def read_release(data) -> dict:
     return data
 
 
-def _check_release(rel: dict) -> tuple[str, list[str], dict]:
+def _check_release(rel: dict[str, Any]) -> tuple[str, list[str], dict[str, Any]]:
     """(format, channels, fields) of a shareable regression release with known travel fields, else ValueError."""
     fmt = rel.get("format")
     if rel.get("kind") != RELEASE_KIND:
@@ -95,12 +96,12 @@ def _matched(frame: pd.DataFrame, channels: list[str]) -> tuple[np.ndarray, list
     return values, extra
 
 
-def _estimator(fmt: str, rel: dict):
+def _estimator(fmt: str, rel: dict[str, Any]) -> Any:
     module, func = REGRESSION_RELEASES[fmt][1].split(":")
     return getattr(importlib.import_module(module), func)(rel)
 
 
-def predict_from_release(release, frame: pd.DataFrame) -> pd.DataFrame:
+def predict_from_release(release: Any, frame: pd.DataFrame) -> pd.DataFrame:
     """Predictions of a shareable regression release on the rows of ``frame``.
 
     Parameters

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from engine.release.manifest import SETTING, Field
 
@@ -34,7 +35,7 @@ class ModelCard:
     channels=None: the estimator's ``feature_names_in_`` when it was fitted on a frame, else x1 ... xm.
     """
 
-    channels: tuple | list | None = None
+    channels: tuple[Any, ...] | list[Any] | None = None
     response: str = "y"
     unit: str = ""
     preprocessing: str = "none"
@@ -48,7 +49,7 @@ def engine_version() -> str:
         return "unknown"
 
 
-def _channels(model, card: ModelCard) -> tuple[list[str], str]:
+def _channels(model: Any, card: ModelCard) -> tuple[list[str], str]:
     m = int(model.n_features_in_)
     if card.channels is not None:
         names = [str(c) for c in card.channels]
@@ -61,7 +62,7 @@ def _channels(model, card: ModelCard) -> tuple[list[str], str]:
     return [f"x{j + 1}" for j in range(m)], "no names given: positional names x1 ... xm"
 
 
-def travel_fields(model, card: ModelCard | None = None, *, chain: str | None = None) -> list[Field]:
+def travel_fields(model: Any, card: ModelCard | None = None, *, chain: str | None = None) -> list[Field]:
     """The travel fields (``TRAVEL_FIELDS``) of a fitted regression, all public "info" fields.
 
     Parameters

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -346,6 +346,6 @@ class DPPCR(RegressorMixin, BaseEstimator):
         rng, seed_known = noise_generator(self.random_state if random_state is None else random_state)
         G0, k = prep.gram(), self.n_components_
         parts = [pcr_from_moments(G, prep, k) for G in release.iter_noisy(G0, int(n_replicates), rng)]
-        out = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+        out: dict[str, Any] = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
         out["ledger"] = self._replicate_ledger(prep, release, seed_known=seed_known)
         return out
