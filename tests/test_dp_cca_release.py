@@ -301,7 +301,8 @@ def test_page_draws_fresh_noise_and_exports_the_two_kinds():
         labels = {b.proto.id.rsplit("-", 1)[-1]: b.proto.label for b in at.get("download_button")}
         assert labels == {"dp_cca_export_model": "Model (JSON, shareable)",
                           "dp_cca_export_report": "Run report (HTML, shareable)",
-                          "dp_cca_export_workbook": "Owner's workbook (XLSX, private)"}
+                          "dp_cca_export_workbook": "Owner's workbook (XLSX, private)",
+                          "dp_cca_export_fingerprint_key": "Fingerprint key (TXT, private, keep apart)"}
         report = at.session_state["export_report_dp_cca"]
         assert report.status == "proven"
         # the page's default strict pipeline is the audited one

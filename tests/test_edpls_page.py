@@ -18,6 +18,7 @@ from engine.methods.edpls.pipeline import page_problem
 from engine.methods.edpls.recommended import FORMAT as RECOMMENDED_FORMAT
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended
+from engine.privacy.ranges import RANGE_RELEASE
 from engine.privacy.wording import ledger_text
 from engine.release.manifest import release_problems
 from engine.release.workbook import PRIVATE_NOTICE
@@ -108,13 +109,18 @@ def test_recommended_fit_shows_its_own_choices_numbers_and_ledger():
         assert f"**{r['what']}**: {r['chose']}" in text, r
     assert f"'{private.choices_['chain']}'" in text
     led = private.privacy_ledger_
-    assert [r.name for r in led.entries] == list(RELEASES)
+    # the count, the private refinement of the declared y range (issue #30), then the two moment releases
+    fit_releases = [RELEASES[0], RANGE_RELEASE, *RELEASES[1:]]
+    assert [r.name for r in led.entries] == fit_releases
     assert ledger_text(led) in [x.value for x in at.markdown]  # the label is this fit's own ledger's
     assert led.status == "not proven" and "not** a proven guarantee" in ledger_text(led)
     report = at.session_state["export_report_edpls"]
-    assert report.status == "not proven" and [r.name for r in report.ledger.entries] == list(RELEASES)
+    assert report.status == "not proven" and [r.name for r in report.ledger.entries] == fit_releases
     assert report.ledger.summary()["basic"] == pytest.approx(led.summary()["basic"])
-    assert report.ledger.summary()["basic"][0] == pytest.approx(1.0)  # the whole fit inside the budget
+    # the whole fit inside the budget under the accountant it was jointly calibrated for (issue #30: Gaussian-DP;
+    # the basic sum of the per-release epsilons is larger by design)
+    assert report.ledger.accountant == "gdp"
+    assert report.ledger.summary(1e-5)["gdp"][0] == pytest.approx(1.0)
 
 
 def test_plain_analyze_gauss_stays_selectable(page):

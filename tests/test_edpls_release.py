@@ -27,6 +27,7 @@ from engine.methods.edpls import (
     strict_sensitivity,
     to_json,
 )
+from engine.methods.edpls import release as edpls_release
 from engine.methods.edpls import strict as edpls_strict
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS
 from engine.privacy import SEED_KNOWN_CAVEAT
@@ -259,3 +260,14 @@ def test_page_pipeline_audit_runs_the_estimators_own_release():
     sigma = prep.noise_table(2, case.claimed_eps)["sigma"].iloc[0]
     np.testing.assert_allclose(out.mean(axis=0), clean, atol=5 * sigma / math.sqrt(4000))
     np.testing.assert_allclose(out.std(axis=0), sigma, rtol=0.05)
+
+
+def test_shareable_ledger_keeps_the_accountant_the_fit_was_calibrated_for():
+    """A jointly calibrated fit (Gaussian-DP, issue #30) meets its budget under "gdp", not by the basic sum of its
+    releases' epsilons: the published ledger must say so, or a reader totals it by basic composition."""
+    from engine.privacy import PrivacyLedger, Release
+
+    led = PrivacyLedger(accountant="gdp", unit="row")
+    led.add(Release.gaussian(name="a", sigma=2.0, sensitivity=1.0, delta=1e-6))
+    out = edpls_release.shareable_ledger(led)
+    assert (out.accountant, out.unit, out.neighbouring) == ("gdp", "row", led.neighbouring)

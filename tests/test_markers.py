@@ -2,9 +2,15 @@
 through a helper or a fixture of its module gets ``app``, ``dask`` or ``federation``; the rest gets none."""
 from __future__ import annotations
 
+import importlib.util
 import textwrap
+from pathlib import Path
 
-import conftest
+# tests/conftest.py by its path: "import conftest" can find tests/browser/conftest.py instead (both are
+# "conftest" on sys.path; which one pytest registered first depends on the collection order of a worker)
+_SPEC = importlib.util.spec_from_file_location("suite_conftest", Path(__file__).with_name("conftest.py"))
+conftest = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(conftest)
 
 SOURCE = textwrap.dedent('''
     import pytest

@@ -60,7 +60,8 @@ def test_page_exports_no_shareable_model_and_an_owners_workbook():
         at.run()
         assert not at.exception, at.exception
         labels = {b.proto.label for b in at.get("download_button")}
-        assert labels == {"Run report (HTML, shareable)", "Owner's workbook (XLSX, private)"}
+        assert labels == {"Run report (HTML, shareable)", "Owner's workbook (XLSX, private)",
+                          "Fingerprint key (TXT, private, keep apart)"}
         assert any(c.value == f"No shareable model: {NO_RELEASE_REASON}" for c in at.caption)
         report = at.session_state["export_report_p3ls"]
         page_html = file_of(at, seen, "p3ls_export_report").decode("utf-8")

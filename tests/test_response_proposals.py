@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
 
 
-@pytest.mark.parametrize("name", ["y", "Y", "target", "response", "Response", "label", "y_true", "outcome"])
+@pytest.mark.parametrize("name", ["y", "Y", "target", "response", "Response", "label", "y_true", "outcome", "KPI"])
 def test_a_column_named_like_the_response_is_proposed_first(name):
     df = pd.DataFrame(np.arange(24, dtype=float).reshape(4, 6), columns=["x1", "x2", name, "x3", "x4", "x5"])
     assert response_candidates(df)[0] == name
@@ -29,6 +29,14 @@ def test_a_column_named_like_the_response_is_proposed_first(name):
 def test_names_that_only_contain_such_a_word_keep_their_place(name):
     df = pd.DataFrame(np.ones((3, 3)), columns=["a", name, "b"])
     assert response_candidates(df) == ["a", name, "b"]
+
+
+def test_a_column_outside_the_prefix_groups_comes_before_the_groups():
+    """A process table of two companies' variables (``lief_*``, ``werk_*``) and one quality column: the quality
+    column is proposed (P3LS's parties are the prefix groups), whatever its place in the file."""
+    df = pd.DataFrame(np.ones((3, 5)), columns=["lief_Feuchte", "Qualität", "lief_Größe", "werk_Temp", "werk_Druck"])
+    assert response_candidates(df)[0] == "Qualität"
+    assert response_candidates(df)[1:] == ["lief_Feuchte", "lief_Größe", "werk_Temp", "werk_Druck"]
 
 
 def test_declared_responses_still_come_first():

@@ -289,7 +289,7 @@ def test_page_draws_fresh_noise_and_a_known_seed_is_not_proven():
 def test_page_declaration_release_and_workbook(deferred):
     at = _page()
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == [LABELS["report"], LABELS["workbook"]]  # undeclared range: no shareable model
+    assert labels == [LABELS["report"], LABELS["workbook"], LABELS["fingerprint_key"]]  # undeclared: no model
     assert any("not declared public" in c.value for c in at.caption if c.value.startswith("No shareable model:"))
     report = at.session_state["export_report_var_admm"]
     assert report.ledger is None and "not proven" in report.guarantee
@@ -298,7 +298,7 @@ def test_page_declaration_release_and_workbook(deferred):
     at.checkbox(key=_declare_key(at)).check().run()
     assert not at.exception, at.exception
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"]]
+    assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"], LABELS["fingerprint_key"]]
     report = at.session_state["export_report_var_admm"]
     assert report.status == "proven" and report.ledger.neighbouring == "replace"
     T = report.data.shape[0]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .blocks import group_columns_by_prefix
 from .validate import DataError, quote_list
 
 __all__ = ["MissingRows", "drop_missing_rows", "id_columns", "is_id_like", "missing_rows", "numeric_columns",
@@ -36,7 +37,8 @@ _ID_NAME = re.compile(r"(^|[^a-z])(id|ids|sample|samples|index|idx|no|nr|num|num
 
 #: A name that says "this is the response" (``y``, ``target``, ``response``, ``label``, ``outcome``, ``y_true``):
 #: proposed before the other named columns, so a table ``x1, ..., x5, y`` proposes ``y`` and not ``x1``.
-_RESPONSE_NAME = re.compile(r"^(y|target|response|label|outcome)([ _-]?(true|value|values|var))?$", re.IGNORECASE)
+_RESPONSE_NAME = re.compile(r"^(y|target|response|label|outcome|kpi)([ _-]?(true|value|values|var))?$",
+                            re.IGNORECASE)
 
 
 def parses_as_number(name) -> bool:
@@ -81,17 +83,21 @@ def response_candidates(df: pd.DataFrame, declared=()) -> list:
     """Numeric columns that can be the response, the likeliest first.
 
     The declared responses of a public sample set (``declared``) that are numeric columns of ``df`` come
-    first; then the columns named like a response (``y``, ``target``, ``response``, ``label``, ``outcome``);
-    then every other named numeric column (a name that is not a number: not a wavelength like ``"1100"``)
-    that is not an id (:func:`is_id_like`), in file order. Empty when every numeric column is named by a
-    number (a table of spectra alone).
+    first; then the columns named like a response (``y``, ``target``, ``response``, ``label``, ``outcome``,
+    ``kpi``); then every other named numeric column (a name that is not a number: not a wavelength like
+    ``"1100"``) that is not an id (:func:`is_id_like`), in file order, those that share a name prefix with
+    another column (``sup_t1, sup_t2``: one party's or one unit's variables) after the ones that do not
+    (``Qualität`` beside ``lief_*, werk_*``). Empty when every numeric column is named by a number (a table of
+    spectra alone).
     """
     numeric = numeric_columns(df)
     ids = set(id_columns(df))
     first = [c for c in declared if c in numeric]
     named = [c for c in numeric if not parses_as_number(c) and c not in ids and c not in first]
     said = [c for c in named if _RESPONSE_NAME.match(str(c).strip())]
-    return first + said + [c for c in named if c not in said]
+    grouped = {c for cols in group_columns_by_prefix(named).values() if len(cols) > 1 for c in cols}
+    rest = [c for c in named if c not in said]
+    return first + said + [c for c in rest if c not in grouped] + [c for c in rest if c in grouped]
 
 
 def x_columns(df: pd.DataFrame, response, responses=(), *, keep_ids: bool = False) -> list:

@@ -45,6 +45,9 @@ REQUIRE_ENV = "PRIVALAB_REQUIRE_BROWSER"
 
 # url path (st.navigation derives it from the file name) -> PageInfo
 PAGE_PATHS = {Path(p.file).stem: p for p in METHOD_PAGES + TOOL_PAGES}
+#: Pages with nothing to draw or download before the user gives them files: "Apply a model" applies an uploaded
+#: release to uploaded spectra (tests/test_apply_model.py drives it under AppTest, with files).
+NEEDS_USER_FILES = {"apply_model"}
 
 
 def browser_required() -> bool:

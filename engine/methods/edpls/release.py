@@ -100,7 +100,8 @@ def shareable_ledger(ledger_or_model) -> PrivacyLedger:
     multiplier only). Public-sensitivity releases are kept as they are.
     """
     led = ledger_or_model.privacy_ledger_ if isinstance(ledger_or_model, EDPLS) else ledger_or_model
-    out = PrivacyLedger(neighbouring=led.neighbouring, caveats=list(led.caveats))
+    out = PrivacyLedger(neighbouring=led.neighbouring, caveats=list(led.caveats), unit=led.unit,
+                        accountant=led.accountant)  # the accountant the fit was calibrated for, kept
     for r in led.entries:
         if r.sensitivity_source == "data" and r.sensitivity > 0:
             r = dataclasses.replace(r, sensitivity=1.0, scale=float(r.noise_multiplier),
