@@ -46,3 +46,12 @@ def test_owners_and_central_reproduce_the_in_process_fit(monkeypatch, n, penalty
     assert central.converged and est.converged_
     np.testing.assert_allclose(B, B_ref, rtol=0, atol=1e-9)
     assert central.k <= 2 * est.n_iter_  # the same acceleration (LASSO's inner solves round differently)
+
+
+def test_a_federation_error_names_the_owner_behind_each_party_id():
+    """Both Flower runs (paper and accelerated) share one wrapper that says which owner a party id is."""
+    from engine.methods.var_admm.flower_roles import FederationError, _owners_named
+
+    with pytest.raises(FederationError, match=r"^party 1 \(owner site-b\) stopped"):
+        with _owners_named(["0", "1"], ["site-a", "site-b"]):
+            raise FederationError("party 1 stopped answering")

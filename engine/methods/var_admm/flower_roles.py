@@ -29,6 +29,7 @@ No streamlit here.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tempfile
@@ -289,34 +290,46 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     t0 = time.perf_counter()
     parties = [str(i) for i in range(n)]
     lam = np.asarray(lam, dtype=float)
+    with _owners_named(parties, names), flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
+        pgids = [proc.pid for proc in fed.processes.values()]
+        t_up = time.perf_counter()  # the federation is up: every SuperNode registered
+        for i in range(n):
+            lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
+            np.savez(fed.data_dirs[parties[i]] / OWNER_FILE, index=i, name=str(names[i]),
+                     Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], rho=rho, y_free=variant == "y_free",
+                     B1=init_B[i], penalty=penalty, lam=lam_i, inner_tol=inner_tol,
+                     z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
+        run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
+        np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
+        config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
+                  "max-iter": int(max_iter), "rho": float(rho), "y-free": variant == "y_free",
+                  "intercepts": bool(intercepts), "timeout": float(timeout), "scheme": "paper"}
+        result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
+                            timeout=timeout * (max_iter + 3), check_alive=fed.check_alive, env=fed.env)
+        t_run = time.perf_counter() - t_up
+        B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
+    return B, _timed(result, pgids, superlink, t0, t_up, t_run)
+
+
+@contextlib.contextmanager
+def _owners_named(parties: list, names: list):
+    """A ``FederationError`` raised inside names the owner behind each party id ("party 1 (owner site-b) ...")."""
     try:
-        with flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
-            pgids = [proc.pid for proc in fed.processes.values()]
-            t_up = time.perf_counter()  # the federation is up: every SuperNode registered
-            for i in range(n):
-                lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
-                np.savez(fed.data_dirs[parties[i]] / OWNER_FILE, index=i, name=str(names[i]),
-                         Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], rho=rho, y_free=variant == "y_free",
-                         B1=init_B[i], penalty=penalty, lam=lam_i, inner_tol=inner_tol,
-                         z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
-            run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
-            np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
-            config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
-                      "max-iter": int(max_iter), "rho": float(rho), "y-free": variant == "y_free",
-                      "intercepts": bool(intercepts), "timeout": float(timeout), "scheme": "paper"}
-            result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
-                                timeout=timeout * (max_iter + 3), check_alive=fed.check_alive, env=fed.env)
-            t_run = time.perf_counter() - t_up
-            B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
-    except FederationError as err:  # name the owner behind a party id
+        yield
+    except FederationError as err:
         text = str(err)
         for q, name in zip(parties, names, strict=False):
             text = text.replace(f"party {q} ", f"party {q} (owner {name}) ")
         raise FederationError(text) from err
+
+
+def _timed(result: dict, pgids: list, superlink: str | None, t0: float, t_up: float, t_run: float) -> dict:
+    """``result`` with the run's timings (``wall``, ``start``, ``run``) and the processes left alive (``leftover``:
+    those of a federation started here, after it stopped)."""
     result["leftover"] = processes_in_groups(pgids) if superlink is None else []
     result["wall"] = time.perf_counter() - t0
     result["start"], result["run"] = t_up - t0, t_run
-    return B, result
+    return result
 
 
 def processes_in_groups(pgids) -> list[int]:
@@ -361,33 +374,24 @@ def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tu
     p = len(lags)
     t0 = time.perf_counter()
     parties = [str(i) for i in range(n)]
-    try:
-        with flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
-            pgids = [proc.pid for proc in fed.processes.values()]
-            t_up = time.perf_counter()
-            for i in range(n):
-                np.savez(fed.data_dirs[parties[i]] / ANDERSON_FILE, index=i, name=str(names[i]), n=n,
-                         Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], B1=init_B[i], penalty=penalty,
-                         lasso_w=np.zeros(0) if lasso_w is None else np.asarray(lasso_w)[i],
-                         ridge_w=np.zeros(0) if ridge_w is None else np.asarray(ridge_w)[i], inner_tol=inner_tol,
-                         memory=anderson_memory(p), y_free=variant == "y_free",
-                         z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
-            run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
-            np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y))
-            config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
-                      "max-iter": int(max_iter), "y-free": variant == "y_free", "intercepts": bool(intercepts),
-                      "timeout": float(timeout), "scheme": "anderson", "lags": p,
-                      "tol": -1.0 if tol is None else float(tol), "atol": float(atol)}
-            result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
-                                timeout=timeout * 4 + 60, check_alive=fed.check_alive, env=fed.env)
-            t_run = time.perf_counter() - t_up
-            B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
-    except FederationError as err:  # name the owner behind a party id
-        text = str(err)
-        for q, name in zip(parties, names, strict=False):
-            text = text.replace(f"party {q} ", f"party {q} (owner {name}) ")
-        raise FederationError(text) from err
-    result["leftover"] = processes_in_groups(pgids) if superlink is None else []
-    result["wall"] = time.perf_counter() - t0
-    result["start"], result["run"] = t_up - t0, t_run
-    return B, result
+    with _owners_named(parties, names), flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
+        pgids = [proc.pid for proc in fed.processes.values()]
+        t_up = time.perf_counter()
+        for i in range(n):
+            np.savez(fed.data_dirs[parties[i]] / ANDERSON_FILE, index=i, name=str(names[i]), n=n,
+                     Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], B1=init_B[i], penalty=penalty,
+                     lasso_w=np.zeros(0) if lasso_w is None else np.asarray(lasso_w)[i],
+                     ridge_w=np.zeros(0) if ridge_w is None else np.asarray(ridge_w)[i], inner_tol=inner_tol,
+                     memory=anderson_memory(p), y_free=variant == "y_free",
+                     z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
+        run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
+        np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y))
+        config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
+                  "max-iter": int(max_iter), "y-free": variant == "y_free", "intercepts": bool(intercepts),
+                  "timeout": float(timeout), "scheme": "anderson", "lags": p,
+                  "tol": -1.0 if tol is None else float(tol), "atol": float(atol)}
+        result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
+                            timeout=timeout * 4 + 60, check_alive=fed.check_alive, env=fed.env)
+        t_run = time.perf_counter() - t_up
+        B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
+    return B, _timed(result, pgids, superlink, t0, t_up, t_run)
