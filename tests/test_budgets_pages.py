@@ -84,9 +84,12 @@ def test_a_dp_pcr_sweep_of_an_upload_runs_in_a_worker_with_progress(monkeypatch)
     at.run()
     at.file_uploader(key="dp_pcr_data_upload").set_value(("pcr.csv", frame.to_csv(index=False).encode(),
                                                           "text/csv")).run()
-    y_bound = [n for n in at.number_input if n.key.startswith("dp_pcr_y_bound")]
-    if y_bound:
-        y_bound[0].set_value(10.0).run()
+    # the "Public information" panel: a range for y (the bound on |y| is derived from it)
+    low = [n for n in at.number_input if n.key.startswith("dp_pcr_y_low")]
+    high = [n for n in at.number_input if n.key.startswith("dp_pcr_y_high")]
+    assert low and high, [n.key for n in at.number_input]
+    low[0].set_value(-10.0)
+    high[0].set_value(10.0).run()
     assert not at.exception, at.exception
     assert "The DP-PCR fit on pcr.csv" in runner.labels, runner.labels
     at.number_input(key="dp_pcr_reps").set_value(5)
@@ -132,13 +135,16 @@ def test_a_strict_edpls_fit_past_the_memory_budget_ends_on_its_page_and_another_
     at.file_uploader(key="edpls_data_upload").set_value(("wide.csv", frame.to_csv(index=False).encode(),
                                                           "text/csv")).run()
     assert not at.exception, at.exception
-    y_bound = [n for n in at.number_input if n.key.startswith("edpls_y_bound")]
-    assert y_bound, [n.key for n in at.number_input]
+    # the "Public information" panel: a range for y (the bound on |y| is derived from it)
+    low = [n for n in at.number_input if n.key.startswith("edpls_y_low")]
+    high = [n for n in at.number_input if n.key.startswith("edpls_y_high")]
+    assert low and high, [n.key for n in at.number_input]
+    low[0].set_value(-10.0)
     other = []
     thread = threading.Thread(target=_other_session, args=(other,))
     start = time.monotonic()
     thread.start()
-    y_bound[0].set_value(10.0).run()
+    high[0].set_value(10.0).run()
     thread.join(180)
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]

@@ -21,7 +21,8 @@ import pytest
 from browser_harness import NEEDS_USER_FILES, PAGE_PATHS, assert_no_exception, chart_coming, goto_page, wait_idle
 from test_browser_app import LOAD_MS
 
-EXPORT_KEYS = ("export_model", "export_report", "export_synthetic", "export_workbook", "export_fingerprint_key")
+EXPORT_KEYS = ("export_model", "export_report", "export_synthetic", "export_workbook", "export_fingerprint_key",
+               "export_tables")
 # page -> download buttons of its own, beside the export bar
 EXTRA_KEYS = {"pca_gauss": ("pg_dl_released",)}
 

@@ -21,6 +21,7 @@ from browser_harness import (
     wait_idle,
 )
 from test_browser_app import (
+    PICKER_INPUT,
     assert_texts,
     choose_upload,
     metric_value,
@@ -93,7 +94,8 @@ def test_hostile_uploads_on_the_p3ls_page(page, app_url, tmp_path):
     big = tmp_path / "huge.csv"
     with open(big, "wb") as f:
         f.truncate(51 * 1024 * 1024)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(big))
+    # the page's data uploader (the sidebar also holds "Open session"'s uploader)
+    page.locator(PICKER_INPUT).first.set_input_files(str(big))
     page.locator('[data-testid="stMain"]').get_by_text(re.compile(r"must be 50(\.0)?\s?MB or smaller")).first.wait_for(
         timeout=30_000)
     wait_idle(page, timeout_ms=LOAD_MS)

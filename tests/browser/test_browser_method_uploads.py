@@ -137,8 +137,8 @@ def test_edpls_upload_bound_fit_and_budget(page, app_url):
     # strict mode (the recommended estimator) gives an uploaded file no range of y: the page asks for the
     # property's public range instead of reading it off the data
     assert_texts(page, ["Enter the public range of y"], "edpls upload, no range yet")
-    set_main_number(page, "Public range of y: lowest possible value", "-10")
-    set_main_number(page, "Public range of y: highest possible value", "10")
+    set_main_number(page, "Lowest possible y", "-10")
+    set_main_number(page, "Highest possible y", "10")
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     assert_no_exception(page, "edpls fit on the upload")
