@@ -23,13 +23,16 @@ import numpy as np
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from flwr.app import DEFAULT_TTL, ConfigRecord, Context, Message, Metadata, RecordDict
+from flwr.app import ConfigRecord, Context, Message, Metadata, RecordDict
 
 from engine.federation.e2e import PartyKeys, associated_data
 from engine.federation.flower.relay import Envelope, read_request
 from engine.methods.p3ls import flower_roles
 from engine.methods.p3ls.masks import OrthogonalMask
 from engine.methods.p3ls.roles import DataHolder, TrustedAuthority
+
+#: A message's time to live, flwr's DEFAULT_TTL (12 h; in flwr.app since 1.22, in flwr.common.message before).
+MESSAGE_TTL = 43_200.0
 
 MODEL, RUN, TA = "model-under-attack", 77, "TA"
 NAMES = ["party 1 (LC)", "party 2"]
@@ -68,7 +71,7 @@ class Coordinator:
         records["op"] = ConfigRecord({"op": "ops", "params": json.dumps({pid: [op, {"model": MODEL, **params}]})})
         meta = Metadata(run_id=RUN, message_id=f"msg-{time.monotonic_ns()}", src_node_id=0,
                         dst_node_id=cfg["node"], reply_to_message_id="", group_id="", created_at=time.time(),
-                        ttl=DEFAULT_TTL, message_type=flower_roles.MESSAGE_TYPE)
+                        ttl=MESSAGE_TTL, message_type=flower_roles.MESSAGE_TYPE)
         context = Context(run_id=RUN, node_id=cfg["node"], state=RecordDict(), run_config={},
                           node_config={k: v for k, v in cfg.items() if k != "node"})
         reply = flower_roles.party_main(Message(content=RecordDict(records), metadata=meta), context)
