@@ -75,7 +75,7 @@ def test_engine_imports_and_fits_without_the_extras():
         class Block(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
                 if name.split(".")[0] in BLOCKED:
-                    raise ImportError(f"blocked optional dependency: {{name}}")
+                    raise ModuleNotFoundError(f"blocked optional dependency: {{name}}")  # as if absent
                 return None
 
         sys.meta_path.insert(0, Block())
@@ -101,7 +101,7 @@ def test_requirements_install_the_extras_from_the_one_list():
     """requirements.txt installs everything the app needs and requirements-dev.txt adds [dev]; the versions live
     only in pyproject.toml."""
     extras = set(PYPROJECT["project"]["optional-dependencies"])
-    assert extras == {"app", "dask", "federation", "dev"}
+    assert extras == {"app", "dask", "federation", "test", "dev"}
 
     def installed(path):
         lines = [ln.strip() for ln in (ROOT / path).read_text(encoding="utf-8").splitlines()]
@@ -110,6 +110,7 @@ def test_requirements_install_the_extras_from_the_one_list():
         return {e for ln in lines for e in ln[len("-e .["):-1].split(",")}
 
     assert installed("requirements.txt") == {"app", "dask", "federation"}
-    assert installed("requirements-dev.txt") == extras
+    assert installed("requirements-dev.txt") == extras - {"test"}  # [dev] pulls in [test] itself
+    assert any(d.startswith("privalab[test]") for d in PYPROJECT["project"]["optional-dependencies"]["dev"])
     base = " ".join(PYPROJECT["project"]["dependencies"])
     assert not any(m in base for m in ("streamlit", "flwr", "dask")), base
