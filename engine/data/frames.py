@@ -32,6 +32,24 @@ _DECIMAL_COMMA = r"[+-]?(?:\d+,\d*|,\d+)(?:[eE][+-]?\d+)?"
 _NUMBER, _EMPTY, _NA, _TEXT, _COMMA_NUMBER = 0, 1, 2, 3, 4
 
 
+# pandas < 3 parses numbers with its own fast routine, which is not correctly rounded: 374 of the
+# 56,000 corn cells came out 1 ulp off (pandas 2.2.2). pandas 3's is exact (0 of 2,000,000 random
+# repr and %.7g strings differ from float()). Below 3 the numeric text cells are parsed again with
+# float(), about 0.4 s per million cells.
+_PANDAS_PARSES_EXACTLY = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _reparse_exactly(flat: np.ndarray, vals: np.ndarray) -> None:
+    """Replace ``vals`` at the finite text cells of ``flat`` by Python's correctly rounded parse."""
+    for k in np.flatnonzero(np.isfinite(vals)):
+        cell = flat[k]
+        if isinstance(cell, str):
+            try:
+                vals[k] = float(cell)
+            except ValueError:  # a form pandas reads and float() does not: keep pandas' value
+                pass
+
+
 def _cell_values(flat: np.ndarray, semicolon: bool) -> tuple[np.ndarray, np.ndarray]:
     """Float value (NaN when not a number) and code of each cell of ``flat`` (row-major).
 
@@ -41,6 +59,8 @@ def _cell_values(flat: np.ndarray, semicolon: bool) -> tuple[np.ndarray, np.ndar
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         vals = np.array(pd.to_numeric(pd.Series(flat, dtype=object), errors="coerce"), dtype=float)
+    if not _PANDAS_PARSES_EXACTLY:
+        _reparse_exactly(flat, vals)
     nan_idx = np.flatnonzero(np.isnan(vals))
     if semicolon and nan_idx.size:
         sub = pd.Series(flat[nan_idx], dtype=object).astype(str).str.strip()
