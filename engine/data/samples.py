@@ -60,10 +60,10 @@ def _channel_name(w: float) -> str:
 
 def _fmt_fixed(values: np.ndarray, decimals: int) -> np.ndarray:
     """Fixed decimals with trailing zeros (and a bare '.') removed: 0.7000 -> 0.7, 0.0000 -> 0."""
-    s = np.char.mod(f"%.{decimals}f", np.round(np.asarray(values, dtype=float), decimals) + 0.0)
-    s = np.char.rstrip(np.char.rstrip(s, "0"), ".")
-    s[s == "-0"] = "0"
-    return s
+    # str.rstrip, not np.char.rstrip: numpy 2.0's strips "1.0000" to "" (the range allows 2.0).
+    rounded = np.round(np.asarray(values, dtype=float), decimals) + 0.0
+    cells = [(f"%.{decimals}f" % v).rstrip("0").rstrip(".") for v in rounded.ravel().tolist()]
+    return np.array(["0" if c == "-0" else c for c in cells], dtype=str).reshape(rounded.shape)
 
 
 def _write_text_table(path: Path, header: list, columns: list) -> None:
