@@ -43,7 +43,10 @@ def _widget_ids_this_run() -> frozenset:
     ctx = get_script_run_ctx()
     if ctx is None:
         return frozenset()
-    return ctx.shared.widget_ids_this_run.snapshot()
+    # Streamlit internals, not API: from about 1.60 the set sits behind ``ctx.shared`` with a snapshot();
+    # 1.55 (our lowest) keeps a plain set on the context.
+    ids = getattr(ctx, "shared", ctx).widget_ids_this_run
+    return frozenset(ids.snapshot() if hasattr(ids, "snapshot") else ids)
 
 
 # Widget values that st.session_state may be given (buttons, uploads, editors and chart selections may not)

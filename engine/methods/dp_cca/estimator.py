@@ -300,17 +300,20 @@ class DPCCA(TransformerMixin, BaseEstimator):
     def _lambda(self, tau: float, D: int) -> float:
         return auto_regularization(tau, D) if self.regularization == "auto" else float(self.regularization)
 
-    def _ledger(self, prep: _Prepared, noise: dict, seed_known: bool = False) -> PrivacyLedger:
-        """The fit's ledger: one release (none for eps = inf), and the known-seed caveat if any.
+    @staticmethod
+    def _new_ledger(seed_known: bool = False) -> PrivacyLedger:
+        """An empty ledger for one fit (replace-one neighbours), with the known-seed caveat if any."""
+        led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE)
+        if seed_known:
+            led.add_caveat(SEED_KNOWN_CAVEAT)
+        return led
+
+    def _record(self, prep: _Prepared, noise: dict, ledger: PrivacyLedger) -> None:
+        """Add the one Analyze-Gauss release to ``ledger`` (called by ``_draw``, right after the draw).
 
         No exact private count goes into it (the notes reach the shareable report): not the clipped rows.
         """
-        led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE)
         mech = noise["mechanism"]
-        if mech is None:
-            return led
-        if abs(prep.sensitivity - noise["sensitivity"]) > 1e-12:  # the estimator and its preparation must agree
-            raise RuntimeError("internal error: the noise is calibrated to another construction than the rows")
         cols = f"{prep.D}{' + 1 constant' if prep.private_centring else ''} columns"
         note = (f"Analyze-Gauss on the upper triangle of Z'Z ({cols}), replace-one neighbours with N public; "
                 f"worst-case change of the released numbers {noise['sensitivity']:.6g} (proof in "
@@ -321,24 +324,28 @@ class DPCCA(TransformerMixin, BaseEstimator):
         rel = mech.record(RELEASE_NAME, sensitivity_source=prep.sensitivity_source, note=note)
         if prep.sensitivity_source == "data":
             rel = dataclasses.replace(rel, claimed_epsilon=rel.epsilon, claimed_delta=rel.delta)
-        led.add(rel)
-        if seed_known:
-            led.add_caveat(SEED_KNOWN_CAVEAT)
-        return led
+        ledger.add(rel)
 
-    def _draw(self, prep: _Prepared, noise: dict, n_replicates: int, rng, G=None) -> np.ndarray:
-        """(R, d, d) noisy sums Z'Z + E (exactly symmetric)."""
+    def _draw(self, prep: _Prepared, noise: dict, n_replicates: int, rng, G=None, *,
+              ledger: PrivacyLedger | None = None) -> np.ndarray:
+        """(R, d, d) noisy sums Z'Z + E (exactly symmetric). With ``ledger``, the release is recorded in the same
+        call (one record: the R replicates of ``sample_fits`` share one guarantee, each is one release)."""
         mech = noise["mechanism"]
         R = int(n_replicates)
         if mech is None:
             return np.repeat((prep.gram() if G is None else G)[None], R, axis=0)
+        if abs(prep.sensitivity - noise["sensitivity"]) > 1e-12:  # the estimator and its preparation must agree
+            raise RuntimeError("internal error: the noise is calibrated to another construction than the rows")
         by_construction = prep.rows_in_unit_ball_by_construction  # scaled_gram: no Z to check
         worst = float(_row_norms(prep.Z).max()) if prep.n and not by_construction else 0.0
         if worst > 1 + 1e-9:  # the sensitivity assumes rows in the unit ball
             raise ValueError(f"a prepared row has norm {worst:.6g} > 1: clip first")
         G0 = prep.gram() if G is None else G
         # Exactly symmetric noise: upper triangle i.i.d. N(0, sigma^2), mirrored, drawn in chunks of replicates.
-        return np.concatenate(list(mech.iter_noisy(G0, R, rng, max_entries=_CHUNK_ENTRIES)))
+        noisy = np.concatenate(list(mech.iter_noisy(G0, R, rng, max_entries=_CHUNK_ENTRIES)))
+        if ledger is not None:
+            self._record(prep, noise, ledger)
+        return noisy
 
     def _models(self, prep: _Prepared, G: np.ndarray, lam: float, clean: bool = False) -> dict:
         """(R, d, d) sums Z'Z (+ noise) -> models. ``clean``: G carries no noise; without regularisation the
@@ -372,7 +379,8 @@ class DPCCA(TransformerMixin, BaseEstimator):
         noise = self._noise(prep.n)
         lam = self._lambda(noise["tau"], prep.D)
         rng, seed_known = noise_generator(self.random_state)
-        G = self._draw(prep, noise, 1, rng)
+        ledger = self._new_ledger(seed_known)
+        G = self._draw(prep, noise, 1, rng, ledger=ledger)
         out = self._models(prep, G, lam, clean=noise["mechanism"] is None)
         self.canonical_correlations_ = out["rho"][0]
         self.x_weights_ = out["U"][0]
@@ -394,7 +402,7 @@ class DPCCA(TransformerMixin, BaseEstimator):
         self.sensitivity_source_ = prep.sensitivity_source
         self.preprocessing_ = prep.description
         self.n_features_y_ = prep.dy
-        self.privacy_ledger_ = self._ledger(prep, noise, seed_known)
+        self.privacy_ledger_ = ledger
         return self
 
     def _check_y(self, Y) -> np.ndarray:
@@ -455,14 +463,15 @@ class DPCCA(TransformerMixin, BaseEstimator):
         lam = self._lambda(noise["tau"], prep.D)
         rng, seed_known = noise_generator(self.random_state if random_state is None else random_state)
         G = prep.gram()
-        Gs = self._draw(prep, noise, n_replicates, rng, G)
+        ledger = self._new_ledger(seed_known)
+        Gs = self._draw(prep, noise, n_replicates, rng, G, ledger=ledger)
         out = self._models(prep, Gs, lam, clean=noise["mechanism"] is None)
         C_hat = out.pop("C")
         if return_moments:
             out["C_hat"] = C_hat
             out["C"] = prep.moments(G[None])[0][0]
         out.update({"tau": noise["tau"], "sigma": noise["sigma"], "calibration": noise["calibration"],
-                    "regularization": lam, "ledger": self._ledger(prep, noise, seed_known),
+                    "regularization": lam, "ledger": ledger,
                     "n_clipped": prep.n_clipped, "sensitivity": noise["sensitivity"]})
         return out
 

@@ -122,7 +122,9 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
                 G = prep.gram()
                 noise = est._noise(prep.n)
                 ref = est._models(prep, G[None], est._lambda(0.0, prep.D), clean=True)
-                models = est._models(prep, est._draw(prep, noise, 1, noise_rng, G), est._lambda(noise["tau"], prep.D))
+                ledger = est._new_ledger(seed_known)  # each replicate is a fit of its own: the last one's status
+                models = est._models(prep, est._draw(prep, noise, 1, noise_rng, G, ledger=ledger),
+                                     est._lambda(noise["tau"], prep.D))
                 results.append(_evaluate(models, ref, test_cov))
                 if progress is not None:
                     progress((i + (r + 1) / R) / len(values), f"N = {n_i}: replicate {r + 1}/{R}")
@@ -131,13 +133,15 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
             prep, G, ref = shared
             est = _with_params(base, epsilon=eps, delta=dlt)
             noise = est._noise(prep.n)
-            models = est._models(prep, est._draw(prep, noise, R, noise_rng, G), est._lambda(noise["tau"], prep.D))
+            ledger = est._new_ledger(seed_known)
+            models = est._models(prep, est._draw(prep, noise, R, noise_rng, G, ledger=ledger),
+                                 est._lambda(noise["tau"], prep.D))
             res = _evaluate(models, ref, test_cov)
             n_i = prep.n
             if progress is not None:
                 progress((i + 1) / len(values), f"{parameter} = {value:g}")
         noise = est._noise(n_i)
-        status = est._ledger(prep, noise, seed_known).status  # this fit's own ledger
+        status = ledger.status  # recorded by the draw of this very fit
         for r in range(R):
             rows.append({
                 "parameter": parameter, "value": float(value), "replicate": r, "epsilon": eps, "delta": dlt,
