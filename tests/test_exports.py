@@ -327,12 +327,12 @@ def test_every_download_button_in_the_source_ignores_the_click():
 
 
 def test_no_page_calls_plotly_chart_directly():
-    for f in (ROOT / "pages").glob("*.py"):
+    for f in [*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*/sections.py")]:  # a page and its body
         assert "st.plotly_chart(" not in f.read_text() and ".plotly_chart(" not in f.read_text(), f
 
 
 def test_no_page_uses_the_old_export_arguments():
-    for f in list((ROOT / "pages").glob("*.py")) + [ROOT / "ui" / "home" / "demo.py"]:
+    for f in [*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*/sections.py"), ROOT / "ui" / "home" / "demo.py"]:
         src = f.read_text()
         for old in ("results_csv=", "model_json=", "no_model_reason="):
             assert old not in src, (f.name, old)

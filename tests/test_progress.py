@@ -151,7 +151,8 @@ def test_an_automatic_sweep_stays_paused_after_cancel_until_restarted():
 
 def test_every_sweep_behind_a_progress_bar_uses_the_helper():
     for page, keys in PAGES_USING_IT.items():
-        src = (ROOT / page).read_text()
+        body = ROOT / "ui" / Path(page).stem / "sections.py"  # the page's body, beside its entry point
+        src = (ROOT / page).read_text() + (body.read_text() if body.exists() else "")
         assert "from ui.progress import Sweep" in src, page
         for key in keys:
             assert f'Sweep("{key}"' in src, (page, key)
