@@ -44,7 +44,7 @@ def _widget_ids_this_run() -> frozenset:
     if ctx is None:
         return frozenset()
     # Streamlit internals, not API: from about 1.60 the set sits behind ``ctx.shared`` with a snapshot();
-    # 1.55 (our lowest) keeps a plain set on the context.
+    # older ones kept a plain set on the context.
     ids = getattr(ctx, "shared", ctx).widget_ids_this_run
     return frozenset(ids.snapshot() if hasattr(ids, "snapshot") else ids)
 
