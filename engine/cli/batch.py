@@ -25,14 +25,19 @@ import argparse
 import contextlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.data.validate import DataError
 from engine.methods import registry
 from engine.release.travel import ModelCard
+
+if TYPE_CHECKING:
+    from engine.data.large import DatasetShape
 
 __all__ = [
     "LAZY_METHODS",
@@ -93,11 +98,12 @@ def _need(ddf, cols: list[str], what: str, name: str) -> None:
 @dataclass
 class _Job:
     args: argparse.Namespace
-    ddf: object
-    shape: object
+    ddf: Any  # dask.dataframe.DataFrame
+    shape: DatasetShape
     name: str
-    scheduler: object  # what engine.data.scheduler.dask_scheduler yielded
-    progress: object  # (what, tasks=True) -> context manager around one pass, yielding report(done, total)
+    scheduler: Any  # what engine.data.scheduler.dask_scheduler yielded
+    # (what, tasks=True) -> context manager around one pass, yielding report(done, total)
+    progress: Callable[..., contextlib.AbstractContextManager[Any]]
 
     def fit(self, est, lazy: bool, what: str, *data):
         """``est.fit(*data)``: chunk by chunk on the job's scheduler for a lazy fit (the bar counts partitions)."""
@@ -113,9 +119,12 @@ def _arrays(job: _Job, cols: list[str], method: str, lazy: bool):
     sub = job.ddf[cols]
     if lazy:
         return sub
-    gb = job.shape.rows * len(cols) * 8 / 1e9
+    rows = job.shape.rows
+    if rows is None:  # dataset_shape counts a dask frame's rows, so this is never met
+        raise DataError(f"{job.name}: the number of rows is not known; check the data set first.")
+    gb = rows * len(cols) * 8 / 1e9
     if gb > MAX_IN_MEMORY_GB:
-        raise DataError(f"{job.name}: {job.shape.rows:,} rows x {len(cols)} columns is {gb:.1f} GB as numbers; "
+        raise DataError(f"{job.name}: {rows:,} rows x {len(cols)} columns is {gb:.1f} GB as numbers; "
                         f"{method} is fitted in memory (up to {MAX_IN_MEMORY_GB:g} GB). Choose fewer columns with "
                         "--x-columns or a method fitted chunk by chunk.")
     with job.progress(f"reading {len(cols)} columns of {job.shape.partitions} partitions"):
@@ -226,6 +235,8 @@ def fit_dp_cca(job: _Job):
 
     a = job.args
     ycols = _columns(a.y_columns)
+    if ycols is None:  # the command line requires --y-columns; fit_dataset's callers must give y_columns too
+        raise UsageError("fit dp-cca needs the second view's columns: --y-columns (y_columns)")
     _need(job.ddf, ycols, "second-view column", job.name)
     xcols = _x_columns(job, ycols)
     est = DPCCA(n_components=a.n_components, epsilon=a.epsilon, delta=a.delta, mode="strict",
@@ -360,10 +371,10 @@ class DatasetFit:
     """One fit on a data set: the fitted estimator, its shareable release (dict), the owner's sheets and the shape."""
 
     method: str
-    estimator: object
+    estimator: Any  # the method's fitted estimator (it has privacy_ledger_)
     release: dict
     sheets: dict
-    shape: object
+    shape: DatasetShape
     seconds: float
     noise_known: bool
 

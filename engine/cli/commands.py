@@ -38,6 +38,7 @@ import os
 import sys
 from pathlib import Path
 
+import engine
 from engine.cli.batch import OPTIONS, UsageError, check_declared, fit_dataset
 from engine.data.scheduler import SCHEDULER_ENV
 from engine.data.validate import DataError
@@ -47,7 +48,7 @@ __all__ = ["build_parser", "cli_methods", "dp_cca_arguments", "dp_pcr_arguments"
            "pca_gauss_arguments"]
 
 #: The dashboard's script in this checkout (``privalab app``): beside the ``engine`` package, wherever this module sits.
-APP_SCRIPT = Path(importlib.util.find_spec("engine").origin).resolve().parent.parent / "app.py"
+APP_SCRIPT = Path(engine.__file__).resolve().parent.parent / "app.py"
 
 
 def cli_methods() -> dict:

@@ -117,8 +117,11 @@ def _check_members(infos: list, name: str) -> None:
         )
     names = [i.filename for i in infos]
     if len(set(names)) != len(names):
-        seen: set = set()
-        dup = next(n for n in names if n in seen or seen.add(n))
+        seen: set[str] = set()
+        for dup in names:  # the first name met a second time (there is one: the set is smaller)
+            if dup in seen:
+                break
+            seen.add(dup)
         raise _not_a_workbook(name, f": the member '{dup}' appears twice in the archive")
     if "[Content_Types].xml" not in names:
         raise _not_a_workbook(name, ": it is a ZIP archive without the part list [Content_Types].xml")

@@ -29,6 +29,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -246,6 +247,7 @@ def _layout(files: list[str]) -> tuple[list[str], list[_Part]]:
     if not parts:
         raise DataError(f"{Path(files[0]).name}: the data set has a header but no data rows.",
                         file=Path(files[0]).name)
+    assert names0 is not None  # set by the first file
     return names0, parts
 
 
@@ -331,7 +333,7 @@ def _check_part(index: int, part: _Part, numeric: tuple, label: str | None = Non
                 frame: pd.DataFrame | None = None) -> dict:
     """Rows of one partition and its first bad cell (row-major), as a small dict."""
     df = _read_raw(part) if frame is None else frame
-    out = {"index": index, "rows": len(df), "problem": None}
+    out: dict[str, Any] = {"index": index, "rows": len(df), "problem": None}
     if not numeric or not len(df):
         return out
     sub = df[list(numeric)]
@@ -446,7 +448,7 @@ def open_dataset(source, *, root=None, validate: bool = True, scheduler=None):
         counts = {r["index"]: r["rows"] for r in results}
         parts = [_Part(p.path, p.kind, p.row_group, p.first_row, counts[k]) for k, p in enumerate(parts)]
     if all(p.rows is not None for p in parts):
-        rows = sum(p.rows for p in parts)
+        rows = sum(p.rows or 0 for p in parts)  # all counted (or 0: for the type checker)
     meta = _typed(_read_raw(parts[0], nrows=1), numeric).iloc[:0]
     ddf = dd.from_map(_read_typed, parts, args=(numeric,), meta=meta, label="privalab-open-dataset",
                       enforce_metadata=False)
@@ -470,7 +472,7 @@ def dataset_shape(ddf_or_source, root=None) -> DatasetShape:
     names, parts = _layout(files)
     if any(p.rows is None for p in parts):
         return dataset_shape(open_dataset(ddf_or_source, root=root, validate=True))
-    return DatasetShape(sum(p.rows for p in parts), len(names), tuple(Path(f).name for f in files), len(parts))
+    return DatasetShape(sum(p.rows or 0 for p in parts), len(names), tuple(Path(f).name for f in files), len(parts))
 
 
 def preview_rows(source, root=None, n: int = 20) -> pd.DataFrame:
@@ -485,6 +487,6 @@ def peek_dataset(source, root=None, n: int = 20) -> tuple[pd.DataFrame, DatasetS
     files = dataset_source(source, root)
     names, parts = _layout(files)
     numeric = tuple(_numeric_columns(_read_raw(parts[0], nrows=max(n, 1000))))
-    rows = sum(p.rows for p in parts) if all(p.rows is not None for p in parts) else None
+    rows = sum(p.rows or 0 for p in parts) if all(p.rows is not None for p in parts) else None
     shape = DatasetShape(rows, len(names), tuple(Path(f).name for f in files), len(parts))
     return _typed(_read_raw(parts[0], nrows=n), numeric), shape

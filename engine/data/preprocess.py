@@ -28,8 +28,9 @@ row is all zeros. It depends on that row alone and on a public constant, so it i
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Integral
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -168,7 +169,7 @@ def _identity():
 
 
 #: name -> list of (step name, factory). Composite names "a+b" are built from these in order.
-CHAINS = {
+CHAINS: dict[str, list[tuple[str, Callable[[], Any]]]] = {
     "none": [("identity", _identity)],
     "snv": [("snv", FlatSafeSNV)],
     "msc": [("msc", lambda: MultiplicativeScatterCorrection(method="mean"))],

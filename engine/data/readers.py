@@ -209,7 +209,7 @@ def _check_lines(data: bytes, name: str) -> None:
         return
     start, stop = int(ends[k] - lengths[k]), int(ends[k])
     counts = {d: data.count(d.encode(), start, stop) if unit == 1 else 0 for d in _DELIM_NAMES}
-    delim = max(counts, key=counts.get)
+    delim = max(counts, key=counts.__getitem__)
     cols = ""
     if counts[delim]:
         cols = f" with about {counts[delim] + 1:,} columns if {_DELIM_NAMES[delim]}-separated"

@@ -342,10 +342,10 @@ def make_solar(
 # =============================================================================================
 
 #: Per-stage Y width, A_i range, P(A_ij = 0), B_i range (Dataset-1 configuration of p3ls.md 5.1).
-_VC_STAGES = (
-    dict(n_y=5, a_range=(-1.0, 2.0), a_zero=0.15, b_range=(-0.01, 0.02)),
-    dict(n_y=6, a_range=(-3.0, 3.0), a_zero=0.20, b_range=(-0.03, 0.03)),
-    dict(n_y=7, a_range=(-3.0, 2.0), a_zero=0.25, b_range=(-0.03, 0.02)),
+_VC_STAGES = (  # (n_y, a_range, a_zero, b_range)
+    (5, (-1.0, 2.0), 0.15, (-0.01, 0.02)),
+    (6, (-3.0, 3.0), 0.20, (-0.03, 0.03)),
+    (7, (-3.0, 2.0), 0.25, (-0.03, 0.02)),
 )
 _VC_B_ZERO = 0.999
 _VC_NOISE_VAR = 0.001
@@ -419,18 +419,21 @@ def make_value_chain(n_samples: int = 1000, widths=(10, 20, 20), random_state=2)
     rng = _rng(random_state)
     blocks, Ys, As, Bs = [], [], [], []
     prev = None
-    for width, cfg in zip(widths, _VC_STAGES, strict=False):
+    for width, (n_y, a_range, a_zero, b_range) in zip(widths, _VC_STAGES, strict=False):
         X = _low_rank_matrix(rng, n_samples, width)
         X = (X - X.mean(axis=0)) / X.std(axis=0)
         U = X if prev is None else np.column_stack([X, prev[:, :_VC_N_PREV]])
         Uq = _quadratic_terms(U)
-        A = rng.uniform(*cfg["a_range"], (cfg["n_y"], U.shape[1]))
-        A[rng.random(A.shape) < cfg["a_zero"]] = 0.0
-        B = rng.uniform(*cfg["b_range"], (cfg["n_y"], Uq.shape[1]))
+        A = rng.uniform(*a_range, (n_y, U.shape[1]))
+        A[rng.random(A.shape) < a_zero] = 0.0
+        B = rng.uniform(*b_range, (n_y, Uq.shape[1]))
         B[rng.random(B.shape) < _VC_B_ZERO] = 0.0
-        V = rng.normal(0.0, np.sqrt(_VC_NOISE_VAR), (n_samples, cfg["n_y"]))
+        V = rng.normal(0.0, np.sqrt(_VC_NOISE_VAR), (n_samples, n_y))
         Y = U @ A.T + Uq @ B.T + V
-        blocks.append(X), Ys.append(Y), As.append(A), Bs.append(B)
+        blocks.append(X)
+        Ys.append(Y)
+        As.append(A)
+        Bs.append(B)
         prev = Y
     return SampleBunch(
         blocks=blocks, Y=Ys[-1], Y_stages=Ys, A=As, B=Bs, noise_var=_VC_NOISE_VAR,

@@ -12,6 +12,7 @@ way for every method.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.privacy.ledger import PrivacyLedger
 
@@ -33,8 +34,8 @@ class Comparison:
     notes : tuple of str, anything the reader must know beside the numbers (caveats, clipping).
     """
 
-    private: object
-    reference: object
+    private: Any  # each method's own estimator or result type
+    reference: Any
     headline: dict
     ledger: PrivacyLedger | None
     guarantee: str

@@ -378,6 +378,8 @@ class AuditCase:
     expect: str
     note: str = ""
     bug: str | None = None
+    #: the estimator's parameters of the audited fit, where the case audits a fit (tests rebuild or compare them)
+    fit_params: dict[str, Any] | None = field(default=None, repr=False)
 
 
 #: The named planted bugs (the audit page's menu, ``engine.methods.audit_catalog.PAGE_BUGS``, and the pipeline audits'

@@ -36,6 +36,7 @@ import subprocess
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -275,7 +276,8 @@ class RunReport:
         """The guarantee paragraph of the report, in Markdown."""
         if self.mode_text is not None:
             return self.mode_text
-        text = MODE_TEXT.get(self.mode, "No differential-privacy guarantee applies to this page.")
+        no_mode = "No differential-privacy guarantee applies to this page."
+        text = no_mode if self.mode is None else MODE_TEXT.get(self.mode, no_mode)
         if self.mode == "strict" and self.status != "proven":
             reasons = [] if self.ledger is None else self.ledger.reasons_not_proven()
             text = ("**Strict-mode settings**, but this fit is **not proven**: "
@@ -348,6 +350,7 @@ class RunReport:
         if summary is None:
             return {"noisy releases": 0, "total ε": "∞ (nothing released with calibrated noise)"}
         eps, delta, key = headline_total(summary)  # the one tightest valid total, as the page's headline
+        assert self.ledger is not None, "a summary is the summary of this report's ledger"
         proven = self.status == "proven"
         return {"noisy releases": summary["n_releases"],
                 "total ε" + ("" if proven else " (not proven)"): eps, "at δ": delta,
@@ -432,6 +435,7 @@ class RunReport:
         rows = self.ledger_rows()
         parts.append("<h2>Ledger</h2>")
         if rows:
+            assert self.ledger is not None and summary is not None  # ledger rows: a ledger with releases
             parts.append(f"<h3>Privacy ledger ({e(plural(len(rows), 'release'))}, guarantee "
                          f"{e(neighbouring_text(self.ledger))})</h3>")
             keys = ("release", "mechanism", "sensitivity", "sensitivity source", "noise scale", "epsilon", "delta",
@@ -451,9 +455,9 @@ class RunReport:
     # ----------------------------------------------------------------- owner's view
     def owner_sheets(self) -> dict:
         """The owner's view of the run for :class:`engine.release.workbook.OwnerWorkbook` (private)."""
-        run = {"page": self.page, "method": self.method, "date": self.created, "mode": self.mode,
-               "guarantee of this fit": self.status, "guarantee": self.guarantee,
-               "ledger statement": self.ledger_statement(), "preprocessing": self.preprocessing}
+        run: dict[str, Any] = {"page": self.page, "method": self.method, "date": self.created, "mode": self.mode,
+                               "guarantee of this fit": self.status, "guarantee": self.guarantee,
+                               "ledger statement": self.ledger_statement(), "preprocessing": self.preprocessing}
         if self.data is not None:
             d = self.data
             run.update({"data set": d.name, "origin": d.origin, "shape (rows × columns)": " × ".join(map(str, d.shape)),
@@ -462,7 +466,8 @@ class RunReport:
                         # the key is never in the file that holds the HMAC: a separate key file, matched by its id
                         "fingerprint key": f"not in this workbook: the separate key file {self.key_file_name()}",
                         "fingerprint key id": key_id(d.key) if d.key else "-", "data note": d.note})
-        sheets = {"run": run, "parameters (all)": {k: _fmt(v) for k, v in self.parameters.items()},
+        # sheet name -> a dict (key, value rows), a DataFrame or a list of lines (OwnerWorkbook writes each)
+        sheets: dict[str, Any] = {"run": run, "parameters (all)": {k: _fmt(v) for k, v in self.parameters.items()},
                   "results (private rows)": {k: _fmt(v) for k, v in self.headline.items()}}
         if self.ledger is not None and len(self.ledger):
             sheets["ledger"] = pd.DataFrame(self.ledger_rows())

@@ -30,6 +30,7 @@ import json
 import queue
 import threading
 from concurrent import futures
+from typing import Any
 
 import grpc
 import numpy as np
@@ -53,7 +54,10 @@ class ChannelError(RuntimeError):
 def pack(header: dict, arrays: dict | None = None) -> bytes:
     """One message: a JSON header and named arrays (``.npz``, no pickles)."""
     buf = io.BytesIO()
-    np.savez(buf, __header__=np.array(json.dumps(header)), **{k: np.asarray(v) for k, v in (arrays or {}).items()})
+    # typed Any: numpy's stub would take a **dict of arrays as possibly naming savez's allow_pickle
+    named: dict[str, Any] = {"__header__": np.array(json.dumps(header)),
+                             **{k: np.asarray(v) for k, v in (arrays or {}).items()}}
+    np.savez(buf, **named)
     return buf.getvalue()
 
 

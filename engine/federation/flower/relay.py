@@ -20,10 +20,12 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from flwr.app import ConfigRecord, Message, RecordDict
+from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDict
 
 from engine.federation.e2e import PartyKeys, associated_data, open_sealed, seal
 from engine.federation.flower.channel import ChannelError, Hub, pack, unpack
@@ -80,11 +82,12 @@ class Envelope:
                            self.what, self.n_values, self.sealed] + ([self.seq] if self.sealed else []))
 
     @classmethod
-    def from_record(cls, record: ConfigRecord) -> Envelope:
-        """The envelope carried by a Flower ``ConfigRecord`` (see ``to_record``)."""
+    def from_record(cls, record: Mapping[str, Any]) -> Envelope:
+        """The envelope carried by a Flower ``ConfigRecord`` (see ``to_record``) or a dict of the same two keys."""
         fields = json.loads(record["meta"])
-        return cls(*fields[:5], tuple(fields[5]), *fields[6:9], payload=bytes(record["payload"]),
-                   seq=int(fields[9]) if len(fields) > 9 else 0)
+        phase, step, sender, receiver, name, shape, what, n_values, sealed = fields[:9]
+        return cls(phase, step, sender, receiver, name, tuple(shape), what, n_values, sealed,
+                   payload=bytes(record["payload"]), seq=int(fields[9]) if len(fields) > 9 else 0)
 
     def to_record(self) -> ConfigRecord:
         """The envelope as a Flower ``ConfigRecord``: its header and its payload bytes."""
@@ -106,7 +109,8 @@ class Envelope:
         n_values = int(np.prod(shape)) if n_values is None else int(n_values)
         payload = encode_value(value)
         sealed = keys is not None
-        if sealed:
+        if keys is not None:
+            assert peer_public is not None, "sealing needs the receiver's public key"
             payload = seal(keys, peer_public, payload, associated_data(run_id, sender, receiver, name, seq))
         return cls(phase, step, sender, receiver, name, shape, what, n_values, sealed, payload, seq if sealed else 0)
 
@@ -115,6 +119,7 @@ class Envelope:
         data = self.payload
         if self.sealed:
             aad = associated_data(run_id, self.sender, self.receiver, self.name, self.seq)
+            assert keys is not None and peer_public is not None, "a sealed payload opens with keys"
             data = open_sealed(keys, peer_public, data, aad)
         return decode_value(data)
 
@@ -126,12 +131,13 @@ def read_request(msg: Message) -> tuple[str, dict, list[Envelope]]:
     head = content["op"]
     inbox = [Envelope.from_record(content[k]) for k in sorted((k for k in content if k.startswith("m")),
                                                               key=lambda k: int(k[1:]))]
-    return str(head["op"]), json.loads(head["params"]), inbox
+    return str(head["op"]), json.loads(str(head["params"])), inbox
 
 
 def party_reply(msg: Message, envelopes: list[Envelope], info: dict | None = None) -> Message:
     """The ClientApp's reply: the envelopes it sends and a small JSON ``info`` (public facts, e.g. its key)."""
-    records = {f"m{i}": e.to_record() for i, e in enumerate(envelopes)}
+    records: dict[str, ArrayRecord | MetricRecord | ConfigRecord] = {
+        f"m{i}": e.to_record() for i, e in enumerate(envelopes)}
     records["op"] = ConfigRecord({"op": "reply", "params": json.dumps(info or {})})
     return Message(RecordDict(records), reply_to=msg)
 
@@ -178,7 +184,7 @@ class Relay:
     message_type : str, the Flower message type ("query.<protocol>": the ClientApp's handler)
     """
 
-    def __init__(self, grid, nodes: dict, central: str, timeout: float, recorder: list | None = None,
+    def __init__(self, grid, nodes: dict | None, central: str, timeout: float, recorder: list | None = None,
                  message_type: str = "query.protocol"):
         self.message_type = message_type
         self.grid, self.nodes, self.central, self.timeout = grid, dict(nodes or {}), central, float(timeout)
@@ -187,7 +193,7 @@ class Relay:
         self.recorder = recorder
         self.pending: dict[str, list[Envelope]] = {}  # receiver role name -> envelopes to deliver
         self.role_party: dict[str, str] = {}  # role name -> party id
-        self.hub = None  # the in-run channel once ``connect`` opened it
+        self.hub: Hub | None = None  # the in-run channel once ``connect`` opened it
         self.flower_rounds = 0
         self.channel_rounds: list[float] = []  # seconds of each round over the channel
         self.channel_bytes = 0  # bytes the channel carried (both ways, its messages as sent)
@@ -200,7 +206,8 @@ class Relay:
         messages = []
         for node in self.grid.get_node_ids():
             op = {"*": ["connect", {**params, "channel": self.hub.credentials(f"node-{node}")}]}
-            records = {"op": ConfigRecord({"op": "ops", "params": json.dumps(op)})}
+            records: dict[str, ArrayRecord | MetricRecord | ConfigRecord] = {
+                "op": ConfigRecord({"op": "ops", "params": json.dumps(op)})}
             messages.append(Message(RecordDict(records), dst_node_id=node, message_type=self.message_type))
         self._connect_ids = set(self.grid.push_messages(messages))
         self.flower_rounds += 1
@@ -248,7 +255,7 @@ class Relay:
         targets = list(self.grid.get_node_ids()) if broadcast else [self.nodes[p] for p in ops]
         messages = []
         for i, node in enumerate(targets):
-            records = {}
+            records: dict[str, ArrayRecord | MetricRecord | ConfigRecord] = {}
             if broadcast:
                 per_party = {p: [op, params] for p, (op, params, _) in ops.items()}
             else:
@@ -285,6 +292,7 @@ class Relay:
         for party, (op, params, role) in ops.items():
             self.role_party[role] = party
             messages[party] = pack_envelopes({"op": op, "params": params}, self.pending.pop(role, []))
+        assert self.hub is not None  # round() comes here only over an open channel
         try:
             replies = self.hub.round(messages)
         except ChannelError as err:

@@ -147,8 +147,9 @@ class AdaSSP(RegressorMixin, BaseEstimator):
     def _sigmas(self) -> tuple[float, float, float]:
         if math.isinf(float(self.epsilon)):
             return 0.0, 0.0, 0.0
-        return tuple(noise_scale("gaussian", e, dl, d, self.calibration)
-                     for (e, dl), d in zip(self._budgets(), self._sensitivities(), strict=False))
+        s1, s2, s3 = (noise_scale("gaussian", e, dl, d, self.calibration)
+                      for (e, dl), d in zip(self._budgets(), self._sensitivities(), strict=False))
+        return s1, s2, s3
 
     def fit(self, X, y):
         """Fit on X (n, m) and y (n,): three releases, then the adaptive ridge."""

@@ -104,7 +104,7 @@ def rmsecv_curve(X, y, max_components: int, *, n_splits: int = 5, method: str = 
     with warnings.catch_warnings():  # PLS warns when a fold's y residual is already constant: a valid fit
         warnings.simplefilter("ignore", UserWarning)
         for i, k in enumerate(ks):
-            pred = np.ravel(cross_val_predict(latent_model(method, k), X, y, cv=kf))
+            pred = np.ravel(cross_val_predict(latent_model(method, int(k)), X, y, cv=kf))
             err = y - pred
             rmsecv[i] = math.sqrt(float(np.mean(err**2)))
             fold_rmse[i] = [math.sqrt(float(np.mean(err[f] ** 2))) for f in folds]
@@ -122,7 +122,7 @@ def private_k_choice(model) -> dict:
     ``n_components`` used the number set on the page (a public setting)."""
     choices = getattr(model, "choices_", None)
     if isinstance(choices, dict) and "k" in choices:
-        k, d, d_max = choices.get("k"), choices.get("d"), choices.get("d_max")
+        k, d, d_max = choices["k"], choices.get("d"), choices.get("d_max")
         axes = "" if d is None else f" on {d} of {d_max} public axes" if d_max is not None else f" on {d} axes"
         if k == 0:
             return {"k": None, "text": "the strict pipeline released no axis: it is the private constant predictor "

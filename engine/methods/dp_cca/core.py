@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -227,12 +228,13 @@ class _Prepared:
     #: Strict mode: Z'Z (d, d) from ``scaled_gram``, the number of rows and a () -> Z factory (same formulas).
     gram_matrix: np.ndarray | None = None
     n_rows: int | None = None
-    rows: object = dataclasses.field(default=None, repr=False)
+    rows: Callable[[], np.ndarray] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def Z(self) -> np.ndarray:  # noqa: N802 - the rows' usual name
         """(n, d) the rows (strict mode: built on first access by ``scale_rows``, the Gram matrix's formulas)."""
         if self._z is None:
+            assert self.rows is not None, "a strict _Prepared without Z keeps the rows' factory"
             self._z = self.rows()
         return self._z
 

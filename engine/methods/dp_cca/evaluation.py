@@ -6,6 +6,7 @@ The reference is the non-private CCA of the same training rows through the same 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,9 @@ from engine.privacy.wording import ledger_text
 __all__ = ["PAGE_DEFAULTS", "compare", "compare_fit", "default_bound", "split_rows"]
 
 #: The page's defaults (pages/dp_cca.py reads them; ``pipeline_audit_case`` reproduces them).
-PAGE_DEFAULTS = {"n_rows": 5000, "data_seed": 3, "test_fraction": 0.3, "split_seed": 0, "n_components": 3,
-                 "centring": "private", "calibration": "analytic", "regularization": "auto"}
+PAGE_DEFAULTS: dict[str, Any] = {"n_rows": 5000, "data_seed": 3, "test_fraction": 0.3, "split_seed": 0,
+                                 "n_components": 3, "centring": "private", "calibration": "analytic",
+                                 "regularization": "auto"}
 
 
 def default_bound(dim: int) -> float:

@@ -43,7 +43,7 @@ class _ChunkedPrepared(_Prepared):
     """DP-CCA's ``_Prepared`` with the Gram matrix summed over the partitions. ``Z`` is one row of the largest
     scaled norm (so ``DPCCA._draw``'s unit-ball check still checks every row); ``n`` is the true row count."""
 
-    G: np.ndarray = None
+    G: np.ndarray | None = None  # always given (a default only because _Prepared's last fields have one)
     n_rows: int = 0
 
     @property
@@ -51,6 +51,7 @@ class _ChunkedPrepared(_Prepared):
         return self.n_rows
 
     def gram(self) -> np.ndarray:
+        assert self.G is not None
         return self.G
 
 
@@ -78,15 +79,16 @@ def lazy_prepare(est, X, Y, *, scheduler=None, progress=None) -> _Prepared:
                 raise ValueError(f"{name} must be finite with shape ({d},) or a scalar")
         cx = np.broadcast_to(np.asarray(est.x_center, dtype=float), (dx,)).copy()
         cy = np.broadcast_to(np.asarray(est.y_center, dtype=float), (dy,)).copy()
-    names = tuple(None if v is None else [str(c) for c in v] for v in (lazy_columns(X), lazy_columns(Y)))
+    x_cols, y_cols = lazy_columns(X), lazy_columns(Y)
+    names = (None if x_cols is None else [str(c) for c in x_cols], None if y_cols is None else [str(c) for c in y_cols])
     joint = est.row_bound is not None
-    bounds = (float(est.row_bound),) if joint else (float(est.x_bound), float(est.y_bound))
+    bounds: tuple[float, ...] = (float(est.row_bound),) if joint else (float(est.x_bound), float(est.y_bound))
     spec = RowSpec(partial(_cca_rows, cx=cx, cy=cy, public=public, joint=joint, names=names), bounds,
                    (1.0,) * len(bounds), not public, 1.0, names, ("X", "Y"))
     mom = chunked_moments(X, Y, spec=spec, scheduler=scheduler, progress=progress)
     if joint:
         x_div = y_div = bounds[0] * mom.scale
-        notes = (mom.clip_reports[0].describe("rows [x, y]"),)
+        notes: tuple[str, ...] = (mom.clip_reports[0].describe("rows [x, y]"),)
         what = f"joint rows clipped to ||[x, y]|| <= {bounds[0]:g}"
     else:
         x_div, y_div = bounds[0] * mom.scale, bounds[1] * mom.scale

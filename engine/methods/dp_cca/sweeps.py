@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_array
 
-from engine.methods.dp_cca.core import as_view
+from engine.methods.dp_cca.core import _Prepared, as_view
 from engine.methods.dp_cca.estimator import DPCCA
 from engine.methods.dp_cca.metrics import _cov_blocks, _mean_cos, _pair_correlations
 from engine.privacy import as_generator, noise_generator
@@ -101,7 +101,7 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
     noise_rng, seed_known = noise_generator(noise_random_state)
     base = DPCCA(**{**params, "random_state": None})
     rows = []
-    shared = None
+    shared: tuple[_Prepared, np.ndarray, dict] | None = None  # (prep, G, ref) of the one data set, n fixed
     if parameter != "n_samples":
         idx = np.arange(n_train) if n_fixed == n_train else rng.choice(n_train, n_fixed, replace=False)
         est = _with_params(base, epsilon=epsilon, delta=delta)
@@ -130,6 +130,7 @@ def utility_sweep(X_train, Y_train, X_test, Y_test, parameter: str, values, *, n
                     progress((i + (r + 1) / R) / len(values), f"N = {n_i}: replicate {r + 1}/{R}")
             res = {k: np.concatenate([np.atleast_1d(x[k]) for x in results]) for k in results[0]}
         else:
+            assert shared is not None  # built above for every parameter but n_samples
             prep, G, ref = shared
             est = _with_params(base, epsilon=eps, delta=dlt)
             noise = est._noise(prep.n)

@@ -138,7 +138,8 @@ def _edpls_params(est: DPPCR) -> dict:
     return params
 
 
-def _pls_rows(est: DPPCR, train, test, eps_list, R: int, noise, progress) -> list[dict]:
+def _pls_rows(est: DPPCR, train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray], eps_list,
+              R: int, noise, progress) -> list[dict]:
     """Strict edPLS at each epsilon; its calibration resolved per epsilon by the one rule."""
     by_cal: dict = {}
     for eps in eps_list:
@@ -181,7 +182,7 @@ def rmsep_vs_epsilon(X_train, y_train, X_test, y_test, epsilons, n_components: i
     n_replicates, n_components, status (each fit's own ledger: "proven", "not proven" or "no privacy").
     """
     est = DPPCR(n_components=int(n_components), **params)
-    train = tuple(np.asarray(a, dtype=float) for a in (X_train, y_train))
+    train = (np.asarray(X_train, dtype=float), np.asarray(y_train, dtype=float))
     test = _arrays((X_test, y_test), "test")
     eps_list = sorted(float(e) for e in epsilons)
     if not eps_list or min(eps_list) <= 0:

@@ -59,8 +59,8 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> PreparedRows:
     m = set_lazy_features(est, X)
     public = bool(est.centring and est.x_center is not None)
     xc, yc = declared_centres(est.x_center, est.y_center, m) if public else (np.zeros(m), 0.0)
-    names = lazy_columns(X), lazy_columns(y)
-    names = tuple(None if v is None else [str(c) for c in v] for v in names)
+    x_cols, y_cols = lazy_columns(X), lazy_columns(y)
+    names = (None if x_cols is None else [str(c) for c in x_cols], None if y_cols is None else [str(c) for c in y_cols])
     spec = RowSpec(partial(_pcr_rows, x_center=xc, y_center=yc, public=public),
                    (float(est.x_bound), float(est.y_bound)), None,
                    bool(est.centring and (not public or est.private_intercept)), None,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.privacy.moments import ScaledGram, add_remove_sensitivity
+
+if TYPE_CHECKING:
+    from engine.privacy.chunked import ChunkedMoments
 
 __all__ = ["PreparedRows"]
 
@@ -19,7 +23,7 @@ class PreparedRows:
     x_center (m,), y_center : the public centre (zeros without one); centring : bool; m : number of channels.
     """
 
-    rows: ScaledGram
+    rows: ScaledGram | ChunkedMoments  # ChunkedMoments: the Dask fit (``lazy``), its Z'Z summed by partitions
     x_center: np.ndarray
     y_center: float
     centring: bool

@@ -106,7 +106,7 @@ def chain_operator(name: str, m: int) -> np.ndarray:
     M = tail.transform(np.eye(int(m))).T  # column j = T(e_j)
     a, b = np.random.default_rng(0).normal(size=(2, int(m)))
     lhs, rhs = tail.transform((a + b)[None])[0], M @ (a + b)
-    if np.linalg.norm(lhs - rhs) > 1e-8 * max(1.0, np.linalg.norm(rhs)):
+    if np.linalg.norm(lhs - rhs) > 1e-8 * max(1.0, float(np.linalg.norm(rhs))):
         raise ValueError(f"chain {name!r} is not linear after SNV: no data-free bound")
     return M
 

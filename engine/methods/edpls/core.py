@@ -395,11 +395,13 @@ class _Loadings:
     the bounds too.)"""
 
     def __init__(self, xc: _CentredX, g: np.ndarray, n: int, fro: float):
-        self.xc, self.raw, self.err, self.rn, self.fro = xc, g.copy(), 0.0, math.sqrt(n), fro
+        self.xc, self.err, self.rn, self.fro = xc, 0.0, math.sqrt(n), fro
+        self.raw: np.ndarray | None = g.copy()  # X_c' f_j; None after the last component
 
     def step(self, t, f, cj: float, fn0: float, j: int, K: int, M: _PathMatrices):
         """(p_j, X_c' f_{j+1} or None after the last component); fn0 = ||f_j||, f is f_{j+1} already."""
         xc, raw, ac, fn1 = self.xc, self.raw, abs(cj), float(np.linalg.norm(f))
+        assert raw is not None, "step() after the last component"
         rounding = (fn0 + 2.0 * ac + float(np.linalg.norm(raw)) / self.fro) / self.rn
         if j + 1 == K:
             p, self.raw = xc.tmul(t), None

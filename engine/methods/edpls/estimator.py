@@ -284,6 +284,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         if name not in tables and record is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' (not fitted)")
         if name not in tables:
+            assert record is not None  # raised above otherwise
             if name == "noise_table_":
                 tables[name] = noise_frame(record)
             else:

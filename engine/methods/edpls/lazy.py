@@ -68,8 +68,8 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None, K=None) -> _Chunke
     m = set_lazy_features(est, X)
     if est.n_components > m:
         raise ValueError(f"n_components={est.n_components} exceeds the rank bound n_features = {m}")
-    x_names = None if lazy_columns(X) is None else [str(c) for c in lazy_columns(X)]
-    y_names = None if lazy_columns(y) is None else [str(c) for c in lazy_columns(y)]
+    x_names = None if (x_cols := lazy_columns(X)) is None else [str(c) for c in x_cols]
+    y_names = None if (y_cols := lazy_columns(y)) is None else [str(c) for c in y_cols]
     public = bool(est.centering and est.x_center is not None)
     xc, yc = declared_centres(est.x_center, est.y_center, m) if public else (np.zeros(m), 0.0)
     private = bool(est.centering and not public)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,7 @@ __all__ = ["PAGE_DEFAULTS", "STRICT_ESTIMATORS", "PageProblem", "default_x_bound
            "pipeline_audit_case", "preprocess", "public_spectra", "sample_y_bound", "sample_y_range", "strict_params"]
 
 #: The page's defaults (the budget ones equal ``ui.state.DEFAULTS``; a test checks it).
-PAGE_DEFAULTS = {
+PAGE_DEFAULTS: dict[str, Any] = {
     "sample_set": "nir", "test_fraction": 0.3, "split": "random", "split_seed": 0, "chain": "none",
     "max_components": 5, "epsilon": 1.0, "delta": 1e-5, "calibration": "analytic",
     "strict_estimator": "recommended",
@@ -196,7 +197,7 @@ def pipeline_audit_case(config: str = "page_default", epsilon: float | None = No
         if not public_sample:
             raise ValueError("give the public y_bound: a bound is never read off data that are not public")
         y_bound = sample_y_bound(prob.y)
-    centre = dict(x_center=np.zeros(m), y_center=0.0) if config == "public_centre" else {}
+    centre: dict[str, Any] = dict(x_center=np.zeros(m), y_center=0.0) if config == "public_centre" else {}
     chain = PAGE_DEFAULTS["chain"]
     k = min(PAGE_DEFAULTS["max_components"], m, len(prob.train) - 3)
     params = strict_params(n_components=k, epsilon=eps, delta=dlt, calibration=PAGE_DEFAULTS["calibration"],

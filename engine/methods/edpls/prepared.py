@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from engine.methods.column_checks import column_label
-from engine.methods.edpls.core import QUANTITIES, _batched_solve, _nipals_path, _per_release_budget
+from engine.methods.edpls.core import QUANTITIES, _batched_solve, _nipals_path, _PaperPath, _per_release_budget
 from engine.methods.edpls.strict import (
     _STRICT_CHUNK_ENTRIES,
     STRICT_RELEASE,
     _strict_postprocess,
     _strict_state,
+    _StrictState,
 )
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, Release, noise_scale, resolve_calibration
 from engine.privacy.mechanisms import draw_noise
@@ -42,6 +44,8 @@ class _Prepared:
         #: column names and per-column scales of the input (for messages that name a column)
         self.info = info or {}
         x_stats, y_stats = self.info.get("x_stats"), self.info.get("y_stats")
+        self.path: _PaperPath | None  # paper mode
+        self.strict: _StrictState | None  # strict mode
         if self.mode == "paper":
             self.path = _nipals_path(X, y, self.K, centring=est.centering, ymax_rule=est.ymax,
                                      x_largest=None if x_stats is None else x_stats.largest,
@@ -54,7 +58,19 @@ class _Prepared:
                 X, y, x_bound=est.x_bound, y_bound=est.y_bound, centering=est.centering,
                 x_center=est.x_center, y_center=est.y_center, x_names=self.info.get("x_names"),
             )
-        self._clean = {}
+        self._clean: dict[tuple | str, Any] = {}  # cache: ("noise", k, eps), ("clean", k); "gram" (chunked)
+
+    @property
+    def paper(self) -> _PaperPath:
+        """The paper mode's NIPALS path."""
+        assert self.path is not None, "a strict fit has no NIPALS path"
+        return self.path
+
+    @property
+    def state(self) -> _StrictState:
+        """The strict mode's clipped, scaled rows and their Gram matrix."""
+        assert self.strict is not None, "a paper fit has no strict state"
+        return self.strict
 
     def scale_problem(self) -> str:
         """Why outputs in data units left float64's range: the columns whose scales combine badly."""
@@ -79,7 +95,7 @@ class _Prepared:
         return self._clean[key]
 
     def _noise_arrays(self, k: int, epsilon: float):
-        p, path = self.params, self.path
+        p, path = self.params, self.paper
         sens = np.maximum(np.column_stack([path.xmax * path.ymax, path.xmax, path.xmax, path.ymax])[:k], 0.0)
         if math.isinf(float(epsilon)):
             unit, eps_i, delta_i = 0.0, math.inf, 0.0
@@ -105,7 +121,7 @@ class _Prepared:
         if self.mode == "strict":
             eps = float(epsilon)
             sig = self.strict_release(eps).sigma  # 0 for eps = inf
-            return {"mode": "strict", "sensitivity": self.strict.sensitivity, "sigma": sig, "scale": self.strict.scale,
+            return {"mode": "strict", "sensitivity": self.state.sensitivity, "sigma": sig, "scale": self.state.scale,
                     "epsilon": eps, "delta": p["delta"] if sig else 0.0}
         sens, sig, applied, (eps_i, delta_i) = self.noise_arrays(k, epsilon)
         return {"mode": "paper", "sensitivity": sens, "sigma": sig, "std_applied": applied, "epsilon": eps_i,
@@ -119,7 +135,7 @@ class _Prepared:
         """The one Analyze-Gauss release of the strict mode, (eps, delta) at the exact sensitivity of the
         released upper triangle of Z'Z (``strict_sensitivity``); sigma = 0 for eps = inf."""
         p = self.params
-        return MomentsRelease(float(epsilon), p["delta"], self.strict.sensitivity, p["calibration"])
+        return MomentsRelease(float(epsilon), p["delta"], self.state.sensitivity, p["calibration"])
 
     # ------------------------------------------------------------------ draws
     def draw(self, k: int, epsilon: float, n_replicates: int, rng, *, keep_raw: bool = False,
@@ -133,10 +149,10 @@ class _Prepared:
         return self._draw_paper(k, epsilon, R, rng, keep_raw=keep_raw, want_scores=want_scores)
 
     def _draw_paper(self, k, epsilon, R, rng, *, keep_raw, want_scores) -> dict:
-        path, m, n = self.path, self.m, self.n
+        path, m, n = self.paper, self.m, self.n
         W0, T0, P0, c0 = path.W[:, :k].T, path.T[:, :k].T, path.P[:, :k].T, path.c[:k]
         noisy = not math.isinf(float(epsilon))
-        out = {}
+        out: dict[str, Any] = {}
         if noisy:
             applied = self.noise_arrays(k, epsilon)[2]
             # One block per fit, in diPLSlib's order w (m), t (n), p (m), c (1) per component; the
@@ -183,7 +199,9 @@ class _Prepared:
         return out
 
     def _gram(self) -> np.ndarray:
-        return self.strict.gram
+        G = self.state.gram
+        assert G is not None, "a chunked fit reads its Gram matrix from _ChunkedPrepared"
+        return G
 
     @one_blas_thread()
     def _draw_strict(self, k, epsilon, R, rng) -> dict:
@@ -193,7 +211,7 @@ class _Prepared:
         One BLAS thread: this is d x d work (the PSD projection's eigendecomposition, PLS1 from the moments).
         With OpenBLAS's threads a fit on 700 channels took 1.0-1.7 s of CPU and 7-18 s of wall time on 2 busy
         cores (spin-waiting threads), against 0.12 s of CPU with one; the n x d Gram keeps the threads."""
-        state = self.strict
+        state = self.state
         if math.isinf(float(epsilon)):
             key = ("clean", k)
             if key not in self._clean:
@@ -225,7 +243,7 @@ class _Prepared:
 
     def _strict_release(self, epsilon: float) -> Release:
         """The one Analyze-Gauss release of a strict fit."""
-        state = self.strict
+        state = self.state
         if state.private_centring:
             what = "[x, y, a] (constant column a: private centring from the same release)"
         elif state.centring:
@@ -294,6 +312,7 @@ def noise_wide(record: dict, column: str | list) -> pd.DataFrame:
         cols = [column] if isinstance(column, str) else list(column)
         return noise_frame(record).set_index("quantity")[cols]
     values = {"std_applied": record["std_applied"], "sigma": record["sigma"], "sensitivity": record["sensitivity"]}
+    assert isinstance(column, str), "the paper mode's wide table takes one column"
     arr = values[column]
     index = pd.Index(np.arange(1, arr.shape[0] + 1), name="component")
     return pd.DataFrame(np.array(arr), index=index, columns=pd.Index(list(QUANTITIES), name="quantity"))

@@ -362,7 +362,8 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         draws through these; ``sample_releases`` (the privacy audit's trials) batches through the same objects.
         At epsilon = inf they draw nothing and record nothing.
         """
-        budget, sens = pub["budget"], pub["sensitivities"]
+        budget: dict[str, tuple[float, float]] = pub["budget"]  # name -> (epsilon, delta)
+        sens = pub["sensitivities"]
         return {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
                 RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
                 RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}

@@ -13,6 +13,7 @@ they draw (recorded in the fit's ledger as they are drawn) touch the private row
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,21 @@ RANGE_ROWS = 150.0
 
 class PathsMixin:
     """``StrictEDPLS``'s private range, joint calibration and TukeyEM path (module docstring)."""
+
+    # StrictEDPLS's parameters and the fitted attributes set here: declared for the type checker only
+    y_range: Any
+    refine_y_range: bool
+    epsilon: float
+    delta: float
+    range_share: float
+    count_share: float
+    cross_share: float
+    calibration: str
+    estimator: str
+    tukey_axes: int
+    coef_: np.ndarray
+    intercept_: float
+    choices_: dict[str, Any]
 
     def _range_share(self, n_hat: float | None = None) -> float:
         """The private range's share of what the count leaves (0 with a declared y_range and
@@ -86,7 +102,7 @@ class PathsMixin:
             budget[k] = (gaussian_epsilon(sigmas[k], budget[k][1], sens[k]), budget[k][1])
         return budget, sigmas, sens, "gdp"
 
-    def _tukey_budget(self, n_hat: float) -> tuple:
+    def _tukey_budget(self, n_hat: float) -> tuple[float, float]:
         """(epsilon, delta) after the count (and the private range): the Tukey path's or the constant's."""
         share = (1.0 - float(self.count_share)) * (1.0 - self._range_share(n_hat))
         return float(self.epsilon) * share, float(self.delta) * share
@@ -139,11 +155,11 @@ class PathsMixin:
         e, dl = pub["budget"].get(RANGE_RELEASE, (math.inf, float(self.delta)))
         declared = None if self.y_range is None else tuple(float(v) for v in self.y_range)
         if declared is not None:
-            y = np.clip(y, *declared)
+            y = np.clip(y, declared[0], declared[1])
         (lo, hi), _, facts = private_range(y, e, dl, rng, self.calibration, ledger=ledger, note=NOTES[RANGE_RELEASE])
         how = f"private range [{lo:.6g}, {hi:.6g}] of a noisy histogram of y: {facts['how']}"
         if declared is not None:
-            if math.isinf(facts.get("threshold", 0.0)) or min(hi, declared[1]) <= max(lo, declared[0]):
+            if math.isinf(float(facts.get("threshold", 0.0))) or min(hi, declared[1]) <= max(lo, declared[0]):
                 (lo, hi), how = declared, "midpoint and half-width of y_range (its private refinement found no range)"
             else:
                 lo, hi = max(lo, declared[0]), min(hi, declared[1])

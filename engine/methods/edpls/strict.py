@@ -126,7 +126,7 @@ class _StrictState:
     a fit needs only their Gram matrix, which ``scaled_gram`` computes without forming them.
     """
 
-    gram: np.ndarray  # (d, d) Z'Z of the rows z_i, ||z_i|| <= 1
+    gram: np.ndarray | None  # (d, d) Z'Z of the rows z_i, ||z_i|| <= 1 (None: summed by chunks, kept beside)
     scale: float  # S: z = [x, y, a] / S
     const: float  # a (0 without private centring)
     m: int
@@ -139,18 +139,20 @@ class _StrictState:
     n_clipped_y: int
     clip_notes: tuple
     sensitivity: float  # exact L2 sensitivity of the released upper triangle (strict_sensitivity)
-    rows: Callable = field(repr=False, default=None)  # () -> ScaledRows of the same rows
-    _Z: np.ndarray = field(repr=False, default=None, init=False)
+    rows: Callable | None = field(repr=False, default=None)  # () -> ScaledRows of the same rows
+    _Z: np.ndarray | None = field(repr=False, default=None, init=False)
 
     @property
     def Z(self) -> np.ndarray:  # noqa: N802 - the rows' usual name
         """(n, d) the clipped, scaled rows (built on first access, same formulas as the Gram matrix)."""
         if self._Z is None:
+            assert self.rows is not None, "a _StrictState keeps its rows' factory"
             self._Z = self.rows().Z
         return self._Z
 
     @property
     def d(self) -> int:
+        assert self.gram is not None, "a chunked fit's state keeps no Gram matrix"
         return self.gram.shape[0]
 
 

@@ -122,7 +122,7 @@ def compare_models(blocks, Y, *, label_holder: int = -1, k_max: int = 100, fract
         for name, s in (("local", val_loc), ("P3LS", fed.validation_scores_), ("central", val_cen))
     ], ignore_index=True)
 
-    equivalence = {"same_k": bool(fed.n_components_ == k_cen)}
+    equivalence: dict[str, bool | float | dict[str, float]] = {"same_k": bool(fed.n_components_ == k_cen)}
     if fed.n_components_ == k_cen:
         c = central.components_
         b_diff = float(np.max(np.abs(fed.B_ - c.B)))

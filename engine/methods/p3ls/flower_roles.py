@@ -40,6 +40,7 @@ import traceback
 import uuid
 import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from cryptography.hazmat.primitives import serialization
@@ -76,13 +77,36 @@ class _Party:
     def __init__(self, data_dir: Path, model: str):
         self.path = data_dir / f"p3ls-{Path(model).name}.pkl"
         self.model = str(model)
-        self.role = None
+        self.role: DataHolder | TrustedAuthority | None = None  # set by hello
         self.private = b""
         self.seeds_out: dict[str, list[int]] = {}
         self.seeds_in: dict[str, list[int]] = {}
         self.sent_seq: dict[str, int] = {}  # peer role -> next counter of a sealed message to it
         self.recv_seq: dict[str, int] = {}  # peer role -> counter the next sealed message from it must carry
         self.peers: dict[str, bytes] = {}  # peer role -> its verified key-exchange key
+
+    @property
+    def played(self) -> DataHolder | TrustedAuthority:
+        """The role this party plays in the model (refused before its hello)."""
+        if self.role is None:
+            raise ProtocolRefused(f"refused: party state {self.path.name} holds no role (no hello yet)")
+        return self.role
+
+    @property
+    def holder(self) -> DataHolder:
+        """The data-holder role this party plays (refused when it plays the trusted authority)."""
+        role = self.played
+        if not isinstance(role, DataHolder):
+            raise ProtocolRefused(f"refused: a data holder's step was asked of {role.name}")
+        return role
+
+    @property
+    def authority(self) -> TrustedAuthority:
+        """The trusted-authority role this party plays (refused when it plays a data holder)."""
+        role = self.played
+        if not isinstance(role, TrustedAuthority):
+            raise ProtocolRefused(f"refused: a trusted authority's step was asked of {role.name}")
+        return role
 
     @property
     def keys(self) -> PartyKeys:
@@ -105,7 +129,7 @@ class _Party:
             raise KeyRefused(f"refused: no verified key-exchange key of {receiver} to seal {name!r} for")
         seq = self.sent_seq.get(receiver, 0)
         self.sent_seq[receiver] = seq + 1
-        return Envelope.make(self.role.name, receiver, name, value, what, phase, step, keys=self.keys,
+        return Envelope.make(self.played.name, receiver, name, value, what, phase, step, keys=self.keys,
                              peer_public=self.peers[receiver], run_id=run_id, seq=seq)
 
 
@@ -127,7 +151,7 @@ def _verify_peers(party: _Party, params: dict, node_config: dict) -> None:
         return
     pins = load_pins(Path(str(node_config["pinned-peers"])))
     for role, public in peers.items():
-        if role == party.role.name:
+        if role == party.played.name:
             continue
         vouch = identities.get(role) or {}
         claimed = _expected_party(role, params.get("holders", []))
@@ -142,7 +166,7 @@ def _verify_peers(party: _Party, params: dict, node_config: dict) -> None:
 def _deliver(party: _Party, inbox: list[Envelope], run_id: str) -> None:
     """Check, open and file every delivered envelope, refusing before any value is used: anything but the CSP's
     own messages must arrive sealed by a verified peer for this party, in the pair's order, each once."""
-    me, nxt = party.role.name, dict(party.recv_seq)
+    me, nxt = party.played.name, dict(party.recv_seq)
     for env in inbox:
         if not env.sealed:
             if env.sender != CSP or not _CSP_NAMES.fullmatch(env.name):
@@ -164,7 +188,7 @@ def _deliver(party: _Party, inbox: list[Envelope], run_id: str) -> None:
         if env.name.startswith("s_"):  # a pairwise seed: one per secure sum, in order
             party.seeds_in.setdefault(env.sender, []).append(int(value))
         else:
-            party.role._receive(env.name, value)
+            party.played._receive(env.name, value)
 
 
 def _read_block(data_dir: Path, name: str) -> dict:
@@ -180,11 +204,11 @@ def _masked(party: _Party, value: np.ndarray, sum_index: int) -> np.ndarray:
     """The value plus this holder's pairwise masks of secure sum ``sum_index`` (they cancel in the sum)."""
     out = {p: s[sum_index] for p, s in party.seeds_out.items()}
     inn = {p: s[sum_index] for p, s in party.seeds_in.items()}
-    return value + party.role.pairwise_masks(value.shape, out, inn)
+    return value + party.holder.pairwise_masks(value.shape, out, inn)
 
 
 def _to_csp(party: _Party, parts: list, phase: str, step: str, secure: bool, sum_index: int = 0) -> list:
-    h = party.role
+    h = party.holder
     envs = []
     for name, value, what in parts:
         if secure:
@@ -209,18 +233,19 @@ def _op_hello(party: _Party, params: dict, data_dir: Path, node_config: dict) ->
         if pid != str(params["index"]):
             raise KeyRefused(f"refused: party {pid} was asked to play holder {params['index']}")
         data = _read_block(data_dir, params["file"])
-        party.role = DataHolder(params["name"], params["index"], data["X"], data.get("Y"),
-                                random_state=_seed(params["seed"]))
-        info = {"rows": int(data["X"].shape[0]), "columns": party.role.n_columns,
+        holder = DataHolder(params["name"], params["index"], data["X"], data.get("Y"),
+                            random_state=_seed(params["seed"]))
+        party.role = holder
+        info = {"rows": int(data["X"].shape[0]), "columns": holder.n_columns,
                 "responses": int(data["Y"].shape[1]) if "Y" in data else 0}
     identity = load_identity(Path(str(node_config["identity-key"])))
-    sig = sign_key(identity, party.model, party.role.name, pid, keys.public_bytes())
+    sig = sign_key(identity, party.model, party.played.name, pid, keys.public_bytes())
     return {"public": keys.public_bytes().hex(), "sig": sig, **info}
 
 
 def _op_seeds(party: _Party, params: dict, run_id: str, phase: str) -> list:
     """Pairwise seeds to every holder after this one (one per secure sum), sealed for it."""
-    h, envs = party.role, []
+    h, envs = party.holder, []
     party.seeds_out, party.seeds_in = {}, {}
     for peer_name, peer_index in params["holders"]:
         if peer_index <= h.index:
@@ -235,7 +260,7 @@ def _op_seeds(party: _Party, params: dict, run_id: str, phase: str) -> list:
 
 
 def _op_train_keys(party: _Party, params: dict, run_id: str) -> list:
-    ta = party.role
+    ta = party.authority
     holders, lc = params["holders"], params["lc"]
     missing = [name for name, _ in holders if name not in party.peers]
     if missing:  # checked before any key is drawn
@@ -259,7 +284,7 @@ def _op_train_keys(party: _Party, params: dict, run_id: str) -> list:
 
 
 def _op_train(party: _Party, params: dict) -> list:
-    h = party.role
+    h = party.holder
     i = h.index
     envs = _to_csp(party, [(f"X_{i}'", h.masked_block(), f"A X_{i} H_{i}: masked block, full width n")],
                    "training", "Alg. 2 steps 2, 4", params["secure"])
@@ -274,7 +299,7 @@ def _op_train(party: _Party, params: dict) -> list:
 
 
 def _op_recover(party: _Party) -> dict:
-    h = party.role
+    h = party.holder
     h.unmask_scores()
     h.unmask_block_components()
     if h.is_label_contributor:
@@ -284,7 +309,7 @@ def _op_recover(party: _Party) -> dict:
 
 
 def _op_infer(party: _Party, params: dict, data_dir: Path) -> list:
-    h = party.role
+    h = party.holder
     i = h.index
     X_new = _read_block(data_dir, params["file"])["X"]
     masked_y, masked_x = h.inference_messages(X_new, True)
@@ -296,7 +321,7 @@ def _op_infer(party: _Party, params: dict, data_dir: Path) -> list:
 
 
 def _op_finish(party: _Party, params: dict, data_dir: Path) -> dict:
-    h = party.role
+    h = party.holder
     h.unmask_new_scores()
     if h.is_label_contributor:  # the prediction stays with the label contributor, in its own directory
         np.save(data_dir / Path(params["out"]).name, h.unmask_prediction(), allow_pickle=False)
@@ -343,7 +368,7 @@ def _step(node_config: dict, flower_run: int, op: str, params: dict, inbox: list
         missing = [name for name, _ in params["holders"] if name not in party.peers]
         if missing:
             raise KeyRefused(f"refused: no verified key-exchange key of {', '.join(missing)}")
-        M = party.role.inference_key(params["rows"])  # one mask for every holder
+        M = party.authority.inference_key(params["rows"])  # one mask for every holder
         envs = [party.sealed_for(name, "M_new", M, "query mask (random orthogonal)", "inference", "Alg. 5 step 1",
                                  run_id) for name, _ in params["holders"]]
     elif op == "train":
@@ -428,7 +453,8 @@ def _predict(relay: Relay, job: dict, state_dir: Path) -> None:
     relay.round(ops)
     sent = relay.round({str(i + 1): ("infer", {**common, "file": job["file"], "secure": secure}, job["names"][i])
                         for i in range(g)})
-    x_names, y_names = [], []
+    x_names: list[str] = []
+    y_names: list[str] = []
     for i in range(g):
         for env in sent[str(i + 1)][1]:
             csp._receive(env.name, env.value())
@@ -448,9 +474,9 @@ def server_main(grid: Grid, context: Context) -> None:
     job_path = Path(str(context.run_config["job-path"]))
     job = json.loads(job_path.read_text())
     state_dir = job_path.parent
-    recorder = [] if job.get("record") else None
+    recorder: list[tuple[str, Envelope]] | None = [] if job.get("record") else None
     relay = Relay(grid, None, CSP, job["round_timeout"], recorder, message_type=MESSAGE_TYPE)
-    result = {"error": None}
+    result: dict[str, Any] = {"error": None}
     try:
         try:
             (_fit if job["task"] == "fit" else _predict)(relay, job, state_dir)

@@ -6,6 +6,8 @@ by hand because the protocol *is* the paper; the linear algebra is scipy's.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import linalg
 from sklearn.metrics import r2_score
@@ -27,7 +29,8 @@ class Role:
 
     def __init__(self, name: str):
         self.name = name
-        self._holdings: dict[str, object] = {}
+        # heterogeneous: arrays, masks (OrthogonalMask), signs; each name's type is fixed by the protocol
+        self._holdings: dict[str, Any] = {}
 
     def _receive(self, name: str, value) -> None:
         self._holdings[name] = value

@@ -7,6 +7,7 @@ page's strict release (the real :class:`PCAGauss` fit, every Laplace release cap
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -139,8 +140,9 @@ def pipeline_audit_case(task: str = "unsupervised", *, pca_source: str = "public
             raise ValueError("pca_source must be 'public' (the page's default) or 'nonprivate' (Algorithm 1)")
         D, Dp = base.copy(), base.copy()
         D[-1], Dp[-1] = c + 1.5 * half * u, c + 3.0 * half * v  # outside the box: the fit clips them
-        data = {"D": (D, None, X_pub), "D'": (Dp, None, X_pub)}
-        kw = dict(task="unsupervised", pca_source=pca_source)
+        data: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {
+            "D": (D, None, X_pub), "D'": (Dp, None, X_pub)}
+        kw: dict[str, Any] = dict(task="unsupervised", pca_source=pca_source)
     elif task == "classification":
         P = 1
         M = 8 if n_features is None else int(n_features)

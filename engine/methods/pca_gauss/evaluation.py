@@ -99,9 +99,10 @@ def make_split(X, y, task: str, *, test_size: float = 0.2, n_public: int | None 
     n_public = default_public_size(n) if n_public is None else int(n_public)
     if not 2 <= n_public < len(rest) - 2:
         raise DataError(f"public slice of {n_public} rows does not fit in {len(rest)} non-test rows")
+    assert task != "classification" or yy is not None, "a classification split needs the labels y"
     try:
         train, public = _two_parts(len(rest), n_public, random_state,
-                                   stratify=yy[rest] if task == "classification" else None)
+                                   stratify=yy[rest] if task == "classification" and yy is not None else None)
     except ValueError:  # too few rows per class for a stratified public slice
         train, public = _two_parts(len(rest), n_public, random_state)
     train, public = rest[train], rest[public]
@@ -246,6 +247,7 @@ def reference_levels(split: Split, *, K: int = 10, components=(2,), random_state
     """Chance levels: majority-class accuracy, random-guess RMSE (y_hat ~ U[-1, 1]), S.C. of N(0, I_P)."""
     task = split.task
     if task == "classification":
+        assert split.y_train is not None, "a classification split has labels"
         classes, counts = np.unique(split.y_train, return_counts=True)
         majority = classes[counts.argmax()]
         return {"chance_accuracy": float(np.mean(split.y_test == majority))}

@@ -7,6 +7,8 @@ bounds, declared or the range of a declared public data set) with the ledger cav
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_array, validate_data
@@ -103,6 +105,11 @@ class _BoxScaling:
     Reads ``self.bounds``, ``self.y_bounds`` and ``self.public_declared`` (the estimator's parameters).
     """
 
+    # PCAGauss's parameters: declared for the type checker only
+    bounds: Any
+    y_bounds: Any
+    public_declared: bool
+
     def _fit_scaling(self, X, y, X_public, y_public, mode, task) -> dict:
         """Centre and scale of the [-1, 1] box, and where they come from.
 
@@ -111,6 +118,7 @@ class _BoxScaling:
         regression, y_centre, y_scale, y_bounds_source.
         """
         caveats: list = []
+        out: dict[str, Any]
         if mode == "paper":
             # Spec Sec. 2 pre-processing: centre with the training mean, divide by the max |.| (not private).
             centre = X.mean(axis=0)

@@ -98,7 +98,8 @@ class _SummedRows:
 
     def __init__(self, sums: _BoxSums, M: int, regression: bool):
         self.G, self.N, self.M, self.regression = sums.G, int(sums.n), M, regression
-        self.W = self.norm = None
+        self.W: np.ndarray | None = None  # set by project()
+        self.norm: float | None = None
 
     def xtx(self) -> np.ndarray:
         return self.G[:, :self.M, :self.M].sum(axis=0)
@@ -110,9 +111,13 @@ class _SummedRows:
     def project(self, W, norm) -> None:
         self.W, self.norm = np.asarray(W, dtype=float), float(norm)
 
+    def _projection(self) -> tuple[np.ndarray, float]:
+        assert self.W is not None and self.norm is not None, "project() first"
+        return self.W, self.norm
+
     @property
     def P(self) -> int:
-        return self.W.shape[1]
+        return self._projection()[0].shape[1]
 
     @property
     def d_v(self) -> int:
@@ -122,7 +127,8 @@ class _SummedRows:
         """Maps [x_box, y_box] to V = [x_box W / norm, y_box]."""
         d = self.M + int(self.regression)
         T = np.zeros((d, self.d_v))
-        T[:self.M, :self.P] = self.W / self.norm
+        W, norm = self._projection()
+        T[:self.M, :self.P] = W / norm
         if self.regression:
             T[-1, -1] = 1.0
         return T
@@ -141,7 +147,8 @@ class _SummedRows:
         raise ValueError("paper mode needs the rows in memory")
 
     def class_sums(self, L: int) -> tuple:
-        Wn = self.W / self.norm
+        W, norm = self._projection()
+        Wn = W / norm
         sums = self.G[:, :self.M, -1] @ Wn
         seconds = np.stack([Wn.T @ self.G[c, :self.M, :self.M] @ Wn for c in range(L)])
         return sums, seconds

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
-from engine.privacy import LaplaceMechanism, Neighbouring
+from engine.privacy import LaplaceMechanism, Neighbouring, PrivacyLedger
 from engine.privacy.moments import (
     MomentsRelease,
     add_remove_sensitivity,
@@ -85,6 +86,13 @@ class _ReleaseSteps:
 
     Expects ``fit`` to have set ``privacy_ledger_``, ``_noise_rows`` and ``_sens_source`` first.
     """
+
+    # set by PCAGauss (its parameters, then fit): declared for the type checker only
+    components: Any
+    ag_neighbouring: str
+    privacy_ledger_: PrivacyLedger
+    _noise_rows: list[dict[str, Any]]
+    _sens_source: str
 
     def _noisy(self, name, value, eps, sensitivity, rng, *, true_eps=None, log_extra=None):
         """value + Laplace noise of scale sensitivity/eps (none for eps = inf). Returns (noisy, mechanism)."""

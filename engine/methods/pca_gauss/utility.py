@@ -277,7 +277,9 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
         _, Z_real, _ = _real_space(split, "train")
         with one_blas_thread(openmp=True):
             real_sc = _silhouette(Z_real, K, np.random.default_rng(random_state))[0]
-    jobs = []
+    # (replicate, method index, method, (eps index, eps), (P index, P), (alpha index, alpha)); None: not used
+    jobs: list[tuple[int, int, str, tuple[int, float] | None, tuple[int, int | None] | None,
+                     tuple[int, float] | None]] = []
     for r in range(n_reps):
         for mi, m in enumerate(methods):
             if m in _NON_PRIVATE:
@@ -296,6 +298,7 @@ def utility_sweep(split: Split, methods, epsilons, components, *, alphas=(0.5,),
             for eps in epsilons:
                 rows.append({**base, "epsilon": eps, "rep": r})
         else:
+            assert p is not None and a is not None  # a private method's job has all three positions
             seed = np.random.SeedSequence(int(random_state), spawn_key=(r, mi, e[0], p[0], a[0]))
             P = p[1] if p[1] is not None else split.X_train.shape[1]
             row = run_method(m, split, P=P, epsilon=e[1], alpha=a[1], mode=mode, delta=delta, K=K,

@@ -86,10 +86,14 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     prim, dual, epsp, epsd = [], [], [], []
     coef_path, path_its = [], []
     stride = max(1, math.ceil(n * p * n * int(max_iter) / 5e6))
-    hist_f, hist_g = [], []
+    hist_f: list[np.ndarray] = []
+    hist_g: list[np.ndarray] = []
     converged, rejected = False, 0
     point, mixed = B, False
-    B_cur = g_cur = obj_cur = None
+    # the kept point, its plain step and objective: set by the first iteration (never mixed, so never rejected)
+    B_cur: np.ndarray | None = None
+    g_cur: np.ndarray | None = None
+    obj_cur: float | None = None
     k = 0
     for k in range(1, int(max_iter) + 1):
         for i in range(n):
@@ -105,7 +109,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
         dual.append(s)
         epsp.append(e_pri)
         epsd.append(e_dual)
-        if mixed and obj_pt > obj_cur + 1e-12 * abs(obj_cur):
+        if mixed and obj_cur is not None and g_cur is not None and obj_pt > obj_cur + 1e-12 * abs(obj_cur):
             # safeguard: the mixed point raised the objective; take the plain step from the current point
             rejected += 1
             hist_f.clear()
@@ -140,6 +144,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
                 log.add(names[i], "central", "ΔF_Ai", (p, width),
                         "differences of its last coefficient updates (for the Anderson weights)", step=k)
             log.add("central", "all owners", "Γ^k", (width, n), "Anderson mixing weights", step=k)
+    assert g_cur is not None, "max_iter < 1: no iteration ran"
     final = g_cur.reshape(n * p, n).copy()
     trace = AdmmTrace(
         variant=variant, init=init, rho=rho, n_owners=n, lags=lags, T=T, owner_names=list(names), log=log,

@@ -47,9 +47,12 @@ class Owner:
         self.solve, self.lam, self.ridge = _owner_step(self.G[None], penalty, lw, rw, rho, inner_tol)
         self.memory = int(memory)
         self.point = np.asarray(B1_i, float).copy()
-        self.hist_f, self.hist_g = [], []
-        self.B_cur = self.g_cur = None
-        self._f = self._g = None
+        self.hist_f: list[np.ndarray] = []
+        self.hist_g: list[np.ndarray] = []
+        self.B_cur: np.ndarray | None = None  # the kept point and its plain step: set by keep()
+        self.g_cur: np.ndarray | None = None
+        self._f: np.ndarray | None = None  # the evaluated point's step and plain step: set by evaluate()
+        self._g: np.ndarray | None = None
 
     def contribution(self) -> np.ndarray:
         """Z_i P_i (T, n), or ``y_free``: d_i = (I_Yi - Z_i P_i)/n (own target column minus own contribution)."""
@@ -86,6 +89,7 @@ class Owner:
         """The mixed point raised the objective: history cleared, back to the plain step from the kept point."""
         self.hist_f.clear()
         self.hist_g.clear()
+        assert self.g_cur is not None, "reject() before any point was kept"
         self.point = self.g_cur
         return self.contribution()
 
@@ -97,6 +101,7 @@ class Owner:
         """Keep the point; the next one is g - ΔG Γ (Γ None: the plain step g). Returns the next contribution
         and the step test's maxima."""
         self.keep()
+        assert self._f is not None and self._g is not None and self.B_cur is not None, "accept() before evaluate()"
         self.hist_f.append(self._f)
         self.hist_g.append(self._g)
         if len(self.hist_f) > self.memory + 1:
@@ -112,6 +117,7 @@ class Owner:
 
     def result(self) -> np.ndarray:
         """The fit's coefficients of this owner (p, n): the last plain step from the kept point."""
+        assert self.g_cur is not None, "result() before any point was kept"
         return self.g_cur
 
 
@@ -122,9 +128,12 @@ class Central:
         self.Y = None if y_free else np.asarray(Y, float)
         self.n, self.p, self.tol, self.max_iter, self.atol = int(n), int(p), tol, int(max_iter), float(atol)
         self.abs_term = math.sqrt(T * n * n) * float(atol)
-        self.obj_cur, self.mixed = None, False
+        self.obj_cur: float | None = None  # the kept point's objective
+        self.mixed = False
         self.k, self.converged, self.rejected = 0, False, 0
-        self.dual, self.eps_dual, self.eps_primal = [], [], []
+        self.dual: list[float] = []
+        self.eps_dual: list[float] = []
+        self.eps_primal: list[float] = []
 
     def broadcast(self, contributions: list) -> np.ndarray:
         """m = R/n from the owners' contributions (only their sum is used)."""
@@ -132,7 +141,7 @@ class Central:
         self._R = total * self.n if self.Y is None else self.Y - total
         return self._R / self.n
 
-    def decide(self, reports: list) -> tuple[str, object]:
+    def decide(self, reports: list) -> tuple[str, np.ndarray | None]:
         """After the owners' ``evaluate``: ("reject", None), ("stop", None) or ("accept", Γ or None)."""
         self.k += 1
         rho = float(self.n)
@@ -144,7 +153,7 @@ class Central:
         self.eps_primal.append(self.abs_term + (self.tol or 0.0) * math.sqrt(max(sum(r["pq"] for r in reports), 0)))
         obj = 0.5 * R_norm ** 2 + sum(r["pen"] for r in reports)
         self._s, self._e_dual = s, e_dual
-        if self.mixed and obj > self.obj_cur + 1e-12 * abs(self.obj_cur):
+        if self.mixed and self.obj_cur is not None and obj > self.obj_cur + 1e-12 * abs(self.obj_cur):
             self.rejected += 1
             self.mixed = False
             return "reject", None

@@ -349,7 +349,7 @@ def defence_ledger(law: str, b: float, public_range, declared_public: bool, T: i
     inf = math.inf
     out = DefenceLedger(law, float(b), None if public_range is None else _check_range(public_range),
                         bool(declared_public), T, n_owners, float(delta), copies, per_value, per_series, inf, inf)
-    if law not in ("laplace", "gaussian") or not b > 0 or public_range is None:
+    if law not in ("laplace", "gaussian") or not b > 0 or out.public_range is None:
         return out
     lo, hi = out.public_range
     width = hi - lo

@@ -172,7 +172,7 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
 
 
 def _make_client_app():
-    from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
     from flwr.clientapp import ClientApp
 
     app = ClientApp()
@@ -196,7 +196,7 @@ def _make_client_app():
             m = _array(msg.content["m"], "m")
             B_i = owner_update(G_i[None], B_i, (Z_i.T @ m)[None], solve, B_i)
         context.state["B"] = ArrayRecord({"B": Array(np.ascontiguousarray(B_i[0]))})
-        reply = {"cfg": ConfigRecord({"owner": i, "name": name})}
+        reply: dict[str, ArrayRecord | MetricRecord | ConfigRecord] = {"cfg": ConfigRecord({"owner": i, "name": name})}
         if bool(msg.content["cfg"]["last"]):
             np.save(own_dir / "var-B.part.npy", B_i[0])
             (own_dir / "var-B.part.npy").replace(own_dir / OWNER_RESULT)  # the owner's own result (its workbook)

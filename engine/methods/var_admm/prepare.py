@@ -46,7 +46,7 @@ def prepare_solar(y: pd.DataFrame, daylight: pd.DataFrame | np.ndarray | None = 
     else 2/3 of the rows.
     """
     raw = y.to_numpy(dtype=float)
-    day = (raw > 0) if daylight is None else np.asarray(daylight, dtype=bool)
+    day: np.ndarray = (raw > 0) if daylight is None else np.asarray(daylight, dtype=bool)
     if day.shape != raw.shape:
         raise ValueError("daylight must have the shape of y")
     T_total = raw.shape[0]
@@ -66,7 +66,7 @@ def prepare_solar(y: pd.DataFrame, daylight: pd.DataFrame | np.ndarray | None = 
                       else night0[:train_end, j].mean() for j in range(raw.shape[1])])
     Yc = night0 - means
     test_rows = np.arange(max(train_end, L + horizon - 1), T_total)
-    all_day = day.all(axis=1)
+    all_day = np.asarray(day.all(axis=1))  # an array (numpy's stubs allow a scalar bool)
     score_mask = all_day[test_rows]
     return SolarPanel(Yc, raw, means, y.index, [str(c) for c in y.columns], train_end, test_rows, score_mask, day,
                       all_day)

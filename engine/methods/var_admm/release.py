@@ -110,6 +110,7 @@ def shareable_release(release: NoiseRelease, *, owner_names, lags, model: Collab
     if why is not None:
         raise ValueError(f"no shareable release: {why}")
     led = release.defence
+    assert led.public_range is not None, "a DP law ran (release_refusal gave no reason): its range is declared"
     src = led.ledger.entries[0].name
     declared = "user-declared public range (the plants' rating, not the data)"
     fields = [

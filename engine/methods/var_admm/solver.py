@@ -107,8 +107,9 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
     d = np.asarray(scales, dtype=float)
     ratio = (d[None, :] / d[:, None])[:, None, :]  # (owner, 1, target): internal -> data coefficients
     coef_noise = float(coef_noise)
-    noise_args = dict(rng=rng, noise_law=noise_law, msg_noise=float(message_noise) / d,  # per target column
-                      per_owner=float(message_noise) > 0)
+    noise_args: dict[str, Any] = dict(rng=rng, noise_law=noise_law,
+                                      msg_noise=float(message_noise) / d,  # per target column
+                                      per_owner=float(message_noise) > 0)
     solve = _owner_solver(G, penalty, lam, rho, inner_tol)
     B, U_prev = _paper_start(init, rng, u0_scale, b1_scale, Y, n, p)
     Zs = Z.reshape(T, n, p).transpose(1, 0, 2)  # (owner, T, p) views of owner i's lag columns
@@ -119,7 +120,12 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
     tol_or_0 = tol or 0.0
     abs_term = math.sqrt(T * n * n) * atol
     msg_name, what_up = _PAPER_UPLINK[y_free]
-    a_prev = ZA_prev = c = w_prev = q_prev = None
+    # the previous iteration's pieces and the relaxation's common term: set from iteration 1 on
+    a_prev: np.ndarray | None = None
+    ZA_prev: np.ndarray | None = None
+    c: np.ndarray | None = None
+    w_prev: np.ndarray | None = None
+    q_prev: np.ndarray | None = None
     for k in range(1, int(max_iter) + 1):
         keep_now = k <= keep
         B_shared = B + noise(rng, noise_law, coef_noise, B.shape) / ratio if coef_noise > 0 else B
@@ -134,6 +140,7 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
         if alpha == 1.0 or k == 1:
             a, ZA, ZA_res, c = B_shared, (sum_msgs if not y_free else ZB_sum), ZB_sum, None
         else:  # relaxed (no noise allowed): x^_i = alpha x_i + (1 - alpha) z_i^(k-1)
+            assert a_prev is not None and ZA_prev is not None and w_prev is not None  # k > 1: set by iteration k - 1
             a = alpha * B_shared + (1.0 - alpha) * a_prev
             ZA = ZA_res = alpha * ZB_sum + (1.0 - alpha) * ZA_prev
             c = (1.0 - alpha) * (w_prev if c is None else c + w_prev)
