@@ -37,7 +37,9 @@ __all__ = ["FLOWER_ENV", "FederationError", "LocalFederation", "flower_env", "fr
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
 STOP_TIMEOUT = 10.0  # seconds to wait for a killed process
-STOP_GRACE = 3.0  # seconds a Flower process gets after SIGTERM before SIGKILL (it keeps no state worth a longer wait)
+# seconds a Flower process gets after SIGTERM before SIGKILL: the local federation keeps no state worth a longer wait
+# (an in-memory SuperLink; each party's files are written before its reply), and its stop is part of every fit
+STOP_GRACE = 1.0
 STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a run's status
 #: every Flower process the project starts: no telemetry (Flower's default POSTs platform facts from each process);
 #: no update check (flwr 1.42's CLI, SuperLink, SuperNode and SuperExec each POST to api.flower.ai from a non-daemon
@@ -240,10 +242,10 @@ class LocalFederation:
 
     def _reap_leftovers(self) -> None:
         """App processes of this federation that outlived their parent's group (Flower may start them in a session
-        of their own): a few seconds to exit, then SIGKILL by pid."""
+        of their own): ``STOP_GRACE`` seconds to exit, then SIGKILL by pid."""
         if not self.ports:
             return
-        deadline = time.monotonic() + STOP_TIMEOUT
+        deadline = time.monotonic() + STOP_GRACE
         while (left := self.leftover_processes()) and time.monotonic() < deadline:
             time.sleep(0.2)
         for pid in left:
