@@ -1,8 +1,9 @@
 """The "Run over Flower (one process per party)" section shared by the P3LS and VAR-ADMM pages.
 
 One button runs the page's fit twice: in this process (the local transport) and over a local Flower
-federation (a SuperLink and one SuperNode process per party on 127.0.0.1, started and stopped by the
-estimator), and shows both side by side: wall time, messages, the log's values × 8 bytes and the bytes
+federation (a SuperLink and one SuperNode process per party on 127.0.0.1, started by the session's first run,
+reused by its next runs and stopped after ``IDLE_SECONDS`` unused: :mod:`engine.federation.flower.session`),
+and shows both side by side: wall time, messages, the log's values × 8 bytes and the bytes
 measured on the wire, the largest result difference and the message log rebuilt from the real messages.
 The result stays in ``st.session_state[key]`` so other widgets do not lose it; an error (a party that
 dies, a timeout, a setting the Flower transport does not run) is shown and the page keeps its state.
@@ -12,12 +13,15 @@ The runners (``var_flower_runs``, ``p3ls_flower_runs``) call the estimators only
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.federation.flower.session import IDLE_SECONDS
 from engine.methods.var_admm import CollaborativeVAR
 from ui.tables import human_headers
 
@@ -54,7 +58,8 @@ def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = 
     out = {}
     for transport in ("local", "flower"):
         t0 = time.perf_counter()
-        est = CollaborativeVAR(transport=transport, **params).fit(train, row_mask=mask)
+        with _session_federation([str(i) for i in range(len(sites))], transport) as address:
+            est = CollaborativeVAR(transport=transport, superlink=address, **params).fit(train, row_mask=mask)
         wall = time.perf_counter() - t0
         out[transport] = _summary(est, wall, est.trace_.log.to_frame(), transport == "flower")
         out[transport]["coef"] = est.coef_owner_major_
@@ -62,6 +67,21 @@ def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = 
     out["what"] = (f"The page's VAR-ADMM fit on the training rows ({est.scheme_} scheme, {est.n_iter_} iterations, "
                    f"{len(sites)} owners, the page's initialisation seed) in both runs")
     return out
+
+
+@contextmanager
+def _session_federation(parties: list, transport: str):
+    """``superlink`` for the estimator: None in process; over Flower, the address of this browser session's local
+    federation of ``parties`` (started by its first run, reused by the next ones, stopped after
+    ``IDLE_SECONDS`` unused: starting the processes costs more than the fit)."""
+    if transport != "flower":
+        yield None
+        return
+    from engine.federation.flower.session import shared_federation
+
+    owner = st.session_state.setdefault("_federation_owner", uuid.uuid4().hex)
+    with shared_federation(parties, owner=owner) as fed:
+        yield fed.address
 
 
 def p3ls_has_flower() -> bool:
@@ -78,10 +98,12 @@ def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names
     from engine.methods.p3ls.protocol import P3LS
 
     out = {}
+    parties = ["ta"] + [str(i + 1) for i in range(len(blocks))]
     for transport in ("local", "flower"):
-        kw = {} if transport == "local" else {"transport": "flower"}
         t0 = time.perf_counter()
-        fed = P3LS(n_components, label_holder=label_holder, party_names=party_names, **kw).fit(blocks, Y)
+        with _session_federation(parties, transport) as address:
+            kw = {} if transport == "local" else {"transport": "flower", "superlink": address}
+            fed = P3LS(n_components, label_holder=label_holder, party_names=party_names, **kw).fit(blocks, Y)
         wall = time.perf_counter() - t0
         out[transport] = _summary(fed, wall, fed.log_.to_frame(), transport == "flower")
         out[transport]["coef"] = np.column_stack([fed.coef_, fed.intercept_])
@@ -116,8 +138,9 @@ def federation_section(key: str, run: Callable[[], dict], *, available: bool = T
         return
     if st.button("Run over Flower", key=f"{key}_button"):
         try:
-            with st.spinner("Starting a SuperLink and one SuperNode per party on 127.0.0.1, then running the fit "
-                            "(each Flower round takes seconds: a process start per message) ..."):
+            with st.spinner("Running the fit over Flower: the session's first run starts a SuperLink and one "
+                            "SuperNode per party on 127.0.0.1; one Flower round connects the parties, the rounds "
+                            "of the protocol run over the run's mutually authenticated channel ..."):
                 st.session_state[key] = run()
         except Exception as err:  # a dead party, a timeout, a refused setting: said, and the page keeps its state
             st.error(f"The Flower run failed: {err}")
@@ -132,7 +155,8 @@ def _show(result: dict) -> None:
     left, right = st.columns(2)
     left.metric("In-process wall time", f"{loc['wall_s']:.3g} s")
     right.metric("Flower wall time", f"{fl['wall_s']:.3g} s",
-                 help="Includes starting and stopping the SuperLink and the SuperNodes.")
+                 help="The first run of this session includes starting the SuperLink and the SuperNodes; later runs "
+                      f"reuse them (they stop after {IDLE_SECONDS / 60:.0f} minutes unused, or when the app stops).")
     left.metric("Messages (log)", loc["messages"])
     right.metric("Messages (log from the wire)", fl["messages"])
     left.metric("Values sent × 8 bytes", f"{loc['log_bytes']:,}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from engine.federation.flower.runtime import FederationError, LocalFederation, submit_run
 
-__all__ = ["APP_DIR", "federation", "register", "run_job"]
+__all__ = ["APP_DIR", "federation", "register", "run_job", "unregister"]
 
 APP_DIR = Path(__file__).resolve().parents[1] / "flower_app"
 _RUNNING: dict[str, LocalFederation] = {}
@@ -29,6 +29,11 @@ def register(fed: LocalFederation) -> LocalFederation:
     """Make a started local federation usable as ``superlink=fed.address`` (until it stops)."""
     _RUNNING[fed.address] = fed
     return fed
+
+
+def unregister(fed: LocalFederation) -> None:
+    """Forget a federation that is stopping (``superlink=fed.address`` is refused from now on)."""
+    _RUNNING.pop(fed.address, None)
 
 
 @contextmanager
