@@ -64,6 +64,7 @@ def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = 
         out[transport] = _summary(est, wall, est.trace_.log.to_frame(), transport == "flower")
         out[transport]["coef"] = est.coef_owner_major_
     out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
+    out["verdict"] = _verdict(_var_verdict, panel, lags, params, est, out["flower"])
     out["what"] = (f"The page's VAR-ADMM fit on the training rows ({est.scheme_} scheme, {est.n_iter_} iterations, "
                    f"{len(sites)} owners, the page's initialisation seed) in both runs")
     return out
@@ -82,6 +83,49 @@ def _session_federation(parties: list, transport: str):
     owner = st.session_state.setdefault("_federation_owner", uuid.uuid4().hex)
     with shared_federation(parties, owner=owner) as fed:
         yield fed.address
+
+
+def _verdict(make: Callable, *args) -> dict | None:
+    """``make(*args)``, or None when the comparison behind it cannot run on these data (the runs stay shown)."""
+    try:
+        return make(*args)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+
+
+def _cost(flower: dict, rounds: str) -> str:
+    wire = "bytes not measured" if flower["wire_bytes"] is None else f"{flower['wire_bytes']:,} bytes on the wire"
+    return f"{rounds}, {flower['messages']} messages, {wire}, {flower['wall_s']:.1f} s over Flower on this machine."
+
+
+def _var_verdict(panel, lags: tuple, params: dict, est, flower: dict) -> dict:
+    """Gain (each owner's one-step MAE, the federated VAR against its own AR, on the page's test rows), risk, cost."""
+    from engine.methods.var_admm import evaluate_forecasts
+
+    local = {k: v for k, v in params.items() if k != "flower_timeout"}
+    ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(**local),
+                            test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
+                            owner_names=local["owner_names"])
+    gains = ", ".join(f"{o} {g:+.0f}%" for o, g in zip(ev.table["owner"], ev.table["mae_gain_pct"], strict=False))
+    return {"gain": f"One-step forecast MAE of the federated VAR against each owner's own AR (test rows): {gains}.",
+            "risk": "The central node (and whoever runs the SuperLink) sees every owner's contribution Z_i B_i at "
+                    "every iteration: no ADMM variant is private (see the attack tab). Nothing else crosses: no "
+                    "series, no coefficients; the iterations run over a mutually authenticated TLS channel.",
+            "cost": _cost(flower, f"{est.n_iter_} iterations")}
+
+
+def _p3ls_verdict(blocks: list, Y, label_holder: int, party_names: list, flower: dict) -> dict:
+    """Gain (test R² of the label holder alone against P3LS, one 60/20/20 split), risk, cost."""
+    from engine.methods.p3ls import compare_models
+
+    overall = compare_models(blocks, Y, label_holder=label_holder, party_names=party_names,
+                             random_state=0).overall.set_index("model")["r2_pooled"]
+    return {"gain": f"Test R² of the label holder's own PLS {overall['local']:.3f}, of P3LS {overall['P3LS']:.3f} "
+                    "(one 60/20/20 split of the rows, each model's components chosen on the validation rows).",
+            "risk": "The server (CSP) and the trusted authority must not collude: together they unmask every block. "
+                    "The hub relays sealed keys it cannot read or swap (pinned identities); it sees the masked "
+                    "blocks and the model's masked results.",
+            "cost": _cost(flower, "one Flower round and the protocol's 4 channel rounds")}
 
 
 def p3ls_has_flower() -> bool:
@@ -108,6 +152,7 @@ def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names
         out[transport] = _summary(fed, wall, fed.log_.to_frame(), transport == "flower")
         out[transport]["coef"] = np.column_stack([fed.coef_, fed.intercept_])
     out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
+    out["verdict"] = _verdict(_p3ls_verdict, blocks, Y, label_holder, party_names, out["flower"])
     out["what"] = f"P3LS, {n_components} components, {len(blocks)} data holders"
     return out
 
@@ -164,5 +209,10 @@ def _show(result: dict) -> None:
                  help="Bytes Flower serialised for every message pushed either way (arrays, records, metadata; "
                       "HTTP headers not counted). A broadcast crosses once per receiving party.")
     st.metric("Largest difference between the two runs", f"{result['max_difference']:.1e}")
+    verdict = result.get("verdict")
+    if verdict:
+        with st.container(border=True):
+            st.markdown("**A data owner's verdict: should I join?**")
+            st.markdown(f"- **Gain.** {verdict['gain']}\n- **Risk.** {verdict['risk']}\n- **Cost.** {verdict['cost']}")
     st.markdown(log_comparison(loc["log"], fl["log"]))
     st.dataframe(human_headers(fl["log"]), hide_index=True, width="stretch")
