@@ -1,15 +1,13 @@
 """Federation: how parties' messages travel and are recorded (the message log; the Flower transport in .flower)."""
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
+
+from engine.lazy import lazy_exports
+
+if TYPE_CHECKING:  # imported on first use (engine/lazy.py): the log needs pandas, a Flower party's process does not
+    from .messages import Message, MessageLog
 
 __all__ = ["Message", "MessageLog"]
 
-
-def __getattr__(name: str):
-    """``Message`` and ``MessageLog`` imported on first use (the log needs pandas; a Flower party process does not)."""
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(".messages", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -46,47 +46,85 @@ the federation), :mod:`.columns` and :mod:`.regressor` (:class:`P3LSRegressor`),
 """
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
 
-#: where each public name lives, imported on first use (PEP 562): a Flower party's process that needs the roles
-#: does not import the comparison, the regressor, scikit-learn's PLS and the data readers with them.
-#: ``compare`` is also the name of its module: reached through this package (the registry's
-#: "engine.methods.p3ls:compare"), the function replaces the submodule that importing it set here
-_EXPORTS = {
-    "engine.data.blocks": ("blocks_from_frame", "group_columns_by_prefix"),
-    "engine.federation.messages": ("Message", "MessageLog"),  # the one log of both federated methods
-    "engine.methods.p3ls.columns": ("resolve_column_split",),
-    "engine.methods.p3ls.compare": ("compare",),
-    "engine.methods.p3ls.evaluation": ("ModelComparison", "coefficient_frame", "compare_models",
-                                       "select_n_components", "split_rows"),
-    "engine.methods.p3ls.export": ("MODEL_FORMAT", "NO_RELEASE_REASON", "model_from_dict", "model_to_dict",
-                                   "owner_sheets"),
-    "engine.methods.p3ls.leakage": ("NOT_DP_STATEMENT", "leakage_report"),
-    "engine.methods.p3ls.masks": ("OrthogonalMask", "haar_orthogonal", "key_condition_limit", "random_invertible"),
-    "engine.methods.p3ls.pls": ("SVDPLS", "PLSComponents", "component_signs", "mean_squared_distance",
-                                "orient_components", "rotations", "standardise_columns", "svd_pls"),
-    "engine.methods.p3ls.protocol": ("P3LS", "Relevance"),
-    "engine.methods.p3ls.regressor": ("P3LSRegressor",),
-    "engine.methods.p3ls.roles": ("DataHolder", "ProtocolError", "Role", "Server", "TrustedAuthority"),
-}
-#: Old name of :func:`engine.data.blocks.group_columns_by_prefix` (DP-CCA's ``columns_by_prefix`` is another
-#: function: it picks the columns that start with a prefix).
-_RENAMED = {"columns_by_prefix": "group_columns_by_prefix"}
-_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+from engine.lazy import lazy_exports
 
-__all__ = sorted([*_HOME, *_RENAMED])
+# the names are imported on first use (engine/lazy.py): a Flower party's process imports only the modules its
+# protocol needs, not scikit-learn, scipy.stats, pandas and the data readers with every other one
+if TYPE_CHECKING:
+    from engine.data.blocks import blocks_from_frame, group_columns_by_prefix
 
+    #: Old name of :func:`engine.data.blocks.group_columns_by_prefix` (DP-CCA's ``columns_by_prefix`` is another
+    #: function: it picks the columns that start with a prefix).
+    from engine.data.blocks import group_columns_by_prefix as columns_by_prefix
+    from engine.federation.messages import Message, MessageLog  # the one log of both federated methods
+    from engine.methods.p3ls.columns import resolve_column_split
+    from engine.methods.p3ls.compare import compare
+    from engine.methods.p3ls.evaluation import (
+        ModelComparison,
+        coefficient_frame,
+        compare_models,
+        select_n_components,
+        split_rows,
+    )
+    from engine.methods.p3ls.export import MODEL_FORMAT, NO_RELEASE_REASON, model_from_dict, model_to_dict, owner_sheets
+    from engine.methods.p3ls.leakage import NOT_DP_STATEMENT, leakage_report
+    from engine.methods.p3ls.masks import OrthogonalMask, haar_orthogonal, key_condition_limit, random_invertible
+    from engine.methods.p3ls.pls import (
+        SVDPLS,
+        PLSComponents,
+        component_signs,
+        mean_squared_distance,
+        orient_components,
+        rotations,
+        standardise_columns,
+        svd_pls,
+    )
+    from engine.methods.p3ls.protocol import P3LS, Relevance
+    from engine.methods.p3ls.regressor import P3LSRegressor
+    from engine.methods.p3ls.roles import DataHolder, ProtocolError, Role, Server, TrustedAuthority
 
-def __getattr__(name: str):
-    """The public ``name`` from its module, imported now and kept in this package's namespace."""
-    target = _RENAMED.get(name, name)
-    module = _HOME.get(target)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), target)
-    globals()[name] = value
-    return value
+__all__ = [
+    "MODEL_FORMAT",
+    "NOT_DP_STATEMENT",
+    "NO_RELEASE_REASON",
+    "P3LS",
+    "SVDPLS",
+    "DataHolder",
+    "Message",
+    "MessageLog",
+    "ModelComparison",
+    "OrthogonalMask",
+    "P3LSRegressor",
+    "PLSComponents",
+    "ProtocolError",
+    "Relevance",
+    "Role",
+    "Server",
+    "TrustedAuthority",
+    "blocks_from_frame",
+    "coefficient_frame",
+    "columns_by_prefix",
+    "compare",
+    "compare_models",
+    "component_signs",
+    "group_columns_by_prefix",
+    "haar_orthogonal",
+    "key_condition_limit",
+    "leakage_report",
+    "mean_squared_distance",
+    "model_from_dict",
+    "model_to_dict",
+    "orient_components",
+    "owner_sheets",
+    "random_invertible",
+    "resolve_column_split",
+    "rotations",
+    "select_n_components",
+    "split_rows",
+    "standardise_columns",
+    "svd_pls",
+]
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -54,7 +54,7 @@ each owner centres its own lag columns and its own target column on their means 
 fitted rows (local work, no data leaves the owner), the model is fitted on centred data, and
 the intercept is ybar - zbar B. With ``trend="n"`` there is no intercept (the paper's eta = 0).
 
-Modules (one concern each; this package re-exports every public name, imported on first use, so
+Modules (one concern each; this package re-exports every public name, so
 ``from engine.methods.var_admm import X`` keeps working):
 
 * :mod:`.layout`: lag sets, the owner-major design and the coefficient layouts.
@@ -73,46 +73,160 @@ Modules (one concern each; this package re-exports every public name, imported o
 """
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING
 
-#: where each public name lives; a name is imported on first use (PEP 562), so a process that needs one module
-#: (a Flower party importing the ADMM's owner step) does not import scikit-learn, scipy.stats and pandas with the rest
-_EXPORTS = {
-    "engine.data.panel": ["load_panel"],
-    ".audit_case": ["PIPELINE_BUGS", "pipeline_audit_case", "var_admm_case"],
-    ".comparison": ["compare"],
-    ".defence": ["DP_STATEMENTS", "PER_SERIES_UNIT", "PER_VALUE_UNIT", "RANGE_NOT_DECLARED", "DefenceLedger",
-        "NoiseRelease", "RangeDeclaration", "add_noise", "calibrated_noise_scale", "calibrates_from_epsilon",
-        "clip_to_range", "defence_ledger", "naive_noisy_design", "noise_defence", "noise_guarantee", "noise_ledger",
-        "noise_range_declaration", "noise_sd", "range_width"],
-    ".estimator": ["INITS", "NOISE_LAWS", "PENALTIES", "SOLVERS", "TRENDS", "VARIANTS", "CollaborativeVAR"],
-    ".evaluation": ["DEFENCES", "ForecastEvaluation", "defence_comparison", "evaluate_forecasts",
-        "local_ar_forecasts", "noise_sweep", "var_forecasts"],
-    ".layout": ["coefs_from_owner_major", "lag_major_to_owner_major", "lagged_design", "normalise_lags",
-        "owner_major_from_coefs", "owner_major_to_lag_major", "parse_lags"],
-    ".prepare": ["SolarPanel", "neighbourhood", "prepare_series", "prepare_solar"],
-    ".release": ["MODEL_FORMAT", "NO_DEFENCE_REASON", "NOT_DP_MODEL", "RELEASE_FORMAT", "coef_table",
-        "model_from_dict", "model_from_release", "model_to_dict", "owner_sheets", "privacy_statement",
-        "release_refusal", "shareable_release", "to_json"],
-    ".simulate": ["companion_radius", "macrodata_growth", "random_stationary_var", "simulate_var", "var10_3_coefs",
-        "var22_coefs"],
-    ".solver": ["SCHEME_LABELS", "SCHEMES", "AdmmTrace", "MessageLog", "lasso_coordinate_descent"],
-    ".transforms": ["orthogonal_rows_demo", "post_multiplication_demo"],
-}
-_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+from engine.lazy import lazy_exports
 
-__all__ = sorted(_HOME)
+# the names are imported on first use (engine/lazy.py): a Flower party's process imports only the modules its
+# protocol needs, not scikit-learn, scipy.stats, pandas and the data readers with every other one
+if TYPE_CHECKING:
+    from engine.data.panel import load_panel
 
+    from .audit_case import PIPELINE_BUGS, pipeline_audit_case, var_admm_case
+    from .comparison import compare
+    from .defence import (
+        DP_STATEMENTS,
+        PER_SERIES_UNIT,
+        PER_VALUE_UNIT,
+        RANGE_NOT_DECLARED,
+        DefenceLedger,
+        NoiseRelease,
+        RangeDeclaration,
+        add_noise,
+        calibrated_noise_scale,
+        calibrates_from_epsilon,
+        clip_to_range,
+        defence_ledger,
+        naive_noisy_design,
+        noise_defence,
+        noise_guarantee,
+        noise_ledger,
+        noise_range_declaration,
+        noise_sd,
+        range_width,
+    )
+    from .estimator import INITS, NOISE_LAWS, PENALTIES, SOLVERS, TRENDS, VARIANTS, CollaborativeVAR
+    from .evaluation import (
+        DEFENCES,
+        ForecastEvaluation,
+        defence_comparison,
+        evaluate_forecasts,
+        local_ar_forecasts,
+        noise_sweep,
+        var_forecasts,
+    )
+    from .layout import (
+        coefs_from_owner_major,
+        lag_major_to_owner_major,
+        lagged_design,
+        normalise_lags,
+        owner_major_from_coefs,
+        owner_major_to_lag_major,
+        parse_lags,
+    )
+    from .prepare import SolarPanel, neighbourhood, prepare_series, prepare_solar
+    from .release import (
+        MODEL_FORMAT,
+        NO_DEFENCE_REASON,
+        NOT_DP_MODEL,
+        RELEASE_FORMAT,
+        coef_table,
+        model_from_dict,
+        model_from_release,
+        model_to_dict,
+        owner_sheets,
+        privacy_statement,
+        release_refusal,
+        shareable_release,
+        to_json,
+    )
+    from .simulate import (
+        companion_radius,
+        macrodata_growth,
+        random_stationary_var,
+        simulate_var,
+        var10_3_coefs,
+        var22_coefs,
+    )
+    from .solver import SCHEME_LABELS, SCHEMES, AdmmTrace, MessageLog, lasso_coordinate_descent
+    from .transforms import orthogonal_rows_demo, post_multiplication_demo
 
-def __getattr__(name: str):
-    """The public ``name`` from its module, imported now and kept in this package's namespace."""
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__all__ = [
+    "DEFENCES",
+    "DP_STATEMENTS",
+    "INITS",
+    "MODEL_FORMAT",
+    "NOISE_LAWS",
+    "NOT_DP_MODEL",
+    "NO_DEFENCE_REASON",
+    "PENALTIES",
+    "PER_SERIES_UNIT",
+    "PER_VALUE_UNIT",
+    "PIPELINE_BUGS",
+    "RANGE_NOT_DECLARED",
+    "RELEASE_FORMAT",
+    "SCHEMES",
+    "SCHEME_LABELS",
+    "SOLVERS",
+    "TRENDS",
+    "VARIANTS",
+    "AdmmTrace",
+    "CollaborativeVAR",
+    "DefenceLedger",
+    "ForecastEvaluation",
+    "MessageLog",
+    "NoiseRelease",
+    "RangeDeclaration",
+    "SolarPanel",
+    "add_noise",
+    "calibrated_noise_scale",
+    "calibrates_from_epsilon",
+    "clip_to_range",
+    "coef_table",
+    "coefs_from_owner_major",
+    "companion_radius",
+    "compare",
+    "defence_comparison",
+    "defence_ledger",
+    "evaluate_forecasts",
+    "lag_major_to_owner_major",
+    "lagged_design",
+    "lasso_coordinate_descent",
+    "load_panel",
+    "local_ar_forecasts",
+    "macrodata_growth",
+    "model_from_dict",
+    "model_from_release",
+    "model_to_dict",
+    "naive_noisy_design",
+    "neighbourhood",
+    "noise_defence",
+    "noise_guarantee",
+    "noise_ledger",
+    "noise_range_declaration",
+    "noise_sd",
+    "noise_sweep",
+    "normalise_lags",
+    "orthogonal_rows_demo",
+    "owner_major_from_coefs",
+    "owner_major_to_lag_major",
+    "owner_sheets",
+    "parse_lags",
+    "pipeline_audit_case",
+    "post_multiplication_demo",
+    "prepare_series",
+    "prepare_solar",
+    "privacy_statement",
+    "random_stationary_var",
+    "range_width",
+    "release_refusal",
+    "shareable_release",
+    "simulate_var",
+    "to_json",
+    "var10_3_coefs",
+    "var22_coefs",
+    "var_admm_case",
+    "var_forecasts",
+]
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
