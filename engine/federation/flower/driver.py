@@ -10,14 +10,13 @@ returns the ServerApp's result; on failure it stops the run (``flwr stop``) and 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.federation.flower.runtime import FederationError, LocalFederation, submit_run
+from engine.federation.flower.runtime import FederationError, LocalFederation, run_id_of, submit_run
 
 __all__ = ["APP_DIR", "federation", "register", "run_job", "unregister"]
 
@@ -59,9 +58,9 @@ def federation(parties: list[str], superlink: str | None = None, workdir: str | 
 
 
 def _stop_run(fed: LocalFederation, out: str) -> None:
-    match = re.search(r'"run-id":\s*"(\d+)"', out)
-    if match:
-        subprocess.run([str(Path(sys.executable).parent / "flwr"), "stop", match.group(1)], capture_output=True,
+    run_id = run_id_of(out)
+    if run_id:
+        subprocess.run([str(Path(sys.executable).parent / "flwr"), "stop", run_id], capture_output=True,
                        env={**fed.env}, timeout=30, check=False)
 
 

@@ -26,13 +26,23 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from engine.federation.identity import IDENTITY_FILE, PINS_FILE, create_identity, write_pins
 
-__all__ = ["FLOWER_ENV", "FederationError", "LocalFederation", "flower_env", "free_port", "process_started",
-           "submit_run"]
+__all__ = [
+    "FLOWER_ENV",
+    "FederationError",
+    "LocalFederation",
+    "flower_env",
+    "flwr_cli",
+    "free_port",
+    "process_started",
+    "run_id_of",
+    "submit_run",
+]
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
@@ -281,6 +291,37 @@ class LocalFederation:
         self.stop()
 
 
+def run_id_of(cli_output: str) -> str | None:
+    """The run id in ``flwr run``'s output (default or JSON format), or None."""
+    match = re.search(r'(?:"run-id":\s*"|[Ss]tarted run )(\d+)', cli_output)
+    return match.group(1) if match else None
+
+
+_CLI_LOCK = threading.Lock()  # the in-process CLI runs with its environment in os.environ: one at a time
+
+
+def flwr_cli(args: list[str], env: dict, timeout: float) -> tuple[int, str]:
+    """``flwr <args>`` with environment ``env``: (exit code, its output).
+
+    In this process when flwr's CLI (a typer app) imports here: its runner sets ``env`` for the call and captures
+    the output, so a fit does not start one more Python process importing flwr (about 1.5 s CPU, 10-20 s of wall
+    time on 2 loaded cores); otherwise the ``flwr`` program beside the interpreter."""
+    try:
+        from flwr.cli.app import app
+        from typer.testing import CliRunner
+    except ImportError:
+        done = subprocess.run([str(Path(sys.executable).parent / "flwr"), *args], capture_output=True, text=True,
+                              env=env, timeout=timeout)
+        return done.returncode, done.stdout + done.stderr
+    keep = {k: v for k, v in os.environ.items() if k not in env}
+    with _CLI_LOCK:  # CliRunner's env patches os.environ; variables outside env are unset for the call
+        result = CliRunner().invoke(app, args, env={**{k: None for k in keep}, **env}, catch_exceptions=True)
+    text = result.output
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        text += f"\n{type(result.exception).__name__}: {result.exception}"
+    return int(result.exit_code), text
+
+
 def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Path, *, timeout: float,
                check_alive=None, env: dict | None = None, submitted: dict | None = None) -> dict:
     """``flwr run app_dir`` with ``run_config``; wait for ``result_path`` (JSON) written by the ServerApp.
@@ -288,21 +329,20 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
     ``check_alive()`` is called while waiting (it raises when a party's process died). Raises
     :class:`FederationError` when the run cannot start, the ServerApp reports an error, or ``timeout``
     seconds pass; returns the parsed result. ``submitted`` (a dict) gets
-    ``flwr run``'s JSON output ("stdout") and when it was issued and accepted (``time.time()``: "issued", "accepted").
+    ``flwr run``'s output ("stdout") and when it was issued and accepted (``time.time()``: "issued", "accepted").
     """
     overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in run_config.items())
     run_env = flower_env({**os.environ, **(env or {})}, FLWR_HOME=str(flwr_home))
     flwr = str(Path(sys.executable).parent / "flwr")
     if submitted is not None:
         submitted["issued"] = time.time()
-    done = subprocess.run([flwr, "run", str(app_dir), "--run-config", overrides, "--format", "json"],
-                          capture_output=True, text=True, env=run_env, timeout=min(timeout, 120))
+    # the default output ("Successfully started run <id>"): flwr's JSON output bypasses any capture (sys.__stdout__)
+    code, out = flwr_cli(["run", str(app_dir), "--run-config", overrides], run_env, timeout=min(timeout, 120))
     if submitted is not None:
-        submitted["stdout"], submitted["accepted"] = done.stdout, time.time()
-    if done.returncode != 0:
-        raise FederationError(f"flwr run failed: {(done.stdout + done.stderr).strip()[-2000:]}")
-    match = re.search(r'"run-id":\s*"(\d+)"', done.stdout)
-    run_id = match.group(1) if match else None
+        submitted["stdout"], submitted["accepted"] = out, time.time()
+    if code != 0:
+        raise FederationError(f"flwr run failed: {out.strip()[-2000:]}")
+    run_id = run_id_of(out)
     deadline, next_status, status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL, None
     try:
         while time.monotonic() < deadline:
