@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,7 +56,7 @@ def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = 
                   variant=settings.get("variant", "base"), rho=settings.get("rho", 2.0),
                   random_state=settings.get("init_seed"), penalty=settings.get("penalty", "none"),
                   alpha=settings.get("alpha", 0.0), owner_names=sites, flower_timeout=timeout)
-    out = {}
+    out: dict[str, Any] = {}
     for transport in ("local", "flower"):
         t0 = time.perf_counter()
         with _session_federation([str(i) for i in range(len(sites))], transport) as address:
@@ -141,7 +142,7 @@ def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names
     the coefficients agree to rounding)."""
     from engine.methods.p3ls.protocol import P3LS
 
-    out = {}
+    out: dict[str, Any] = {}
     parties = ["ta"] + [str(i + 1) for i in range(len(blocks))]
     for transport in ("local", "flower"):
         t0 = time.perf_counter()
