@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.federation.flower.runtime import FederationError, LocalFederation, run_id_of, submit_run
+from engine.federation.flower.runtime import FederationError, LocalFederation, flwr_cli, run_id_of, submit_run
 
 __all__ = ["APP_DIR", "federation", "register", "run_job", "unregister"]
 
@@ -58,10 +57,15 @@ def federation(parties: list[str], superlink: str | None = None, workdir: str | 
 
 
 def _stop_run(fed: LocalFederation, out: str) -> None:
+    """Ask the SuperLink to stop the failed run (best effort: the error the caller raises is the one to report, and
+    stopping the federation ends the run anyway; a ``flwr stop`` that hangs on a loaded machine must not replace
+    that error)."""
     run_id = run_id_of(out)
     if run_id:
-        subprocess.run([str(Path(sys.executable).parent / "flwr"), "stop", run_id], capture_output=True,
-                       env={**fed.env}, timeout=30, check=False)
+        try:
+            flwr_cli(["stop", run_id], dict(fed.env), timeout=30)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
 
 
 def run_job(fed: LocalFederation, job: dict, *, timeout: float) -> dict:
