@@ -14,17 +14,24 @@ Figures (targets of issue 32; each also a checked claim):
   ``var_<n>_gap`` = max |B_flower - B_pooled| / max |B_pooled| against the pooled least-squares fit
   (``solver="central"``, the exact optimum) must be <= 1e-6. Targets 20 s and 45 s.
 - ``p3ls_3_flower_s``: seconds of a P3LS fit over Flower (3 holders + the trusted authority, processes started
-  and stopped included). Target 20 s.
+  and stopped included). Target 20 s. ``p3ls_3_flower_warm_s``: the same fit again on the running federation.
 - ``flower_round_s``: the steady-state round of the 3-owner VAR fit: the median of its channel rounds (the
   central node's request to every owner and every reply; two per iteration). Target 0.5 s.
-- ``var_<n>_flower_cpu_s``: CPU seconds of the whole fit, every Flower process included (those whose parents
-  reaped them: the SuperLink, SuperNodes, SuperExecs and app processes), the machine-independent cost; on an
-  idle machine with a core per process the wall time approaches the start-up chain's share of it.
+- ``var_<n>_flower_cpu_s``: CPU seconds of the federation's life (start, the cold and the warm fit, stop), every
+  Flower process included (those whose parents reaped them: the SuperLink, SuperNodes, SuperExecs and app
+  processes), the machine-independent cost; on an idle machine with a core per process the wall time approaches
+  the start-up chain's share of it.
+- ``var_<n>_flower_warm_s``: the same fit again on the running federation (a session's next fit, its processes
+  kept by :func:`engine.federation.flower.session.shared_federation`); the cold figure above is the federation's
+  start, the first fit and the stop, timed apart.
 - ``var_<n>_flower_start_s`` (the federation up), ``var_<n>_flower_run_s`` (``flwr run`` to the result file:
   the CLI, the ServerApp's start, the Flower round, the iterations, the owners' replies),
   ``var_<n>_flower_connect_s`` (inside it: the ServerApp's "connect" round until every owner's stream is open),
-  ``var_<n>_flower_loop_s`` (the iterations), ``var_<n>_flower_stop_s`` (stopping every process),
-  ``var_<n>_iterations``.
+  ``var_<n>_flower_loop_s`` (the iterations), ``var_<n>_flower_stop_s`` (stopping every process, after the warm
+  fit),
+  ``var_<n>_iterations``; the timeline ``var_<n>_t_*_s`` (``SPANS``: the federation's start, the ``flwr run``
+  CLI, the ServerApp's spawn and imports, the slowest ClientApp's spawn and imports, the channel, the loop, the
+  owners' Flower replies, the result seen by the driver, the stop).
 - Bytes: ``var_<n>_wire_bytes`` (the channel's messages as sent, both ways) against ``var_<n>_log_bytes``
   (the protocol's count: the values its log lists times 8 bytes), ``wire_bytes_vs_log`` (3 owners) >= 1: fewer
   bytes than values would mean values did not cross; the surplus is the broadcast sent to each owner (the log
@@ -46,7 +53,9 @@ import time
 import numpy as np
 
 from _common import Claims, emit, parse_args
+from engine.federation.flower.session import shared_federation, stop_all
 from engine.methods.var_admm.estimator import CollaborativeVAR
+from engine.methods.var_admm.flower_roles import processes_in_groups
 
 TOL = 1e-10  # the fits' stopping tolerance: tight enough for both claims (gap <= 1e-6, equal to local to 1e-8)
 TARGETS = {"var_3_flower_converged_s": 20.0, "var_10_flower_converged_s": 45.0, "p3ls_3_flower_s": 20.0,
@@ -69,30 +78,65 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+#: the fit's timeline (``flower_["stamps"]``, wall-clock stamps from the driver, the ServerApp and the slowest owner's
+#: ClientApp): figure -> (from, to)
+SPANS = {"t_federation_up_s": ("fit_start", "federation_up"),
+         "t_flwr_run_cli_s": ("flwr_run_issued", "flwr_run_accepted"),
+         "t_serverapp_spawn_s": ("flwr_run_issued", "serverapp_process"),
+         "t_serverapp_import_s": ("serverapp_process", "serverapp_main"),
+         "t_clientapp_spawn_s": ("connect_pushed", "clientapp_process"),
+         "t_clientapp_import_s": ("clientapp_process", "clientapp_entry"),
+         "t_channel_up_s": ("clientapp_entry", "connected"),
+         "t_loop_s": ("connected", "loop_end"),
+         "t_flower_replies_s": ("loop_end", "replies"),
+         "t_result_seen_s": ("replies", "result"),
+         "t_stop_s": ("result", "stopped")}
+
+
+def timeline(stamps: dict) -> dict:
+    """Seconds of each span of ``SPANS`` present in ``stamps``."""
+    return {key: stamps[b] - stamps[a] for key, (a, b) in SPANS.items() if stamps.get(a) and stamps.get(b)}
+
+
 def run_var(n: int, seed: int, claims: Claims) -> dict:
     Y = series(n, 40 + 4 * n, seed)
     pooled = CollaborativeVAR(lags=1, solver="central").fit(Y).coef_owner_major_
     params = dict(lags=1, solver="admm", random_state=seed, flower_timeout=120.0, tol=TOL, max_iter=500)
+    # cold: the federation's start, the fit and the stop (as a fit with superlink=None runs them); warm: the same fit
+    # again on the running federation (a session's next fit: shared_federation)
     t0, cpu0 = time.perf_counter(), _cpu()
-    fl = CollaborativeVAR(transport="flower", **params).fit(Y)
-    converged_s, cpu_s = time.perf_counter() - t0, _cpu() - cpu0
+    with shared_federation([str(i) for i in range(n)], owner="bench") as fed:
+        pgids = [proc.pid for proc in fed.processes.values()]
+        start_s = time.perf_counter() - t0
+        fl = CollaborativeVAR(transport="flower", superlink=fed.address, **params).fit(Y)
+        fit_s = time.perf_counter() - t0 - start_s
+        t1 = time.perf_counter()
+        warm = CollaborativeVAR(transport="flower", superlink=fed.address, **params).fit(Y)
+        warm_s = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    stop_all()
+    stop_s = time.perf_counter() - t2
+    converged_s, cpu_s = start_s + fit_s + stop_s, _cpu() - cpu0
+    warm_diff = float(np.max(np.abs(warm.coef_owner_major_ - fl.coef_owner_major_)))
     gap = float(np.max(np.abs(fl.coef_owner_major_ - pooled)) / np.max(np.abs(pooled)))
     loc = CollaborativeVAR(transport="local", **params).fit(Y)
     diff = float(np.max(np.abs(fl.coef_owner_major_ - loc.coef_owner_major_)))
     info = fl.flower_
     wire = info["wire_bytes_down"] + info["wire_bytes_up"]
     log_bytes = 8 * int(fl.trace_.log.to_frame()["values sent"].sum())
-    out = {"flower_converged_s": converged_s, "flower_cpu_s": cpu_s, "gap": gap, "iterations": fl.n_iter_,
-           "flower_start_s": info["start_seconds"], "flower_run_s": info["run_seconds"],
-           "flower_stop_s": info["wall_seconds"] - info["start_seconds"] - info["run_seconds"],
+    out = {"flower_converged_s": converged_s, "flower_warm_s": warm_s, "flower_cpu_s": cpu_s, "gap": gap,
+           "iterations": fl.n_iter_, "flower_start_s": start_s, "flower_run_s": info["run_seconds"],
+           "flower_stop_s": stop_s,
            "flower_connect_s": info["hello_seconds"], "flower_loop_s": info["loop_seconds"],
            "round_median_s": float(np.median(info["round_seconds"])),
            "max_coef_diff_vs_local": diff, "wire_bytes": wire, "log_bytes": log_bytes}
+    out.update(timeline(info.get("stamps", {})))
     for key, value in out.items():
         emit(f"var_{n}_{key}", value)
     claims.check(f"var_{n}_converged_gap_1e-6", fl.converged_ and gap <= 1e-6, f"gap {gap:.3g}")
     claims.check(f"var_{n}_equals_local_1e-8", diff <= 1e-8, f"max |B_flower - B_local| = {diff:.3g}")
-    left = info["leftover_processes"]
+    claims.check(f"var_{n}_warm_equals_cold_1e-8", warm_diff <= 1e-8, f"max |B_warm - B_cold| = {warm_diff:.3g}")
+    left = processes_in_groups(pgids)
     claims.check(f"var_{n}_no_process_left", left == [], f"left: {left}")
     return out
 
@@ -107,12 +151,22 @@ def run_p3ls(g: int, seed: int, claims: Claims) -> dict:
     t0 = time.perf_counter()
     loc = P3LS(2, random_state=seed).fit(blocks, Y)
     local_wall = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    fl = P3LS(2, random_state=seed, transport="flower").fit(blocks, Y)
-    flower_wall = time.perf_counter() - t0
+    t0 = time.perf_counter()  # cold and warm as for the VAR (run_var)
+    with shared_federation(["ta"] + [str(i + 1) for i in range(g)], owner="bench") as fed:
+        start_s = time.perf_counter() - t0
+        fl = P3LS(2, random_state=seed, transport="flower", superlink=fed.address).fit(blocks, Y)
+        fit_s = time.perf_counter() - t0 - start_s
+        t1 = time.perf_counter()
+        warm = P3LS(2, random_state=seed, transport="flower", superlink=fed.address).fit(blocks, Y)
+        warm_s = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    stop_all()
+    flower_wall = start_s + fit_s + time.perf_counter() - t2
     diff = float(np.max(np.abs(fl.coef_ - loc.coef_)))
+    warm_diff = float(np.max(np.abs(warm.coef_ - loc.coef_)))
+    claims.check(f"p3ls_{g}_warm_equals_local_1e-10", warm_diff <= 1e-10, f"{warm_diff:.3g}")
     log_bytes = 8 * int(loc.log_.to_frame()["values sent"].sum())
-    out = {"local_wall_s": local_wall, "flower_s": flower_wall, "max_coef_diff": diff,
+    out = {"local_wall_s": local_wall, "flower_s": flower_wall, "flower_warm_s": warm_s, "max_coef_diff": diff,
            "wire_bytes": int(fl.wire_bytes_), "channel_bytes": int(fl.channel_bytes_), "log_bytes": log_bytes,
            "flower_rounds": fl.flower_rounds_, "channel_rounds": len(fl.channel_round_seconds_)}
     for key, value in out.items():

@@ -3,7 +3,8 @@
 One Flower run per page on the page's own sample data (slow: a SuperLink and one SuperNode process per
 party start, a few rounds of seconds each). Oracle: the in-process run beside it (largest difference
 <= 1e-9 for P3LS with the same log; VAR-ADMM: the page's converged fit in both, its own messages over Flower);
-the federation is started and stopped by the estimator (no process left).
+the federation is the browser session's (engine/federation/flower/session.py), stopped after each test here.
+The data owner's verdict box (gain, risk, cost) is shown under the runs.
 """
 from __future__ import annotations
 
@@ -16,6 +17,18 @@ from ui.federation_run import SECTION_TITLE, p3ls_has_flower
 ROOT = Path(__file__).resolve().parents[1]
 
 pytest.importorskip("flwr")
+
+
+@pytest.fixture(autouse=True)
+def _stop_session_federations():
+    from engine.federation.flower.session import stop_all
+
+    yield
+    stop_all()
+
+
+def _verdict(at) -> str:
+    return next((m.value for m in at.markdown if m.value.startswith("- **Gain.**")), "")
 
 
 def _metrics(at) -> dict:
@@ -39,6 +52,8 @@ def test_var_admm_page_runs_over_flower_beside_the_in_process_run():
     assert int(metrics["Messages (log)"]) > 0 and int(metrics["Messages (log from the wire)"]) > 0
     assert int(metrics["Bytes measured on the wire"].replace(",", "")) > 0
     assert any("logs differ" in m.value and "Gram pieces" in m.value for m in at.markdown)
+    verdict = _verdict(at)
+    assert "MAE" in verdict and "**Risk.**" in verdict and "bytes on the wire" in verdict, verdict
     # the result stays when another widget reruns the page
     at.run()
     assert "Flower wall time" in _metrics(at)
@@ -62,3 +77,5 @@ def test_p3ls_page_shows_the_flower_section():
     metrics = _metrics(at)
     assert float(metrics["Largest difference between the two runs"]) <= 1e-9
     assert int(metrics["Messages (log)"]) == int(metrics["Messages (log from the wire)"]) > 0
+    verdict = _verdict(at)
+    assert "R²" in verdict and "must not collude" in verdict, verdict

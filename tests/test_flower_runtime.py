@@ -1,4 +1,6 @@
-"""The Flower runtime starts from any shell, with telemetry off in every Flower process it starts.
+"""The Flower runtime starts from any shell, with telemetry and the update check off in every Flower process it starts
+(flwr 1.42's SuperLink, SuperNode, SuperExec and CLI each POST to api.flower.ai unless told not to: nothing phones
+home).
 
 Oracles: the environment each process really got (``/proc/<pid>/environ``, Linux), and a P3LS fit over Flower
 equal to the local transport's, run from a shell whose ``PATH`` lacks the interpreter's ``bin`` directory (a user
@@ -21,9 +23,10 @@ BIN = str(Path(sys.executable).parent)
 
 
 def test_children_get_the_interpreters_bin_first_and_no_telemetry():
-    env = flower_env({"PATH": f"/usr/bin:{BIN}:/bin", "FLWR_TELEMETRY_ENABLED": "1"})
+    env = flower_env({"PATH": f"/usr/bin:{BIN}:/bin", "FLWR_TELEMETRY_ENABLED": "1", "FLWR_DISABLE_UPDATE_CHECK": "0"})
     assert env["PATH"].split(":") == [BIN, "/usr/bin", "/bin"]
     assert env["FLWR_TELEMETRY_ENABLED"] == "0"
+    assert env["FLWR_DISABLE_UPDATE_CHECK"] == "1"
     assert flower_env({})["PATH"] == BIN
 
 
@@ -57,6 +60,7 @@ def test_a_fit_runs_from_a_shell_without_the_venv_on_path(monkeypatch):
         assert {"flower-superlink", "flower-supernode"} <= {n.split()[0] for n in names if n}
         for q in procs:
             assert _environ(q).get("FLWR_TELEMETRY_ENABLED") == "0", _cmd(q)
+            assert _environ(q).get("FLWR_DISABLE_UPDATE_CHECK") == "1", _cmd(q)
         fl = P3LS(2, random_state=3, transport="flower", superlink=fed.address).fit(blocks, Y)
         np.testing.assert_allclose(fl.predict(new), local.predict(new), atol=1e-9, rtol=0)
 

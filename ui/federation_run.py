@@ -1,8 +1,9 @@
 """The "Run over Flower (one process per party)" section shared by the P3LS and VAR-ADMM pages.
 
 One button runs the page's fit twice: in this process (the local transport) and over a local Flower
-federation (a SuperLink and one SuperNode process per party on 127.0.0.1, started and stopped by the
-estimator), and shows both side by side: wall time, messages, the log's values × 8 bytes and the bytes
+federation (a SuperLink and one SuperNode process per party on 127.0.0.1, started by the session's first run,
+reused by its next runs and stopped after ``IDLE_SECONDS`` unused: :mod:`engine.federation.flower.session`),
+and shows both side by side: wall time, messages, the log's values × 8 bytes and the bytes
 measured on the wire, the largest result difference and the message log rebuilt from the real messages.
 The result stays in ``st.session_state[key]`` so other widgets do not lose it; an error (a party that
 dies, a timeout, a setting the Flower transport does not run) is shown and the page keeps its state.
@@ -12,12 +13,16 @@ The runners (``var_flower_runs``, ``p3ls_flower_runs``) call the estimators only
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.federation.flower.session import IDLE_SECONDS
 from engine.methods.var_admm import CollaborativeVAR
 from ui.tables import human_headers
 
@@ -51,17 +56,77 @@ def var_flower_runs(Y: pd.DataFrame, lags: tuple, settings: dict, solar: bool = 
                   variant=settings.get("variant", "base"), rho=settings.get("rho", 2.0),
                   random_state=settings.get("init_seed"), penalty=settings.get("penalty", "none"),
                   alpha=settings.get("alpha", 0.0), owner_names=sites, flower_timeout=timeout)
-    out = {}
+    out: dict[str, Any] = {}
     for transport in ("local", "flower"):
         t0 = time.perf_counter()
-        est = CollaborativeVAR(transport=transport, **params).fit(train, row_mask=mask)
+        with _session_federation([str(i) for i in range(len(sites))], transport) as address:
+            est = CollaborativeVAR(transport=transport, superlink=address, **params).fit(train, row_mask=mask)
         wall = time.perf_counter() - t0
         out[transport] = _summary(est, wall, est.trace_.log.to_frame(), transport == "flower")
         out[transport]["coef"] = est.coef_owner_major_
     out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
+    out["verdict"] = _verdict(_var_verdict, panel, lags, params, est, out["flower"])
     out["what"] = (f"The page's VAR-ADMM fit on the training rows ({est.scheme_} scheme, {est.n_iter_} iterations, "
                    f"{len(sites)} owners, the page's initialisation seed) in both runs")
     return out
+
+
+@contextmanager
+def _session_federation(parties: list, transport: str):
+    """``superlink`` for the estimator: None in process; over Flower, the address of this browser session's local
+    federation of ``parties`` (started by its first run, reused by the next ones, stopped after
+    ``IDLE_SECONDS`` unused: starting the processes costs more than the fit)."""
+    if transport != "flower":
+        yield None
+        return
+    from engine.federation.flower.session import shared_federation
+
+    owner = st.session_state.setdefault("_federation_owner", uuid.uuid4().hex)
+    with shared_federation(parties, owner=owner) as fed:
+        yield fed.address
+
+
+def _verdict(make: Callable, *args) -> dict | None:
+    """``make(*args)``, or None when the comparison behind it cannot run on these data (the runs stay shown)."""
+    try:
+        return make(*args)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+
+
+def _cost(flower: dict, rounds: str) -> str:
+    wire = "bytes not measured" if flower["wire_bytes"] is None else f"{flower['wire_bytes']:,} bytes on the wire"
+    return f"{rounds}, {flower['messages']} messages, {wire}, {flower['wall_s']:.1f} s over Flower on this machine."
+
+
+def _var_verdict(panel, lags: tuple, params: dict, est, flower: dict) -> dict:
+    """Gain (each owner's one-step MAE, the federated VAR against its own AR, on the page's test rows), risk, cost."""
+    from engine.methods.var_admm import evaluate_forecasts
+
+    local = {k: v for k, v in params.items() if k != "flower_timeout"}
+    ev = evaluate_forecasts(panel.Y, lags, panel.train_end, model=CollaborativeVAR(**local),
+                            test_rows=panel.test_rows, score_mask=panel.score_mask, fit_mask=panel.fit_mask,
+                            owner_names=local["owner_names"])
+    gains = ", ".join(f"{o} {g:+.0f}%" for o, g in zip(ev.table["owner"], ev.table["mae_gain_pct"], strict=False))
+    return {"gain": f"One-step forecast MAE of the federated VAR against each owner's own AR (test rows): {gains}.",
+            "risk": "The central node (and whoever runs the SuperLink) sees every owner's contribution Z_i B_i at "
+                    "every iteration: no ADMM variant is private (see the attack tab). Nothing else crosses: no "
+                    "series, no coefficients; the iterations run over a mutually authenticated TLS channel.",
+            "cost": _cost(flower, f"{est.n_iter_} iterations")}
+
+
+def _p3ls_verdict(blocks: list, Y, label_holder: int, party_names: list, flower: dict) -> dict:
+    """Gain (test R² of the label holder alone against P3LS, one 60/20/20 split), risk, cost."""
+    from engine.methods.p3ls import compare_models
+
+    overall = compare_models(blocks, Y, label_holder=label_holder, party_names=party_names,
+                             random_state=0).overall.set_index("model")["r2_pooled"]
+    return {"gain": f"Test R² of the label holder's own PLS {overall['local']:.3f}, of P3LS {overall['P3LS']:.3f} "
+                    "(one 60/20/20 split of the rows, each model's components chosen on the validation rows).",
+            "risk": "The server (CSP) and the trusted authority must not collude: together they unmask every block. "
+                    "The hub relays sealed keys it cannot read or swap (pinned identities); it sees the masked "
+                    "blocks and the model's masked results.",
+            "cost": _cost(flower, "one Flower round and the protocol's 4 channel rounds")}
 
 
 def p3ls_has_flower() -> bool:
@@ -77,15 +142,18 @@ def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names
     the coefficients agree to rounding)."""
     from engine.methods.p3ls.protocol import P3LS
 
-    out = {}
+    out: dict[str, Any] = {}
+    parties = ["ta"] + [str(i + 1) for i in range(len(blocks))]
     for transport in ("local", "flower"):
-        kw = {} if transport == "local" else {"transport": "flower"}
         t0 = time.perf_counter()
-        fed = P3LS(n_components, label_holder=label_holder, party_names=party_names, **kw).fit(blocks, Y)
+        with _session_federation(parties, transport) as address:
+            kw = {} if transport == "local" else {"transport": "flower", "superlink": address}
+            fed = P3LS(n_components, label_holder=label_holder, party_names=party_names, **kw).fit(blocks, Y)
         wall = time.perf_counter() - t0
         out[transport] = _summary(fed, wall, fed.log_.to_frame(), transport == "flower")
         out[transport]["coef"] = np.column_stack([fed.coef_, fed.intercept_])
     out["max_difference"] = float(np.max(np.abs(out["flower"]["coef"] - out["local"]["coef"])))
+    out["verdict"] = _verdict(_p3ls_verdict, blocks, Y, label_holder, party_names, out["flower"])
     out["what"] = f"P3LS, {n_components} components, {len(blocks)} data holders"
     return out
 
@@ -116,8 +184,9 @@ def federation_section(key: str, run: Callable[[], dict], *, available: bool = T
         return
     if st.button("Run over Flower", key=f"{key}_button"):
         try:
-            with st.spinner("Starting a SuperLink and one SuperNode per party on 127.0.0.1, then running the fit "
-                            "(each Flower round takes seconds: a process start per message) ..."):
+            with st.spinner("Running the fit over Flower: the session's first run starts a SuperLink and one "
+                            "SuperNode per party on 127.0.0.1; one Flower round connects the parties, the rounds "
+                            "of the protocol run over the run's mutually authenticated channel ..."):
                 st.session_state[key] = run()
         except Exception as err:  # a dead party, a timeout, a refused setting: said, and the page keeps its state
             st.error(f"The Flower run failed: {err}")
@@ -132,7 +201,8 @@ def _show(result: dict) -> None:
     left, right = st.columns(2)
     left.metric("In-process wall time", f"{loc['wall_s']:.3g} s")
     right.metric("Flower wall time", f"{fl['wall_s']:.3g} s",
-                 help="Includes starting and stopping the SuperLink and the SuperNodes.")
+                 help="The first run of this session includes starting the SuperLink and the SuperNodes; later runs "
+                      f"reuse them (they stop after {IDLE_SECONDS / 60:.0f} minutes unused, or when the app stops).")
     left.metric("Messages (log)", loc["messages"])
     right.metric("Messages (log from the wire)", fl["messages"])
     left.metric("Values sent × 8 bytes", f"{loc['log_bytes']:,}")
@@ -140,5 +210,10 @@ def _show(result: dict) -> None:
                  help="Bytes Flower serialised for every message pushed either way (arrays, records, metadata; "
                       "HTTP headers not counted). A broadcast crosses once per receiving party.")
     st.metric("Largest difference between the two runs", f"{result['max_difference']:.1e}")
+    verdict = result.get("verdict")
+    if verdict:
+        with st.container(border=True):
+            st.markdown("**A data owner's verdict: should I join?**")
+            st.markdown(f"- **Gain.** {verdict['gain']}\n- **Risk.** {verdict['risk']}\n- **Cost.** {verdict['cost']}")
     st.markdown(log_comparison(loc["log"], fl["log"]))
     st.dataframe(human_headers(fl["log"]), hide_index=True, width="stretch")

@@ -10,16 +10,14 @@ returns the ServerApp's result; on failure it stops the run (``flwr stop``) and 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
-import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.federation.flower.runtime import FederationError, LocalFederation, submit_run
+from engine.federation.flower.runtime import FederationError, LocalFederation, flwr_cli, run_id_of, submit_run
 
-__all__ = ["APP_DIR", "federation", "register", "run_job"]
+__all__ = ["APP_DIR", "federation", "register", "run_job", "unregister"]
 
 APP_DIR = Path(__file__).resolve().parents[1] / "flower_app"
 _RUNNING: dict[str, LocalFederation] = {}
@@ -29,6 +27,11 @@ def register(fed: LocalFederation) -> LocalFederation:
     """Make a started local federation usable as ``superlink=fed.address`` (until it stops)."""
     _RUNNING[fed.address] = fed
     return fed
+
+
+def unregister(fed: LocalFederation) -> None:
+    """Forget a federation that is stopping (``superlink=fed.address`` is refused from now on)."""
+    _RUNNING.pop(fed.address, None)
 
 
 @contextmanager
@@ -54,10 +57,15 @@ def federation(parties: list[str], superlink: str | None = None, workdir: str | 
 
 
 def _stop_run(fed: LocalFederation, out: str) -> None:
-    match = re.search(r'"run-id":\s*"(\d+)"', out)
-    if match:
-        subprocess.run([str(Path(sys.executable).parent / "flwr"), "stop", match.group(1)], capture_output=True,
-                       env={**fed.env}, timeout=30, check=False)
+    """Ask the SuperLink to stop the failed run (best effort: the error the caller raises is the one to report, and
+    stopping the federation ends the run anyway; a ``flwr stop`` that hangs on a loaded machine must not replace
+    that error)."""
+    run_id = run_id_of(out)
+    if run_id:
+        try:
+            flwr_cli(["stop", run_id], dict(fed.env), timeout=30)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
 
 
 def run_job(fed: LocalFederation, job: dict, *, timeout: float) -> dict:

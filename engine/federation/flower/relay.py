@@ -30,7 +30,6 @@ from flwr.app import ArrayRecord, ConfigRecord, Message, MetricRecord, RecordDic
 from engine.federation.e2e import PartyKeys, associated_data, open_sealed, seal
 from engine.federation.flower.channel import ChannelError, Hub, pack, unpack
 from engine.federation.flower.runtime import FederationError
-from engine.federation.messages import MessageLog
 
 __all__ = ["Envelope", "Relay", "decode_value", "encode_value", "exchange", "pack_envelopes", "party_reply",
            "read_request", "unpack_envelopes"]
@@ -188,6 +187,8 @@ class Relay:
                  message_type: str = "query.protocol"):
         self.message_type = message_type
         self.grid, self.nodes, self.central, self.timeout = grid, dict(nodes or {}), central, float(timeout)
+        from engine.federation.messages import MessageLog  # here: pandas, which a party's process never needs
+
         self.log = MessageLog()
         self.wire_bytes: list[int] = []  # per log record
         self.recorder = recorder

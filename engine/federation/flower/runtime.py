@@ -26,21 +26,37 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from engine.federation.identity import IDENTITY_FILE, PINS_FILE, create_identity, write_pins
 
-__all__ = ["FLOWER_ENV", "FederationError", "LocalFederation", "flower_env", "free_port", "submit_run"]
+__all__ = [
+    "FLOWER_ENV",
+    "FederationError",
+    "LocalFederation",
+    "flower_env",
+    "flwr_cli",
+    "free_port",
+    "process_started",
+    "run_id_of",
+    "submit_run",
+]
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
 STOP_TIMEOUT = 10.0  # seconds to wait for a killed process
-STOP_GRACE = 3.0  # seconds a Flower process gets after SIGTERM before SIGKILL (it keeps no state worth a longer wait)
+# seconds a Flower process gets after SIGTERM before SIGKILL: the local federation keeps no state worth a longer wait
+# (an in-memory SuperLink; each party's files are written before its reply), and its stop is part of every fit
+STOP_GRACE = 1.0
 STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a run's status
 #: every Flower process the project starts: no telemetry (Flower's default POSTs platform facts from each process);
+#: no update check (flwr 1.42's CLI, SuperLink, SuperNode and SuperExec each POST to api.flower.ai from a non-daemon
+#: thread: nothing may phone home, and each process waited up to 3 s for it before exiting: `flwr run` took 11 s);
 #: the SuperExec polls for the next ClientApp task every 0.1 s instead of 1 s (0.02 s raised the load on 2 cores)
-FLOWER_ENV = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.1"}
+FLOWER_ENV = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1",
+              "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.1"}
 
 
 def flower_env(base: dict | None = None, **extra) -> dict:
@@ -53,6 +69,16 @@ def flower_env(base: dict | None = None, **extra) -> dict:
     env.update(FLOWER_ENV)
     env.update({k: str(v) for k, v in extra.items()})
     return env
+
+
+def process_started() -> float:
+    """When the running process started, as a ``time.time()`` stamp (Linux /proc; ``nan`` elsewhere)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
 
 
 class FederationError(RuntimeError):
@@ -226,10 +252,10 @@ class LocalFederation:
 
     def _reap_leftovers(self) -> None:
         """App processes of this federation that outlived their parent's group (Flower may start them in a session
-        of their own): a few seconds to exit, then SIGKILL by pid."""
+        of their own): ``STOP_GRACE`` seconds to exit, then SIGKILL by pid."""
         if not self.ports:
             return
-        deadline = time.monotonic() + STOP_TIMEOUT
+        deadline = time.monotonic() + STOP_GRACE
         while (left := self.leftover_processes()) and time.monotonic() < deadline:
             time.sleep(0.2)
         for pid in left:
@@ -265,43 +291,96 @@ class LocalFederation:
         self.stop()
 
 
+def run_id_of(cli_output: str) -> str | None:
+    """The run id in ``flwr run``'s output (default or JSON format), or None."""
+    match = re.search(r'(?:"run-id":\s*"|[Ss]tarted run )(\d+)', cli_output)
+    return match.group(1) if match else None
+
+
+_CLI_LOCK = threading.Lock()  # the in-process CLI runs with its environment in os.environ: one at a time
+
+
+def flwr_cli(args: list[str], env: dict, timeout: float) -> tuple[int, str]:
+    """``flwr <args>`` with environment ``env``: (exit code, its output).
+
+    In this process when flwr's CLI (a typer app) imports here: its runner sets ``env`` for the call and captures
+    the output, so a fit does not start one more Python process importing flwr (about 1.5 s CPU, 10-20 s of wall
+    time on 2 loaded cores); otherwise the ``flwr`` program beside the interpreter."""
+    try:
+        from flwr.cli.app import app
+        from typer.testing import CliRunner
+    except ImportError:
+        done = subprocess.run([str(Path(sys.executable).parent / "flwr"), *args], capture_output=True, text=True,
+                              env=env, timeout=timeout)
+        return done.returncode, done.stdout + done.stderr
+    keep = {k: v for k, v in os.environ.items() if k not in env}
+    with _CLI_LOCK:  # CliRunner's env patches os.environ; variables outside env are unset for the call
+        result = CliRunner().invoke(app, args, env={**{k: None for k in keep}, **env}, catch_exceptions=True)
+    text = result.output
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        text += f"\n{type(result.exception).__name__}: {result.exception}"
+    return int(result.exit_code), text
+
+
 def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Path, *, timeout: float,
                check_alive=None, env: dict | None = None, submitted: dict | None = None) -> dict:
     """``flwr run app_dir`` with ``run_config``; wait for ``result_path`` (JSON) written by the ServerApp.
 
     ``check_alive()`` is called while waiting (it raises when a party's process died). Raises
     :class:`FederationError` when the run cannot start, the ServerApp reports an error, or ``timeout``
-    seconds pass; returns the parsed result. ``submitted`` (a dict) gets ``flwr run``'s JSON output ("stdout").
+    seconds pass; returns the parsed result. ``submitted`` (a dict) gets
+    ``flwr run``'s output ("stdout") and when it was issued and accepted (``time.time()``: "issued", "accepted").
     """
     overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in run_config.items())
     run_env = flower_env({**os.environ, **(env or {})}, FLWR_HOME=str(flwr_home))
     flwr = str(Path(sys.executable).parent / "flwr")
-    done = subprocess.run([flwr, "run", str(app_dir), "--run-config", overrides, "--format", "json"],
-                          capture_output=True, text=True, env=run_env, timeout=min(timeout, 120))
     if submitted is not None:
-        submitted["stdout"] = done.stdout
-    if done.returncode != 0:
-        raise FederationError(f"flwr run failed: {(done.stdout + done.stderr).strip()[-2000:]}")
-    match = re.search(r'"run-id":\s*"(\d+)"', done.stdout)
-    run_id = match.group(1) if match else None
-    deadline, next_status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL
-    while time.monotonic() < deadline:
-        if result_path.exists():
-            result = json.loads(result_path.read_text())
-            if result.get("error"):
-                raise FederationError(result["error"])
-            return result
-        if check_alive is not None:
-            check_alive()
-        if run_id and time.monotonic() > next_status:  # a ServerApp that died writes no result: ask the SuperLink
-            status = run_status(flwr, run_id, run_env)
-            if status.startswith("finished") and not result_path.exists():
-                time.sleep(1.0)
-                if not result_path.exists():
-                    raise FederationError(f"Flower run {run_id} ended ({status}) without a result")
-            next_status = time.monotonic() + STATUS_INTERVAL
-        time.sleep(0.1)
+        submitted["issued"] = time.time()
+    # the default output ("Successfully started run <id>"): flwr's JSON output bypasses any capture (sys.__stdout__)
+    code, out = flwr_cli(["run", str(app_dir), "--run-config", overrides], run_env, timeout=min(timeout, 120))
+    if submitted is not None:
+        submitted["stdout"], submitted["accepted"] = out, time.time()
+    if code != 0:
+        raise FederationError(f"flwr run failed: {out.strip()[-2000:]}")
+    run_id = run_id_of(out)
+    deadline, next_status, status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL, None
+    try:
+        while time.monotonic() < deadline:
+            if result_path.exists():
+                result = json.loads(result_path.read_text())
+                if result.get("error"):
+                    raise FederationError(result["error"])
+                return result
+            if check_alive is not None:
+                check_alive()
+            # a ServerApp that died writes no result: ask the SuperLink now and then, in the background (`flwr ls`
+            # is a process of its own; waiting for it here held the result back by its start-up, seconds)
+            if status is not None and status.poll() is not None:
+                state = _status_of(status.communicate()[0])
+                status = None
+                if state.startswith("finished") and not result_path.exists():
+                    time.sleep(1.0)
+                    if not result_path.exists():
+                        raise FederationError(f"Flower run {run_id} ended ({state}) without a result")
+            if run_id and status is None and time.monotonic() > next_status:
+                status = subprocess.Popen([flwr, "ls", "--run-id", str(run_id), "--format", "json"],
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=run_env)
+                next_status = time.monotonic() + STATUS_INTERVAL
+            time.sleep(0.05)
+    finally:
+        if status is not None and status.poll() is None:
+            status.kill()
+            status.wait(timeout=STOP_TIMEOUT)
     raise FederationError(f"the Flower run wrote no result within {timeout:.0f} s")
+
+
+def _status_of(ls_output: str) -> str:
+    """The run's status in ``flwr ls --format json`` output ("finished:completed", ...; "" if unknown)."""
+    try:
+        runs = json.loads(ls_output[ls_output.index("{"):]).get("runs", [])
+    except ValueError:
+        return ""
+    return str(runs[0].get("status", "")) if runs else ""
 
 
 def run_status(flwr: str, run_id: str, env: dict) -> str:
@@ -309,7 +388,6 @@ def run_status(flwr: str, run_id: str, env: dict) -> str:
     try:
         done = subprocess.run([flwr, "ls", "--run-id", str(run_id), "--format", "json"], capture_output=True,
                               text=True, env=env, timeout=60)
-        runs = json.loads(done.stdout[done.stdout.index("{"):]).get("runs", [])
-    except (subprocess.TimeoutExpired, ValueError):
+    except subprocess.TimeoutExpired:
         return ""
-    return str(runs[0].get("status", "")) if runs else ""
+    return _status_of(done.stdout)

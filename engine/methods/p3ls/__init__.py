@@ -46,37 +46,44 @@ the federation), :mod:`.columns` and :mod:`.regressor` (:class:`P3LSRegressor`),
 """
 from __future__ import annotations
 
-from engine.data.blocks import blocks_from_frame, group_columns_by_prefix
-from engine.federation.messages import Message, MessageLog  # the one log of both federated methods
-from engine.methods.p3ls.columns import resolve_column_split
-from engine.methods.p3ls.compare import compare
-from engine.methods.p3ls.evaluation import (
-    ModelComparison,
-    coefficient_frame,
-    compare_models,
-    select_n_components,
-    split_rows,
-)
-from engine.methods.p3ls.export import MODEL_FORMAT, NO_RELEASE_REASON, model_from_dict, model_to_dict, owner_sheets
-from engine.methods.p3ls.leakage import NOT_DP_STATEMENT, leakage_report
-from engine.methods.p3ls.masks import OrthogonalMask, haar_orthogonal, key_condition_limit, random_invertible
-from engine.methods.p3ls.pls import (
-    SVDPLS,
-    PLSComponents,
-    component_signs,
-    mean_squared_distance,
-    orient_components,
-    rotations,
-    standardise_columns,
-    svd_pls,
-)
-from engine.methods.p3ls.protocol import P3LS, Relevance
-from engine.methods.p3ls.regressor import P3LSRegressor
-from engine.methods.p3ls.roles import DataHolder, ProtocolError, Role, Server, TrustedAuthority
+from typing import TYPE_CHECKING
 
-#: Old name of :func:`engine.data.blocks.group_columns_by_prefix` (DP-CCA's ``columns_by_prefix`` is another
-#: function: it picks the columns that start with a prefix).
-columns_by_prefix = group_columns_by_prefix
+from engine.lazy import lazy_exports
+
+# the names are imported on first use (engine/lazy.py): a Flower party's process imports only the modules its
+# protocol needs, not scikit-learn, scipy.stats, pandas and the data readers with every other one
+if TYPE_CHECKING:
+    from engine.data.blocks import blocks_from_frame, group_columns_by_prefix
+
+    #: Old name of :func:`engine.data.blocks.group_columns_by_prefix` (DP-CCA's ``columns_by_prefix`` is another
+    #: function: it picks the columns that start with a prefix).
+    from engine.data.blocks import group_columns_by_prefix as columns_by_prefix
+    from engine.federation.messages import Message, MessageLog  # the one log of both federated methods
+    from engine.methods.p3ls.columns import resolve_column_split
+    from engine.methods.p3ls.compare import compare
+    from engine.methods.p3ls.evaluation import (
+        ModelComparison,
+        coefficient_frame,
+        compare_models,
+        select_n_components,
+        split_rows,
+    )
+    from engine.methods.p3ls.export import MODEL_FORMAT, NO_RELEASE_REASON, model_from_dict, model_to_dict, owner_sheets
+    from engine.methods.p3ls.leakage import NOT_DP_STATEMENT, leakage_report
+    from engine.methods.p3ls.masks import OrthogonalMask, haar_orthogonal, key_condition_limit, random_invertible
+    from engine.methods.p3ls.pls import (
+        SVDPLS,
+        PLSComponents,
+        component_signs,
+        mean_squared_distance,
+        orient_components,
+        rotations,
+        standardise_columns,
+        svd_pls,
+    )
+    from engine.methods.p3ls.protocol import P3LS, Relevance
+    from engine.methods.p3ls.regressor import P3LSRegressor
+    from engine.methods.p3ls.roles import DataHolder, ProtocolError, Role, Server, TrustedAuthority
 
 __all__ = [
     "MODEL_FORMAT",
@@ -119,3 +126,5 @@ __all__ = [
     "standardise_columns",
     "svd_pls",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -53,7 +53,6 @@ from engine.federation.flower.channel import serve_party
 from engine.federation.flower.driver import federation, run_job
 from engine.federation.flower.relay import Envelope, Relay, pack_envelopes, party_reply, read_request, unpack_envelopes
 from engine.federation.identity import KeyRefused, load_identity, load_pins, sign_key, verify_key
-from engine.federation.messages import MessageLog
 from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
 from engine.privacy.noise import fresh_generator
 
@@ -547,6 +546,8 @@ def fit_over_flower(est, blocks: list, Y2: np.ndarray, names: list[str], seeds: 
         finally:
             for i in range(g):
                 (fed.data_dirs[str(i + 1)] / file).unlink(missing_ok=True)
+        from engine.federation.messages import MessageLog  # the driver's side only (pandas)
+
         est.log_ = MessageLog()
         est.wire_bytes_per_message_ = []
         _load_log(est, result)

@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 from scipy import linalg
-from sklearn.metrics import r2_score
-from sklearn.utils.validation import check_array
 
 from engine.methods.p3ls.masks import OrthogonalMask, haar_orthogonal, random_invertible
 from engine.methods.p3ls.pls import _as_2d_response, component_signs, rotations, standardise_columns, svd_pls
@@ -112,6 +110,8 @@ class DataHolder(Role):
         return f"{base}_{self.index}"
 
     def _standardise_new(self, X_new) -> np.ndarray:
+        from sklearn.utils.validation import check_array  # here: a party's process imports no scikit-learn to start
+
         X_new = check_array(X_new, dtype=np.float64, input_name=f"X_{self.index} (new rows)")
         if X_new.shape[1] != self.n_columns:
             raise ValueError(f"{self.name}: new block has {X_new.shape[1]} columns, training had {self.n_columns}")
@@ -200,6 +200,8 @@ class DataHolder(Role):
     # --- model selection by the LC (nested models, spec Sec. 3.4 caveat 1 mitigation)
     def choose_n_components(self, Y_val) -> tuple[int, np.ndarray]:
         """Validation R^2 (pooled over KPIs, original units) of every k from T_val and Q; best k."""
+        from sklearn.metrics import r2_score
+
         T_val, Q = self._get("T_new"), self._get("Q")
         Y_val2, _ = _as_2d_response(Y_val)
         scores = np.array([

@@ -73,76 +73,83 @@ Modules (one concern each; this package re-exports every public name, so
 """
 from __future__ import annotations
 
-from engine.data.panel import load_panel
+from typing import TYPE_CHECKING
 
-from .audit_case import PIPELINE_BUGS, pipeline_audit_case, var_admm_case
-from .comparison import compare
-from .defence import (
-    DP_STATEMENTS,
-    PER_SERIES_UNIT,
-    PER_VALUE_UNIT,
-    RANGE_NOT_DECLARED,
-    DefenceLedger,
-    NoiseRelease,
-    RangeDeclaration,
-    add_noise,
-    calibrated_noise_scale,
-    calibrates_from_epsilon,
-    clip_to_range,
-    defence_ledger,
-    naive_noisy_design,
-    noise_defence,
-    noise_guarantee,
-    noise_ledger,
-    noise_range_declaration,
-    noise_sd,
-    range_width,
-)
-from .estimator import INITS, NOISE_LAWS, PENALTIES, SOLVERS, TRENDS, VARIANTS, CollaborativeVAR
-from .evaluation import (
-    DEFENCES,
-    ForecastEvaluation,
-    defence_comparison,
-    evaluate_forecasts,
-    local_ar_forecasts,
-    noise_sweep,
-    var_forecasts,
-)
-from .layout import (
-    coefs_from_owner_major,
-    lag_major_to_owner_major,
-    lagged_design,
-    normalise_lags,
-    owner_major_from_coefs,
-    owner_major_to_lag_major,
-    parse_lags,
-)
-from .prepare import SolarPanel, neighbourhood, prepare_series, prepare_solar
-from .release import (
-    MODEL_FORMAT,
-    NO_DEFENCE_REASON,
-    NOT_DP_MODEL,
-    RELEASE_FORMAT,
-    coef_table,
-    model_from_dict,
-    model_from_release,
-    model_to_dict,
-    owner_sheets,
-    privacy_statement,
-    release_refusal,
-    shareable_release,
-    to_json,
-)
-from .simulate import (
-    companion_radius,
-    macrodata_growth,
-    random_stationary_var,
-    simulate_var,
-    var10_3_coefs,
-    var22_coefs,
-)
-from .solver import SCHEME_LABELS, SCHEMES, AdmmTrace, MessageLog, lasso_coordinate_descent
-from .transforms import orthogonal_rows_demo, post_multiplication_demo
+from engine.lazy import lazy_exports
+
+# the names are imported on first use (engine/lazy.py): a Flower party's process imports only the modules its
+# protocol needs, not scikit-learn, scipy.stats, pandas and the data readers with every other one
+if TYPE_CHECKING:
+    from engine.data.panel import load_panel
+
+    from .audit_case import PIPELINE_BUGS, pipeline_audit_case, var_admm_case
+    from .comparison import compare
+    from .defence import (
+        DP_STATEMENTS,
+        PER_SERIES_UNIT,
+        PER_VALUE_UNIT,
+        RANGE_NOT_DECLARED,
+        DefenceLedger,
+        NoiseRelease,
+        RangeDeclaration,
+        add_noise,
+        calibrated_noise_scale,
+        calibrates_from_epsilon,
+        clip_to_range,
+        defence_ledger,
+        naive_noisy_design,
+        noise_defence,
+        noise_guarantee,
+        noise_ledger,
+        noise_range_declaration,
+        noise_sd,
+        range_width,
+    )
+    from .estimator import INITS, NOISE_LAWS, PENALTIES, SOLVERS, TRENDS, VARIANTS, CollaborativeVAR
+    from .evaluation import (
+        DEFENCES,
+        ForecastEvaluation,
+        defence_comparison,
+        evaluate_forecasts,
+        local_ar_forecasts,
+        noise_sweep,
+        var_forecasts,
+    )
+    from .layout import (
+        coefs_from_owner_major,
+        lag_major_to_owner_major,
+        lagged_design,
+        normalise_lags,
+        owner_major_from_coefs,
+        owner_major_to_lag_major,
+        parse_lags,
+    )
+    from .prepare import SolarPanel, neighbourhood, prepare_series, prepare_solar
+    from .release import (
+        MODEL_FORMAT,
+        NO_DEFENCE_REASON,
+        NOT_DP_MODEL,
+        RELEASE_FORMAT,
+        coef_table,
+        model_from_dict,
+        model_from_release,
+        model_to_dict,
+        owner_sheets,
+        privacy_statement,
+        release_refusal,
+        shareable_release,
+        to_json,
+    )
+    from .simulate import (
+        companion_radius,
+        macrodata_growth,
+        random_stationary_var,
+        simulate_var,
+        var10_3_coefs,
+        var22_coefs,
+    )
+    from .solver import SCHEME_LABELS, SCHEMES, AdmmTrace, MessageLog, lasso_coordinate_descent
+    from .transforms import orthogonal_rows_demo, post_multiplication_demo
 
 __all__ = [
     "DEFENCES",
@@ -221,3 +228,5 @@ __all__ = [
     "var_admm_case",
     "var_forecasts",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -10,11 +10,14 @@ ADMM. No streamlit here.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .lasso import _owner_solver, _quad
-from .trace import AdmmTrace, admm_message_log
+
+if TYPE_CHECKING:
+    from .trace import AdmmTrace
 
 __all__ = ["anderson_memory", "run_anderson"]
 
@@ -58,6 +61,8 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     -------
     B (n p, n) owner-major in internal units, and the trace (scheme "anderson", rho = n).
     """
+    from .trace import AdmmTrace, admm_message_log  # here: the trace needs pandas, an owner's process does not
+
     T, n = Y.shape
     p = len(lags)
     rho = float(n)

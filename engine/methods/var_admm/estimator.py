@@ -445,7 +445,7 @@ class CollaborativeVAR(BaseEstimator):
                         "wall_seconds": float(info["wall"]), "start_seconds": float(info["start"]),
                         "run_seconds": float(info["run"]), "leftover_processes": list(info["leftover"]),
                         "round_seconds": list(info["round_s"]), "hello_seconds": float(info["hello_s"]),
-                        "loop_seconds": float(info["connect_s"])}
+                        "loop_seconds": float(info["connect_s"]), "stamps": dict(info.get("stamps", {}))}
         return B, trace
 
     def _atol(self) -> float:

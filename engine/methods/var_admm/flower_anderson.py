@@ -47,17 +47,23 @@ def central_anderson(grid, cfg, nodes: list, ConfigRecord, Message, RecordDict) 
     central_file = np.load(str(cfg["central"]))
     n, p, T = int(cfg["n-owners"]), int(cfg["lags"]), int(central_file["Y"].shape[0])
     t0 = time.perf_counter()
+    stamps = {"hub_start": time.time()}
     hub = Hub([str(i) for i in range(n)], timeout=timeout)
     try:
         connect = [_message(RecordDict, ConfigRecord, Message, node, {"op": "connect",
                                                                        "channel": hub.credentials(f"node-{node}")})
                    for node in nodes]
         connect_ids = set(grid.push_messages(connect))
+        stamps["connect_pushed"] = time.time()
         hub.wait_connected()
         t_connected = time.perf_counter()
-        hello = hub.round({str(i): pack({"op": "hello"}) for i in range(n)})
-        names = {i: unpack(hello[str(i)])[0]["name"] for i in range(n)}
+        stamps["connected"] = time.time()
+        hello = [unpack(r)[0] for r in hub.round({str(i): pack({"op": "hello"}) for i in range(n)}).values()]
+        names = {int(h["index"]): h["name"] for h in hello}
+        for key in ("clientapp_process", "clientapp_entry"):  # the slowest owner's
+            stamps[key] = max(h[key] for h in hello)
         out = _iterate(hub, central_file, cfg, n, p, T, names)
+        stamps["loop_end"] = time.time()
         out["hello_s"], out["connect_s"] = t_connected - t0, out.pop("_t_end") - t_connected
     finally:
         hub.close()
@@ -68,6 +74,8 @@ def central_anderson(grid, cfg, nodes: list, ConfigRecord, Message, RecordDict) 
             if r.has_error():
                 raise FederationError(f"owner on node {r.metadata.src_node_id} failed: {r.error.reason}")
         time.sleep(0.05)
+    stamps["replies"] = time.time()
+    out["stamps"] = stamps
     out["wire_down"], out["wire_up"] = hub.bytes_down, hub.bytes_up
     return out
 
@@ -129,6 +137,9 @@ def _iterate(hub: Hub, central_file, cfg, n: int, p: int, T: int, names: dict) -
 # ============================================================================================= owner side
 def owner_anderson(msg, context, ConfigRecord, Message, RecordDict):
     """Owner i's ClientApp: "connect" (serve the run's requests over the channel, then reply)."""
+    from engine.federation.flower.runtime import process_started
+
+    stamps = {"clientapp_process": process_started(), "clientapp_entry": time.time()}
     own_dir = Path(str(context.node_config["data-dir"]))
     cfg = json.loads(msg.content["cfg"]["json"])
     with np.load(own_dir / ANDERSON_FILE) as z:  # this owner's own file only
@@ -136,11 +147,11 @@ def owner_anderson(msg, context, ConfigRecord, Message, RecordDict):
     index, name = int(data["index"]), str(data["name"])
     reply = {"index": index, "name": name}
     if cfg["op"] == "connect":
-        reply["served"] = serve_party(cfg["channel"], str(index), _handler(data, own_dir))
+        reply["served"] = serve_party(cfg["channel"], str(index), _handler(data, own_dir, stamps))
     return Message(RecordDict({"cfg": ConfigRecord({"json": json.dumps(reply)})}), reply_to=msg)
 
 
-def _handler(data: dict, own_dir: Path):
+def _handler(data: dict, own_dir: Path, stamps: dict):
     n = int(data["n"])
     owner = Owner(int(data["index"]), data["Z"], data["G"], data["y"], data["B1"], n=n, penalty=str(data["penalty"]),
                   lasso_w_i=data["lasso_w"] if data["lasso_w"].size else None,
@@ -151,7 +162,7 @@ def _handler(data: dict, own_dir: Path):
         header, arrays = unpack(request)
         op = header["op"]
         if op == "hello":
-            return pack({"index": int(data["index"]), "name": str(data["name"])})
+            return pack({"index": int(data["index"]), "name": str(data["name"]), **stamps})
         if op in ("u", "reject"):
             return pack({}, {"u": owner.contribution() if op == "u" else owner.reject()})
         if op == "eval":

@@ -42,8 +42,9 @@ from engine.federation.flower.driver import federation as flower_federation
 from engine.federation.flower.runtime import FederationError, submit_run
 
 from .lasso import _owner_solver
-from .solver import _PAPER_UPLINK, _central_step, owner_message, owner_update
-from .trace import admm_message_log
+
+# .solver and .trace (pandas, scikit-learn through the noise draws) are imported where the paper's scheme and the
+# log need them: the accelerated scheme's party and central processes never do (each import costs them ~2 s CPU)
 
 #: ``server_app`` and ``client_app`` (the Flower apps) are module attributes built on first use (``__getattr__``);
 #: flwr's App check finds them here, in ``__all__`` (it reads the module's syntax, without importing it)
@@ -88,6 +89,9 @@ def _make_server_app():
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
+        from engine.federation.flower.runtime import process_started
+
+        stamps = {"serverapp_process": process_started(), "serverapp_main": time.time()}
         cfg = context.run_config
         out = Path(str(cfg["out"]))
         try:
@@ -95,7 +99,9 @@ def _make_server_app():
                 from .flower_anderson import central_anderson
 
                 nodes = _owner_nodes(grid, int(cfg["n-owners"]), float(cfg["timeout"]))
+                stamps["owners_listed"] = time.time()
                 result = central_anderson(grid, cfg, nodes, ConfigRecord, Message, RecordDict)
+                result["stamps"] = {**stamps, **result.get("stamps", {})}
             else:
                 result = _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict)
         except Exception as exc:  # reported to the estimator, which raises it
@@ -124,6 +130,8 @@ def _owner_nodes(grid, n: int, timeout: float) -> list[int]:
 def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDict) -> dict:
     """The VAR central node over Flower: returns the rebuilt log, residuals and wire bytes."""
     from engine.federation.flower.relay import exchange  # imports flwr: only in the ServerApp's process
+
+    from .solver import _PAPER_UPLINK, _central_step
 
     central = np.load(str(cfg["central"]))
     n, K, rho, timeout = int(cfg["n-owners"]), int(cfg["max-iter"]), float(cfg["rho"]), float(cfg["timeout"])
@@ -185,6 +193,8 @@ def _make_client_app():
 
     @app.query("admm")
     def admm(msg: Message, context: Context) -> Message:
+        from .solver import owner_message, owner_update
+
         own_dir = Path(str(context.node_config["data-dir"]))
         data = np.load(own_dir / OWNER_FILE)  # this owner's own file only
         i, name = int(data["index"]), str(data["name"])
@@ -351,6 +361,8 @@ def processes_in_groups(pgids) -> list[int]:
 
 def records_to_log(records: list):
     """The MessageLog rebuilt from the central node's records of the real messages."""
+    from .trace import admm_message_log
+
     log = admm_message_log()
     for sender, receiver, message, shape, what, phase, step in records:
         log.add(sender, receiver, message, tuple(shape), what, phase=phase, step=step)
@@ -373,10 +385,12 @@ def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tu
     _T, n = Y.shape
     p = len(lags)
     t0 = time.perf_counter()
+    stamps = {"fit_start": time.time()}
     parties = [str(i) for i in range(n)]
     with _owners_named(parties, names), flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
         pgids = [proc.pid for proc in fed.processes.values()]
         t_up = time.perf_counter()
+        stamps["federation_up"] = time.time()
         for i in range(n):
             np.savez(fed.data_dirs[parties[i]] / ANDERSON_FILE, index=i, name=str(names[i]), n=n,
                      Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], B1=init_B[i], penalty=penalty,
@@ -386,12 +400,17 @@ def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tu
                      z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
         run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
         np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y))
+        submitted: dict = {}
         config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
                   "max-iter": int(max_iter), "y-free": variant == "y_free", "intercepts": bool(intercepts),
                   "timeout": float(timeout), "scheme": "anderson", "lags": p,
                   "tol": -1.0 if tol is None else float(tol), "atol": float(atol)}
         result = submit_run(write_app(run_dir / "app"), fed.flwr_home, config, run_dir / "result.json",
-                            timeout=timeout * 4 + 60, check_alive=fed.check_alive, env=fed.env)
+                            timeout=timeout * 4 + 60, check_alive=fed.check_alive, env=fed.env, submitted=submitted)
         t_run = time.perf_counter() - t_up
+        stamps.update(flwr_run_issued=submitted.get("issued"), flwr_run_accepted=submitted.get("accepted"),
+                      result=time.time())
         B = np.concatenate([np.load(fed.data_dirs[q] / OWNER_RESULT) for q in parties], axis=0)
+    stamps["stopped"] = time.time()
+    result["stamps"] = {**stamps, **result.get("stamps", {})}
     return B, _timed(result, pgids, superlink, t0, t_up, t_run)
