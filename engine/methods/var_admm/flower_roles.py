@@ -385,7 +385,7 @@ def run_anderson_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tu
     _T, n = Y.shape
     p = len(lags)
     t0 = time.perf_counter()
-    stamps = {"fit_start": time.time()}
+    stamps: dict[str, float | None] = {"fit_start": time.time()}
     parties = [str(i) for i in range(n)]
     with _owners_named(parties, names), flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
         pgids = [proc.pid for proc in fed.processes.values()]
