@@ -62,8 +62,8 @@ def test_scaled_gram_is_z_transpose_z_of_the_scaled_rows_with_the_same_clip_repo
     assert g.clip_reports == rows.clip_reports and g.n_clipped == rows.n_clipped
     # the largest scaled row norm, against numpy's norms of the rows scale_rows built: a sum of d squares and a
     # square root, so a relative error below (d + 1) eps
-    want = np.linalg.norm(rows.Z, axis=1).max()
-    assert 0.5 < want <= 1.0 + (rows.d + 1) * np.finfo(float).eps and abs(g.max_z - want) <= (rows.d + 1) * np.finfo(float).eps * want
+    want, tol = np.linalg.norm(rows.Z, axis=1).max(), (rows.d + 1) * np.finfo(float).eps
+    assert 0.5 < want <= 1.0 + tol and abs(g.max_z - want) <= tol * want
     assert (g.scale, g.const, g.const_z, g.widths, g.weights) == (rows.scale, rows.const, rows.const_z, rows.widths,
                                                                   rows.weights)
 

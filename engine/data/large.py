@@ -261,7 +261,7 @@ def _read_raw(part: _Part, nrows: int | None = None, columns: list[str] | None =
             batch = next(pf.iter_batches(batch_size=nrows, row_groups=[part.row_group]), None)
             df = batch.to_pandas() if batch is not None else pf.schema_arrow.empty_table().to_pandas()
         else:
-            df = pf.read_row_group(part.row_group, columns=columns).to_pandas()
+            df = pf.read_row_group(part.row_group, columns=columns, use_threads=False).to_pandas(use_threads=False)
         return df.reset_index(drop=True)
     try:
         return pd.read_csv(part.path, skip_blank_lines=False, keep_default_na=False, na_values=[], dtype=str,

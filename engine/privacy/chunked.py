@@ -225,11 +225,36 @@ def _numeric(part: Lazy, index: int, what: str, names: Sequence[Any] | None) -> 
     return arr
 
 
+def _float_frame(part: Lazy, index: int, n_x: int | None, spec: RowSpec
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The usual partition, a pandas frame of float64 columns only (a Parquet file's), as (X, Y) views of its
+    values, checked finite (``check_finite_array``'s messages); (None, None) for anything else (``_numeric`` then
+    checks it column by column: that loop cost half the CPU of a 30-column partition's sums)."""
+    if not isinstance(part, pd.DataFrame) or n_x is None or not all(dt == np.float64 for dt in part.dtypes):
+        return None, None
+    arr = part.to_numpy(dtype=float)  # one float64 block: a view, no copy
+    X, Y = arr[:, :n_x], (arr[:, n_x:] if arr.shape[1] > n_x else None)
+    label = _partition_label(index)
+    cols = [str(c) for c in part.columns]
+    for what, names, values, own in ((spec.labels[0], spec.names[0], X, cols[:n_x]),
+                                     (spec.labels[1], spec.names[1], Y, cols[n_x:])):
+        if values is None:
+            continue
+        try:
+            check_finite_array(values, label, what, own if names is None else [str(c) for c in names])
+        except DataError as err:
+            raise DataError(f"{err.message[:-1]} of that partition.", file=label, row=err.row,
+                            column=err.column) from None
+    return X, Y
+
+
 def _chunk_sums(part: Lazy, index: int, spec: RowSpec, n_x: int | None) -> _Sums | None:
     """Checked numbers -> the estimator's row-wise preprocessing -> ``scaled_gram`` -> Z'Z and the counts."""
-    xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
-    X = _numeric(xp, index, spec.labels[0], spec.names[0])
-    Y = None if yp is None else _numeric(yp, index, spec.labels[1], spec.names[1])
+    X, Y = _float_frame(part, index, n_x, spec)
+    if X is None:
+        xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
+        X = _numeric(xp, index, spec.labels[0], spec.names[0])
+        Y = None if yp is None else _numeric(yp, index, spec.labels[1], spec.names[1])
     if Y is not None and Y.shape[0] != X.shape[0]:
         raise DataError(f"{_partition_label(index)}: {spec.labels[0]} has {X.shape[0]} rows but {spec.labels[1]} "
                         f"has {Y.shape[0]}: the partitions of the two must hold the same rows",
