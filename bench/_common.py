@@ -6,7 +6,7 @@
   is 1 when any checked claim failed, so ``sys.exit(claims.exit_code())`` makes the script fail.
 - ``load_corn()``: the corn NIR data (m5 spectra, moisture), or None when it is not next to the checkout.
 - ``load_corn_instruments()``: the corn spectra of both instruments (m5, mp5) and all four properties.
-- ``Timer``: a perf_counter context manager.
+- ``Timer``: a perf_counter context manager; ``CpuTimer``: process CPU seconds (and wall) of a block.
 - ``TreeRss(pid=None)``: RSS of a process and all its descendants (a server and its job workers; this process and
   a LocalCluster's workers), sampled by a thread; ``peak``, ``now()``, ``reset()``, ``cpu_seconds()``.
 - ``load_module(name, path)``: import a helper module from its file (e.g. the browser suite's harness in
@@ -126,6 +126,8 @@ def load_corn_instruments():
 
 
 class Timer:
+    """Wall-clock seconds of a block (``seconds``): for what is not a ratio claim (a write, a server's start)."""
+
     def __enter__(self):
         self.t0 = time.perf_counter()
         return self
@@ -134,6 +136,20 @@ class Timer:
         self.seconds = time.perf_counter() - self.t0
         return False
 
+
+class CpuTimer:
+    """CPU seconds of a block (``seconds``: user + system of every thread of this process, ``time.process_time``)
+    and its wall-clock (``wall``). Ratio claims compare CPU seconds measured in the same process, which other
+    processes on the shared cores do not inflate the way they inflate wall-clock."""
+
+    def __enter__(self):
+        self.c0, self.t0 = time.process_time(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.process_time() - self.c0
+        self.wall = time.perf_counter() - self.t0
+        return False
 
 
 class TreeRss:

@@ -32,14 +32,13 @@ process with every BLAS limited to one thread for the whole run (threadpoolctl a
 from __future__ import annotations
 
 import sys
-import time
 import warnings
 
 import numpy as np
 from scipy import linalg
 from statsmodels.tsa.api import VAR
 
-from _common import Claims, cpu_best, emit, emit_load, one_blas_thread_for_the_run, parse_args
+from _common import Claims, CpuTimer, cpu_best, emit, emit_load, one_blas_thread_for_the_run, parse_args
 from engine.data.samples import make_solar
 from engine.methods.var_admm import CollaborativeVAR, owner_major_from_coefs
 from engine.threads import one_blas_thread
@@ -57,9 +56,9 @@ def best_of(fn, repeats: int = 3):
     out = fn()
     best = float("inf")
     for _ in range(repeats):
-        c0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - c0)
+        with CpuTimer() as t:
+            out = fn()
+        best = min(best, t.seconds)
     return best, out
 
 
@@ -93,18 +92,6 @@ def floor_ratio(claims: Claims, sizes, end: str, seed: int, repeats: int) -> Non
                      f"central {central:.2f}x, ADMM {admm:.2f}x the normal equations ({1e3 * best['floor']:.2f} ms; "
                      f"CPU time, one BLAS thread, best of {repeats})")
     emit_load("load_avg_after_floor")
-
-
-class _Cpu:
-    """Process CPU seconds of a block (``seconds``), like ``_common.Timer`` for wall-clock."""
-
-    def __enter__(self):
-        self.c0 = time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.seconds = time.process_time() - self.c0
-        return False
 
 
 def rel_gap(coefs, ref) -> float:
@@ -155,7 +142,7 @@ def schemes(claims: Claims, sizes, end: str, seed: int, cap: int) -> None:
             for scheme, rho in settings:
                 with one_blas_thread(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    with _Cpu() as t:
+                    with CpuTimer() as t:
                         m = CollaborativeVAR(LAGS, solver="admm", scheme=scheme, rho=rho, tol=1e-9, max_iter=cap,
                                              init="zero").fit(Y)
                 k, final = iterations_to_target(m, B_ref, scale)
@@ -233,7 +220,7 @@ def per_iteration(claims: Claims, grid, end: str, seed: int) -> None:
         Y = solar(n, end, seed)
         with one_blas_thread():
             CollaborativeVAR(LAGS, solver="admm", tol=None, max_iter=2, store_path=False).fit(Y)  # warm-up
-            with _Cpu() as t:
+            with CpuTimer() as t:
                 m = CollaborativeVAR(LAGS, solver="admm", tol=None, max_iter=30, store_path=False).fit(Y)
         ms = 1000.0 * t.seconds / m.n_iter_
         per_iter.append(ms)

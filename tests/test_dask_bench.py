@@ -15,7 +15,7 @@ def test_bench_scale_smoke(tmp_path):
     figures = dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
     assert out.returncode in (0, 1), out.stderr[-2000:]
     for key in ("rows", "data_gb", "seconds", "peak_rss_gb", "rows_per_second", "ratio_to_io_floor",
-                "max_rel_diff_vs_numpy"):
+                "scale_ratio_to_io_floor", "max_rel_diff_vs_numpy", "load_avg", "blas_threads"):
         assert key in figures, (key, out.stdout[-2000:])
     assert figures["claim_equal_to_numpy_1e-9"] == "PASS", out.stdout[-2000:]
     assert figures["claim_peak_memory_below_2gb"] == "PASS", out.stdout[-2000:]

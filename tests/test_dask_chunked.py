@@ -72,6 +72,9 @@ def test_chunked_gram_equals_scale_rows_gram_for_every_input_kind(table):
         assert np.allclose([r.max_norm_before for r in mom.clip_reports],
                            [r.max_norm_before for r in ref.clip_reports]), kind
         assert np.array_equal(mom.G, mom.G.T)
+        # the largest scaled row norm (the fused kernel's output): numpy's norms of the rows, to (d + 1) eps
+        want = np.linalg.norm(ref.Z, axis=1).max()
+        assert abs(mom.max_z - want) <= (ref.d + 1) * np.finfo(float).eps * want, kind
 
 
 @pytest.mark.parametrize("kw", [{}, {"x_center": 0.3, "y_center": 0.0}, {"centering": False}],

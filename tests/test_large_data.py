@@ -93,6 +93,40 @@ def test_inf_in_a_later_row_group_names_the_file_row(tmp_path):
     assert err.value.row == 45
 
 
+def test_a_selection_reads_only_its_columns(tmp_path, monkeypatch):
+    """``ddf[cols]`` of an opened data set decodes only those columns (Parquet and CSV), in the asked order, and a
+    fit's X and y selections are read together once per partition."""
+    import engine.data.large as large
+    from engine.privacy.chunked import _dask_partitions
+
+    frames = write_parquet_set(tmp_path / "runs", n_files=2)
+    write_csv_set(tmp_path / "csv", n_files=2)
+    asked = []
+    real = large._read_raw
+
+    def spy(part, nrows=None, columns=None):
+        asked.append(None if columns is None else list(columns))
+        return real(part, nrows, columns)
+
+    monkeypatch.setattr(large, "_read_raw", spy)
+    ddf = open_dataset(tmp_path / "runs", validate=False)
+    asked.clear()
+    got = ddf[["x3", "protein", "x1"]].compute(scheduler="sync").reset_index(drop=True)
+    whole = pd.concat(frames, ignore_index=True)
+    np.testing.assert_array_equal(got.to_numpy(), whole[["x3", "protein", "x1"]].to_numpy())
+    assert asked and all(a is not None and sorted(a) == ["protein", "x1", "x3"] for a in asked)
+    csv = open_dataset(str(tmp_path / "csv" / "*.csv"), validate=False)
+    asked.clear()
+    np.testing.assert_allclose(csv[["c", "a"]].compute(scheduler="sync").to_numpy(),
+                               pd.concat([pd.read_csv(tmp_path / "csv" / f"f{f}.csv") for f in range(2)])[["c", "a"]])
+    assert asked and all(sorted(a) == ["a", "c"] for a in asked)
+    parts, n_x = _dask_partitions(ddf[COLS[:5]], ddf["protein"])
+    assert n_x == 5 and len(parts) == ddf.npartitions  # one read per partition, partitions kept as they are
+    asked.clear()
+    first = parts[0].compute(scheduler="sync")
+    assert list(first.columns) == [*COLS[:5], "protein"] and len(asked) == 1
+
+
 def test_csv_glob_text_cell_names_file_row_line(tmp_path):
     frames = write_csv_set(tmp_path / "csv")
     ddf = open_dataset(str(tmp_path / "csv" / "*.csv"))

@@ -20,9 +20,9 @@ from engine.methods.edpls.core import QUANTITIES
 from engine.methods.edpls.strict import _strict_state
 from engine.privacy import noise_generator
 from engine.privacy.moments import (
-    GRAM_BLOCK_ROWS,
     CentreOverflow,
     MomentsRelease,
+    gram_block_rows,
     psd_project,
     scale_rows,
     scaled_gram,
@@ -60,6 +60,10 @@ def test_scaled_gram_is_z_transpose_z_of_the_scaled_rows_with_the_same_clip_repo
     assert np.array_equal(g.G, g.G.T)
     assert g.G.shape == (rows.d, rows.d) and g.d == rows.d and g.n == X.shape[0]
     assert g.clip_reports == rows.clip_reports and g.n_clipped == rows.n_clipped
+    # the largest scaled row norm, against numpy's norms of the rows scale_rows built: a sum of d squares and a
+    # square root, so a relative error below (d + 1) eps
+    want, tol = np.linalg.norm(rows.Z, axis=1).max(), (rows.d + 1) * np.finfo(float).eps
+    assert 0.5 < want <= 1.0 + tol and abs(g.max_z - want) <= tol * want
     assert (g.scale, g.const, g.const_z, g.widths, g.weights) == (rows.scale, rows.const, rows.const_z, rows.widths,
                                                                   rows.weights)
 
@@ -98,7 +102,7 @@ def test_scaled_gram_of_no_rows_and_bad_arguments():
 
 
 def test_strict_edpls_fit_equals_the_fit_from_the_old_gram_matrix_with_the_same_noise():
-    X, y = _data(n=3 * GRAM_BLOCK_ROWS + 17, m=12, seed=5)
+    X, y = _data(n=3 * gram_block_rows(14) + 17, m=12, seed=5)  # d = 12 + 1 + 1: several blocks
     for params in ({}, {"x_center": np.full(12, 0.5), "y_center": 0.0}):
         est = EDPLS(n_components=3, epsilon=2.0, mode="strict", x_bound=6.0, y_bound=8.0, random_state=11, **params)
         fitted = est.fit(X, y)

@@ -252,8 +252,8 @@ def _layout(files: list[str]) -> tuple[list[str], list[_Part]]:
 
 
 # ------------------------------------------------------------------------------------------------ reading
-def _read_raw(part: _Part, nrows: int | None = None) -> pd.DataFrame:
-    """One partition as read (CSV: every cell as text), or its first ``nrows`` rows."""
+def _read_raw(part: _Part, nrows: int | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+    """One partition as read (CSV: every cell as text), or its first ``nrows`` rows; ``columns``: only those."""
     name = Path(part.path).name
     if part.kind == "parquet":
         import pyarrow.parquet as pq
@@ -263,11 +263,12 @@ def _read_raw(part: _Part, nrows: int | None = None) -> pd.DataFrame:
             batch = next(pf.iter_batches(batch_size=nrows, row_groups=[part.row_group]), None)
             df = batch.to_pandas() if batch is not None else pf.schema_arrow.empty_table().to_pandas()
         else:
-            df = pf.read_row_group(part.row_group).to_pandas()
+            df = pf.read_row_group(part.row_group, columns=columns, use_threads=False).to_pandas(use_threads=False)
         return df.reset_index(drop=True)
     try:
         return pd.read_csv(part.path, skip_blank_lines=False, keep_default_na=False, na_values=[], dtype=str,
-                           encoding="utf-8-sig", encoding_errors="replace", nrows=nrows)
+                           encoding="utf-8-sig", encoding_errors="replace", nrows=nrows,
+                           usecols=columns)
     except (pd.errors.ParserError, ValueError) as err:  # a row with more fields than the header, a bad quote
         line = re.search(r"line (\d+)", str(err))
         where = f" near line {line.group(1)}" if line else ""
@@ -277,9 +278,16 @@ def _read_raw(part: _Part, nrows: int | None = None) -> pd.DataFrame:
                         line=int(line.group(1)) if line else None) from None
 
 
-def _read_typed(part: _Part, numeric: tuple) -> pd.DataFrame:
-    """One partition, its numeric columns as float64 (unreadable cells NaN: open_dataset has refused them)."""
-    return _typed(_read_raw(part), numeric)
+def _read_typed(part: _Part, numeric: tuple, columns: list[str] | None = None) -> pd.DataFrame:
+    """One partition, its numeric columns as float64 (unreadable cells NaN: open_dataset has refused them).
+
+    ``columns``: only those are read (a Parquet file's other column chunks are not decoded): dask's ``from_map``
+    passes the columns a computation needs (``ddf[x_cols]``), so a fit reads only its own columns."""
+    if columns is None:
+        return _typed(_read_raw(part), numeric)
+    columns = list(columns)
+    df = _read_raw(part, columns=columns)[columns]  # read_csv's usecols keeps the file's order: the asked order
+    return _typed(df, tuple(c for c in numeric if c in set(columns)))
 
 
 def _typed(df: pd.DataFrame, numeric: tuple) -> pd.DataFrame:

@@ -7,8 +7,9 @@ per chunk (partition), where the chunk lives:
 1. the numbers as float64, checked: text, NaN and inf raise ``DataError`` naming the partition, the data
    row within it (1-based) and the column, in the words of ``engine.data.validate``;
 2. the estimator's own row-wise preprocessing (``spec.prepare``: e.g. minus a public centre);
-3. clipping and scaling exactly as ``engine.privacy.moments.scale_rows`` (it is called on the chunk);
-4. the chunk's Z'Z (d x d), its row count and its clip counts.
+3. clipping and scaling exactly as ``engine.privacy.moments.scale_rows``, fused with the chunk's Z'Z (d x d) in
+   ``engine.privacy.moments.scaled_gram`` (one pass over blocks of rows, the rows Z are never formed), which also
+   gives the row count, the clip counts and the largest scaled row norm.
 
 The per-chunk sums are added in a tree (``dask.delayed``, ``split_every`` at a time), so only d x d
 matrices ever reach the driver and no partition outlives its sum; the whole table is never materialised.
@@ -39,7 +40,7 @@ from numpy.typing import ArrayLike
 from engine.data.scheduler import dask_scheduler, is_distributed
 from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
-from engine.privacy.moments import RowScaling, scale_rows
+from engine.privacy.moments import RowScaling, scaled_gram
 
 if TYPE_CHECKING:
     from dask.callbacks import Callback
@@ -50,7 +51,8 @@ __all__ = ["ChunkedMoments", "RowSpec", "chunked_moments", "declared_centres", "
 #: Partial sums added per tree node.
 SPLIT_EVERY = 8
 
-#: Rows per block inside a partition (scale_rows and Z'Z run block by block, bounding the temporaries).
+#: Rows per block inside a partition (the preprocessing and ``scaled_gram`` run block by block, bounding the
+#: preprocessed copies).
 ROW_BLOCK = 32_768
 
 #: ``progress(done, total)``; total is None for an iterable of chunks (its length is unknown).
@@ -101,13 +103,13 @@ def lazy_width(obj: Lazy) -> int:
 
 @dataclass(frozen=True)
 class RowSpec:
-    """What each chunk does: the row-wise preprocessing, then ``scale_rows`` with these public parameters.
+    """What each chunk does: the row-wise preprocessing, then ``scaled_gram`` with these public parameters.
 
     Attributes
     ----------
     prepare : callable (X (n, m), Y (n, q) or None) -> list of blocks (n, d_b), the estimator's row-wise
         transforms (module-level or ``functools.partial``: it travels to the workers).
-    bounds, weights, private_centring, const : ``scale_rows``'s arguments.
+    bounds, weights, private_centring, const : ``scale_rows``'s (and ``scaled_gram``'s) arguments.
     names : (x_names, y_names) for messages (None: 1-based positions).
     labels : (what X is called, what Y is called) in messages.
     """
@@ -223,11 +225,36 @@ def _numeric(part: Lazy, index: int, what: str, names: Sequence[Any] | None) -> 
     return arr
 
 
+def _float_frame(part: Lazy, index: int, n_x: int | None, spec: RowSpec
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The usual partition, a pandas frame of float64 columns only (a Parquet file's), as (X, Y) views of its
+    values, checked finite (``check_finite_array``'s messages); (None, None) for anything else (``_numeric`` then
+    checks it column by column: that loop cost half the CPU of a 30-column partition's sums)."""
+    if not isinstance(part, pd.DataFrame) or n_x is None or not all(dt == np.float64 for dt in part.dtypes):
+        return None, None
+    arr = part.to_numpy(dtype=float)  # one float64 block: a view, no copy
+    X, Y = arr[:, :n_x], (arr[:, n_x:] if arr.shape[1] > n_x else None)
+    label = _partition_label(index)
+    cols = [str(c) for c in part.columns]
+    for what, names, values, own in ((spec.labels[0], spec.names[0], X, cols[:n_x]),
+                                     (spec.labels[1], spec.names[1], Y, cols[n_x:])):
+        if values is None:
+            continue
+        try:
+            check_finite_array(values, label, what, own if names is None else [str(c) for c in names])
+        except DataError as err:
+            raise DataError(f"{err.message[:-1]} of that partition.", file=label, row=err.row,
+                            column=err.column) from None
+    return X, Y
+
+
 def _chunk_sums(part: Lazy, index: int, spec: RowSpec, n_x: int | None) -> _Sums | None:
-    """Checked numbers -> the estimator's row-wise preprocessing -> ``scale_rows`` -> Z'Z and the counts."""
-    xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
-    X = _numeric(xp, index, spec.labels[0], spec.names[0])
-    Y = None if yp is None else _numeric(yp, index, spec.labels[1], spec.names[1])
+    """Checked numbers -> the estimator's row-wise preprocessing -> ``scaled_gram`` -> Z'Z and the counts."""
+    X, Y = _float_frame(part, index, n_x, spec)
+    if X is None:
+        xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
+        X = _numeric(xp, index, spec.labels[0], spec.names[0])
+        Y = None if yp is None else _numeric(yp, index, spec.labels[1], spec.names[1])
     if Y is not None and Y.shape[0] != X.shape[0]:
         raise DataError(f"{_partition_label(index)}: {spec.labels[0]} has {X.shape[0]} rows but {spec.labels[1]} "
                         f"has {Y.shape[0]}: the partitions of the two must hold the same rows",
@@ -235,17 +262,14 @@ def _chunk_sums(part: Lazy, index: int, spec: RowSpec, n_x: int | None) -> _Sums
     if X.shape[0] == 0:
         return None
     parts: list[_Sums] = []
-    for start in range(0, X.shape[0], ROW_BLOCK):  # row blocks: the temporaries stay small (cache, memory)
+    for start in range(0, X.shape[0], ROW_BLOCK):  # row blocks: the preprocessed copies stay small
         stop = start + ROW_BLOCK
         blocks = spec.prepare(X[start:stop], None if Y is None else Y[start:stop])
-        rows = scale_rows(blocks, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
-                          const=spec.const)
-        Z = rows.Z
-        sq = np.einsum("ij,ij->i", Z, Z)
-        meta = (rows.bounds, rows.weights, rows.const, rows.scale, rows.widths)
-        parts.append(_Sums(Z.T @ Z, Z.shape[0], np.array([r.n_clipped for r in rows.clip_reports]),
-                           np.array([r.max_norm_before for r in rows.clip_reports]), rows.n_clipped,
-                           float(np.sqrt(sq.max())), meta))
+        g = scaled_gram(blocks, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
+                        const=spec.const)
+        meta = (g.bounds, g.weights, g.const, g.scale, g.widths)
+        parts.append(_Sums(g.G, g.n, np.array([r.n_clipped for r in g.clip_reports]),
+                           np.array([r.max_norm_before for r in g.clip_reports]), g.n_clipped, g.max_z, meta))
     return _add(parts)
 
 
@@ -258,6 +282,9 @@ def _dask_partitions(X: Lazy, Y: Lazy) -> tuple[list[Any], int]:
     if hasattr(X, "columns"):  # dask DataFrame (Y: dask Series/DataFrame or None)
         if Y is not None and not hasattr(Y, "divisions"):
             raise TypeError("X is a dask DataFrame: give y as a dask Series/DataFrame from the same table")
+        both = _one_projection(X, Y)
+        if both is not None:
+            return list(both.to_delayed()), n_x
         Xr = X.rename(columns={c: f"x{j}" for j, c in enumerate(X.columns)})
         if Y is not None:
             Yf = Y.to_frame() if Y.ndim == 1 else Y
@@ -282,6 +309,31 @@ def _dask_partitions(X: Lazy, Y: Lazy) -> tuple[list[Any], int]:
     Y = Y.rechunk((X.chunks[0],) if Y.ndim == 1 else (X.chunks[0], -1))
     ys = list(Y.to_delayed().reshape(len(xs), -1)[:, 0])
     return list(zip(xs, ys, strict=False)), n_x
+
+
+def _one_projection(X: Lazy, Y: Lazy) -> Lazy | None:
+    """``ddf[x_cols + y_cols]`` when X and Y are column selections of one dask DataFrame (``ddf[x_cols]``,
+    ``ddf[response]``) with no column in both, else None.
+
+    One selection reads every partition once with only those columns and keeps the reader's partitions. Joining
+    the two selections (``assign``) also reads once, but dask then fuses pairs of Parquet partitions (it judges
+    the one-column side small) and concatenates them: measured on 250,000 x 29 float64 files, the concatenation
+    cost as much CPU as reading the file. Uses dask-expr's expression objects; any other dask: None."""
+    if Y is None:
+        return None
+    try:
+        from dask.dataframe.dask_expr._collection import new_collection
+        from dask.dataframe.dask_expr._expr import Projection
+    except ImportError:  # pragma: no cover - an older dask without dask-expr
+        return None
+    ex, ey = getattr(X, "expr", None), getattr(Y, "expr", None)
+    if not (isinstance(ex, Projection) and isinstance(ey, Projection) and ex.frame._name == ey.frame._name):
+        return None
+    x_cols = list(X.columns)
+    y_cols = [Y.name] if Y.ndim == 1 else list(Y.columns)
+    if set(x_cols) & set(y_cols) or len(set(x_cols)) != len(x_cols) or len(set(y_cols)) != len(y_cols):
+        return None
+    return new_collection(ex.frame)[x_cols + y_cols]
 
 
 def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
