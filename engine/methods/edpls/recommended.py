@@ -65,7 +65,6 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from engine.methods.baselines import SUM_RELEASE, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.basis import (
     chain_name,
@@ -324,8 +323,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         led = PrivacyLedger()  # every release below records itself as it draws (nothing at epsilon = inf)
         n_hat = float(self.mechanisms(pub)[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
                                                                   note=NOTES[RELEASES[0]]))
-        if self._range_share(n_hat) > 0:  # the range's share from the noisy count, then the moments' sigmas
-            budget, sigmas, sens, accountant = self._calibrate(self._range_share(n_hat))
+        rs = self._fallback_range_share(pub, n_hat)
+        if rs > 0:  # the range's share from the noisy count, then the moments' sigmas
+            budget, sigmas, sens, accountant = self._calibrate(rs)
             pub = self._private_y_range(y, w, {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens,
                                                "accountant": accountant}, rng, led)
         mechs = self.mechanisms(pub)
@@ -422,30 +422,6 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
                        for k, (e, dl) in pub["budget"].items()},
             "n_hat": n_hat if noisy else None,
         })
-
-    def _fit_constant(self, y, pub, n_hat, rng, w, total=None, *, ledger=None) -> dict:
-        """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``).
-
-        Returns the public setup of this fit (a copy: the kept setup serves the next fit unchanged), with the
-        count and the sum as its releases, for ``choices_``; the sum records itself in ``ledger``. ``total``: the
-        sum of y~ already summed (the Dask path; ``y`` and ``w`` are then unused).
-        """
-        if total is None:
-            yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
-        else:
-            yt, w = np.array([float(total)]), None
-        rest = self._tukey_budget(n_hat)  # the same rest: everything but the count (and the private range)
-        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w, ledger=ledger,
-                                 note=NOTES[SUM_RELEASE])
-        kept = [k for k in (RANGE_RELEASE, RELEASES[0]) if k in pub["budget"]]
-        pub = {**pub, "budget": {**{k: pub["budget"][k] for k in kept}, SUM_RELEASE: rest},
-               "sigmas": {**{k: pub["sigmas"][k] for k in kept}, SUM_RELEASE: sigma},
-               "sensitivities": {**{k: 1.0 for k in kept}, SUM_RELEASE: 1.0}, "accountant": "basic"}
-        self.coef_ = np.zeros(pub["V"].shape[0])
-        self.intercept_ = float(pub["y_center"] + pub["y_bound"] * mean)
-        self.choices_ = {"ridge_lambda": None, "k": 0, "model": "private constant predictor (noisy mean of y)",
-                         "intercept": "DP mean of y (noisy sum over the noisy count) clipped to y_range"}
-        return pub
 
     def _post_process(self, G, b, rows, pub, d):
         """Noisy moments -> coefficients in data units (no access to the rows beyond their public scale)."""
