@@ -73,6 +73,7 @@ from engine.methods.edpls.basis import (
     pca_basis,
     rowwise_chain,
     spline_basis,
+    uses_reference,
 )
 from engine.methods.edpls.recommended_limits import MIN_CHANNELS, NOTES, RELEASES
 from engine.methods.edpls.recommended_paths import PathsMixin
@@ -119,8 +120,10 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
     n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
     preprocessing : str or list of str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1"; e.g.
-        ["snv", "sg1"] or "none"). A step that learns from the rows ("msc", "autoscale", ...) is refused,
-        naming it. The chain is part of the release (its name), and predictions rebuild it.
+        ["snv", "sg1"], ["msc_public", "sg2"] or "none"). "msc_public" (first step): MSC against the mean of
+        ``X_public``, a declared-public reference. A step that learns from the rows ("msc", "autoscale", ...) is
+        refused, naming it. The chain is part of the release (its name, and the reference spectrum of
+        "msc_public"), and predictions rebuild it.
     max_dim : int, the most public axes released (default 30).
     count_share, cross_share : float in (0, 1), the budget shares (of epsilon and of delta) of the count
         and of the cross-moments; the X-moments get the rest.
@@ -144,6 +147,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     coef_ : array (m,), coefficients on the preprocessed channels (``preprocess_`` output).
     intercept_ : float.
     preprocess_ : fitted row-wise Pipeline (fitted on a public dummy row).
+    msc_spectrum_ : array (m,), with "msc_public" only: its reference (the mean of X_public).
     components_ : array (m, d), the public projection V actually released.
     x_center_ : array (d,), the public centre on those axes.
     privacy_ledger_ : PrivacyLedger, the three releases (empty at epsilon = inf).
@@ -219,11 +223,13 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         lo, hi = (0.0, 1.0) if self.y_range is None else (float(v) for v in self.y_range)  # None: set in fit
         if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
             raise ValueError(f"y_range must be two finite numbers low < high, got {self.y_range!r}")
-        chain = rowwise_chain(self.preprocessing, m)
-        if self.X_public is not None:
-            Xpub = np.asarray(self.X_public, dtype=float)
-            if Xpub.ndim != 2 or Xpub.shape[1] != m or Xpub.shape[0] < 2 or not np.isfinite(Xpub).all():
-                raise ValueError(f"X_public must be a finite array (n_pub >= 2, {m}) with the same channels")
+        Xpub = None if self.X_public is None else np.asarray(self.X_public, dtype=float)
+        if Xpub is not None and (Xpub.ndim != 2 or Xpub.shape[1] != m or Xpub.shape[0] < 2
+                                 or not np.isfinite(Xpub).all()):
+            raise ValueError(f"X_public must be a finite array (n_pub >= 2, {m}) with the same channels")
+        reference = Xpub.mean(axis=0) if Xpub is not None and uses_reference(self.preprocessing) else None
+        chain = rowwise_chain(self.preprocessing, m, reference)
+        if Xpub is not None:
             P = chain.transform(Xpub)
             V, lam, mu = pca_basis(P, self.max_dim)
             U = (P - mu) @ V
@@ -248,9 +254,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         if not (xb and math.isfinite(xb) and xb > 0):
             raise ValueError("the public x bound is zero or not finite: X_public has no spread after preprocessing")
         budget, sigmas, sens, accountant = self._calibrate(0.0)
-        return dict(chain=chain, V=V, eigenvalues=lam, x_center=centre, x_bound=xb, y_center=(lo + hi) / 2,
-                    y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas, accountant=accountant,
-                    basis=basis, centre_source=centre_src, x_bound_source=xb_src)
+        return dict(chain=chain, reference=reference, V=V, eigenvalues=lam, x_center=centre, x_bound=xb,
+                    y_center=(lo + hi) / 2, y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas,
+                    accountant=accountant, basis=basis, centre_source=centre_src, x_bound_source=xb_src)
 
     def _kept_public_setup(self, m: int) -> dict:
         """``public_setup(m)``, computed again only when a public input changed since the last fit.
@@ -408,6 +414,8 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         self.components_ = pub["V"][:, :d].copy()  # a copy: the kept public setup serves the next fit
         self.x_center_ = np.asarray(pub["x_center"][:d], dtype=float)
         self.preprocess_ = pub["chain"]
+        if pub.get("reference") is not None:
+            self.msc_spectrum_ = np.asarray(pub["reference"], dtype=float)
         if seed_known and noisy:
             ledger.add_caveat(SEED_KNOWN_CAVEAT)
         ledger.accountant = pub.get("accountant", "basic")
@@ -567,6 +575,9 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, 
                Field("y_range", [float(v) for v in model.y_range_], "dp", RANGE_RELEASE, role="param"),
                Field("x_bound", float(c["x_bound"]), "public",
                      PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
+    if getattr(model, "msc_spectrum_", None) is not None:
+        fields.append(Field("msc_spectrum_", np.asarray(model.msc_spectrum_, dtype=float), "public",
+                            "mean of the declared-public X_public: the 'msc_public' step's reference spectrum"))
     fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
     fields += travel_fields(model, card, chain=chain_name(model.preprocessing))
     led = model.privacy_ledger_
@@ -585,5 +596,6 @@ def estimator_from_release(data) -> StrictEDPLS:
     model.y_range = None if model.y_range is None else tuple(model.y_range)
     for name in ("coef_", "components_", "x_center_"):
         setattr(model, name, np.asarray(getattr(model, name), dtype=float))
-    model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_))
+    model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_),
+                                      getattr(model, "msc_spectrum_", None))
     return model
