@@ -124,6 +124,7 @@ def _param_fields(model: EDPLS) -> list[Field]:
     if model.mode == "strict":
         fields.append(Field("sensitivity_source", p["sensitivity_source"], "public", "the caller's declaration",
                             role="param"))
+        fields += setting_fields(p, ["private_intercept"])
         if _bounds_public(model):
             fields += declared_bound_fields(p)
     return fields
