@@ -42,7 +42,7 @@ def test_private_intercept_is_the_default_and_can_be_switched_off(data):
     off = EDPLS(**kw, private_intercept=False).fit(X, y)
     rmse = [float(np.sqrt(np.mean((m.predict(X) - y) ** 2))) for m in (on, off)]
     # the public centre 0 is the model's centre without the private intercept: far off the data
-    assert rmse[1] > 10 * rmse[0]
+    assert rmse[1] > 3 * rmse[0]
 
 
 def test_noisy_fit_with_a_far_centre_stays_near_the_mean(data):
