@@ -87,7 +87,7 @@ from engine.privacy import (
 )
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, centred_moments, scale_rows
-from engine.privacy.ranges import RANGE_RELEASE
+from engine.privacy.ranges import RANGE_RELEASE, range_counts
 from engine.privacy.wording import ledger_text
 from engine.release.fingerprint import data_sha256
 from engine.release.manifest import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
@@ -369,9 +369,12 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         At epsilon = inf they draw nothing and record nothing.
         """
         budget, sens = pub["budget"], pub["sensitivities"]
-        return {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
-                RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
-                RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
+        out = {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
+               RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
+               RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
+        if RANGE_RELEASE in budget:  # the private range's histogram (``_private_y_range``)
+            out[RANGE_RELEASE] = GaussianMechanism(*budget[RANGE_RELEASE], sens[RANGE_RELEASE], self.calibration)
+        return out
 
     def moment_sums(self, X, y, w, pub: dict, d: int):
         """The exact (private) sums the moment releases perturb: (ScaledRows, Z'WZ (d+1, d+1), Z'W y~ (d+1,))."""
@@ -379,17 +382,22 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         G0 = MomentsRelease.gram(rows.Z * np.sqrt(w)[:, None])
         return rows, G0, rows.Z.T @ (w * yt)
 
-    def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None) -> dict:
-        """``n_replicates`` independent draws of a fit's three releases on (X, y), batched (no ledger).
+    def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None, *,
+                        range_bins=None) -> dict:
+        """``n_replicates`` independent draws of a fit's releases on (X, y), batched (no ledger).
 
         The same checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``) as
         ``fit``; for the privacy audit, which needs many draws of the release itself. Only for a released
         dimension that does not depend on the noisy count (the data-independent basis, without X_public):
         otherwise ValueError.
 
+        ``range_bins``: indices of the private range's histogram bins to draw (the noise is independent per bin,
+        so a subset is the same law as the whole histogram restricted); None: every bin.
+
         Returns
         -------
-        dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1) and "d".
+        dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1), "d", and with the declared
+        range refined privately (``refine_y_range``) "range" (R, bins): the histogram's draws.
         """
         X, y, w = self._check_fit_data(X, y, sample_weight)
         if self.y_range is None:
@@ -406,7 +414,12 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         _, G0, b0 = self.moment_sums(X, y, w, pub, d)
         moments = mechs[RELEASES[1]].randomise(G0, R, rng)
         cross = mechs[RELEASES[2]].randomise(np.broadcast_to(b0, (R, b0.size)), rng)
-        return {"count": count, "moments": moments, "cross": cross, "d": d}
+        out = {"count": count, "moments": moments, "cross": cross, "d": d}
+        if RANGE_RELEASE in mechs:
+            h = range_counts(self.range_input(y, w))
+            h = h if range_bins is None else h[np.asarray(range_bins, dtype=int)]
+            out["range"] = mechs[RANGE_RELEASE].randomise(np.broadcast_to(h, (R, h.size)), rng)
+        return out
 
     def _finish(self, pub, d, d_why, n_hat, ledger, seed_known) -> None:
         """The fitted attributes every path sets after its releases: axes, centre, chain, ledger, choices."""

@@ -151,18 +151,23 @@ class PathsMixin:
         return {**pub, "budget": {**{n: pub["budget"][n] for n in kept}, "TukeyEM": (eps, dlt)},
                 "sigmas": {**{n: pub["sigmas"][n] for n in kept}, "TukeyEM": 0.0}, "accountant": "basic"}
 
+    def range_input(self, y, w) -> np.ndarray:
+        """The responses the private range's histogram counts: each row repeated by its count, clipped to a
+        declared y_range (refinement inside it)."""
+        if np.any(w != 1):
+            y = np.repeat(y, w.astype(int))
+        return y if self.y_range is None else np.clip(y, *(float(v) for v in self.y_range))
+
     def _private_y_range(self, y, w, pub, rng, ledger) -> dict:
         """One noisy histogram of y (``private_range``) sets y's centre and bound (a copy of pub).
 
         With a declared y_range (``refine_y_range``) y is clipped to it first and the private range is
         intersected with it; when no window passes its threshold the declared range stays."""
-        if np.any(w != 1):
-            y = np.repeat(y, w.astype(int))
         e, dl = pub["budget"].get(RANGE_RELEASE, (math.inf, float(self.delta)))
         declared = None if self.y_range is None else tuple(float(v) for v in self.y_range)
-        if declared is not None:
-            y = np.clip(y, *declared)
-        (lo, hi), _, facts = private_range(y, e, dl, rng, self.calibration, ledger=ledger, note=NOTES[RANGE_RELEASE])
+        mech = self.mechanisms(pub).get(RANGE_RELEASE)
+        (lo, hi), _, facts = private_range(self.range_input(y, w), e, dl, rng, self.calibration, ledger=ledger,
+                                           note=NOTES[RANGE_RELEASE], mechanism=mech)
         how = f"private range [{lo:.6g}, {hi:.6g}] of a noisy histogram of y: {facts['how']}"
         if declared is not None:
             if math.isinf(facts.get("threshold", 0.0)) or min(hi, declared[1]) <= max(lo, declared[0]):
