@@ -133,9 +133,10 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     calibration : "analytic", "classic" or "auto".
     range_share : float in (0, 1), the share of (epsilon, delta) of the private range (at least; more with few
         rows: ``_range_share``).
-    refine_y_range : bool, with a declared y_range also estimate the range privately inside it (a declared range
-        is often wide; the range's release costs the moments path under 1 % of its budget under the joint
-        accountant). False: the declared range as is (the Dask path always uses it as is).
+    refine_y_range : bool, with a declared y_range also estimate the range privately inside it, at the same share
+        as ``y_range=None`` (a declared range is often wide; at 10 % of the budget the range's release costs the
+        moments path under 1 % of its budget under the joint accountant, more with few rows). False: the declared
+        range as is (the Dask path always uses it as is).
     estimator : "auto", "moments" or "tukey": the moments path (steps 3-4 of the module docstring), TukeyEM
         (``engine.methods.tukey_em``, no bounds) on the first ``tukey_axes`` public axes, or the choice between
         them by post-processing of the noisy count (``choose_estimator``; the count is shared, so the choice
