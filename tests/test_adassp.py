@@ -7,8 +7,8 @@ from sklearn.base import clone
 from sklearn.linear_model import LinearRegression
 
 from engine.methods.adassp import RELEASES, AdaSSP
-from engine.methods.baselines import DPConstantRegressor
-from engine.privacy import noise_scale
+from engine.methods.baselines import COUNT_AGAIN, COUNT_RELEASE, SUM_RELEASE, DPConstantRegressor
+from engine.privacy import analytic_gaussian_sigma, noise_scale
 
 DELTA = 1e-5
 
@@ -75,18 +75,23 @@ def test_constant_is_within_the_noise_of_the_true_mean(eps):
     rng = np.random.default_rng(1)
     n, lo, hi = 2000, 0.0, 10.0
     y = rng.uniform(2.0, 4.0, size=n)
-    sigma_sum = noise_scale("gaussian", eps * 0.95, DELTA * 0.95, 1.0)
+    # the Gaussian-DP budget left by the 5 % count: a third buys a second count, the rest the sum (exact GDP)
     sigma_n = noise_scale("gaussian", eps * 0.05, DELTA * 0.05, 1.0)
+    mu2 = 1.0 / analytic_gaussian_sigma(eps, DELTA, 1.0) ** 2 - 1.0 / sigma_n**2
+    sigma_n2, sigma_sum = 1.0 / np.sqrt(mu2 / 3), 1.0 / np.sqrt(2 * mu2 / 3)
+    sigma_count = 1.0 / np.sqrt(1.0 / sigma_n**2 + 1.0 / sigma_n2**2)  # the inverse-variance combination
     mean_t = (y.mean() - 5.0) / 5.0  # the mean of y~ (centre 5, half-width 5)
     # delta method: mean = S / N, Var = (sigma_S / n)^2 + (mean sigma_N / n)^2, in data units times the half-width
-    sd = 5.0 * np.hypot(sigma_sum, mean_t * sigma_n) / n
+    sd = 5.0 * np.hypot(sigma_sum, mean_t * sigma_count) / n
     vals = [DPConstantRegressor(eps, DELTA, y_range=(lo, hi), random_state=s).fit(np.zeros((n, 1)), y).constant_
             for s in range(200)]
     err = np.array(vals) - y.mean()
     assert abs(err.mean()) < 4 * sd / np.sqrt(200) + 0.01 * sd
     assert 0.8 * sd < err.std() < 1.25 * sd
     led = DPConstantRegressor(eps, DELTA, y_range=(lo, hi)).fit(np.zeros((n, 1)), y).privacy_ledger_
-    assert sum(r.epsilon for r in led.entries) == pytest.approx(eps) and led.status == "proven"
+    assert [r.name for r in led.entries] == [COUNT_RELEASE, COUNT_AGAIN, SUM_RELEASE] and led.accountant == "gdp"
+    assert led.total("gdp", DELTA)[0] == pytest.approx(eps, rel=1e-6) and led.status == "proven"
+    assert sum(r.delta for r in led.entries) == pytest.approx(DELTA)
 
 
 def test_epsilon_inf_without_bounds_is_sklearn_ols_with_intercept(data):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from engine.methods import tukey_em
 from engine.methods.adassp import AdaSSP
 from engine.methods.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, make_case, plants_bugs
 from engine.methods.dp_cca import DPCCA
@@ -72,6 +73,12 @@ def _fit_var_defence():
     defence.noise_defence(np.random.default_rng(0).uniform(0, 1, (6, 2)), "laplace", 1.0, public_range=(0.0, 1.0))
 
 
+def _fit_tukey_em():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(600, 1))
+    tukey_em.TukeyEM(1.0, 1e-5, n_models=300).fit(x, 2.0 * x[:, 0] + 0.1 * rng.normal(size=600))
+
+
 def _mechanism_fit(mech):
     return lambda: mech.randomise(np.zeros(3))
 
@@ -87,6 +94,7 @@ PRODUCTION = {
     "edpls_recommended": {"strict": ((StrictEDPLS, "mechanisms"), _fit_recommended)},
     "edpls_recommended_cross": {"strict": ((StrictEDPLS, "mechanisms"), _fit_recommended)},
     "dp_pcr": {"strict": ((DPPCR, "_release"), _fit_dp_pcr)},
+    "tukey_em": {"strict": ((tukey_em, "tukey_fit"), _fit_tukey_em)},
     "pca_gauss": {mode: ((LaplaceMechanism, "randomise"), _fit_pca_gauss) for mode in ("strict", "paper")},
     "dp_cca": {mode: ((DPCCA, "_draw"), _fit_dp_cca(mode)) for mode in ("strict", "paper")},
     **{f"var_admm_{law}": {mode: ((defence, "draw_noise"), _fit_var_defence)}
@@ -170,3 +178,30 @@ def test_quartered_noise_is_caught_on_every_strict_target_at_default_trials(targ
     with planted_bug("noise_scale", 0.25):
         r = run_case(make_case(target), DEFAULT_TRIALS, 7, alpha=1 - AUDIT_CONFIDENCE)
     assert r["eps_lb"] > r["claimed_eps"], (target, r["eps_lb"], r["claimed_eps"])
+
+
+def test_recommended_case_samples_the_private_range_through_the_shipped_code(monkeypatch):
+    """The recommended fit refines its declared range privately by default: the catalogue case's draws include
+    the range's histogram, drawn by ``StrictEDPLS.sample_releases`` from the fit's own ``range_input`` and
+    release object. Replacing ``range_input`` (what the fit's histogram counts) breaks the fit and the audit."""
+    case = make_case("edpls_recommended")
+    out = case.release(case.D, np.random.default_rng(0), 5)
+    est = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0))
+    sample = est.sample_releases(*case.D, 5, 0, range_bins=[0, 1])
+    assert sample["range"].shape == (5, 2)
+    d = sample["d"]
+    # count + the one bin the added row changes + the upper triangle of Z'Z + Z'y~
+    assert out.shape == (5, 1 + 1 + (d + 1) * (d + 2) // 2 + d + 1)
+    assert make_case("edpls_recommended").claimed_eps == 1.0
+    r = run_case(make_case("edpls_recommended_cross"), n_trials=200, random_state=0)
+    assert r["trials"] == 200
+    monkeypatch.setattr(StrictEDPLS, "range_input", _raise)
+    with pytest.raises(_Production):
+        _fit_recommended()
+    with pytest.raises(_Production):
+        run_case(make_case("edpls_recommended"), n_trials=200, random_state=0)
+
+
+def test_tukey_em_takes_no_planted_bug():
+    with pytest.raises(ValueError, match="no planted bug"):
+        make_case("tukey_em", "strict", 1.0, 1e-5, "noise_quartered")

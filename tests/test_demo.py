@@ -121,8 +121,12 @@ def test_privacy_costs_rmsep_on_the_nir_sample_set(seeded_story):
     assert "no guarantee" in cost.get("rmsep_plain").guarantee
     curve = cost.figure["curve"]
     assert sorted(curve.epsilon) == sorted(set(DEMO_COST_EPSILONS) | {1.0})
-    # the cost falls as epsilon grows, and the headline states sigma_y for scale
-    assert curve.sort_values("epsilon")["median"].iloc[-1] < curve.sort_values("epsilon")["median"].iloc[0]
+    # the cost does not grow with epsilon, and the headline states sigma_y for scale. Issue #30: with the declared
+    # [0, 100] range refined privately at an adaptive share, 96 rows at epsilon = 1 already sit at about sigma_y
+    # (0.38, the private constant's level) as they do at epsilon = 1000 (0.39: no public spectra, 96 rows), so the
+    # two ends agree within the replicates' noise instead of the small-epsilon end being several units off
+    med = curve.sort_values("epsilon")["median"]
+    assert med.iloc[-1] <= 1.1 * med.iloc[0]
     assert "σ_y" in cost.headline and f"{sigma_y:.3g}" in cost.headline
     if private >= sigma_y:
         assert "no better than predicting the mean" in cost.headline

@@ -319,7 +319,7 @@ def test_strict_clipping_count_on_a_constructed_example():
     y = rng.uniform(-1, 1, 30)
     y[[2, 3]] = [5.0, -4.0]  # rows 2 (already counted) and 3 over y_bound = 2
     m = EDPLS(n_components=2, epsilon=np.inf, mode="strict", x_bound=2.0, y_bound=2.0, x_center=np.zeros(4),
-              y_center=0.0).fit(X, y)
+              y_center=0.0, private_intercept=False).fit(X, y)
     assert m.n_clipped_ == 4
     assert m.clip_report_["n_clipped_x"] == 3 and m.clip_report_["n_clipped_y"] == 2
     # noise-free strict = plain PLS (uncentred at the public centre 0) of the clipped rows

@@ -76,8 +76,10 @@ def test_simulation_curve_columns_status_and_the_rows_needed(nir):
     curve = samples_needed_curve_recommended(Xtr, ytr, Xte, yte, sizes, 1.0, 1e-5, 8, y_range=Y_RANGE)
     assert list(curve["n"]) == sizes and set(curve["status"]) == {"proven"}  # fresh noise, public inputs
     assert list(curve.columns[:7]) == ["n", "median", "q25", "q75", "mean", "sem", "nonprivate"]
-    # more rows, less noise relative to the signal: the median falls by at least 10x from 84 to 84,000 rows
-    assert curve["median"].iloc[-1] < 0.1 * curve["median"].iloc[0]
+    # more rows, less noise relative to the signal: the median falls from 84 to 84,000 rows (issue #30: with the
+    # declared range refined privately and the private constant on the whole budget, 84 rows already reach about
+    # 0.40 against 0.26, where the unrefined [0, 100] range used to sit several units off)
+    assert curve["median"].iloc[-1] < 0.8 * curve["median"].iloc[0]
     need = samples_needed(curve, float(curve["median"].iloc[-1]))
     assert sizes[0] < need <= sizes[-1]
     with pytest.raises(ValueError, match="sample sizes"):

@@ -175,6 +175,7 @@ CHAINS: dict[str, list[tuple[str, Callable[[], Any]]]] = {
     "msc": [("msc", lambda: MultiplicativeScatterCorrection(method="mean"))],
     "sg_smooth": [("sg", lambda: SavitzkyGolayFilter(window_length=11, polyorder=2))],
     "sg1": [("sg", lambda: SavitzkyGolay(window_length=5, polyorder=2, deriv=1))],
+    "sg2": [("sg", lambda: SavitzkyGolay(window_length=11, polyorder=2, deriv=2))],
     "sg2_nb": [("sg", lambda: SavitzkyGolay(window_length=25, polyorder=2, deriv=2))],
     "airpls": [("airpls", lambda: AirPlsOrder(lam=100, nr_iterations=15, diff_order=1))],
     "detrend": [("detrend", lambda: PolynomialCorrection(order=1))],
@@ -202,6 +203,8 @@ CHAIN_INFO = {
     "sg1": {"learns_from_data": False, "learned": "",
             "strict_note": _ROWWISE + " (SG 1st derivative, window 5, polyorder 2: the paper); derivative "
                            "spectra are tiny, so pick x_bound on their scale"},
+    "sg2": {"learns_from_data": False, "learned": "",
+            "strict_note": _ROWWISE + " (SG 2nd derivative, window 11, polyorder 2; needs at least 11 channels)"},
     "sg2_nb": {"learns_from_data": False, "learned": "",
                "strict_note": _ROWWISE + " (SG 2nd derivative, window 25, polyorder 2: the notebook)"},
     "airpls": {"learns_from_data": False, "learned": "",

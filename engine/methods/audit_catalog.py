@@ -23,8 +23,8 @@ from engine.methods import registry
 from engine.methods.registry import AuditTarget
 from engine.privacy.audit import PLANTED, AuditCase, case_name, expected_verdict, mechanism_case, planted
 
-__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "PAGE_BUGS", "audit_cases", "audit_targets", "make_case",
-           "plants_bugs", "target_label"]
+__all__ = ["AUDIT_TARGETS", "DEFAULT_BUG", "DEFAULT_TRIALS", "NO_PLANTED_BUGS", "PAGE_BUGS", "audit_cases",
+           "audit_targets", "make_case", "plants_bugs", "target_label"]
 
 #: The mechanisms every method builds on (audited through ``mechanism_case``).
 MECHANISM_TARGETS = {
@@ -74,6 +74,12 @@ PAGE_BUGS = {
 LOOSE_CLAIMS = frozenset({"edpls_recommended"})
 
 
+#: Strict targets no planted bug can reach as a claim violation: TukeyEM's restricted exponential mechanism samples
+#: a depth and a point without ``draw_noise`` (planted_bug scales only its test's Laplace noise), so its audit
+#: checks the real release only.
+NO_PLANTED_BUGS = frozenset({"tukey_em"})
+
+
 def target_label(target: str) -> str:
     """The human title of a catalogue key ("analytic_gaussian" -> "Gaussian mechanism, analytic calibration")."""
     targets = audit_targets()
@@ -82,9 +88,9 @@ def target_label(target: str) -> str:
 
 def plants_bugs(target: str) -> bool:
     """Whether a planted bug can be audited on ``target``: every target with a strict mode (the bug is planted
-    where every release draws its noise, so it reaches each of them)."""
+    where every release draws its noise, so it reaches each of them) but those of ``NO_PLANTED_BUGS``."""
     targets = audit_targets()
-    return target in targets and "strict" in targets[target][1]
+    return target in targets and "strict" in targets[target][1] and target not in NO_PLANTED_BUGS
 
 
 def _call_case(target: AuditTarget, mode: str, epsilon: float, delta: float) -> AuditCase:
@@ -124,6 +130,9 @@ def make_case(target: str, mode: str = "strict", epsilon: float = 1.0, delta: fl
         raise ValueError(f"bug must be None or one of {tuple(PLANTED)}, got {bug!r}")
     if bug is not None and mode != "strict":
         raise ValueError("planted bugs are audited in strict mode only")
+    if bug is not None and target in NO_PLANTED_BUGS:
+        raise ValueError(f"{label} takes no planted bug (NO_PLANTED_BUGS: no noise of its mechanism is drawn "
+                         "where planted_bug acts)")
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
     if target in MECHANISM_TARGETS:
@@ -142,7 +151,7 @@ def audit_cases(include_bugs: bool = True, include_paper: bool = True, epsilon: 
     """
     targets = audit_targets()
     strict = [k for k in targets if plants_bugs(k)]
-    cases = [make_case(k, "strict", epsilon, delta) for k in strict]
+    cases = [make_case(k, "strict", epsilon, delta) for k, (_, modes) in targets.items() if "strict" in modes]
     if include_paper:
         cases += [make_case(k, "paper", epsilon, delta) for k, (_, modes) in targets.items() if "paper" in modes]
     if include_bugs:

@@ -308,34 +308,36 @@ class TukeyEM(RegressorMixin, BaseEstimator):
         return X @ self.coef_ + self.intercept_
 
 
-def tukey_em_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5):
+def tukey_em_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, n_rows: int = 2400,
+                  n_models: int = 600):
     """Privacy audit of ``TukeyEM.fit`` as shipped (the whole fit: partition, test and mechanism).
 
-    D: 2,400 rows of one feature (y = 2 x + 1 + noise); D' adds the row (x, y) = (8, -60), an outlier that
-    drags the least-squares model of whichever group it joins far from the others. ``n_models`` = 600
-    (declared, so the whole budget goes to the test and the mechanism). The audited output is
-    (coef, intercept, test passed) of each fit. Not in the audit catalogue yet: a fit takes about 5 ms, and
-    the catalogue audits every strict target at 10^5 trials per data set with planted bugs (the test's
-    Laplace noise is drawn by ``draw_noise``, so a planted bug reaches it; the exponential mechanism's Gumbel
-    draws are not scaled). ``tests/test_tukey_em.py`` runs this case through ``run_case``.
+    D: ``n_rows`` rows of one feature (y = 2 x + 1 + noise); D' adds the row (x, y) = (8, -60), an outlier that
+    drags the least-squares model of whichever group it joins far from the others. ``n_models`` declared (so the
+    whole budget goes to the test and the mechanism). The audited output is (coef, intercept, test passed) of
+    each fit. In the audit catalogue (key "tukey_em") with 600 rows and 300 models, about 1 ms a fit: no
+    planted bugs there (``audit_catalog.NO_PLANTED_BUGS``: the restricted exponential mechanism draws no noise
+    through ``planted_bug``, so a planted bug reaches only the test's Laplace noise). ``tests/test_tukey_em.py``
+    runs this case through ``run_case``.
     """
     from engine.privacy.audit import AuditCase, expected_verdict
 
     if mode != "strict":
         raise ValueError("TukeyEM has one mode, 'strict'")
     rng0 = np.random.default_rng(23)
-    x = rng0.normal(size=(2400, 1))
-    y = 2.0 * x[:, 0] + 1.0 + 0.5 * rng0.normal(size=2400)
+    x = rng0.normal(size=(int(n_rows), 1))
+    y = 2.0 * x[:, 0] + 1.0 + 0.5 * rng0.normal(size=int(n_rows))
     D, D_prime = (x, y), (np.vstack([x, [[8.0]]]), np.append(y, -60.0))
 
     def release(data, rng, n):
         out = np.empty((n, 3))
         for r in range(n):
-            est = TukeyEM(float(epsilon), float(delta), n_models=600, random_state=rng).fit(*data)
+            est = TukeyEM(float(epsilon), float(delta), n_models=int(n_models), random_state=rng).fit(*data)
             out[r] = (est.coef_[0], est.intercept_, float(est.ptr_passed_))
         return out
 
     return AuditCase("tukey_em", "tukey_em", "strict", float(epsilon), float(delta), release, D,
                      D_prime, "add one outlying row (x = 8, y = -60)", expected_verdict("strict", None),
-                     "TukeyEM.fit: random partition into 600 models, propose-test-release, restricted exponential "
+                     f"TukeyEM.fit: random partition into {int(n_models)} models, propose-test-release, restricted "
+                     "exponential "
                      "mechanism on approximate Tukey depth")

@@ -24,7 +24,7 @@ from scipy.special import ndtri
 from .ledger import PrivacyLedger
 from .mechanisms import GaussianMechanism, RandomStateLike
 
-__all__ = ["LOG_GRID", "RANGE_RELEASE", "private_range"]
+__all__ = ["LOG_GRID", "RANGE_RELEASE", "private_range", "range_counts"]
 
 RANGE_RELEASE = "histogram of y (public log grid)"
 _POS = 10.0 ** (np.arange(-96, 145) / 16.0)
@@ -34,24 +34,34 @@ LOG_GRID = np.concatenate([-_POS[::-1], [0.0], _POS])
 LEVELS = (1, 2, 4, 8, 16, 32, 64)
 
 
+def range_counts(y: ArrayLike) -> np.ndarray:
+    """The exact histogram of y over ``LOG_GRID`` (values beyond the ends in the end bins): what the range's
+    release perturbs (sensitivity 1: one row changes one bin by 1)."""
+    y = np.asarray(y, dtype=float)
+    idx = np.clip(np.searchsorted(LOG_GRID, y, side="right") - 1, 0, LOG_GRID.size - 2)
+    return np.bincount(idx, minlength=LOG_GRID.size - 1).astype(float)
+
+
 def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLike, calibration: str = "analytic",
-                  *, ledger: PrivacyLedger | None = None,
-                  note: str = "") -> tuple[tuple[float, float], float, dict[str, str | float]]:
+                  *, ledger: PrivacyLedger | None = None, note: str = "",
+                  mechanism: GaussianMechanism | None = None,
+                  ) -> tuple[tuple[float, float], float, dict[str, str | float]]:
     """((low, high), sigma, facts): a DP range of y from one noisy histogram (module docstring).
 
     ``ledger``: the fit's ``PrivacyLedger``; the histogram records itself there as it is drawn
-    (``RANGE_RELEASE``). ``epsilon = inf``: the exact occupied range [min y, max y] (no noise, no record)."""
+    (``RANGE_RELEASE``). ``epsilon = inf``: the exact occupied range [min y, max y] (no noise, no record).
+    ``mechanism``: the caller's release object for the histogram (``StrictEDPLS.mechanisms``, so that its audit
+    samples the same object); None: ``GaussianMechanism(epsilon, delta, 1, calibration)``."""
     y = np.asarray(y, dtype=float)
     if math.isinf(float(epsilon)):
         lo, hi = float(np.min(y)), float(np.max(y))
         if hi <= lo:
             hi = lo + max(abs(lo), 1.0) * 1e-6
         return (lo, hi), 0.0, {"how": "exact min and max of y (epsilon = inf)"}
-    mech = GaussianMechanism(epsilon, delta, 1.0, calibration)
+    mech = GaussianMechanism(epsilon, delta, 1.0, calibration) if mechanism is None else mechanism
     sigma = mech.sigma
     edges = LOG_GRID
-    idx = np.clip(np.searchsorted(edges, y, side="right") - 1, 0, edges.size - 2)
-    counts = np.bincount(idx, minlength=edges.size - 1).astype(float)
+    counts = range_counts(y)
     noisy = mech.randomise(counts, rng, ledger=ledger, name=RANGE_RELEASE,
                            note=note or "Gaussian histogram of y over a public log-spaced grid (sensitivity 1)")
     z = float(ndtri(1.0 - 0.05 / (counts.size * len(LEVELS))))

@@ -96,42 +96,51 @@ def _recommended_data(m: int):
 
 
 def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, part: str = "all") -> AuditCase:
-    """The recommended strict edPLS (``StrictEDPLS``): all three noisy releases of one fit, audited jointly.
+    """The recommended strict edPLS (``StrictEDPLS``): all four noisy releases of one fit, audited jointly.
 
     The page's defaults (``make_strict_edpls`` with y_range (-2, 2) and no public spectra: chain "snv+sg1",
     the data-independent spline basis, whose dimension does not depend on the noisy count) at the fewest
     channels the fit accepts (``MIN_CHANNELS``). D: 40 private spectra; D' adds the row of ``_recommended_data``
     (projection at the public bound) with y = 2 (y~ = 1). The draws are ``StrictEDPLS.sample_releases``: the
-    fit's own checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``),
-    batched over trials. The audited output is (count, upper triangle of Z'Z, Z'y~); everything after
-    (ridge, shrinkage) is post-processing. Planted bugs come from ``engine.privacy.audit.planted_bug``.
+    fit's own checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``,
+    ``range_counts``), batched over trials. The audited output is (count, the private range's histogram on the
+    bins where D and D' differ, upper triangle of Z'Z, Z'y~): the declared range is refined privately by
+    default (``refine_y_range``), so the histogram is one of the fit's releases; the other bins' noise is
+    independent of the row and carries no information. Everything after (the range, ridge, shrinkage) is
+    post-processing. Planted bugs come from ``engine.privacy.audit.planted_bug``.
 
-    ``part``: "all" audits the three releases jointly against the whole (epsilon, delta) (basic composition
-    is loose there); "count", "moments" or "cross" audits one release against its own share
-    (epsilon_i, delta_i), which is tight.
+    ``part``: "all" audits the releases jointly against the whole (epsilon, delta) (their composition is loose
+    there); "count", "range", "moments" or "cross" audits one release against its own (epsilon_i, delta_i),
+    which is tight.
     """
     from engine.methods.edpls.recommended import MIN_CHANNELS, RELEASES
+    from engine.privacy.ranges import RANGE_RELEASE, range_counts
 
     if mode != "strict":
         raise ValueError("the recommended strict edPLS has one mode, 'strict'")
-    parts = {"count": 0, "moments": 1, "cross": 2}
-    if part != "all" and part not in parts:
-        raise ValueError("part must be 'all', 'count', 'moments' or 'cross'")
+    names = {"count": RELEASES[0], "range": RANGE_RELEASE, "moments": RELEASES[1], "cross": RELEASES[2]}
+    if part != "all" and part not in names:
+        raise ValueError("part must be 'all', 'count', 'range', 'moments' or 'cross'")
     X, y, row = _recommended_data(MIN_CHANNELS)
     est = make_strict_edpls(float(epsilon), float(delta), y_range=(-2.0, 2.0))
-    pub = est.public_setup(MIN_CHANNELS)
+    budget, sigmas = est._calibrate(est._range_share())[:2]  # the fit's (the declared range refined privately)
     D, D_prime = (X, y), (np.vstack([X, row]), np.append(y, 2.0))
+    ones = np.ones(len(y))
+    bins = np.flatnonzero(range_counts(est.range_input(y, ones)) != range_counts(est.range_input(D_prime[1],
+                                                                                                np.append(ones, 1))))
 
     def release(data, rng, n):
-        out = est.sample_releases(*data, n, rng)
-        drawn = [out["count"][:, None], upper_triangle(out["moments"]), out["cross"]]
-        return np.hstack(drawn) if part == "all" else drawn[parts[part]]
+        out = est.sample_releases(*data, n, rng, range_bins=bins)
+        drawn = {"count": out["count"][:, None], "range": out["range"], "moments": upper_triangle(out["moments"]),
+                 "cross": out["cross"]}
+        return np.hstack(list(drawn.values())) if part == "all" else drawn[part]
 
-    s_n, s_xx, s_xy = (pub["sigmas"][k] for k in RELEASES)
+    s_n, s_r, s_xx, s_xy = (sigmas[names[k]] for k in ("count", "range", "moments", "cross"))
     note = (f"StrictEDPLS.sample_releases at the page's defaults ({MIN_CHANNELS} channels, spline basis): count "
-            f"(sigma {s_n:.4g}), Z'Z upper triangle (sigma {s_xx:.4g}, sensitivity sqrt(3)/2, change 0.80) and Z'y~ "
-            f"(sigma {s_xy:.4g}, sensitivity 1, attained), one fit's releases, basic composition of the three shares")
-    claim = (float(epsilon), float(delta)) if part == "all" else pub["budget"][RELEASES[parts[part]]]
+            f"(sigma {s_n:.4g}), the private range's histogram on the {bins.size} bin(s) the row changes (sigma "
+            f"{s_r:.4g}, sensitivity 1, attained), Z'Z upper triangle (sigma {s_xx:.4g}, sensitivity sqrt(3)/2, "
+            f"change 0.80) and Z'y~ (sigma {s_xy:.4g}, sensitivity 1, attained), one fit's releases")
+    claim = (float(epsilon), float(delta)) if part == "all" else budget[names[part]]
     base = "strict_edpls_recommended" + ("" if part == "all" else f"_{part}")
     return AuditCase(base, "edpls", "strict", float(claim[0]), float(claim[1]), release, D, D_prime,
                      "add one row at the public bound (projection norm x_bound, y = y_high)",

@@ -3,9 +3,10 @@
 Everything here is computed from public inputs only: the declared chain, the channel count, ``X_public``
 (spectra the owner declares public) and ``y_range``. No function in this module takes private rows.
 
-- ``rowwise_chain(name, m)``: a chemotools chain that fits nothing on data (``CHAIN_INFO``'s
-  ``learns_from_data`` is False). It is "fitted" on a public dummy row, so that no private row ever
-  reaches ``fit``.
+- ``rowwise_chain(name, m, reference=None)``: a chemotools chain that fits nothing on data (``CHAIN_INFO``'s
+  ``learns_from_data`` is False), plus "msc_public": chemotools' MSC against a reference spectrum declared
+  public (``reference``; ``StrictEDPLS`` passes the mean of ``X_public``), so each row is corrected on its own.
+  It is "fitted" on a public dummy row, so that no private row ever reaches ``fit``.
 - ``chain_operator(chain, m)``: the matrix M (m, m) of the linear part after SNV (Savitzky-Golay filters
   and per-spectrum detrending are linear maps of the row): the transform of each basis row e_j.
 - ``pca_basis(Z_public, d)``: the top-d principal axes of the preprocessed public spectra and their
@@ -24,12 +25,16 @@ import math
 
 import numpy as np
 import scipy.interpolate
+from chemotools.scatter import MultiplicativeScatterCorrection
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from engine.data.preprocess import CHAIN_INFO, flat_rows, make_chain
 
-__all__ = ["chain_operator", "data_free_x_bound", "pca_basis", "rowwise_chain", "spline_basis"]
+__all__ = ["MSC_PUBLIC", "chain_operator", "data_free_x_bound", "pca_basis", "rowwise_chain", "spline_basis"]
+
+#: The chain step "MSC against a declared-public reference spectrum" (``rowwise_chain``'s ``reference``).
+MSC_PUBLIC = "msc_public"
 
 
 def chain_name(preprocessing) -> str:
@@ -46,27 +51,48 @@ def _parts(name) -> list[str]:
     return [p.strip() for p in chain_name(name).split("+") if p.strip()]
 
 
-def rowwise_chain(name: str, m: int):
+def uses_reference(name) -> bool:
+    """Whether the chain has the "msc_public" step (it then needs a declared-public reference spectrum)."""
+    return MSC_PUBLIC in _parts(name)
+
+
+def rowwise_chain(name: str, m: int, reference=None):
     """An sklearn Pipeline for a row-wise chain, fitted on a public dummy row (never on private data).
 
     Parameters
     ----------
     name : chain name, e.g. "snv+sg1", or a list of step names (every step must learn nothing from the data:
         one that learns from the rows, e.g. "msc" or "autoscale", is refused with a message naming it).
+        "msc_public" (first step only): MSC against ``reference``.
     m : int, number of channels.
+    reference : array (m,) or None, the declared-public reference spectrum of "msc_public" (raw scale).
 
     Returns
     -------
     fitted sklearn Pipeline (transform works on any (n, m) array).
     """
-    for part in _parts(name):
+    parts = _parts(name)
+    for i, part in enumerate(parts):
+        if part == MSC_PUBLIC:
+            if i:
+                raise ValueError("preprocessing step 'msc_public' must come first: its reference is a raw spectrum")
+            continue
         if part not in CHAIN_INFO or CHAIN_INFO[part]["learns_from_data"]:
             learned = CHAIN_INFO.get(part, {}).get("learned")
             raise ValueError(f"preprocessing step {part!r} is refused in strict mode: "
                              + (f"it learns the {learned} (private)" if learned else "it is not a known row-wise step")
                              + "; the strict fit takes only row-wise steps that learn nothing from the data "
-                             "(e.g. 'snv', 'sg1', 'detrend')")
-    chain = make_chain(chain_name(name))
+                             "(e.g. 'snv', 'sg1', 'sg2', 'detrend', or 'msc_public': MSC against the mean of the "
+                             "declared-public X_public)")
+    if MSC_PUBLIC in parts:
+        ref = None if reference is None else np.asarray(reference, dtype=float)
+        if ref is None or ref.shape != (int(m),) or not np.isfinite(ref).all() or np.ptp(ref) == 0:
+            raise ValueError("preprocessing step 'msc_public' needs a declared-public reference spectrum with "
+                             f"{int(m)} finite, non-constant channels: give X_public (its mean is the reference)")
+        rest = "+".join(p for p in parts if p != MSC_PUBLIC)
+        chain = make_chain([(MSC_PUBLIC, MultiplicativeScatterCorrection(reference=ref))] + ([rest] if rest else []))
+    else:
+        chain = make_chain(chain_name(name))
     dummy = np.arange(int(m), dtype=float)[None, :] ** 2  # public and non-constant (SNV divides by its std)
     chain.fit(np.vstack([dummy, dummy[:, ::-1]]))
     # A flat spectrum has no shape: SNV would divide by a zero std and the filters would refuse the NaN.

@@ -72,6 +72,10 @@ class EDPLS(RegressorMixin, BaseEstimator):
     centering : subtract the training means (paper) / centre the moments (strict).
     x_center, y_center : public centre for strict mode (both or neither). Without them strict
         mode centres privately from the same release (module docstring).
+    private_intercept : bool (default True), strict mode with a public centre: also centre privately around it
+        (a constant column in the same release, as ``DPPCR`` and ``AdaSSP`` do: no budget split), so the
+        intercept is learned privately and a centre far from the data's mean costs nothing in it (issue #30:
+        without it 3-14 sigma_y off with wide ranges). False: the public centre is the model's centre.
     random_state : None (default: fresh OS entropy for every release), int, SeedSequence or numpy
         Generator (a known noise seed: reproducible, and the ledger says "not proven: the noise seed is
         known"). See ``engine.privacy.noise_generator``.
@@ -115,13 +119,15 @@ class EDPLS(RegressorMixin, BaseEstimator):
         "centering": ["boolean"],
         "x_center": ["array-like", Real, None],
         "y_center": [Real, None],
+        "private_intercept": ["boolean"],
         "sensitivity_source": [StrOptions({"public", "data"})],
         "caveats": [tuple, list, None],
     }
 
     def __init__(self, n_components=2, epsilon=1.0, delta=0.01, mode="paper", x_bound=None, y_bound=None,
                  calibration="analytic", noise_std="sigma", ymax="abs", budget="per_release", centering=True,
-                 x_center=None, y_center=None, random_state=None, sensitivity_source="public", caveats=()):
+                 x_center=None, y_center=None, random_state=None, sensitivity_source="public", caveats=(),
+                 private_intercept=True):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -138,6 +144,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.sensitivity_source = sensitivity_source
         self.caveats = caveats
+        self.private_intercept = private_intercept
 
     @classmethod
     def _get_param_names(cls):

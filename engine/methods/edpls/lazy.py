@@ -72,7 +72,7 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None, K=None) -> _Chunke
     y_names = None if (y_cols := lazy_columns(y)) is None else [str(c) for c in y_cols]
     public = bool(est.centering and est.x_center is not None)
     xc, yc = declared_centres(est.x_center, est.y_center, m) if public else (np.zeros(m), 0.0)
-    private = bool(est.centering and not public)
+    private = bool(est.centering and (not public or est.private_intercept))
     from functools import partial
 
     spec = RowSpec(partial(_edpls_rows, x_center=xc, y_center=yc, public=public, x_names=x_names),

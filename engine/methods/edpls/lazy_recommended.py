@@ -131,7 +131,8 @@ def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
                                                note=NOTES[RELEASES[0]]))
     d, d_why = est.choose_dim(pub, n_hat)
     if d == 0:
-        pub = est._fit_constant(None, pub, n_hat, rng, None, total=first.y_sum, ledger=led)
+        pub = est._fit_constant(None, pub, n_hat, rng, None, total=first.y_sum, n_rows=float(first.n),
+                                  ledger=led)
     else:
         chunk = partial(_moment_chunk, chain=pub["chain"], V=pub["V"][:, :d], centre=pub["x_center"][:d],
                         x_bound=pub["x_bound"], y_center=yc, y_bound=yb, names=names)

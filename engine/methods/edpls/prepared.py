@@ -57,6 +57,7 @@ class _Prepared:
             self.strict = _strict_state(
                 X, y, x_bound=est.x_bound, y_bound=est.y_bound, centering=est.centering,
                 x_center=est.x_center, y_center=est.y_center, x_names=self.info.get("x_names"),
+                private_intercept=est.private_intercept,
             )
         self._clean: dict[tuple | str, Any] = {}  # cache: ("noise", k, eps), ("clean", k); "gram" (chunked)
 

@@ -7,7 +7,8 @@ only the releases of step 3 touch the private rows:
    data (default "snv+sg1": SNV, then a Savitzky-Golay first derivative). Each spectrum is transformed on
    its own, so one private row changes one transformed row: per-row bounds keep their meaning.
 2. Public projection, centre and bounds: with ``X_public`` the top principal axes V of the preprocessed
-   public spectra, their mean (the centre c) and x_bound = max_i ||V'(p(x_i)) - c|| over the public rows;
+   public spectra, their mean (the centre c) and x_bound = the 0.75 quantile (``x_bound_quantile``) of
+   ||V'(p(x_i)) - c|| over the public rows (the rows beyond are clipped);
    without it a data-independent cubic B-spline basis along the channels, centre 0 and the data-free
    bound sqrt(m) ||V'M||_2 (SNV rows have norm sqrt(m); M is the linear filter after SNV). The response
    centre is the midpoint of ``y_range`` and its bound the half-width. A declared ``x_bound`` wins.
@@ -65,7 +66,6 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from engine.methods.baselines import SUM_RELEASE, noisy_mean
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.basis import (
     chain_name,
@@ -74,6 +74,7 @@ from engine.methods.edpls.basis import (
     pca_basis,
     rowwise_chain,
     spline_basis,
+    uses_reference,
 )
 from engine.methods.edpls.recommended_limits import MIN_CHANNELS, NOTES, RELEASES
 from engine.methods.edpls.recommended_paths import PathsMixin
@@ -87,7 +88,7 @@ from engine.privacy import (
 )
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, centred_moments, scale_rows
-from engine.privacy.ranges import RANGE_RELEASE
+from engine.privacy.ranges import RANGE_RELEASE, range_counts
 from engine.privacy.wording import ledger_text
 from engine.release.fingerprint import data_sha256
 from engine.release.manifest import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
@@ -120,8 +121,10 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     x_bound : float > 0 or None, a declared bound on ||V'p(x) - c||; None: from X_public or data-free.
     n_components : "auto", "ridge" or int >= 1 (PLS1 components on the regularised noisy moments).
     preprocessing : str or list of str, a row-wise chain of ``engine.data.preprocess`` (default "snv+sg1"; e.g.
-        ["snv", "sg1"] or "none"). A step that learns from the rows ("msc", "autoscale", ...) is refused,
-        naming it. The chain is part of the release (its name), and predictions rebuild it.
+        ["snv", "sg1"], ["msc_public", "sg2"] or "none"). "msc_public" (first step): MSC against the mean of
+        ``X_public``, a declared-public reference. A step that learns from the rows ("msc", "autoscale", ...) is
+        refused, naming it. The chain is part of the release (its name, and the reference spectrum of
+        "msc_public"), and predictions rebuild it.
     max_dim : int, the most public axes released (default 30).
     count_share, cross_share : float in (0, 1), the budget shares (of epsilon and of delta) of the count
         and of the cross-moments; the X-moments get the rest.
@@ -130,14 +133,20 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     calibration : "analytic", "classic" or "auto".
     range_share : float in (0, 1), the share of (epsilon, delta) of the private range (at least; more with few
         rows: ``_range_share``).
-    refine_y_range : bool, with a declared y_range also estimate the range privately inside it (a declared range
-        is often wide; the range's release costs the moments path under 1 % of its budget under the joint
-        accountant). False: the declared range as is (the Dask path always uses it as is).
+    refine_y_range : bool, with a declared y_range also estimate the range privately inside it, at the same share
+        as ``y_range=None`` (a declared range is often wide; at 10 % of the budget the range's release costs the
+        moments path under 1 % of its budget under the joint accountant, more with few rows). False: the declared
+        range as is (the Dask path always uses it as is).
     estimator : "auto", "moments" or "tukey": the moments path (steps 3-4 of the module docstring), TukeyEM
         (``engine.methods.tukey_em``, no bounds) on the first ``tukey_axes`` public axes, or the choice between
         them by post-processing of the noisy count (``choose_estimator``; the count is shared, so the choice
         costs no budget).
     tukey_axes : int >= 1, the public axes TukeyEM fits on (default 5).
+    x_bound_quantile : float in (0, 1], with X_public: x_bound is this quantile of the projected public rows'
+        norms (1: their max). Default 0.75 (measured, NIR generator at epsilon = 1, two seeds: the max let one
+        outlying public spectrum set the scale, so the moments' signal fell below the noise and 1,000 rows
+        reached 0.37-0.60 sigma_y; the 0.75 quantile clips a quarter of the rows a little and reaches
+        0.12-0.20; 0.5 clips too much at n = 1,000). Public: the private rows beyond it are clipped.
     random_state : None (fresh OS entropy) or a known seed (the ledger then says "not proven").
 
     Attributes
@@ -145,6 +154,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
     coef_ : array (m,), coefficients on the preprocessed channels (``preprocess_`` output).
     intercept_ : float.
     preprocess_ : fitted row-wise Pipeline (fitted on a public dummy row).
+    msc_spectrum_ : array (m,), with "msc_public" only: its reference (the mean of X_public).
     components_ : array (m, d), the public projection V actually released.
     x_center_ : array (d,), the public centre on those axes.
     privacy_ledger_ : PrivacyLedger, the three releases (empty at epsilon = inf).
@@ -184,12 +194,13 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         "refine_y_range": ["boolean"],
         "estimator": [StrOptions({"auto", "moments", "tukey"})],
         "tukey_axes": [Interval(Integral, 1, None, closed="left")],
+        "x_bound_quantile": [Interval(Real, 0, 1, closed="right")],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-5, *, y_range=(0.0, 1.0), X_public=None, x_bound=None,
                  n_components="auto", preprocessing="snv+sg1", max_dim=30, count_share=0.05, cross_share=0.5,
                  dim_threshold=2.0, ridge_scale=1.0, shrink_scale=1.0, calibration="analytic", range_share=0.1,
-                 refine_y_range=True, estimator="moments", tukey_axes=5, random_state=None):
+                 refine_y_range=True, estimator="moments", tukey_axes=5, x_bound_quantile=0.75, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.y_range = y_range
@@ -208,6 +219,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         self.refine_y_range = refine_y_range
         self.estimator = estimator
         self.tukey_axes = tukey_axes
+        self.x_bound_quantile = x_bound_quantile
         self.random_state = random_state
 
     # ------------------------------------------------------------------ public quantities
@@ -220,16 +232,21 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         lo, hi = (0.0, 1.0) if self.y_range is None else (float(v) for v in self.y_range)  # None: set in fit
         if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
             raise ValueError(f"y_range must be two finite numbers low < high, got {self.y_range!r}")
-        chain = rowwise_chain(self.preprocessing, m)
-        if self.X_public is not None:
-            Xpub = np.asarray(self.X_public, dtype=float)
-            if Xpub.ndim != 2 or Xpub.shape[1] != m or Xpub.shape[0] < 2 or not np.isfinite(Xpub).all():
-                raise ValueError(f"X_public must be a finite array (n_pub >= 2, {m}) with the same channels")
+        Xpub = None if self.X_public is None else np.asarray(self.X_public, dtype=float)
+        if Xpub is not None and (Xpub.ndim != 2 or Xpub.shape[1] != m or Xpub.shape[0] < 2
+                                 or not np.isfinite(Xpub).all()):
+            raise ValueError(f"X_public must be a finite array (n_pub >= 2, {m}) with the same channels")
+        reference = Xpub.mean(axis=0) if Xpub is not None and uses_reference(self.preprocessing) else None
+        chain = rowwise_chain(self.preprocessing, m, reference)
+        if Xpub is not None:
             P = chain.transform(Xpub)
             V, lam, mu = pca_basis(P, self.max_dim)
             U = (P - mu) @ V
             centre, basis = mu @ V, f"principal axes of the preprocessed X_public ({Xpub.shape[0]} spectra)"
-            xb, xb_src = float(np.sqrt((U**2).sum(axis=1)).max()), "max ||V'p(x) - c|| over X_public"
+            q = float(self.x_bound_quantile)
+            xb = float(np.quantile(np.sqrt((U**2).sum(axis=1)), q))
+            xb_src = ("max ||V'p(x) - c|| over X_public" if q == 1.0 else
+                      f"the {q:g} quantile of ||V'p(x) - c|| over X_public (private rows beyond it are clipped)")
             centre_src = "mean of the preprocessed, projected X_public"
         else:
             d = min(SPLINE_DIM, self.max_dim, m)
@@ -249,9 +266,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         if not (xb and math.isfinite(xb) and xb > 0):
             raise ValueError("the public x bound is zero or not finite: X_public has no spread after preprocessing")
         budget, sigmas, sens, accountant = self._calibrate(0.0)
-        return dict(chain=chain, V=V, eigenvalues=lam, x_center=centre, x_bound=xb, y_center=(lo + hi) / 2,
-                    y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas, accountant=accountant,
-                    basis=basis, centre_source=centre_src, x_bound_source=xb_src)
+        return dict(chain=chain, reference=reference, V=V, eigenvalues=lam, x_center=centre, x_bound=xb,
+                    y_center=(lo + hi) / 2, y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas,
+                    accountant=accountant, basis=basis, centre_source=centre_src, x_bound_source=xb_src)
 
     def _kept_public_setup(self, m: int) -> dict:
         """``public_setup(m)``, computed again only when a public input changed since the last fit.
@@ -324,8 +341,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         led = PrivacyLedger()  # every release below records itself as it draws (nothing at epsilon = inf)
         n_hat = float(self.mechanisms(pub)[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
                                                                   note=NOTES[RELEASES[0]]))
-        if self._range_share(n_hat) > 0:  # the range's share from the noisy count, then the moments' sigmas
-            budget, sigmas, sens, accountant = self._calibrate(self._range_share(n_hat))
+        rs = self._fallback_range_share(pub, n_hat)
+        if rs > 0:  # the range's share from the noisy count, then the moments' sigmas
+            budget, sigmas, sens, accountant = self._calibrate(rs)
             pub = self._private_y_range(y, w, {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens,
                                                "accountant": accountant}, rng, led)
         mechs = self.mechanisms(pub)
@@ -362,11 +380,21 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         draws through these; ``sample_releases`` (the privacy audit's trials) batches through the same objects.
         At epsilon = inf they draw nothing and record nothing.
         """
+<<<<<<< HEAD
         budget: dict[str, tuple[float, float]] = pub["budget"]  # name -> (epsilon, delta)
         sens = pub["sensitivities"]
         return {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
                 RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
                 RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
+=======
+        budget, sens = pub["budget"], pub["sensitivities"]
+        out = {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
+               RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
+               RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
+        if RANGE_RELEASE in budget:  # the private range's histogram (``_private_y_range``)
+            out[RANGE_RELEASE] = GaussianMechanism(*budget[RANGE_RELEASE], sens[RANGE_RELEASE], self.calibration)
+        return out
+>>>>>>> w-utility
 
     def moment_sums(self, X, y, w, pub: dict, d: int):
         """The exact (private) sums the moment releases perturb: (ScaledRows, Z'WZ (d+1, d+1), Z'W y~ (d+1,))."""
@@ -374,17 +402,22 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         G0 = MomentsRelease.gram(rows.Z * np.sqrt(w)[:, None])
         return rows, G0, rows.Z.T @ (w * yt)
 
-    def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None) -> dict:
-        """``n_replicates`` independent draws of a fit's three releases on (X, y), batched (no ledger).
+    def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None, *,
+                        range_bins=None) -> dict:
+        """``n_replicates`` independent draws of a fit's releases on (X, y), batched (no ledger).
 
         The same checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``) as
         ``fit``; for the privacy audit, which needs many draws of the release itself. Only for a released
         dimension that does not depend on the noisy count (the data-independent basis, without X_public):
         otherwise ValueError.
 
+        ``range_bins``: indices of the private range's histogram bins to draw (the noise is independent per bin,
+        so a subset is the same law as the whole histogram restricted); None: every bin.
+
         Returns
         -------
-        dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1) and "d".
+        dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1), "d", and with the declared
+        range refined privately (``refine_y_range``) "range" (R, bins): the histogram's draws.
         """
         X, y, w = self._check_fit_data(X, y, sample_weight)
         if self.y_range is None:
@@ -401,7 +434,12 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         _, G0, b0 = self.moment_sums(X, y, w, pub, d)
         moments = mechs[RELEASES[1]].randomise(G0, R, rng)
         cross = mechs[RELEASES[2]].randomise(np.broadcast_to(b0, (R, b0.size)), rng)
-        return {"count": count, "moments": moments, "cross": cross, "d": d}
+        out = {"count": count, "moments": moments, "cross": cross, "d": d}
+        if RANGE_RELEASE in mechs:
+            h = range_counts(self.range_input(y, w))
+            h = h if range_bins is None else h[np.asarray(range_bins, dtype=int)]
+            out["range"] = mechs[RANGE_RELEASE].randomise(np.broadcast_to(h, (R, h.size)), rng)
+        return out
 
     def _finish(self, pub, d, d_why, n_hat, ledger, seed_known) -> None:
         """The fitted attributes every path sets after its releases: axes, centre, chain, ledger, choices."""
@@ -409,6 +447,8 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         self.components_ = pub["V"][:, :d].copy()  # a copy: the kept public setup serves the next fit
         self.x_center_ = np.asarray(pub["x_center"][:d], dtype=float)
         self.preprocess_ = pub["chain"]
+        if pub.get("reference") is not None:
+            self.msc_spectrum_ = np.asarray(pub["reference"], dtype=float)
         if seed_known and noisy:
             ledger.add_caveat(SEED_KNOWN_CAVEAT)
         ledger.accountant = pub.get("accountant", "basic")
@@ -423,30 +463,6 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
                        for k, (e, dl) in pub["budget"].items()},
             "n_hat": n_hat if noisy else None,
         })
-
-    def _fit_constant(self, y, pub, n_hat, rng, w, total=None, *, ledger=None) -> dict:
-        """No axis worth releasing: the rest of the budget buys the noisy sum of y~ (``baselines.noisy_mean``).
-
-        Returns the public setup of this fit (a copy: the kept setup serves the next fit unchanged), with the
-        count and the sum as its releases, for ``choices_``; the sum records itself in ``ledger``. ``total``: the
-        sum of y~ already summed (the Dask path; ``y`` and ``w`` are then unused).
-        """
-        if total is None:
-            yt = np.clip(y - pub["y_center"], -pub["y_bound"], pub["y_bound"]) / pub["y_bound"]
-        else:
-            yt, w = np.array([float(total)]), None
-        rest = self._tukey_budget(n_hat)  # the same rest: everything but the count (and the private range)
-        mean, sigma = noisy_mean(yt, n_hat, *rest, self.calibration, rng, weights=w, ledger=ledger,
-                                 note=NOTES[SUM_RELEASE])
-        kept = [k for k in (RANGE_RELEASE, RELEASES[0]) if k in pub["budget"]]
-        pub = {**pub, "budget": {**{k: pub["budget"][k] for k in kept}, SUM_RELEASE: rest},
-               "sigmas": {**{k: pub["sigmas"][k] for k in kept}, SUM_RELEASE: sigma},
-               "sensitivities": {**{k: 1.0 for k in kept}, SUM_RELEASE: 1.0}, "accountant": "basic"}
-        self.coef_ = np.zeros(pub["V"].shape[0])
-        self.intercept_ = float(pub["y_center"] + pub["y_bound"] * mean)
-        self.choices_ = {"ridge_lambda": None, "k": 0, "model": "private constant predictor (noisy mean of y)",
-                         "intercept": "DP mean of y (noisy sum over the noisy count) clipped to y_range"}
-        return pub
 
     def _post_process(self, G, b, rows, pub, d):
         """Noisy moments -> coefficients in data units (no access to the rows beyond their public scale)."""
@@ -592,6 +608,9 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, 
                Field("y_range", [float(v) for v in model.y_range_], "dp", RANGE_RELEASE, role="param"),
                Field("x_bound", float(c["x_bound"]), "public",
                      PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
+    if getattr(model, "msc_spectrum_", None) is not None:
+        fields.append(Field("msc_spectrum_", np.asarray(model.msc_spectrum_, dtype=float), "public",
+                            "mean of the declared-public X_public: the 'msc_public' step's reference spectrum"))
     fields += [Field(str(k), v, "public", CALLER, role="info") for k, v in (public_inputs or {}).items()]
     fields += travel_fields(model, card, chain=chain_name(model.preprocessing))
     led = model.privacy_ledger_
@@ -610,5 +629,6 @@ def estimator_from_release(data) -> StrictEDPLS:
     model.y_range = None if model.y_range is None else tuple(model.y_range)
     for name in ("coef_", "components_", "x_center_"):
         setattr(model, name, np.asarray(getattr(model, name), dtype=float))
-    model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_))
+    model.preprocess_ = rowwise_chain(model.preprocessing, int(model.n_features_in_),
+                                      getattr(model, "msc_spectrum_", None))
     return model

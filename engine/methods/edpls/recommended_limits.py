@@ -2,7 +2,7 @@
 in-memory fit (``recommended``) and the Dask fit (``lazy_recommended``) so that neither module imports the other
 back."""
 
-from engine.methods.baselines import SUM_RELEASE
+from engine.methods.baselines import COUNT_AGAIN, SUM_RELEASE
 from engine.privacy.ranges import RANGE_RELEASE
 
 __all__ = ["MIN_CHANNELS", "NOTES", "RELEASES"]
@@ -12,6 +12,8 @@ RELEASES = ("count n", "X-moments Z'Z", "cross-moments Z'y")
 #: Ledger notes of the releases (each recorded by its own draw), the constant fallback's sum included.
 NOTES = {
     RANGE_RELEASE: "Gaussian histogram of y over a public log-spaced grid (sensitivity 1): sets y's range",
+    COUNT_AGAIN: "noisy row count (Gaussian, sensitivity 1) for the private constant's mean, calibrated jointly "
+                 "with the sum of y~",
     SUM_RELEASE: "sum of y~ = clip(y - y_c) / y_bound (sensitivity 1): the private constant predictor",
     RELEASES[0]: "noisy row count (Gaussian, sensitivity 1); sets the released dimension d",
     RELEASES[1]: "Analyze-Gauss on the upper triangle of Z'Z, z = [u f, B] / (sqrt(2) B), u = V'p(x) - c "

@@ -124,6 +124,7 @@ def _param_fields(model: EDPLS) -> list[Field]:
     if model.mode == "strict":
         fields.append(Field("sensitivity_source", p["sensitivity_source"], "public", "the caller's declaration",
                             role="param"))
+        fields += setting_fields(p, ["private_intercept"])
         if _bounds_public(model):
             fields += declared_bound_fields(p)
     return fields
@@ -174,9 +175,12 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None, card: 
                    Field("x_weights_", model.x_weights_, "dp", src), Field("x_loadings_", model.x_loadings_, "dp", src),
                    Field("y_loadings_", model.y_loadings_, "dp", src),
                    Field("condition_number_", float(model.condition_number_), "dp", src)]
-        if model.centering and model.x_center is None:  # private centring: noisy means from the same release
+        # private centring (no public centre, or a public one with private_intercept): noisy means from the
+        # same release (around the public centre, which must then be public itself)
+        private = model.centering and (model.x_center is None or getattr(model, "private_intercept", False))
+        if private and (model.x_center is None or _bounds_public(model)):
             fields += [Field("x_mean_", model.x_mean_, "dp", src), Field("y_mean_", float(model.y_mean_), "dp", src)]
-        elif _bounds_public(model):  # a public centre (or none: zeros)
+        elif not private and _bounds_public(model):  # a public centre (or none: zeros)
             origin = PUBLIC_CENTRE if model.centering else "no centring (the constant 0)"
             fields += [Field("x_mean_", model.x_mean_, "public", origin),
                        Field("y_mean_", float(model.y_mean_), "public", origin)]

@@ -156,7 +156,8 @@ class _StrictState:
         return self.gram.shape[0]
 
 
-def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_names=None) -> _StrictState:
+def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_names=None,
+                  private_intercept=False) -> _StrictState:
     """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S, and their
     Gram matrix (``engine.privacy.moments.scaled_gram`` with the blocks x and y weighted by their bounds: one
     fused block pass, Z itself is not formed).
@@ -164,7 +165,8 @@ def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_na
     f_i = min(1, x_bound / ||x_i||), g_i = min(1, y_bound / |y_i|) (after the public centre, if any),
     a = hypot(x_bound, y_bound) with private centring (else no column), S = hypot(x_bound, y_bound, a).
     Norms and S are computed without squaring overflow, so data and bounds in any units work.
-    ``centering`` is EDPLS's parameter of that name.
+    ``centering`` and ``private_intercept`` are EDPLS's parameters of those names (with a public centre and
+    ``private_intercept`` the rows are centred by it and privately around it too: the constant column rides along).
     """
     m = X.shape[1]
     public = centering and x_center is not None
@@ -172,7 +174,7 @@ def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_na
         xc, yc = np.broadcast_to(np.asarray(x_center, dtype=float), (m,)).copy(), float(y_center)
     else:
         xc, yc = np.zeros(m), 0.0
-    private = centering and not public
+    private = centering and (not public or bool(private_intercept))
     bounds = [float(x_bound), float(y_bound)]
     try:  # the public centre is subtracted inside the block pass: no centred copy of X
         g = scaled_gram([X, y[:, None]], bounds, private_centring=private,
