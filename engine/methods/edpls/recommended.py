@@ -380,21 +380,14 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         draws through these; ``sample_releases`` (the privacy audit's trials) batches through the same objects.
         At epsilon = inf they draw nothing and record nothing.
         """
-<<<<<<< HEAD
         budget: dict[str, tuple[float, float]] = pub["budget"]  # name -> (epsilon, delta)
         sens = pub["sensitivities"]
-        return {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
-                RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
-                RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
-=======
-        budget, sens = pub["budget"], pub["sensitivities"]
         out = {RELEASES[0]: GaussianMechanism(*budget[RELEASES[0]], sens[RELEASES[0]], self.calibration),
                RELEASES[1]: MomentsRelease(*budget[RELEASES[1]], sens[RELEASES[1]], self.calibration),
                RELEASES[2]: GaussianMechanism(*budget[RELEASES[2]], sens[RELEASES[2]], self.calibration)}
         if RANGE_RELEASE in budget:  # the private range's histogram (``_private_y_range``)
             out[RANGE_RELEASE] = GaussianMechanism(*budget[RANGE_RELEASE], sens[RANGE_RELEASE], self.calibration)
         return out
->>>>>>> w-utility
 
     def moment_sums(self, X, y, w, pub: dict, d: int):
         """The exact (private) sums the moment releases perturb: (ScaledRows, Z'WZ (d+1, d+1), Z'W y~ (d+1,))."""

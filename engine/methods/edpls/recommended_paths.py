@@ -13,6 +13,7 @@ they draw (recorded in the fit's ledger as they are drawn) touch the private row
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,9 @@ class PathsMixin:
     coef_: np.ndarray
     intercept_: float
     choices_: dict[str, Any]
+    # StrictEDPLS's methods this mixin calls (defined in engine.methods.edpls.recommended)
+    choose_dim: Callable[[dict, float], tuple[int, str]]
+    mechanisms: Callable[[dict], dict]
 
     def _range_share(self, n_hat: float | None = None) -> float:
         """The private range's share of what the count leaves (0 with a declared y_range and
@@ -175,7 +179,10 @@ class PathsMixin:
         declared y_range (refinement inside it)."""
         if np.any(w != 1):
             y = np.repeat(y, w.astype(int))
-        return y if self.y_range is None else np.clip(y, *(float(v) for v in self.y_range))
+        if self.y_range is None:
+            return y
+        lo, hi = (float(v) for v in self.y_range)
+        return np.clip(y, lo, hi)
 
     def _private_y_range(self, y, w, pub, rng, ledger) -> dict:
         """One noisy histogram of y (``private_range``) sets y's centre and bound (a copy of pub).
