@@ -54,15 +54,11 @@ def planner_section(page: str, ds, response: str, problem, budget) -> Plan:
         if not plan.applicable:
             st.caption(plan.text)
             return plan
-        c1, c2 = st.columns(2)
-        c1.metric("Expected private RMSEP", f"{plan.expected_ratio:.2g} σ_y",
-                  help="Median RMSEP / σ_y of the recommended strict estimator at this shape and budget, from its "
-                       "measured curves (σ_y: the response's spread; 1 = predicting the mean).")
         rows = plan.rows_to_half_sd
-        c2.metric("Rows for RMSEP = 0.5 σ_y", "already" if plan.expected_ratio <= 0.5 else
-                  (f"> {plan.max_rows:,}" if rows is None else f"≈ {rows:,}"),
-                  help=f"Training rows the recommended strict estimator needs at ε = {budget.epsilon:g} to reach "
-                       "RMSEP = 0.5 σ_y (three quarters of the variance explained).")
+        need = ("reached already" if plan.expected_ratio <= 0.5 else
+                f"more than {plan.max_rows:,}" if rows is None else f"about {rows:,}")
+        st.markdown(f"Expected private RMSEP **≈ {plan.expected_ratio:.2g} σ_y** · training rows for RMSEP = 0.5 σ_y "
+                    f"at ε = {budget.epsilon:g}: **{need}**")
         st.markdown(plan.text)
         if page == "dp_pcr":
             st.caption(DP_PCR_NOTE)
