@@ -49,7 +49,7 @@ def planner_section(page: str, ds, response: str, problem, budget) -> Plan:
     public = page == "edpls" and _declared_public_spectra(ds, response)
     plan = plan_for_problem(problem, budget.epsilon, budget.delta,
                             y_range_declared=_declared_range(page, ds, response), public_spectra=public)
-    with st.container(border=True, key=f"{page}_planner"):
+    with st.container(border=True):
         st.markdown("**Before you fit: what to expect**")
         if not plan.applicable:
             st.caption(plan.text)
