@@ -1,9 +1,11 @@
 """The guided demo's second world (issue #31): a consortium-size pooled NIR set where a private model is useful.
 
 Step 3 of the story (``ui.home.story``) shows privacy costing everything on the small NIR sample (84 training
-spectra). Step 4 runs the same recommended strict estimator (``make_strict_edpls``) on the NIR consortium sample
-(``sample_data/nir_consortium.csv``: 5,000 spectra pooled from five labs, 3,500 for training with the edPLS page's
-split) with the 500 unlabelled spectra the consortium publishes declared public, at the story's (epsilon, delta),
+spectra). Step 4 runs the same recommended strict estimator (``make_strict_edpls``) on a consortium's pooled set,
+generated in memory by ``make_nir_consortium`` (five labs x 2,000 spectra = 10,000, 7,000 for training with the edPLS
+page's split; the edPLS page's default sample ``sample_data/nir_consortium.csv`` is a 5,000-row draw of the same
+generator, kept smaller for the repository) with the 500 unlabelled spectra the consortium publishes declared
+public, at the story's (epsilon, delta),
 beside non-private PLS (5 latent variables, as step 3) and the private constant predictor, and says what makes the
 difference, with the planner's numbers (``engine.methods.edpls.planner``) for both worlds.
 
@@ -17,16 +19,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from engine.data.catalog import SAMPLE_SETS, public_reference
-from engine.data.io import load_table
+from engine.data.sample_generators import NIR_RESPONSES, make_nir_consortium
 from engine.data.split import train_test_indices
 from engine.methods.baselines import DPConstantRegressor
 from engine.methods.edpls import EDPLS, make_strict_edpls
 from engine.methods.edpls.planner import plan_private_fit
 from engine.privacy.noise import noise_generator
 
-#: Step 4's sample set, response, public range and split (the edPLS page's defaults on it).
-CONSORTIUM_SAMPLE = "nir_consortium"
+#: Step 4's pooled set (generated: five labs x ROWS_PER_LAB), response, public range and split (the edPLS page's).
+ROWS_PER_LAB, CONSORTIUM_SEED = 2000, 5
 CONSORTIUM_RESPONSE = "moisture"
 CONSORTIUM_Y_RANGE = (0.0, 100.0)
 TEST_FRACTION, SPLIT_SEED, COMPONENTS = 0.3, 0, 5
@@ -36,13 +37,9 @@ WITHIN = 2.0
 
 @lru_cache(maxsize=1)
 def consortium_split():
-    """(X, y, train, test, X_public) of the consortium sample (public data: cached per process)."""
-    info = SAMPLE_SETS[CONSORTIUM_SAMPLE]
-    df = load_table(info.path)
-    channels = [c for c in df.columns if c not in info.response_columns]
-    X = df[channels].to_numpy(dtype=float)
-    y = df[CONSORTIUM_RESPONSE].to_numpy(dtype=float)
-    X_public = public_reference(CONSORTIUM_SAMPLE)[channels].to_numpy(dtype=float)
+    """(X, y, train, test, X_public) of the consortium's pooled set (simulated, public: cached per process)."""
+    pooled = make_nir_consortium(rows_per_lab=ROWS_PER_LAB, random_state=CONSORTIUM_SEED)
+    X, y, X_public = pooled.X, pooled.Y[:, NIR_RESPONSES.index(CONSORTIUM_RESPONSE)], pooled.X_public
     tr, te = train_test_indices(len(y), TEST_FRACTION, how="random", random_state=SPLIT_SEED)
     return X, y, tr, te, X_public
 
@@ -84,9 +81,9 @@ def difference_sentence(epsilon: float, delta: float, small_rows: int, small_cha
     small = plan_private_fit(small_rows, small_channels, epsilon, delta, y_range_declared=True, public_spectra=False)
     big = plan_private_fit(world["n_train"], world["n_channels"], epsilon, delta, y_range_declared=True,
                            public_spectra=True)
-    rows = ("more than " + f"{small.max_rows:,}" if small.rows_to_half_sd is None else
+    rows = (f"more than {small.max_rows:,}" if small.rows_to_half_sd is None else
             f"about {small.rows_to_half_sd:,}")
-    rows_pub = ("more than " + f"{small.max_rows:,}" if small.rows_to_half_sd_public is None else
+    rows_pub = (f"more than {small.max_rows:,}" if small.rows_to_half_sd_public is None else
                 f"about {small.rows_to_half_sd_public:,}")
     return (f"**What makes the difference: rows and public spectra, not the method.** The noise of a strict release "
             f"is set by (ε, δ) and the public bounds, whatever the number of rows, while the signal grows with the "
@@ -94,5 +91,5 @@ def difference_sentence(epsilon: float, delta: float, small_rows: int, small_cha
             "unlabelled spectra give the estimator a public projection onto the few axes that carry the chemistry, "
             "so the noise is spread over those axes instead of every channel. The planner on the edPLS and DP-PCR "
             f"pages says so before any fit: for the small set it expects {small.expected_ratio:.2g} σ_y at "
-            f"ε = {epsilon:g} ({rows} rows would reach 0.5 σ_y without public spectra, {rows_pub} with them); for "
-            f"the consortium {big.expected_ratio:.2g} σ_y.")
+            f"ε = {epsilon:g} (rows needed for 0.5 σ_y: {rows} without public spectra, {rows_pub} with them); "
+            f"for the consortium {big.expected_ratio:.2g} σ_y.")
