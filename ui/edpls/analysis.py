@@ -22,6 +22,9 @@ from ui.progress import Sweep, cached_sweep, session_scope
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 from ui.tables import human_headers
 
+#: The largest simulated training set of the samples-needed simulation.
+SIMULATED_ROWS_MAX = 100_000
+
 
 def eps_grid_from(eps_text: str) -> list:
     try:
@@ -141,7 +144,9 @@ def samples_needed_section(choice: Choice, res: dict, budget, Xp, params: dict, 
     simulation = Sweep("edpls_simulate", "simulation")
     if st.button("Simulate", key="edpls_samples"):
         n0 = len(tr)
-        sizes = sorted({n0, *(int(n0 * f) for f in (2, 5, 10, 30, 100, 300, 1000))})
+        # up to 1000 times the rows, at most SIMULATED_ROWS_MAX (the 3,500 training rows of the consortium sample
+        # would otherwise ask for 3.5 million resampled rows in the server process)
+        sizes = sorted({n0, *(min(int(n0 * f), max(n0, SIMULATED_ROWS_MAX)) for f in (2, 5, 10, 30, 100, 300, 1000))})
         try:
             with simulation.running("starting") as bar:
                 curve = _simulate(choice, res, budget, Xp, params, sizes, recommended,
