@@ -26,7 +26,6 @@ from ui.budget import budget_picker
 from ui.chemometrics import dp_pcr_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
-from ui.doc_link import doc_link
 from ui.dp_pcr.figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.edpls.planner import planner_section
 from ui.exports import export_bar, owner_secret, show_chart
@@ -186,8 +185,7 @@ def show_sweep(problem, k, params, budget, later_sheets, upload=None):
 
 
 def main():
-    st.title("DP-PCR: differentially private principal component regression")
-    doc_link("dp_pcr")
+    """The page below its title and documentation link (drawn by the entry point)."""
     budget = budget_picker(PAGE, modes=("strict",))
     ds, response, split, problem, k = pick_problem()
     planner_section(PAGE, ds, response, problem, budget)  # before any fit and before the panel waits for a range

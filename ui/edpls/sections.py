@@ -21,7 +21,6 @@ from ui.budget import budget_picker
 from ui.chemometrics import edpls_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
-from ui.doc_link import doc_link
 from ui.edpls.analysis import samples_needed_section, sweep_section
 from ui.edpls.exports import export_section, recommended_exports
 from ui.edpls.figures import edpls_coef_figure, edpls_pred_figure
@@ -253,8 +252,7 @@ def _record(choice: Choice, res: dict, budget, label: str, settings: dict) -> No
 
 
 def main() -> None:
-    st.title("edPLS: differentially private PLS1 regression")
-    doc_link("edpls")
+    """The page below its title and documentation link (drawn by the entry point)."""
     budget = budget_picker("edpls")
     noise_std = noise_std_setting(budget)
     choice = data_section(budget)
