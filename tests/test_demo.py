@@ -36,9 +36,9 @@ def _sentences(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------- engine
-def test_story_has_three_steps_in_order(story):
-    assert [s.key for s in story.steps] == ["leak", "protect", "cost"]
-    assert [s.number for s in story.steps] == [1, 2, 3]
+def test_story_has_four_steps_in_order(story):
+    assert [s.key for s in story.steps] == ["leak", "protect", "cost", "consortium"]
+    assert [s.number for s in story.steps] == [1, 2, 3, 4]
     assert story.epsilon == 1.0 and story.delta == 1e-5
     assert story.fresh_noise and story.as_dict()["noise"] == "fresh"
     for step in story.steps:
@@ -199,6 +199,27 @@ def test_story_holds_for_other_seeds(seed, seeded_story):
     assert s.step("leak").value("leak_corr") != seeded_story.step("leak").value("leak_corr")
 
 
+def test_the_demo_shows_both_worlds(story, seeded_story):
+    """Issue #31: the small set where privacy costs everything, then the consortium-size pooled set (>= 5,000 rows)
+    where the private model at ε = 1 is within twice the non-private RMSEP, and a sentence on what makes the
+    difference. Oracle for the second world: the private fit's RMSEP against non-private PLS on the same split
+    (the known noise seed makes the median of 5 draws reproducible; fresh noise keeps the structure and the label).
+    """
+    for s in (story, seeded_story):
+        cost, scale = s.step("cost"), s.step("consortium")
+        assert cost.value("rmsep_private") >= cost.value("sigma_y")  # the first world: no better than the mean
+        f = scale.figure
+        assert f["n_train"] + f["n_test"] >= 5000 and f["n_public"] == 500
+        difference = scale.notes[0]
+        assert "What makes the difference" in difference and "public spectra" in difference and "rows" in difference
+    scale = seeded_story.step("consortium")
+    private, plain = scale.value("rmsep_private"), scale.value("rmsep_plain")
+    assert private <= 2 * plain and scale.figure["within"], (private, plain)
+    assert private < scale.value("sigma_y") and "within 2× the non-private RMSEP" in scale.headline
+    assert "noise seed is known" in scale.get("rmsep_private").guarantee
+    assert PROVEN in story.step("consortium").get("rmsep_private").guarantee
+
+
 def test_headline_follows_the_numbers_at_a_useless_epsilon():
     """At ε = 10^5 strict edPLS no longer stops the attack, and the story must say so."""
     s = guided_story(epsilon=1e5, delta=1e-5, seed=0, noise_seed=0)
@@ -256,9 +277,12 @@ def test_home_demo_click_shows_the_three_steps():
     assert float(metrics["RMSEP, private constant ε = 1"]) >= float(metrics["σ_y (test responses)"])
     assert "σ_y (test responses)" in metrics
     markdown = " ".join(m.value for m in at.markdown)
-    for heading in ("#### 1.", "#### 2.", "#### 3."):
+    for heading in ("#### 1.", "#### 2.", "#### 3.", "#### 4."):
         assert heading in markdown
     assert "proven guarantee" in markdown  # the ledger sentence of the strict model
+    assert "What makes the difference" in markdown  # the second world's sentence (issue #31)
+    assert float(metrics["Consortium: RMSEP, strict edPLS ε = 1"]) <= 2 * float(
+        metrics["Consortium: RMSEP, non-private PLS"])
     captions = " ".join(c.value for c in at.caption)
     assert PROVEN in captions and "no guarantee" in captions
     # "go deeper" links to the attack lab and edPLS, on top of the home page's own links

@@ -34,10 +34,18 @@ def download(at, deferred, key):
     return deferred[button.proto.deferred_file_id]()
 
 
-@pytest.fixture()
-def page():
+def nir_page():
+    """The page on the single-lab NIR sample (these tests' numbers are its: 84 training rows, 36 test rows); the
+    page opens on the consortium sample (its default since issue #31, tested in tests/test_planner.py)."""
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.run()
+    at.selectbox(key="edpls_data_sample").set_value(SAMPLE_SETS["nir"].title).run()
+    return at
+
+
+@pytest.fixture()
+def page():
+    at = nir_page()
     assert not at.exception, at.exception
     return at
 
@@ -90,8 +98,7 @@ def test_recommended_fit_shows_its_own_choices_numbers_and_ledger():
     """With the teaching switch (a known noise seed) the page's fit is reproducible: the numbers, the choices and
     the ledger sentence shown are those of compare_recommended with the same seed, and the label says "not
     proven" because that fit's own ledger does."""
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = nir_page()
     at.sidebar.checkbox(key="edpls_repro").check().run()
     assert not at.exception, at.exception
     prob = sample_problem()
@@ -141,8 +148,7 @@ def n_train_in(text: str) -> bool:
 
 @pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_recommended_fit_exports_its_shareable_model(deferred):
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = nir_page()
     assert not at.exception, at.exception
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == [LABELS["model"], LABELS["report"], LABELS["workbook"], LABELS["fingerprint_key"]]
@@ -249,8 +255,7 @@ def test_the_same_sweep_in_a_second_session_draws_the_same_curves_in_teaching_mo
     fresh noise (the default) two sessions never share a noise draw."""
     curves = {}
     for repro in (True, True, False, False):
-        at = AppTest.from_file(PAGE, default_timeout=120)
-        at.run()
+        at = nir_page()
         if repro:
             at.sidebar.checkbox(key="edpls_repro").check().run()
         at.number_input(key="edpls_reps").set_value(5).run()
@@ -279,8 +284,7 @@ def test_strict_mode_with_a_chain_fitted_on_the_private_rows_is_not_called_prove
 def test_two_fresh_sessions_draw_different_noise_and_a_rerun_keeps_the_release():
     runs = []
     for _ in range(2):
-        at = AppTest.from_file(PAGE, default_timeout=120)
-        at.run()
+        at = nir_page()
         assert not at.exception, at.exception
         runs.append(metrics(at))
         ledger = at.session_state["export_report_edpls"].ledger
@@ -297,16 +301,14 @@ def test_reproducible_noise_switch_is_recorded_as_not_proven(page):
     report = page.session_state["export_report_edpls"]
     assert report.status == "not proven" and "noise seed is known" in report.guarantee
     first = metrics(page)["RMSEP, private"]
-    again = AppTest.from_file(PAGE, default_timeout=120)
-    again.run()
+    again = nir_page()
     again.sidebar.checkbox(key="edpls_repro").check().run()
     assert metrics(again)["RMSEP, private"] == first  # the known seed reproduces the noise
 
 
 @pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_shareable_exports_and_owner_workbook(deferred):
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
+    at = nir_page()
     plain_strict(at)
     at.number_input(key="edpls_reps").set_value(5).run()
     at.button(key="edpls_run_sweep").click().run()

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES_USING_IT = {
-    "pages/edpls.py": ("edpls_sweep", "edpls_simulate"),
+    "ui/edpls/analysis.py": ("edpls_sweep", "edpls_simulate"),  # the edPLS page's sweeps (pages/edpls.py: entry)
     "pages/pca_gauss.py": ("pg_sweep",),
     "pages/dp_cca.py": ("dp_cca_sweeps",),
     "pages/attack_lab.py": ("attack_sweep",),

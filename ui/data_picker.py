@@ -126,7 +126,8 @@ class _ChooseSheet(Exception):
 
 
 def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_dataset",
-                check: Callable | None = None, two_files: bool = False, large: bool = False) -> Dataset | None:
+                check: Callable | None = None, two_files: bool = False, large: bool = False,
+                default_sample: str | None = None) -> Dataset | None:
     """Render the picker and return the selected data set (or None when none is valid yet).
 
     kind: restrict sample sets to one kind ("spectra", "timeseries", "two_views", "process");
@@ -136,6 +137,8 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
     on another page that does not suit this one is set aside with a message (and kept stored).
     large: also offer "Large data set on the server" (``ui.large_data``) when the operator set a data root; its
     Dataset has origin "server", ``large`` (its shape) and its first rows as ``df``.
+    default_sample: the key of the sample set offered first when nothing suitable is chosen yet (else the
+    registry's first of the kind).
     """
     from ui.large_data import LARGE, ORIGIN, large_available, large_choice
 
@@ -163,7 +166,8 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
     if source == LARGE:
         return large_choice(current, key, slot)  # its own preview (the first rows and the footers' shape)
     if source == SAMPLE:
-        current = _sample_choice(kind, current, key, slot, store=explicit or not set_aside)
+        current = _sample_choice(kind, current, key, slot, store=explicit or not set_aside,
+                                 default_sample=default_sample)
     elif source == TWO_FILES:
         current = _two_files_choice(kind, check, current, key, slot)
     else:
@@ -197,12 +201,13 @@ def _current_for_page(kind: str | None, check: Callable | None, key: str, slot: 
 
 
 def _sample_choice(kind: str | None, current: Dataset | None, key: str, slot: str, *,
-                   store: bool = True) -> Dataset | None:
+                   store: bool = True, default_sample: str | None = None) -> Dataset | None:
     """The chosen sample set; stored as the selection unless ``store`` is False (a page default used while the
     stored choice, made elsewhere, does not suit this page)."""
     choices = sample_sets(kind) or sample_sets()
     titles = [s.title for s in choices]
-    default = 0
+    keys = [s.key for s in choices]
+    default = keys.index(default_sample) if default_sample in keys else 0
     if current is not None and current.origin == "sample" and current.name in titles:
         default = titles.index(current.name)
     title = st.selectbox("Sample set", titles, index=default, key=f"{key}_sample", on_change=_mark_explicit,
@@ -434,14 +439,14 @@ def _preview(ds: Dataset) -> None:
 
 
 def usable_dataset(kind: str, *, key: str, hint: str, needs: str, min_numeric: int = 3,
-                   two_files: bool = False, large: bool = False) -> Dataset:
+                   two_files: bool = False, large: bool = False, default_sample: str | None = None) -> Dataset:
     """The data picker, and the page stops here (with a message) until a data set it can use is chosen.
 
     hint : what to do when nothing is chosen yet (an info box). needs : what the page needs, shown with the file's
     name and its number of numeric columns when it has fewer than ``min_numeric``. two_files: also offer
-    "X and Y as two files"; large: also offer "Large data set on the server".
+    "X and Y as two files"; large: also offer "Large data set on the server"; default_sample: ``data_picker``'s.
     """
-    ds = data_picker(kind, key=key, two_files=two_files, large=large)
+    ds = data_picker(kind, key=key, two_files=two_files, large=large, default_sample=default_sample)
     if ds is None:
         st.info(hint)
         st.stop()

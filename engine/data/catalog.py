@@ -19,7 +19,8 @@ class SampleSet:
     """One sample set. ``file``: its CSV in ``sample_data/``, or ``""`` for a set read by ``loader`` (the name of
     a function of ``engine.data.real_sets``). ``label_column``: a text column of class labels (for
     classification and class colours). ``public_reference``: the ``engine.data.real_sets`` function returning
-    published unlabelled spectra with the same channel columns (a public reference set), ``""`` when none."""
+    published unlabelled spectra with the same channel columns (a public reference set), or such a CSV file in
+    ``sample_data/`` (a name ending in ``.csv``), ``""`` when none."""
 
     key: str
     title: str
@@ -45,6 +46,14 @@ SAMPLE_SETS = {
             "nir", "NIR spectra (synthetic)", "nir_spectra.csv", "spectra",
             "120 NIR-like spectra with four known constituents, scatter, baseline drift and noise.",
             ("moisture", "oil", "protein", "starch"),
+        ),
+        SampleSet(
+            "nir_consortium", "NIR consortium, five labs pooled (synthetic)", "nir_consortium.csv", "spectra",
+            "5,000 NIR spectra pooled from five labs (70 channels, 1100-2480 nm) with four known constituents, and "
+            "500 unlabelled spectra of the same kind the consortium publishes (public spectra).",
+            ("moisture", "oil", "protein", "starch"), public_reference="nir_consortium_public.csv",
+            public_reference_text="the consortium's 500 published unlabelled spectra (declared public: a published "
+                                  "data set)",
         ),
         SampleSet(
             "fermentation", "Fermentation MIR spectra with glucose (chemotools)", "", "spectra",
@@ -105,6 +114,10 @@ def public_reference(key: str) -> pd.DataFrame | None:
     s = SAMPLE_SETS[key]
     if not s.public_reference:
         return None
+    if s.public_reference.endswith(".csv"):
+        from .frames import load_table
+
+        return load_table(SAMPLE_DIR / s.public_reference)
     from . import real_sets
 
     return getattr(real_sets, s.public_reference)()

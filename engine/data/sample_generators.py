@@ -27,6 +27,7 @@ from scipy import linalg
 __all__ = [
     "NIR_RESPONSES",
     "SampleBunch",
+    "make_nir_consortium",
     "make_nir_spectra",
     "make_solar",
     "make_two_views",
@@ -174,6 +175,44 @@ def make_nir_spectra(
     return SampleBunch(
         X=X, Y=Y, response_names=NIR_RESPONSES, wavelengths=wavelengths, pure_spectra=E,
         component_names=tuple(comp_names), concentrations=C, gain=gain, offset=offset, baseline=baseline,
+    )
+
+
+def make_nir_consortium(
+    n_labs: int = 5,
+    rows_per_lab: int = 1000,
+    n_public: int = 500,
+    n_channels: int = 70,
+    wavelength_start: float = 1100.0,
+    wavelength_step: float = 20.0,
+    random_state=4,
+) -> SampleBunch:
+    """A consortium's pooled NIR calibration set: ``n_labs`` labs' spectra of the same kind of grain, pooled, and
+    ``n_public`` unlabelled spectra of the same kind that the consortium publishes (public spectra).
+
+    Each lab's rows are one draw of :func:`make_nir_spectra` (the same physics and instrument model, its own
+    samples, scatter, baselines and noise), lab l with the seed ``seed_l`` of ``SeedSequence(random_state)``'s
+    ``n_labs + 1`` children (the last one draws the public spectra). The channels are coarser than the single-lab
+    sample's (``n_channels`` = 70 at 20 nm from 1100 nm) to keep the file small.
+
+    Returns
+    -------
+    SampleBunch with
+        X : (n_labs * rows_per_lab, n_channels) spectra, labs in order; Y : (same rows, 4) constituents in %.
+        lab : (rows,) lab number 1..n_labs of each row.
+        X_public : (n_public, n_channels) unlabelled spectra (published: public).
+        response_names, wavelengths : as :func:`make_nir_spectra`.
+    """
+    if n_labs < 1 or rows_per_lab < 1 or n_public < 1:
+        raise ValueError("n_labs, rows_per_lab and n_public must be positive")
+    seeds = np.random.SeedSequence(random_state).spawn(n_labs + 1)
+    kw = dict(n_channels=n_channels, wavelength_start=wavelength_start, wavelength_step=wavelength_step)
+    labs = [make_nir_spectra(rows_per_lab, random_state=np.random.default_rng(s), **kw) for s in seeds[:-1]]
+    public = make_nir_spectra(n_public, random_state=np.random.default_rng(seeds[-1]), **kw)
+    return SampleBunch(
+        X=np.vstack([b.X for b in labs]), Y=np.vstack([b.Y for b in labs]),
+        lab=np.repeat(np.arange(1, n_labs + 1), rows_per_lab), X_public=public.X,
+        response_names=NIR_RESPONSES, wavelengths=public.wavelengths,
     )
 
 

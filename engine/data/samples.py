@@ -22,6 +22,7 @@ import pandas as pd
 from .sample_generators import (
     NIR_RESPONSES,
     SampleBunch,
+    make_nir_consortium,
     make_nir_spectra,
     make_solar,
     make_two_views,
@@ -33,6 +34,7 @@ __all__ = [
     "SAMPLE_FILES",
     "SampleBunch",
     "main",
+    "make_nir_consortium",
     "make_nir_spectra",
     "make_solar",
     "make_two_views",
@@ -48,9 +50,9 @@ __all__ = [
 #: Files written by :func:`write_sample_data`, in order.
 SAMPLE_FILES = (
     "nir_spectra.csv", "solar_pv.csv", "solar_sites.csv", "value_chain.csv",
-    "two_views.csv", "two_views_truth.json", "README.md",
+    "two_views.csv", "two_views_truth.json", "nir_consortium.csv", "nir_consortium_public.csv", "README.md",
 )
-_SEEDS = {"nir": 0, "solar": 1, "value_chain": 2, "two_views": 3}
+_SEEDS = {"nir": 0, "solar": 1, "value_chain": 2, "two_views": 3, "nir_consortium": 4}
 _CSV = dict(index=False, lineterminator="\n", encoding="utf-8")
 
 
@@ -148,6 +150,14 @@ def write_sample_data(out_dir="sample_data") -> list[Path]:
         fh.write(json.dumps(truth, indent=2) + "\n")
     written.append(out / "two_views_truth.json")
 
+    # --- NIR consortium (pooled labs) and its published unlabelled spectra
+    con = make_nir_consortium(random_state=_SEEDS["nir_consortium"])
+    names = [_channel_name(w) for w in con.wavelengths]
+    pd.concat([pd.DataFrame(con.Y, columns=list(NIR_RESPONSES)), pd.DataFrame(con.X, columns=names)],
+              axis=1).to_csv(out / "nir_consortium.csv", float_format="%.5g", **_CSV)
+    pd.DataFrame(con.X_public, columns=names).to_csv(out / "nir_consortium_public.csv", float_format="%.5g", **_CSV)
+    written += [out / "nir_consortium.csv", out / "nir_consortium_public.csv"]
+
     # --- README
     day = sol.daylight.to_numpy()
     stats = dict(
@@ -156,6 +166,9 @@ def write_sample_data(out_dir="sample_data") -> list[Path]:
         n_links=int((sol.D > 0).sum()),
         sample_cc=", ".join(f"{v:.3f}" for v in sample_cc[:4]),
         nir_x_range=f"{nir.X.min():.2f} to {nir.X.max():.2f}",
+        con_rows=con.X.shape[0], con_public=con.X_public.shape[0],
+        con_y=", ".join(f"{n} {m:.2f} ± {sd:.2f}" for n, m, sd in
+                        zip(NIR_RESPONSES, con.Y.mean(axis=0), con.Y.std(axis=0, ddof=1), strict=False)),
         nir_y=", ".join(f"{n} {m:.2f} ± {sd:.2f}" for n, m, sd in
                         zip(NIR_RESPONSES, nir.Y.mean(axis=0), nir.Y.std(axis=0, ddof=1), strict=False)),
         a_zero=", ".join(f"{(A == 0).mean():.3f}" for A in vc.A),
@@ -193,6 +206,18 @@ are comma-separated, UTF-8, `\\n` line ends, one header row. Do not edit by hand
 * Known truth: the responses are exactly the concentrations used to build the spectra
   (a PLS model on the spectra predicts each with held-out R² > 0.95). Sample mean ± sd:
   {nir_y}.
+
+## nir_consortium.csv and nir_consortium_public.csv (a consortium's pooled NIR set)
+
+* Generator: `make_nir_consortium(n_labs=5, rows_per_lab=1000, n_public=500, n_channels=70,
+  wavelength_start=1100.0, wavelength_step=20.0, random_state=4)`; numbers written with `%.5g`.
+* `nir_consortium.csv`: {con_rows:,} rows, five labs pooled (rows 1-1000 lab 1, 1001-2000 lab 2, ...;
+  each lab one draw of the NIR generator above). Columns: `moisture, oil, protein, starch` (% w/w),
+  then 70 channels `1100, 1120, ..., 2480` nm. Sample mean ± sd: {con_y}.
+* `nir_consortium_public.csv`: {con_public} unlabelled spectra of the same kind (same channels, no
+  responses), published by the consortium: public spectra for the recommended strict edPLS (its
+  projection, centre and bounds). The edPLS page's default sample set: with these rows and the public
+  spectra a private model at ε = 1 is useful (`tests/test_planner.py`).
 
 ## solar_pv.csv and solar_sites.csv (VAR / collaborative forecasting)
 

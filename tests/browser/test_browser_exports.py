@@ -61,7 +61,7 @@ def test_edpls_release_report_and_workbook_in_a_row_and_chart_png(page, app_url)
     goto_page(page, app_url, "edpls")
     first_chart(page, timeout_ms=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
-    nir = SAMPLE_SETS["nir"]
+    nir = SAMPLE_SETS["nir_consortium"]  # the page's default sample (issue #31)
 
     # three downloads in a row, no wait in between: each must arrive
     model_name, model_body = download(page, "edpls_export_model")

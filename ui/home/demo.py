@@ -1,6 +1,7 @@
 """The home page's guided demo (issue #10): one click runs ``ui.home.story.guided_story`` and shows
-its three steps (plain PLS leaks, edPLS protects, at this cost in RMSEP; step 3 is the recommended strict
-estimator beside the private constant predictor). Widgets only, no math.
+its four steps (plain PLS leaks, edPLS protects, at this cost in RMSEP on a small set; step 3 is the recommended
+strict estimator beside the private constant predictor; step 4, issue #31, the second world: a consortium-size
+pooled set where the private model is useful, and what makes the difference). Widgets only, no math.
 
 Before the click the section shows one small teaser chart (``ui.home.story.leak_example``, ~20 ms,
 cached), so that plotly.js loads in a new browser tab while the user reads.
@@ -21,10 +22,11 @@ from ui.ledger_view import show_ledger
 
 STATE_KEY = "demo_story"
 INTRO = (
-    "Three steps on sample data, about two seconds: **(1)** two companies share one plain PLS model and "
+    "Four steps on sample data, a few seconds: **(1)** two companies share one plain PLS model and "
     "one of them reads the other's secret out of it; **(2)** whether edPLS in strict mode (differential "
     "privacy) stops that attack, and what the protected model still predicts; **(3)** what the protection "
-    "costs in prediction error on the NIR sample spectra. Every number is a median over several runs and "
+    "costs in prediction error on a small set of NIR spectra; **(4)** the same on a consortium-size pooled set "
+    "with published spectra, and what makes the difference. Every number is a median over several runs and "
     "says which guarantee it has, from the privacy ledger of the fits behind it."
 )
 
@@ -106,6 +108,15 @@ def _show(story: GuidedStory) -> None:
     for note in cost.notes:
         st.caption(note)
 
+    scale = story.step("consortium")
+    st.markdown(f"#### 4. {scale.title}")
+    st.markdown(scale.headline)
+    _numbers(scale)
+    difference, *rest = scale.notes
+    st.markdown(difference)
+    for note in rest:
+        st.caption(note)
+
     st.markdown("**Go deeper**")
     c1, c2 = st.columns(2)
     c1.page_link("pages/attack_lab.py", label="Attack lab: run the attack yourself, on the simulation or your data",
@@ -129,7 +140,7 @@ def guided_demo() -> None:
     if clicked:
         with st.status("Running the guided demo…", expanded=True) as status:
             st.write("Simulating two companies, attacking plain PLS and edPLS, and fitting strict edPLS on the "
-                     "NIR sample spectra at several ε…")
+                     "NIR sample spectra at several ε and on the consortium's pooled set…")
             try:
                 story = _story(epsilon, delta, 0, noise_seed)
             except ValueError as err:

@@ -12,13 +12,19 @@ A short story for stakeholders, built only from existing engine pieces, in three
    its ledger says so: fresh noise): the correlation falls to the level of a random direction
    (``chance``), and the sentence saying so gives the protected model's RMSEP on held-out simulated
    rows beside plain PLS and the mean predictor.
-3. **The cost.** RMSEP of strict edPLS with the recommended estimator (``make_strict_edpls``, issue #18:
+3. **The cost** (the first world: a small set, where privacy can cost everything). RMSEP of strict edPLS with
+   the recommended estimator (``make_strict_edpls``, issue #18:
    row-wise preprocessing, a public projection, separate moment releases, ridge; public range of the
    response [0, 100] % w/w, no public spectra) against non-private PLS on the NIR sample set
    (``sample_data/nir_spectra.csv``, response moisture) at the chosen epsilon, beside the private constant
    predictor at the same budget (the baseline a private model must beat) and the test responses' standard
    deviation sigma_y for scale (a model with RMSEP >= sigma_y is no better than predicting the mean), and
    how the cost falls as epsilon grows; a note gives the plain Analyze-Gauss strict fit's numbers.
+
+4. **The second world** (``ui.home.consortium``, issue #31): the same estimator on a consortium's pooled NIR set
+   (10,000 simulated spectra from five labs, 500 published unlabelled spectra declared public), where the private
+   model at the story's epsilon is within twice the non-private RMSEP (said only when the numbers show it), and a
+   sentence saying what makes the difference (rows and public spectra), with the planner's numbers for both worlds.
 
 Every number is a median over several runs (fresh simulated data and fresh privacy noise), not
 one lucky draw, and carries a sentence saying which guarantee it has: "none" for plain PLS,
@@ -59,6 +65,7 @@ from engine.methods.edpls import EDPLS, make_strict_edpls
 from engine.privacy.noise import noise_generator
 from engine.privacy.wording import format_delta
 from engine.threads import one_blas_thread
+from ui.home.consortium import WITHIN, consortium_world, difference_sentence
 
 __all__ = [
     "DEMO_COST_EPSILONS",
@@ -230,13 +237,13 @@ def _strict_guarantee(epsilon: float, delta: float, status: str, reasons: str, b
 
 
 def _noise_sources(noise_seed):
-    """Three independent noise sources (attack sweep, the pictured fit, the cost curve).
+    """Four independent noise sources (attack sweep, the pictured fit, the cost curve, the consortium).
 
     None: each release draws fresh OS entropy. An int: generators from ``SeedSequence(noise_seed)``
-    (known seed: the ledgers say so)."""
+    (known seed: the ledgers say so; the first three are those of the three-step story)."""
     if noise_seed is None:
-        return None, None, None
-    return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(int(noise_seed)).spawn(3))
+        return None, None, None, None
+    return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(int(noise_seed)).spawn(4))
 
 
 def _attack_verdict(hit_rate: float, corr: float) -> str:
@@ -249,8 +256,9 @@ def _attack_verdict(hit_rate: float, corr: float) -> str:
 
 def guided_story(epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0, *, noise_seed: int | None = None,
                  n_data_draws: int = 4, noise_per_draw: int = 5, cost_replicates: int = 10,
-                 cost_epsilons=DEMO_COST_EPSILONS, calibration: str = "analytic") -> GuidedStory:
-    """Run the three-step story (module docstring) at (epsilon, delta).
+                 cost_epsilons=DEMO_COST_EPSILONS, calibration: str = "analytic",
+                 consortium_replicates: int = 5) -> GuidedStory:
+    """Run the four-step story (module docstring) at (epsilon, delta).
 
     seed : the simulated data (steps 1-2) and the pictured data set; not a release.
     noise_seed : None (default): fresh privacy noise for every release, so two runs differ and the
@@ -260,21 +268,24 @@ def guided_story(epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0, *, no
     Steps 1-2: ``n_data_draws`` simulated data sets, ``noise_per_draw`` edPLS noise draws on each
     (medians over n_data_draws x noise_per_draw runs). Step 3: ``cost_replicates`` edPLS noise draws
     per epsilon in ``cost_epsilons`` plus ``epsilon`` on one fixed train/test split of the NIR sample
-    set. Returns a ``GuidedStory``.
+    set. Step 4: ``consortium_replicates`` noise draws on the consortium sample (``ui.home.consortium``).
+    Returns a ``GuidedStory``.
     """
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"epsilon must be a positive finite number, got {epsilon}")
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     start = time.perf_counter()
-    sweep_noise, picture_noise, cost_noise = _noise_sources(noise_seed)
+    sweep_noise, picture_noise, cost_noise, consortium_noise = _noise_sources(noise_seed)
     with one_blas_thread():
         leak, protect = _attack_steps(float(epsilon), float(delta), int(seed), n_data_draws, noise_per_draw,
                                       calibration, sweep_noise, picture_noise)
         cost = _cost_step(float(epsilon), float(delta), cost_replicates, cost_epsilons, calibration, cost_noise)
+        scale = _consortium_step(float(epsilon), float(delta), consortium_replicates, calibration, consortium_noise,
+                                 cost)
     runs = {"attack_data_sets": int(n_data_draws), "attack_runs": int(n_data_draws * noise_per_draw),
-            "cost_replicates": int(cost_replicates)}
-    return GuidedStory(float(epsilon), float(delta), int(seed), (leak, protect, cost), runs,
+            "cost_replicates": int(cost_replicates), "consortium_replicates": int(consortium_replicates)}
+    return GuidedStory(float(epsilon), float(delta), int(seed), (leak, protect, cost, scale), runs,
                        time.perf_counter() - start, fresh_noise=noise_seed is None)
 
 
@@ -512,7 +523,8 @@ def _cost_step(epsilon, delta, replicates, cost_epsilons, calibration, noise) ->
         ),
         figure={"curve": curve, "sigma_y": sigma_y, "epsilon": epsilon, "unit": DEMO_UNIT,
                 "response": DEMO_RESPONSE, "sample": info.title, "n_train": n_train, "n_test": len(te),
-                "proven": all_proven, "useful_epsilon": None if useful.empty else float(useful.iloc[0]["epsilon"])},
+                "proven": all_proven, "useful_epsilon": None if useful.empty else float(useful.iloc[0]["epsilon"]),
+                "n_channels": m},
         notes=(f"How the cost falls with ε (median RMSEP): {falls}. {reach}",
                f"The strict fit of earlier versions (plain Analyze-Gauss on the raw channels, {NIR_COMPONENTS} "
                f"LVs, ‖x‖ ≤ √{m}, |y| ≤ {max(abs(v) for v in y_range):g}) at the same budgets: {old}.",
@@ -520,4 +532,44 @@ def _cost_step(epsilon, delta, replicates, cost_epsilons, calibration, noise) ->
                f"{NIR_SPLIT_SEED}), public inputs {bounds}; the recommended estimator picks its own preprocessing, "
                f"projection and model (the edPLS page shows its choices); non-private PLS has {NIR_COMPONENTS} "
                f"latent variables and no preprocessing. {each}"),
+    )
+
+
+def _consortium_step(epsilon, delta, replicates, calibration, noise, cost: StoryStep) -> StoryStep:
+    """Step 4: the consortium's pooled set, where the private model is useful, and what makes the difference."""
+    w = consortium_world(epsilon, delta, replicates, calibration, noise)
+    status, reasons = _weakest(w["ledgers"])
+    bounds = (f"y in [{DEMO_Y_RANGE[0]:g}, {DEMO_Y_RANGE[1]:g}] {DEMO_UNIT}; x: the consortium's "
+              f"{w['n_public']} published spectra (projection, centre and bound)")
+    names = ", ".join(r.name for r in w["ledgers"][0].entries)
+    label = _strict_guarantee(epsilon, delta, status, reasons, bounds,
+                              f"{len(w['ledgers'][0].entries)} Gaussian releases: {names}")
+    ratio = w["private"] / w["nonprivate"]
+    verdict = (f"{ratio:.2g}× the non-private RMSEP, within {WITHIN:g}× the non-private RMSEP" if w["within"] else
+               f"{ratio:.2g}× the non-private RMSEP, more than {WITHIN:g}× at this ε")
+    useful = (f"{1 - (w['private'] / w['sigma_y']) ** 2:.1%} of the test variance explained"
+              if w["private"] < w["sigma_y"] else "no better than predicting the mean")
+    small_rows = int(cost.figure["n_train"])
+    headline = (f"The second world: a consortium of five labs pools {w['n_train'] + w['n_test']:,} NIR spectra "
+                f"({w['n_train']:,} for training) and publishes {w['n_public']} unlabelled spectra. The same strict "
+                f"edPLS at ε = {epsilon:g} has a median RMSEP of {w['private']:.3g} {DEMO_UNIT} against "
+                f"{w['nonprivate']:.3g} for non-private PLS: {verdict}, {useful} (σ_y = {w['sigma_y']:.3g}).")
+    return StoryStep(
+        4, "consortium", f"The second world: a consortium-size set at ε = {epsilon:g}", headline,
+        (
+            StoryNumber("rmsep_private", f"Consortium: RMSEP, strict edPLS ε = {epsilon:g}", w["private"],
+                        f"{w['private']:.3g}", f"{label} Median over {replicates} noise draws (middle half "
+                        f"{w['q25']:.3g}–{w['q75']:.3g}); RMSEP itself is computed on held-out rows."),
+            StoryNumber("rmsep_plain", "Consortium: RMSEP, non-private PLS", w["nonprivate"], f"{w['nonprivate']:.3g}",
+                        NO_PRIVACY),
+            StoryNumber("rmsep_constant", f"Consortium: RMSEP, private constant ε = {epsilon:g}", w["constant"],
+                        f"{w['constant']:.3g}", "The baseline a private model must beat, at the same (ε, δ)."),
+            StoryNumber("sigma_y", "Consortium: σ_y (test responses)", w["sigma_y"], f"{w['sigma_y']:.3g}",
+                        "Scale reference: predicting the test mean gives RMSEP ≈ σ_y."),
+        ),
+        figure={k: v for k, v in w.items() if k != "ledgers"},
+        notes=(difference_sentence(epsilon, delta, small_rows, int(cost.figure.get("n_channels", 350)), w),
+               "Data: simulated, engine.data.sample_generators.make_nir_consortium (five labs' draws of the NIR "
+               "generator pooled, and its published spectra); the edPLS page opens on a 5,000-row draw of the same "
+               "generator (NIR consortium sample), where the private model is useful too."),
     )
