@@ -123,7 +123,7 @@ def test_plural():
 
 def test_no_counted_plural_written_with_s_in_parentheses():
     """"1 release(s)" / "1 releases": counted nouns go through plural()."""
-    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/*/sections.py"),
+    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/*/*.py"),
                  ROOT / "engine/privacy/wording.py",
                  ROOT / "engine/reporting/report.py"]:
         text = path.read_text()
@@ -235,7 +235,7 @@ def _visible_strings(path: Path):
 
 
 def test_pages_use_plain_words():
-    files = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/*/sections.py"),
+    files = sorted([*ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("ui/*/*.py"),
                     *ROOT.glob("ui/figures/*.py"),
                     ROOT / "engine/privacy/wording.py", ROOT / "ui/home/story.py"])
     found = [f"{path.relative_to(ROOT)}:{line}: {what}: {text[:80]!r}"
