@@ -206,9 +206,13 @@ def make_nir_consortium(
     if n_labs < 1 or rows_per_lab < 1 or n_public < 1:
         raise ValueError("n_labs, rows_per_lab and n_public must be positive")
     seeds = np.random.SeedSequence(random_state).spawn(n_labs + 1)
-    kw = dict(n_channels=n_channels, wavelength_start=wavelength_start, wavelength_step=wavelength_step)
-    labs = [make_nir_spectra(rows_per_lab, random_state=np.random.default_rng(s), **kw) for s in seeds[:-1]]
-    public = make_nir_spectra(n_public, random_state=np.random.default_rng(seeds[-1]), **kw)
+
+    def draw(n: int, seed: np.random.SeedSequence) -> SampleBunch:
+        rng = np.random.default_rng(seed)
+        return make_nir_spectra(n, n_channels, wavelength_start, wavelength_step, random_state=rng)
+
+    labs = [draw(rows_per_lab, s) for s in seeds[:-1]]
+    public = draw(n_public, seeds[-1])
     return SampleBunch(
         X=np.vstack([b.X for b in labs]), Y=np.vstack([b.Y for b in labs]),
         lab=np.repeat(np.arange(1, n_labs + 1), rows_per_lab), X_public=public.X,
