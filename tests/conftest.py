@@ -20,6 +20,7 @@ import functools
 import inspect
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,20 +103,29 @@ def _module_closure(path: str) -> dict[str, frozenset[str]]:
     return out
 
 
+@functools.cache
+def _source_names(fn: Callable[..., object]) -> frozenset[str]:
+    """The names a test function's source uses. Cached per function: the parametrised cases of one test share
+    it, and reading and parsing the source for each of the ~3,400 items took most of the collection hook."""
+    try:
+        return frozenset(_names(ast.parse(textwrap.dedent(inspect.getsource(fn)))))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+
+
 def _test_names(item: pytest.Item) -> set[str]:
     """The names a test's own source uses, plus its fixtures."""
     names = set(getattr(item, "fixturenames", ()))
     fn = getattr(item, "function", None)
     if fn is not None:
-        try:
-            names |= _names(ast.parse(textwrap.dedent(inspect.getsource(fn))))
-        except (OSError, TypeError, SyntaxError):
-            pass
+        names |= _source_names(getattr(fn, "__func__", fn))
     return names
 
 
-def _families(item: pytest.Item) -> set[str]:
-    path = Path(str(item.path)).resolve()
+@functools.cache
+def _path_families(path_str: str) -> tuple[str, frozenset[str]]:
+    """The resolved path of a test file and the families its location alone implies (cached per file)."""
+    path = Path(path_str).resolve()
     found = set()
     if _TESTS / "browser" in path.parents:
         found.add("browser")
@@ -123,8 +133,14 @@ def _families(item: pytest.Item) -> set[str]:
         found.add("federation")
     if path.name.startswith("test_dask_"):
         found.add("dask")
+    return str(path), frozenset(found)
+
+
+def _families(item: pytest.Item) -> set[str]:
+    path, by_path = _path_families(str(item.path))
+    found = set(by_path)
     names = _test_names(item)
-    for marker, reach in _module_closure(str(path)).items():
+    for marker, reach in _module_closure(path).items():
         if names & reach:
             found.add(marker)
     return found
