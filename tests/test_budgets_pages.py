@@ -170,6 +170,7 @@ def _queued_fit_script():
     st.write("done")
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_cancel_of_a_queued_fit_takes_it_out_of_the_line_and_keeps_the_page(monkeypatch):
     """max_jobs=1 and a job running: the page's fit shows "Fitting: 1st in line"; Cancel (its on_click, then the
     stop the click causes) takes it out of the line while the other job runs on; the next run says it was cancelled,
