@@ -20,6 +20,7 @@ import functools
 import inspect
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -102,20 +103,29 @@ def _module_closure(path: str) -> dict[str, frozenset[str]]:
     return out
 
 
+@functools.cache
+def _source_names(fn: Callable[..., object]) -> frozenset[str]:
+    """The names a test function's source uses. Cached per function: the parametrised cases of one test share
+    it, and reading and parsing the source for each of the ~3,400 items took most of the collection hook."""
+    try:
+        return frozenset(_names(ast.parse(textwrap.dedent(inspect.getsource(fn)))))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+
+
 def _test_names(item: pytest.Item) -> set[str]:
     """The names a test's own source uses, plus its fixtures."""
     names = set(getattr(item, "fixturenames", ()))
     fn = getattr(item, "function", None)
     if fn is not None:
-        try:
-            names |= _names(ast.parse(textwrap.dedent(inspect.getsource(fn))))
-        except (OSError, TypeError, SyntaxError):
-            pass
+        names |= _source_names(getattr(fn, "__func__", fn))
     return names
 
 
-def _families(item: pytest.Item) -> set[str]:
-    path = Path(str(item.path)).resolve()
+@functools.cache
+def _path_families(path_str: str) -> tuple[str, frozenset[str]]:
+    """The resolved path of a test file and the families its location alone implies (cached per file)."""
+    path = Path(path_str).resolve()
     found = set()
     if _TESTS / "browser" in path.parents:
         found.add("browser")
@@ -123,16 +133,27 @@ def _families(item: pytest.Item) -> set[str]:
         found.add("federation")
     if path.name.startswith("test_dask_"):
         found.add("dask")
+    return str(path), frozenset(found)
+
+
+def _families(item: pytest.Item) -> set[str]:
+    path, by_path = _path_families(str(item.path))
+    found = set(by_path)
     names = _test_names(item)
-    for marker, reach in _module_closure(str(path)).items():
+    for marker, reach in _module_closure(path).items():
         if names & reach:
             found.add(marker)
     return found
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Put the ``app``/``browser``/``federation``/``dask`` markers on, and ``slow`` with an ``xdist_group`` on
-    the heavy families (see the module docstring)."""
+    the heavy families (see the module docstring).
+
+    ``tryfirst``: pytest-xdist's worker reads the ``xdist_group`` markers in its own
+    ``pytest_collection_modifyitems`` and is registered after this conftest, so without ``tryfirst`` it ran
+    first and saw no group."""
     for item in items:
         families = _families(item)
         for name in sorted(families):
@@ -142,3 +163,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
             if item.get_closest_marker("xdist_group") is None:
                 item.add_marker(pytest.mark.xdist_group(heavy[0]))
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_xdist_group(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, give every item with an ``xdist_group`` marker the ``@<group>`` suffix on its
+    node id that xdist's scheduler groups on, where xdist's own hook could not.
+
+    pytest-xdist 3.8 appends the suffix by assigning ``item._nodeid``; since pytest 9.2 a node id is
+    ``str(item._id)`` (a structured ``NodeId``), so that assignment is lost and the groups silently vanish
+    (pytest-dev/pytest-xdist#1386, open): the browser, Flower and Dask tests were spread over both workers, two
+    Streamlit servers and two Chromiums at once. This does what xdist meant to, on the structured id; it does
+    nothing where xdist's assignment took effect (older pytest) or outside loadgroup. Delete it once an xdist
+    release fixes #1386 (tests/test_markers.py checks the suffix either way).
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if not names or item.nodeid.endswith("@" + "_".join(names)):
+            continue
+        node_id = getattr(item, "_id", None)
+        parse = getattr(type(node_id), "parse", None)
+        if parse is not None:
+            item._id = parse(f"{item.nodeid}@{'_'.join(names)}")
+

@@ -80,6 +80,7 @@ def test_guard_refuses_and_logs_an_outbound_connect(tmp_path):
     assert log.read_text().splitlines() == ["connect ('8.8.8.8', 1)", "lookup 'checkip.amazonaws.com'"]
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 @pytest.mark.app
 def test_headless_start_listens_on_loopback_only_and_makes_no_outside_request(tmp_path):
     port = _free_port()

@@ -146,6 +146,7 @@ def test_teaching_switch_reproduces_the_noise_and_nothing_is_proven_or_shareable
     assert report.status == "not proven" and release_problems(report.to_html()) == []
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_own_data_with_bounds_read_off_the_rows_is_labelled_not_proven_and_keeps_them_private():
     with recorded_downloads() as seen:
         at = lab(attack_scenario="Own data", attack_lab_data_source="Upload a file")
@@ -210,6 +211,7 @@ def _demo_story(**state):
     return at, at.session_state["demo_story"]
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_demo_draws_fresh_noise_on_every_run_and_labels_it_proven():
     at, first = _demo_story()
     at.button(key="demo_run").click().run()
@@ -223,6 +225,7 @@ def test_demo_draws_fresh_noise_on_every_run_and_labels_it_proven():
     assert "fresh privacy noise" in captions
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_demo_with_the_teaching_switch_says_not_proven():
     at, story = _demo_story(pl_reproducible=True)
     assert not story.fresh_noise

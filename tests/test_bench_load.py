@@ -37,6 +37,7 @@ def _run_group(cmd, timeout: float) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 @pytest.mark.app  # starts the real app (streamlit run app.py)
 def test_bench_load_tiny_variant_serves_every_session():
     res = _run_group([sys.executable, "bench/bench_load.py", "--quick", "--sizes", "1,2", "--singles", "1",

@@ -69,6 +69,7 @@ def test_bomb_is_refused_fast_with_the_reason(fname, tmp_path):
     assert peak < MEMORY_BOUND_MB
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_xlsx_bombs_say_decompression_bomb_or_size(tmp_path):
     for fname in ("sheet_172mb.xlsx", "cells_16m.xlsx"):
         with pytest.raises(DataError, match="decompression bomb"):
@@ -326,6 +327,7 @@ def job_runner():
     return JobRunner(max_jobs=1)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 @pytest.mark.parametrize("fname", sorted(BOMBS))
 def test_bomb_uploaded_through_the_job_runner_is_answered_within_its_budgets(fname, job_runner):
     """As the app reads an upload: ``parse_upload`` in a worker (600 MB and 30 s budgets). Each bomb comes back as

@@ -61,6 +61,7 @@ def test_an_edpls_sweep_in_a_worker_is_the_sweep_in_process():
     assert seen and max(seen) <= 1.0
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_a_dp_pcr_sweep_of_an_upload_runs_in_a_worker_with_progress(monkeypatch):
     """DP-PCR on an upload: the fit and the RMSEP sweep are jobs of the runner; the sweep's progress reaches the
     page's bar (its texts carry the sweep's steps) and its curves are shown."""
@@ -119,6 +120,7 @@ def _other_session(results: list) -> None:
     results.append((at.exception, [m.label for m in at.metric]))
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_a_strict_edpls_fit_past_the_memory_budget_ends_on_its_page_and_another_session_carries_on(monkeypatch):
     """A real fit that needs more memory than the budget: strict edPLS releases the (d+1) x (d+1) second-moment
     matrix, ~290 MB for 6000 channels and its noise as much again, past a 300 MB budget. The page names the file and
@@ -168,6 +170,7 @@ def _queued_fit_script():
     st.write("done")
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_cancel_of_a_queued_fit_takes_it_out_of_the_line_and_keeps_the_page(monkeypatch):
     """max_jobs=1 and a job running: the page's fit shows "Fitting: 1st in line"; Cancel (its on_click, then the
     stop the click causes) takes it out of the line while the other job runs on; the next run says it was cancelled,

@@ -50,6 +50,7 @@ def spectra_set(tmp_path_factory):
     return folder, df, cols
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_help_lists_every_method():
     res = _run("--help")
     assert res.returncode == 0, res.stderr
@@ -96,6 +97,7 @@ def test_edpls_end_to_end_release_and_workbook(spectra_set, tmp_path):
     wb.close()
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_missing_bound_exit_2_and_nothing_written(spectra_set, tmp_path):
     folder, _, _ = spectra_set
     out = tmp_path / "r.json"
@@ -217,6 +219,7 @@ def test_csv_glob_gives_the_parquet_release(spectra_set, tmp_path, capsys):
     np.testing.assert_allclose(np.asarray(b, dtype=float), np.asarray(a, dtype=float), rtol=1e-9)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_fit_then_predict_round_trip(spectra_set, tmp_path):
     """`fit edpls` writes a release naming its channels and response; `predict` applies it to the spectra (columns
     shuffled, the response column left in: ignored) and writes what the rebuilt estimator predicts."""

@@ -192,6 +192,7 @@ def test_paper_mode_states_its_flaws_and_unproven_total(page):
     assert "cond(P'W)" in metrics(page)
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_sweep_draws_rmsep_curves(page):
     page.number_input(key="edpls_reps").set_value(5).run()
     page.button(key="edpls_run_sweep").click().run()

@@ -406,6 +406,7 @@ def test_dp_cca_two_files_with_mismatched_rows_keep_the_previous_pair(corpus):
     assert _charts(at) == charts
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_an_upload_from_home_that_does_not_fit_a_page_is_set_aside(corpus):
     at = _open(PAGES["home"])
     at.file_uploader(key="home_data_upload").set_value(("long_duplicates.csv", corpus["long_duplicates.csv"],

@@ -6,6 +6,8 @@ import importlib.util
 import textwrap
 from pathlib import Path
 
+import pytest
+
 # tests/conftest.py by its path: "import conftest" can find tests/browser/conftest.py instead (both are
 # "conftest" on sys.path; which one pytest registered first depends on the collection order of a worker)
 _SPEC = importlib.util.spec_from_file_location("suite_conftest", Path(__file__).with_name("conftest.py"))
@@ -55,3 +57,14 @@ def test_a_broken_file_marks_nothing(tmp_path):
 def test_this_module_is_not_an_app_test(request):
     assert request.node.get_closest_marker("app") is None
     assert request.node.get_closest_marker("slow") is None
+
+
+def test_heavy_families_reach_xdist_as_groups(request):
+    """Under ``--dist loadgroup`` every item carrying an ``xdist_group`` marker has the ``@<group>`` suffix that
+    xdist's scheduler groups on (conftest's hook must run before xdist's: ``tryfirst``)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("only meaningful under pytest-xdist's --dist loadgroup (.ci/run)")
+    grouped = [item for item in request.session.items if item.get_closest_marker("xdist_group") is not None]
+    wrong = [item.nodeid for item in grouped
+             if not item.nodeid.endswith("@" + item.get_closest_marker("xdist_group").args[0])]
+    assert not wrong, wrong[:5]

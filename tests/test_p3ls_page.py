@@ -19,6 +19,7 @@ TIGHT = {"tol": 1e-25, "max_iter": 100_000}  # NIPALS run to convergence: an ora
 
 
 # ----------------------------------------------------------------------------- page
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_page_runs_the_federation_on_sample_data():
     from streamlit.testing.v1 import AppTest
 

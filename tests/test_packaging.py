@@ -67,6 +67,7 @@ def test_privalab_app_without_a_checkout_says_so(tmp_path, capsys):
     assert "no app script at" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_engine_imports_and_fits_without_the_extras():
     code = textwrap.dedent(f"""
         import importlib.abc, sys

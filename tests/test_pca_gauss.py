@@ -430,6 +430,7 @@ def test_release_report_on_a_sample_set():
 
 
 # ------------------------------------------------------------------------------------------- page
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_page_renders_release_and_sweep():
     from streamlit.testing.v1 import AppTest
 

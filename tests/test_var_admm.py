@@ -476,6 +476,7 @@ def test_dataframe_names_become_owner_names(var22):
 
 
 # ----------------------------------------------------------------------------- page
+@pytest.mark.slow  # among the suite's slowest (pytest --durations): out of the fast lane
 def test_page_renders_fits_and_attacks():
     from streamlit.testing.v1 import AppTest
 
