@@ -10,7 +10,13 @@ Widgets have page-scoped keys (``<page>_y_low_<origin>_<name>_<response>``, ``<p
 drawn anew takes its value from the store. Nothing here reads private rows: the defaults are documented
 public defaults of a *sample* set (public data) or nothing for an upload.
 
-The range warning (``range_warning``) uses DP outputs only: a released scale of y when the fit carries one.
+The recommended strict estimator can do without a range: "none: estimate privately" (``allow_private``) gives
+``y_range=None``, and the fit spends a share of its budget on a noisy histogram of y (its ``choices_`` and ledger
+say so; ``private_range_note`` words it). There is no declared-public centre of y: ``StrictEDPLS`` takes the
+midpoint of the range as the centre and has no separate parameter for it.
+
+The range warning (``range_warning``) uses DP outputs only: the range of y the fit released (``y_range_``, the
+private refinement of the declared range) or a released scale of y when the fit carries one.
 """
 from __future__ import annotations
 
@@ -23,6 +29,9 @@ from engine.methods.edpls.pipeline import default_x_bound, sample_y_range
 STORE = "pl_public"
 #: A declared range wider than this many DP standard deviations of y gets a warning.
 WIDE_RANGE_FACTOR = 20.0
+#: A declared range wider than this many times the range the fit released privately gets a warning (a range's
+#: width is about four standard deviations: the same threshold as ``WIDE_RANGE_FACTOR``).
+WIDE_OVER_RELEASED = WIDE_RANGE_FACTOR / 4
 
 
 @dataclass(frozen=True)
@@ -30,13 +39,15 @@ class PublicInfo:
     """The declarations of one data set: ``y_range`` (lo, hi), ``x_bound`` (None where the page does not use
     it) and ``range_note`` (where the range came from when it is the sample set's documented default)."""
 
-    y_range: tuple
+    y_range: tuple | None
     x_bound: float | None
     range_note: str | None = None
 
     @property
     def y_bound(self) -> float:
-        """The bound on |y| implied by the range: max(|lo|, |hi|)."""
+        """The bound on |y| implied by the range: max(|lo|, |hi|) (a declared range only)."""
+        if self.y_range is None:
+            raise ValueError("no declared range of y (estimated privately): this fit needs one")
         return float(max(abs(v) for v in self.y_range))
 
 
@@ -74,18 +85,47 @@ def _range_inputs(page, ds, response, y, store) -> tuple:
     return lo, hi, note
 
 
-def public_info_panel(page: str, ds, response: str, problem, *, x_bound: bool = True, extra=None) -> PublicInfo:
+PRIVATE_CHOICE = "none: estimate privately"
+
+
+def _range_how(page: str, where: str, store: dict, allow_private: bool) -> bool:
+    """Whether the range of y is estimated privately (kept in the store; only where the fit can do it)."""
+    key = f"{page}_y_how_{where}"
+    options = ("declared", "private")
+    if not allow_private:
+        if store.get("y_private"):
+            st.caption("This fit needs a declared range of y (the private estimate is the recommended estimator's).")
+        return False
+    kw = {} if key in st.session_state else {"index": 1 if store.get("y_private") else 0}
+    how = st.radio("Range of y", options, key=key, horizontal=True,
+                   format_func={"declared": "declared public range", "private": PRIVATE_CHOICE}.get,
+                   help="No range you can vouch for? The recommended estimator then spends a share of the budget on "
+                        "a noisy histogram of y and uses the range it releases (in its choices and the ledger).",
+                   **kw)
+    store["y_private"] = how == "private"
+    return store["y_private"]
+
+
+def public_info_panel(page: str, ds, response: str, problem, *, x_bound: bool = True, extra=None,
+                      allow_private: bool = False) -> PublicInfo:
     """Draw the panel and return the declarations (stops the page until a usable range is declared).
 
     ``x_bound``: ask for the row bound on ‖x‖ (the plain Analyze-Gauss fits and DP-PCR); ``extra``: a callable
     drawn inside the panel after the bounds (e.g. the recommended estimator's public spectra), its result is
-    returned as the second value of a tuple when given.
+    returned as the second value of a tuple when given. ``allow_private``: offer "none: estimate privately"
+    (the recommended estimator's ``y_range=None``); the returned ``y_range`` is then None.
     """
     store = _stored(data_key(ds, response))
     box = st.container(border=True)
     with box:
         st.markdown("**Public information** (declared once for this data set: kept across modes, estimators "
                     "and pages)")
+        if _range_how(page, data_key(ds, response), store, allow_private):
+            st.caption("Range of y: none declared. The fit estimates it privately (a noisy histogram of y, a share "
+                       "of the budget, in the ledger); the range it released is shown after the fit.")
+            more = extra() if extra is not None else None
+            info = PublicInfo(None, None, None)
+            return info if extra is None else (info, more)
         lo, hi, note = _range_inputs(page, ds, response, problem.y, store)
         xb = None
         if x_bound:
@@ -124,13 +164,47 @@ def dp_scale(model) -> float | None:
     return None
 
 
+def released_range(model) -> tuple | None:
+    """The range of y the fit released (``y_range_``: a DP output of the recommended estimator), or None."""
+    rng = getattr(model, "y_range_", None)
+    if rng is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in rng)
+    except (TypeError, ValueError):
+        return None
+    return (lo, hi) if hi > lo else None
+
+
+def private_range_note(model) -> str | None:
+    """After a fit with no declared range: the range it estimated privately and how (its ``choices_``)."""
+    rng = released_range(model)
+    if rng is None:
+        return None
+    how = getattr(model, "choices_", {}).get("y_source", "a noisy histogram of y")
+    return (f"Range of y estimated privately: {rng[0]:.4g} to {rng[1]:.4g} ({how}); it is a DP output of this fit, "
+            "in its ledger and its shareable release.")
+
+
 def range_warning(y_range, model) -> str | None:
     """A warning when the declared range is far wider than the fit's DP estimate of y's spread (DP outputs only:
-    nothing when the fit released no scale of y)."""
+    the range the fit released, else a released scale of y; nothing when the fit released neither or no range
+    was declared)."""
+    if y_range is None:
+        return None
+    width = float(y_range[1]) - float(y_range[0])
+    released = released_range(model)
+    if released is not None:
+        inner = released[1] - released[0]
+        if width <= WIDE_OVER_RELEASED * inner:
+            return None
+        return (f"The declared range of y ({y_range[0]:g} to {y_range[1]:g}, width {width:.4g}) is about "
+                f"{width / inner:.0f} times the range this fit estimated privately ({released[0]:.4g} to "
+                f"{released[1]:.4g}): the noise is scaled to the range, so a narrower public range (still from "
+                "domain knowledge) would give a better model.")
     scale = dp_scale(model)
     if scale is None:
         return None
-    width = float(y_range[1]) - float(y_range[0])
     if scale == 0:
         return (f"The fit's noisy moments cannot tell y's spread from zero: the noise, scaled to the declared range "
                 f"of y ({y_range[0]:g} to {y_range[1]:g}), swamps the response. A narrower public range (from domain "

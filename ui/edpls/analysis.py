@@ -47,7 +47,8 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
                    "declared range).")
     problem, n_components = choice.problem, choice.n_components
     s1, s2, s3 = st.columns(3)
-    chains = s1.multiselect("Preprocessing chains to compare", chain_names(), default=[chain], key="edpls_chains")
+    options = chain_names() + ([chain] if chain not in chain_names() else [])  # the page's chain, e.g. "snv+sg1"
+    chains = s1.multiselect("Preprocessing chains to compare", options, default=[chain], key="edpls_chains")
     reps = int(s2.number_input("Replicates per ε", 5, 500, 30, key="edpls_reps"))
     eps_text = s3.text_input("ε grid", "0.5, 1, 2, 5, 10, 50, 100", key="edpls_eps_grid")
     eps_grid = eps_grid_from(eps_text)
@@ -65,12 +66,13 @@ def sweep_section(choice: Choice, res: dict, budget, chain: str, params: dict, l
                     "edpls_rmsep", lambda: run_upload(
                         upload is not None, sweep, X_all, y_all, tr, te, tuple(chains), tuple(eps_grid), n_components,
                         reps, sweep_params, budget.noise_seed, label=f"The sweep on {upload}",
-                        recommended=None if recommended is None else (recommended.y_range, recommended.X_public),
+                        recommended=None if recommended is None else (recommended.y_range, recommended.X_public,
+                                                                      chain),
                         progress=lambda f, msg: bar.progress(min(f, 1.0), text=msg)),
                     X_all, y_all, tr, te, repr((tuple(chains), tuple(eps_grid), n_components, reps,
                                                 sorted(sweep_params.items()), budget.noise_seed,
                                                 budget.session_noise_key)),
-                    *(() if recommended is None else (repr(recommended.y_range),
+                    *(() if recommended is None else (repr((recommended.y_range, chain)),
                                                       b"" if recommended.X_public is None else recommended.X_public)))
         except (ValueError, JobError) as err:
             st.error(f"The sweep was refused: {err}")
@@ -124,7 +126,8 @@ def _simulate(choice: Choice, res: dict, budget, Xp, params: dict, sizes, recomm
         return run_upload(
             upload is not None, samples_needed_curve_recommended, problem.X[tr], problem.y[tr], problem.X[te],
             res["y_test"], sizes, budget.epsilon, budget.delta, 20, y_range=recommended.y_range,
-            X_public=recommended.X_public, random_state=budget.noise_seed, progress=progress, label=label)
+            X_public=recommended.X_public, random_state=budget.noise_seed, progress=progress, label=label,
+            preprocessing=res["private"].preprocessing)
     return run_upload(
         upload is not None, samples_needed_curve, Xp[tr], problem.y[tr], Xp[te], res["y_test"], sizes, budget.epsilon,
         choice.n_components, 20, random_state=budget.noise_seed, progress=progress, label=label,

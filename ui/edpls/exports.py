@@ -66,17 +66,18 @@ def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain:
     ds, problem, private = choice.ds, choice.problem, res["private"]
     tr, te = problem.train, problem.test
     split_text = {"random": "random 30 %", "last": "last 30 % of rows"}[choice.split_how]
-    declared = dict(response=choice.response, test_split=split_text, y_range=list(setup.y_range),
-                    public_spectra=setup.public_name or "none")
+    declared = dict(response=choice.response, test_split=split_text, public_spectra=setup.public_name or "none")
     report = RunReport(
         page="edpls", method=label,
         data=DataInfo.from_frame(ds.df, ds.name, ds.origin, [choice.response, *problem.channels],
                                  owner_secret=owner_secret()),
-        preprocessing="chosen by the recommended estimator among the row-wise chains (see its choices)",
-        parameters={"epsilon": budget.epsilon, "delta": budget.delta, "y_range": setup.y_range,
+        preprocessing=f"{chain} (row-wise, chosen on the page: it learns nothing from the rows)",
+        parameters={"epsilon": budget.epsilon, "delta": budget.delta,
+                    "y_range": setup.y_range if setup.y_range is not None else "none declared: estimated privately",
                     "public spectra": setup.public_name or "none", "test rows": split_text, "split seed": SPLIT_SEED,
                     "noise": ("reproducible (teaching): known noise seed " + str(budget.noise_seed))
                     if budget.noise_seed is not None else "fresh (operating-system entropy)",
+                    "preprocessing chain": chain,
                     "reference (non-private)": f"PLS1, {choice.n_components} LVs, chain {chain}",
                     "n_train": len(tr), "n_test": len(te), **({"y range": setup.range_note} if setup.range_note
                                                               else {})},
@@ -87,7 +88,7 @@ def recommended_exports(choice: Choice, res: dict, budget, *, label: str, chain:
         headline={"RMSEP, private": res["rmsep_private"], "RMSEP, non-private": res["rmsep_plain"],
                   "RMSEP, private constant predictor": res["rmsep_constant"], "σ_y (test)": res["sigma_y_test"]})
     why_not = recommended_no_release_reason(private)
-    card = model_card("edpls", problem.channels, choice.response)
+    card = model_card("edpls", problem.channels, choice.response, chain)
     export_bar(report, release_json=None if why_not else (lambda: recommended_to_json(private, card=card, indent=1)),
                no_release_reason=why_not,
                owner_sheets=lambda: recommended_owner_sheets(res, feature_names=problem.channels, test_rows=te,

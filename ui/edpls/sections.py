@@ -12,7 +12,6 @@ Noise: see ``ui.edpls.fits``. The data split keeps its own fixed split seed (a s
 import numpy as np
 import streamlit as st
 
-from engine.data.preprocess import CHAIN_INFO, chain_names
 from engine.methods.edpls import chain_caveat
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, strict_params
 from engine.methods.edpls.recommended_evaluation import choice_rows
@@ -22,6 +21,7 @@ from ui.chemometrics import edpls_staples
 from ui.column_choice import response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.edpls.analysis import samples_needed_section, sweep_section
+from ui.edpls.chain import chain_builder, chain_info
 from ui.edpls.exports import export_section, recommended_exports
 from ui.edpls.figures import edpls_coef_figure, edpls_pred_figure
 from ui.edpls.fits import (
@@ -47,7 +47,7 @@ from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
 from ui.progress import session_scope
-from ui.public_info import public_info_panel, show_range_warning
+from ui.public_info import private_range_note, public_info_panel, released_range, show_range_warning
 from ui.run_history import history_section, record_run
 from ui.runtime.jobs import JobError
 from ui.tables import in_response_unit
@@ -116,19 +116,19 @@ def data_section(budget) -> Choice:
     return Choice(ds, response, split_how, n_components, problem, axis, axis_label)
 
 
-def preprocessing_section(choice: Choice, budget) -> tuple:
-    """The chain picked for the fit, its CHAIN_INFO and the preprocessed rows."""
-    chain = st.selectbox("Preprocessing for the fit", chain_names(),
-                         index=chain_names().index(PAGE_DEFAULTS["chain"]),
-                         key="edpls_chain", help="chemotools transformers, fitted on the training rows only")
-    info = CHAIN_INFO.get(chain, {})
-    if budget.mode == "strict" and info.get("learns_from_data"):
+def preprocessing_section(choice: Choice, budget, recommended: bool = False) -> tuple:
+    """The chain built for the fit (``ui.edpls.chain``: it drives the private model in every mode), what it
+    learns from the rows and the rows after it (the non-private reference and the plain fits use them)."""
+    strict = budget.mode == "strict"
+    chain = chain_builder(strict, recommended, PAGE_DEFAULTS["chain"])
+    info = chain_info(chain)
+    if strict and info.get("learns_from_data"):
         st.warning(f"'{chain}' learns from the private rows ({info['learned']}): {info['strict_note']}")
     try:
         with fit_wait("edpls_preprocess", "Preprocessing"):
             Xp = preprocess(choice.problem.X, chain, choice.problem.train, _upload_name(choice), session_scope())
     except (ValueError, JobError) as err:
-        st.error(f"Preprocessing '{chain}' failed on {choice.ds.name}: {err}")
+        st.error(f"Preprocessing '{chain}' failed on {choice.ds.name}: {err} (change the preprocessing chain)")
         st.stop()
     return chain, info, Xp
 
@@ -200,7 +200,7 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     setup = recommended_settings(choice)
     problem = choice.problem
     settings = dict(epsilon=budget.epsilon, delta=budget.delta, y_range=setup.y_range,
-                    n_components_reference=choice.n_components)
+                    n_components_reference=choice.n_components, preprocessing=chain)
     try:
         with fit_wait("edpls_fit"):
             res = fit_recommended(problem.X, problem.y, problem.train, problem.test, Xp,
@@ -217,9 +217,12 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     recommended_metrics(res, len(problem.train), choice.response)
     st.markdown(utility_sentence(res, budget.epsilon))
     show_range_warning(setup.y_range, private)
+    if setup.y_range is None and private_range_note(private):
+        st.info(private_range_note(private))
     show_choices(choice_rows(private))
     show_ledger(private.privacy_ledger_)
-    _record(choice, res, budget, label, {"estimator": "recommended", "y range": setup.y_range,
+    _record(choice, res, budget, label, {"estimator": "recommended", "chain": chain,
+                                         "y range": setup.y_range or "estimated privately",
                                          "public spectra": setup.public_name or "none"})
     f1, f2 = st.columns(2)
     # the recommended model is linear in the preprocessed spectra: its coefficients beside the same estimator's
@@ -233,10 +236,12 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
     later_sheets = {}
     edpls_staples(choice, res, Xp, label=label, chain=chain, y_range=setup.y_range, later_sheets=later_sheets)
     recommended_exports(choice, res, budget, label=label, chain=chain, setup=setup, later_sheets=later_sheets)
-    # the sweep compares preprocessing chains for the plain estimator, at bounds from the declared range
+    # the sweep compares preprocessing chains for the plain estimator, at bounds from the declared range (or, with
+    # none declared, the range this fit released: a DP output, so post-processing)
+    y_range = setup.y_range if setup.y_range is not None else released_range(private) or (0.0, 1.0)
     params = strict_params(n_components=choice.n_components, epsilon=budget.epsilon, delta=budget.delta,
                            calibration=budget.calibration, x_bound=default_x_bound(len(problem.channels)),
-                           y_bound=max(abs(v) for v in setup.y_range), chain=chain)
+                           y_bound=max(abs(v) for v in y_range), chain=chain)
     sweep_section(choice, res, budget, chain, params, later_sheets, recommended=setup)
     samples_needed_section(choice, res, budget, Xp, params, later_sheets, recommended=setup)
 
@@ -258,8 +263,9 @@ def main() -> None:
     choice = data_section(budget)
     if budget.mode == "strict":  # before any fit (and before the panel that waits for a declared range)
         planner_section("edpls", choice.ds, choice.response, choice.problem, budget)
-    chain, info, Xp = preprocessing_section(choice, budget)
-    if budget.mode == "strict" and strict_estimator_setting() == "recommended":
+    recommended = budget.mode == "strict" and strict_estimator_setting() == "recommended"
+    chain, info, Xp = preprocessing_section(choice, budget, recommended)
+    if recommended:
         recommended_page(choice, budget, chain, Xp)
         return
     y_range = None

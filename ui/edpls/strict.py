@@ -45,9 +45,10 @@ RECOMMENDED_TEXT = (
 @dataclass(frozen=True)
 class RecommendedSetup:
     """The public inputs of the recommended fit: the declared y range, optional public spectra (and where
-    they came from), and the sentence saying where the y range came from (None: the user typed it)."""
+    they came from), and the sentence saying where the y range came from (None: the user typed it). ``y_range``
+    None: "none: estimate privately" (the estimator's private range)."""
 
-    y_range: tuple
+    y_range: tuple | None
     X_public: np.ndarray | None
     public_name: str | None
     range_note: str | None
@@ -132,7 +133,7 @@ def recommended_settings(choice) -> RecommendedSetup:
     st.markdown(RECOMMENDED_TEXT)
     info, (X_public, name) = public_info_panel(
         "edpls", choice.ds, choice.response, choice.problem, x_bound=False,
-        extra=lambda: _public_spectra_input(choice.problem.channels, choice.ds, choice.response))
+        extra=lambda: _public_spectra_input(choice.problem.channels, choice.ds, choice.response), allow_private=True)
     return RecommendedSetup(info.y_range, X_public, name, info.range_note)
 
 

@@ -17,8 +17,8 @@ RECOMMENDED_CURVE = "recommended estimator"
 def edpls_sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noise_seed, progress=None,
                 recommended=None) -> pd.DataFrame:
     """edPLS's RMSEP sweep: the plain strict (or paper) fit after each chain; with ``recommended``, the declared
-    ``(y_range, X_public)`` of the recommended estimator, its curve too, on its own noise stream (a known seed gives
-    it a second known stream).
+    ``(y_range, X_public[, preprocessing])`` of the recommended estimator (the page's chain), its curve too, on its
+    own noise stream (a known seed gives it a second known stream).
 
     X : (n, m) spectra; y : (n,); train_idx, test_idx : row indices; returns one row per (curve, ε, replicate set).
     """
@@ -34,10 +34,11 @@ def edpls_sweep(X, y, train_idx, test_idx, chain_list, eps, k, reps, params, noi
                                     y[test_idx], eps, k, reps, random_state=noise_seed, progress=part(0), **params)
     if recommended is None:
         return curves
-    y_range, X_public = recommended
+    y_range, X_public, *chain = recommended  # the chain is optional: the estimator's default without it
+    preprocessing = chain[0] if chain else "snv+sg1"
     rec = rmsep_curve_recommended(X[train_idx], y[train_idx], X[test_idx], y[test_idx], eps, reps,
                                   delta=params["delta"], calibration=params["calibration"],
-                                  y_range=y_range, X_public=X_public,
+                                  y_range=y_range, X_public=X_public, preprocessing=preprocessing,
                                   random_state=None if noise_seed is None else np.random.SeedSequence([noise_seed, 1]),
                                   progress=part(1))
     rec.insert(0, "chain", RECOMMENDED_CURVE)

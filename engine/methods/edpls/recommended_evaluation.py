@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.methods.baselines import DPConstantRegressor
+from engine.methods.edpls.basis import chain_name
 from engine.methods.edpls.estimator import EDPLS
 from engine.methods.edpls.recommended import make_strict_edpls
 from engine.privacy import noise_generator
@@ -29,7 +30,7 @@ __all__ = ["choice_rows", "compare_recommended", "recommended_no_release_reason"
 
 
 def recommended_references(X, y, train_idx, *, delta: float, y_range, X_public=None, x_bound=None,
-                           X_reference=None, n_components_reference: int = 5) -> tuple:
+                           X_reference=None, n_components_reference: int = 5, preprocessing="snv+sg1") -> tuple:
     """The two noise-free fits beside the recommended one: ``(noise_free, plain)``.
 
     noise_free: the recommended estimator at epsilon = inf (same public inputs); plain: non-private PLS1 (EDPLS at
@@ -41,23 +42,27 @@ def recommended_references(X, y, train_idx, *, delta: float, y_range, X_public=N
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float).ravel()
     Xr = X if X_reference is None else np.asarray(X_reference, dtype=float)
     tr = np.asarray(train_idx)
-    noise_free = make_strict_edpls(math.inf, delta, y_range=tuple(y_range), X_public=X_public,
-                                   x_bound=x_bound).fit(X[tr], y[tr])
+    noise_free = make_strict_edpls(math.inf, delta, y_range=y_range, X_public=X_public, x_bound=x_bound,
+                                   preprocessing=preprocessing).fit(X[tr], y[tr])
     plain = EDPLS(n_components=int(n_components_reference), epsilon=math.inf, mode="paper").fit(Xr[tr], y[tr])
     return noise_free, plain
 
 
 def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: float, y_range, X_public=None,
                         x_bound=None, X_reference=None, n_components_reference: int = 5,
-                        random_state=None, references=None) -> dict:
+                        random_state=None, references=None, preprocessing="snv+sg1") -> dict:
     """The recommended strict fit (``make_strict_edpls``) beside plain non-private PLS1 and the private
     constant predictor at the same budget, all scored on the test rows.
 
     Parameters
     ----------
-    X : (n, m) raw spectra (the estimator picks its own row-wise preprocessing); y : (n,).
+    X : (n, m) raw spectra (the estimator applies its row-wise ``preprocessing``); y : (n,).
     train_idx, test_idx : row indices.
-    epsilon, delta, y_range, X_public, x_bound : the recommended fit's budget and public inputs.
+    epsilon, delta, y_range, X_public, x_bound : the recommended fit's budget and public inputs (``y_range=None``:
+        the estimator's private range; the private constant predictor then clips to that released range,
+        post-processing of the fit's DP output).
+    preprocessing : the recommended fit's row-wise chain (a name such as "snv+sg1" or a list of steps), used by
+        the private fit and its noise-free twin alike.
     X_reference : (n, m) rows for the non-private PLS1 (the page's chain; default X), with
         ``n_components_reference`` components.
     random_state : the private fits' noise (None: fresh OS entropy; a value: a known seed, not proven).
@@ -76,13 +81,16 @@ def compare_recommended(X, y, train_idx, test_idx, *, epsilon: float, delta: flo
     Xr = X if X_reference is None else np.asarray(X_reference, dtype=float)
     tr, te = np.asarray(train_idx), np.asarray(test_idx)
     seeds, _ = noise_generator(random_state)  # one stream for both private fits (fresh stays fresh, known known)
-    public = dict(y_range=tuple(y_range), X_public=X_public, x_bound=x_bound)
+    public = dict(y_range=None if y_range is None else tuple(y_range), X_public=X_public, x_bound=x_bound,
+                  preprocessing=preprocessing)
     private = make_strict_edpls(epsilon, delta, random_state=seeds, **public).fit(X[tr], y[tr])
     if references is None:
         references = recommended_references(X, y, tr, delta=delta, X_reference=X_reference,
                                             n_components_reference=n_components_reference, **public)
     noise_free, plain = references
-    constant = DPConstantRegressor(epsilon, delta, y_range=tuple(y_range), random_state=seeds).fit(X[tr], y[tr])
+    # with no declared range the constant predictor clips to the range the private fit released (a DP output)
+    constant_range = tuple(y_range) if y_range is not None else tuple(private.y_range_)
+    constant = DPConstantRegressor(epsilon, delta, y_range=constant_range, random_state=seeds).fit(X[tr], y[tr])
     yte = y[te]
     pred_p, pred_0, pred_c = private.predict(X[te]), plain.predict(Xr[te]), constant.predict(X[te])
 
@@ -168,7 +176,10 @@ def recommended_public_parameters(model, **declared) -> dict:
     """The recommended fit's public parameters (budget, declared inputs, its choices), plus ``declared``."""
     p = model.get_params(deep=False)
     out = {"estimator": "recommended strict edPLS (make_strict_edpls)", "epsilon": p["epsilon"],
-           "delta": p["delta"], "y_range": list(p["y_range"]), "n_components": p["n_components"],
+           "delta": p["delta"],
+           "y_range": list(p["y_range"]) if p["y_range"] is not None else
+           f"none declared: estimated privately as {_fmt(tuple(float(v) for v in model.y_range_))}",
+           "preprocessing": chain_name(p["preprocessing"]), "n_components": p["n_components"],
            "calibration": p["calibration"]}
     if p.get("x_bound") is not None:
         out["x_bound"] = p["x_bound"]
