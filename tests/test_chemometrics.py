@@ -325,7 +325,7 @@ def test_edpls_page_shows_the_staples_on_the_nir_sample(deferred):
     assert len(at.get("plotly_chart")) == at.charts_before + 6
     text = text_of(at)
     prob = nir_problem()
-    Xp = preprocess(prob.X, at.selectbox(key="edpls_chain").value, prob.train)
+    Xp = preprocess(prob.X, "+".join(at.multiselect(key="edpls_chain_steps").value) or "none", prob.train)
     curve = rmsecv_curve(Xp[prob.train], prob.y[prob.train], 20)
     assert f"Suggested: **k = {curve.k_one_se}** by the one-standard-error rule" in text
     assert f"minimum RMSECV is at k = {curve.k_min}" in text

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.methods.edpls import paper_notes
-from engine.methods.edpls.pipeline import page_problem
+from engine.methods.edpls.pipeline import page_problem, preprocess
 from engine.methods.edpls.recommended import FORMAT as RECOMMENDED_FORMAT
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended
@@ -102,8 +102,11 @@ def test_recommended_fit_shows_its_own_choices_numbers_and_ledger():
     at.sidebar.checkbox(key="edpls_repro").check().run()
     assert not at.exception, at.exception
     prob = sample_problem()
+    chain = "+".join(at.multiselect(key="edpls_chain_steps").value)
+    assert chain == "snv+sg1"  # the recommended estimator's measured default, built on the page
     res = compare_recommended(prob.X, prob.y, prob.train, prob.test, epsilon=1.0, delta=1e-5, y_range=(0.0, 100.0),
-                              n_components_reference=5, random_state=TEACHING_NOISE_SEED)
+                              n_components_reference=5, random_state=TEACHING_NOISE_SEED, preprocessing=chain,
+                              X_reference=preprocess(prob.X, chain, prob.train))
     m = metrics(at)
     assert m["RMSEP, private"] == f"{res['rmsep_private']:.4g}"
     assert m["RMSEP, non-private"] == f"{res['rmsep_plain']:.4g}"
@@ -272,7 +275,7 @@ def test_the_same_sweep_in_a_second_session_draws_the_same_curves_in_teaching_mo
 
 def test_strict_mode_with_a_chain_fitted_on_the_private_rows_is_not_called_proven(page):
     plain_strict(page)
-    page.selectbox(key="edpls_chain").set_value("msc").run()
+    page.multiselect(key="edpls_chain_steps").set_value(["msc"]).run()
     assert not page.exception
     text = " ".join(x.value for x in page.markdown)
     assert "not** a proven guarantee" in text
@@ -345,3 +348,85 @@ def test_shareable_exports_and_owner_workbook(deferred):
     assert test["y_test"].to_numpy() == pytest.approx(fit["y_test"])
     stats = sheets["private statistics"].to_string()
     assert "n_train (exact)" in stats and "rows clipped" in stats
+
+
+def release_of(at, deferred) -> dict:
+    text = download(at, deferred, "edpls_export_model")
+    release = json.loads(text.decode() if isinstance(text, bytes) else text)
+    assert release["format"] == RECOMMENDED_FORMAT and release_problems(release) == []
+    return release
+
+
+def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(deferred):
+    """Issue 31 item 3: the chain picked on the page is the private model's preprocessing in strict mode (it was
+    only the non-private reference's): the release names it, and its coefficients are those of the estimator
+    called with that chain and the same known seed (oracle: ``compare_recommended`` outside the page)."""
+    at = nir_page()
+    at.sidebar.checkbox(key="edpls_repro").check().run()
+    assert not at.exception, at.exception
+    prob = sample_problem()
+    coefs = {}
+    for steps in (["snv", "sg1"], ["snv", "sg2"]):
+        at.multiselect(key="edpls_chain_steps").set_value(steps).run()
+        assert not at.exception, at.exception
+        chain = "+".join(steps)
+        fields = release_of(at, deferred)["fields"]
+        assert fields["preprocessing_chain"] == chain and fields["preprocessing"] == chain
+        res = compare_recommended(prob.X, prob.y, prob.train, prob.test, epsilon=1.0, delta=1e-5,
+                                  y_range=(0.0, 100.0), n_components_reference=5, random_state=TEACHING_NOISE_SEED,
+                                  preprocessing=chain, X_reference=preprocess(prob.X, chain, prob.train))
+        assert res["private"].preprocessing == chain
+        np.testing.assert_array_equal(np.asarray(fields["coef_"]), res["private"].coef_)
+        assert metrics(at)["RMSEP, private"] == f"{res['rmsep_private']:.4g}"
+        coefs[chain] = np.asarray(fields["coef_"])
+    assert not np.allclose(coefs["snv+sg1"], coefs["snv+sg2"])  # the chain changes the private model
+
+
+def test_steps_that_learn_from_private_rows_are_offered_only_where_marked_not_proven(page):
+    offered = page.multiselect(key="edpls_chain_steps").options
+    assert "snv" in offered and "sg1" in offered
+    assert not [o for o in offered if o.startswith(("msc", "center", "autoscale"))]  # refused by the estimator
+    plain_strict(page)
+    offered = page.multiselect(key="edpls_chain_steps").options
+    assert "msc (learns from the private rows: not proven)" in offered
+    page.multiselect(key="edpls_chain_steps").set_value(["msc", "sg1"]).run()
+    page.radio(key="edpls_strict_estimator").set_value("recommended").run()
+    assert not page.exception, page.exception
+    assert page.multiselect(key="edpls_chain_steps").value == ["sg1"]
+    assert any("Dropped from the chain: msc" in c.value for c in page.caption)
+
+
+def test_none_estimate_privately_fits_with_the_private_range(deferred):
+    """'none: estimate privately' in the Public information panel passes y_range=None: the fit's choices say the
+    range was private, the ledger holds the range's release, the release's y_range is that DP output."""
+    at = nir_page()
+    at.sidebar.checkbox(key="edpls_repro").check().run()
+    (how,) = [r.key for r in at.radio if r.key.startswith("edpls_y_how_")]
+    at.radio(key=how).set_value("private").run()
+    assert not at.exception, at.exception
+    assert not [n for n in at.number_input if n.key.startswith("edpls_y_low_")]  # no range asked for
+    prob = sample_problem()
+    res = compare_recommended(prob.X, prob.y, prob.train, prob.test, epsilon=1.0, delta=1e-5, y_range=None,
+                              n_components_reference=5, random_state=TEACHING_NOISE_SEED, preprocessing="snv+sg1",
+                              X_reference=preprocess(prob.X, "snv+sg1", prob.train))
+    private = res["private"]
+    assert private.y_range is None and private.choices_["y_source"].startswith("private range")
+    assert RANGE_RELEASE in [r.name for r in private.privacy_ledger_.entries]
+    assert metrics(at)["RMSEP, private"] == f"{res['rmsep_private']:.4g}"
+    info = " ".join(i.value for i in at.info)
+    assert "Range of y estimated privately" in info and private.choices_["y_source"] in info
+    assert not at.warning or not any("declared range of y" in w.value for w in at.warning)
+    fields = release_of(at, deferred)["fields"]
+    assert fields["y_range"] == pytest.approx(list(private.y_range_))
+    report = at.session_state["export_report_edpls"]
+    assert report.public_parameters["y_range"].startswith("none declared: estimated privately")
+    # the choice is kept per data set: back to a declared range and again
+    at.radio(key=how).set_value("declared").run()
+    assert not at.exception and [n for n in at.number_input if n.key.startswith("edpls_y_low_")]
+
+
+def test_a_declared_range_far_wider_than_the_released_one_warns(page):
+    """The default [0, 100] on moisture (about 9 to 12): the warning compares it with the range the fit released
+    (a DP output), the numbers shown are the release's."""
+    text = " ".join(w.value for w in page.warning)
+    assert "The declared range of y (0 to 100" in text and "estimated privately" in text
