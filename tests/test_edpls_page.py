@@ -204,8 +204,9 @@ def test_sweep_draws_rmsep_curves(page):
     curves = page.session_state["edpls_curves"]
     assert set(curves["epsilon"]) == {0.5, 1, 2, 5, 10, 50, 100}
     assert (curves["median"] >= curves["nonprivate"] * 0.5).all()
-    # the recommended estimator (the page's default strict fit) beside the plain fit after the page's chain
-    assert list(curves["chain"].drop_duplicates()) == ["recommended estimator", "none"]
+    # the recommended estimator (the page's default strict fit) beside the plain fit after the page's chain (the
+    # one built on the page, SNV then the first derivative by default)
+    assert list(curves["chain"].drop_duplicates()) == ["recommended estimator", "snv+sg1"]
     assert (curves.groupby("chain").size() == 7).all() and set(curves["status"]) == {"proven"}
 
 
