@@ -255,27 +255,28 @@ def p3ls_flower_runs(blocks: list, Y: np.ndarray, n_components: int, party_names
 
 def log_comparison(local: pd.DataFrame, flower: pd.DataFrame, max_difference: float | None = None,
                    tolerance: float | None = None) -> str:
-    """One sentence: whether the two runs are the same. Same messages in both logs (the order of arrival may
-    differ); or the same number of messages and models that agree within ``tolerance`` (VAR-ADMM's accelerated
-    scheme over Flower sends its Anderson terms as sums, under other names); otherwise they differ, and why."""
+    """Whether the two runs are the same: the model (largest difference within ``tolerance``) and the messages
+    (the same rows in both logs, the order of arrival aside; or the same number of messages). "Same" only when
+    both hold; otherwise what differs, and why where it is known."""
     rows = [sorted(map(tuple, df[LOG_COLUMNS].astype(str).to_numpy())) for df in (local, flower)]
-    agree = max_difference is not None and tolerance is not None and max_difference <= tolerance
-    if rows[0] == rows[1]:
-        model = "" if max_difference is None else (
-            f" The models agree within {tolerance:.0e} ({max_difference:.1e})." if agree else
-            f" **The models differ by {max_difference:.1e}** (more than {tolerance:.0e}).")
-        return "Same messages in both logs: steps, senders, receivers and shapes." + model
+    checked = max_difference is not None and tolerance is not None
+    agree = checked and max_difference <= tolerance
+    model = "" if not checked else (f"the two models agree within {tolerance:.0e} (largest difference "
+                                    f"{max_difference:.1e})" if agree else
+                                    f"**the models differ by {max_difference:.1e}** (more than {tolerance:.0e})")
+    if rows[0] == rows[1] and (agree or not checked):
+        return "Same: the same messages in both logs (steps, senders, receivers, shapes)" + (
+            f", and {model}." if model else ".")
     if len(local) == len(flower) and agree:
-        return (f"Same: {len(local)} messages in each log, and the two models agree within {tolerance:.0e} "
-                f"(largest difference {max_difference:.1e}). Some messages carry other names or shapes over "
-                "Flower: each owner sends the Gram pieces of its Anderson history and its own residual terms, "
-                "not the history itself.")
-    why = [f"{len(local)} messages in process, {len(flower)} over Flower"]
-    if max_difference is not None and not agree:
-        why.append(f"the models differ by {max_difference:.1e}, more than {tolerance:.0e}")
-    return (f"**The runs differ** ({'; '.join(why)}; see the tables). VAR-ADMM's accelerated scheme over Flower "
-            "has its own messages: each owner sends the Gram pieces of its Anderson history and its own residual "
-            "terms, not the history itself.")
+        return (f"Same: {len(local)} messages in each log, and {model}. Some messages carry other names or shapes "
+                "over Flower.")
+    messages = ("the same messages in both logs" if rows[0] == rows[1] else
+                f"{len(local)} messages in process, {len(flower)} over Flower: VAR-ADMM's accelerated scheme over "
+                "Flower has its own messages (each owner sends the Gram pieces of its Anderson history and its own "
+                "residual and step terms, where the in-process run's central node reads them itself)")
+    if agree:
+        return f"Same model: {model}. **The message logs differ**: {messages}; see the tables."
+    return f"**The runs differ**: {model or 'the models were not compared'}; {messages}."
 
 
 def federation_section(key: str, run: Callable[..., dict], *, available: bool = True, note: str = "") -> None:
