@@ -162,7 +162,7 @@ def test_var_admm_page_runs_over_flower_beside_the_in_process_run(bar_texts, fed
     assert "Flower wall time" in _metrics(at)
 
 
-def test_p3ls_page_shows_the_flower_section():
+def test_p3ls_page_shows_the_flower_section(bar_texts):
     from streamlit.testing.v1 import AppTest
 
     if not (ROOT / "sample_data" / "value_chain.csv").exists():
@@ -182,6 +182,8 @@ def test_p3ls_page_shows_the_flower_section():
     assert int(metrics["Messages (log)"]) == int(metrics["Messages (log from the wire)"]) > 0
     verdict = _verdict(at)
     assert "R²" in verdict and "must not collude" in verdict, verdict
+    assert any(m.value.startswith("Same: the same messages") for m in at.markdown)
+    assert any("Over Flower: channel round" in t for t in bar_texts), bar_texts
 
 
 def test_cancel_stops_every_flower_process_of_the_run(federations, monkeypatch):
