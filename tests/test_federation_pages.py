@@ -14,6 +14,7 @@ directory, still runs a Flower program.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def bar_texts(monkeypatch):
 
     def record(self, value, text=None):
         out = draw(self, value, text)
-        texts.append(ui.progress.with_eta(text, __import__("time").perf_counter() - self._start, float(value)))
+        texts.append(ui.progress.with_eta(text, time.perf_counter() - self._start, float(value)))
         return out
 
     monkeypatch.setattr(ui.progress._EtaBar, "progress", record)
