@@ -38,8 +38,15 @@ def _fit(transport, **kw):
 
 
 def test_flower_equals_local_coefficients_log_and_bytes():
+    from engine.federation.flower.runtime import watching
+
     loc = _fit("local", penalty="ridge", alpha=0.05)
-    fl = _fit("flower", penalty="ridge", alpha=0.05)
+    reports: list[dict] = []
+    with watching(reports.append):  # the pages' progress: the phases, then one report per Flower round
+        fl = _fit("flower", penalty="ridge", alpha=0.05)
+    phases = [r["phase"] for r in reports]
+    assert phases.index("starting") < phases.index("submitting") < phases.index("running")
+    assert {r.get("iteration") for r in reports} >= {1, 2, 3}
     np.testing.assert_allclose(fl.coef_owner_major_, loc.coef_owner_major_, rtol=0, atol=1e-9)
     np.testing.assert_allclose(fl.intercept_, loc.intercept_, rtol=0, atol=1e-9)
     np.testing.assert_allclose(fl.trace_.primal_residuals, loc.trace_.primal_residuals, rtol=1e-9)

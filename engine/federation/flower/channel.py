@@ -31,7 +31,6 @@ from __future__ import annotations
 import datetime
 import io
 import json
-import os
 import queue
 import threading
 from concurrent import futures
@@ -192,10 +191,9 @@ class Hub:
         """Rewrite the progress file (atomically: the driver may read it at any time); counts only."""
         if self.progress is None:
             return
-        tmp = f"{self.progress}.part"
-        with open(tmp, "w") as fh:
-            json.dump({"connected": True, "rounds": self.rounds, **self.status}, fh)
-        os.replace(tmp, self.progress)
+        from engine.federation.flower.runtime import write_progress  # here: the channel stands without the runtime
+
+        write_progress(self.progress, {"connected": True, "rounds": self.rounds, **self.status})
 
     def round(self, messages: dict) -> dict:
         """Send each party its message, wait for every reply; returns party -> reply bytes."""

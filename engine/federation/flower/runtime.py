@@ -54,6 +54,7 @@ __all__ = [
     "run_id_of",
     "submit_run",
     "watching",
+    "write_progress",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -115,6 +116,15 @@ def _report(status: dict) -> None:
 def progress_file(result_path) -> str:
     """Where a run's hub writes its progress: beside the run's result file (the driver knows both)."""
     return f"{result_path}.progress"
+
+
+def write_progress(path, status: dict) -> None:
+    """Rewrite a run's progress file with ``status`` (counts only, never a value of the protocol), atomically: the
+    driver may read it at any time. Called by the run's central role (its hub, or a Flower-round loop)."""
+    tmp = f"{path}.part"
+    with open(tmp, "w") as fh:
+        json.dump(status, fh)
+    os.replace(tmp, path)
 
 
 def _read_progress(path: Path) -> dict:

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.federation.flower.driver import federation as flower_federation
-from engine.federation.flower.runtime import FederationError, submit_run
+from engine.federation.flower.runtime import FederationError, progress_file, submit_run, write_progress
 
 from .lasso import _owner_solver
 
@@ -143,8 +143,11 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
     msg_name, _ = _PAPER_UPLINK[y_free]
     m = None
     prim = []
+    progress = progress_file(str(cfg["out"]))
     for k in range(1, K + 2):  # K iterations, then the last owner step (round K + 1)
         last = k == K + 1
+        # the page's progress: one Flower round per iteration here (counts only)
+        write_progress(progress, {"connected": True, "rounds": k - 1, "iteration": min(k, K)})
         content = {"cfg": ConfigRecord({"k": k, "last": last, "intercepts": bool(cfg["intercepts"])})}
         if m is not None:
             content["m"] = ArrayRecord({"m": Array(np.ascontiguousarray(m))})
