@@ -218,3 +218,34 @@ def test_cancel_stops_every_flower_process_of_the_run(federations, monkeypatch):
     assert "Flower wall time" not in _metrics(at)
     at.run()
     assert any("cancelled" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_cancel_while_the_federation_starts_leaves_no_process(monkeypatch):
+    """Cancel during the first run's longest phase (the SuperLink and SuperNodes starting): the start's waits
+    report too, so the stop comes at once, and the half-started federation is stopped whole."""
+    from engine.federation.flower.runtime import LocalFederation, watching
+    from engine.federation.flower.session import shared_federation
+
+    class Cancelled(BaseException):  # as Streamlit's stop: not an Exception
+        pass
+
+    started: list[LocalFederation] = []
+    start = LocalFederation.start
+
+    def remember(self):
+        started.append(self)
+        return start(self)
+
+    def cancel_once_the_superlink_runs(status):
+        if status["phase"] == "starting" and started and "superlink" in started[0].processes:
+            raise Cancelled()
+
+    monkeypatch.setattr(LocalFederation, "start", remember)
+    with pytest.raises(Cancelled), watching(cancel_once_the_superlink_runs), \
+            shared_federation(["0", "1"], owner="cancel-start-test"):
+        pass
+    fed = started[0]
+    assert fed.processes and all(proc.poll() is not None for proc in fed.processes.values())
+    assert fed.leftover_processes() == []
+    assert _flower_descendants() == []
+    assert not fed.workdir.exists()
