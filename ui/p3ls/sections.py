@@ -264,9 +264,9 @@ def choice_of_k_tab(result: dict) -> None:
 
 def flower_section(dataset, party_columns: dict, responses: list, label_holder: int, k: int) -> None:
     """Run over Flower (one process per party): the protocol local and over a local Flower federation."""
-    def run() -> dict:
+    def run(progress) -> dict:
         blocks, Y, names, _ = blocks_from_frame(dataset.df, party_columns, responses, file=dataset.name)
-        return p3ls_flower_runs(blocks, Y, k, names, label_holder=label_holder)
+        return p3ls_flower_runs(blocks, Y, k, names, label_holder=label_holder, progress=progress)
 
     federation_section("p3ls_flower", run, available=p3ls_has_flower(),
                        note=f"Both runs fit {k} components on all rows; the trusted authority's keys and masks "

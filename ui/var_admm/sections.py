@@ -529,8 +529,10 @@ def privacy_sweep_tab(setup: Setup, defence: Defence, budget, noise_draw: str) -
 
 def flower_section(setup: Setup) -> None:
     """Run over Flower (one process per party): the training fit local and over a local Flower federation."""
-    federation_section("var_admm_flower", lambda: var_flower_runs(setup.Y, setup.lags, setup.settings, setup.solar),
-                       note="Over Flower the paper's scheme runs with a fixed number of iterations (K = 3 here).")
+    federation_section("var_admm_flower",
+                       lambda progress: var_flower_runs(setup.Y, setup.lags, setup.settings, setup.solar,
+                                                        progress=progress),
+                       note="Both runs are the page's fit: its scheme, stopping rule, iterations, penalty and start.")
 
 
 def main() -> None:

@@ -19,7 +19,11 @@ End-to-end secrets between parties stay sealed inside the messages (:mod:`engine
 only replaces Flower as the carrier.
 
 Messages are bytes: :func:`pack` / :func:`unpack` (a JSON header and ``.npy`` arrays in one ``.npz``, never
-pickled). Written by hand: grpcio carries the stream, ``cryptography`` makes the certificates; no kept
+pickled). Progress: a hub given a ``progress`` file rewrites it (JSON: ``connected``, ``rounds`` done, and whatever
+the protocol put in :attr:`Hub.status`, e.g. VAR-ADMM's ``iteration``) once every party is connected and after
+every round; the driver reads it while it waits for the run's result (:func:`engine.federation.flower.runtime.
+submit_run`), so a page shows the rounds as they pass. It holds counts only, never a value of the protocol.
+Written by hand: grpcio carries the stream, ``cryptography`` makes the certificates; no kept
 library offers a coordinator that drives N persistent party streams in lock-step.
 """
 from __future__ import annotations
@@ -97,9 +101,12 @@ class Hub:
     ``round({party: bytes})`` as often as needed, and ``close()`` (also a context manager).
     """
 
-    def __init__(self, parties, timeout: float = 120.0):
+    def __init__(self, parties, timeout: float = 120.0, progress=None):
         self.parties = [str(p) for p in parties]
         self.timeout = float(timeout)
+        self.progress = progress  # a file path (see the module docstring) or None
+        self.rounds = 0
+        self.status: dict[str, Any] = {}  # the protocol's own counts, written with the rounds
         self._ca_key = ec.generate_private_key(ec.SECP256R1())
         ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "privalab run CA")])
         self._ca = _certificate("privalab run CA", self._ca_key, ca_name, self._ca_key, ca=True)
@@ -178,6 +185,15 @@ class Hub:
                     missing = [p for p in self.parties if p not in self._out]
                     raise ChannelError(f"party {', '.join(missing)} did not connect within {self.timeout:.0f} s")
                 self._connected.wait(timeout=min(left, 0.5))
+        self._report()
+
+    def _report(self) -> None:
+        """Rewrite the progress file (atomically: the driver may read it at any time); counts only."""
+        if self.progress is None:
+            return
+        from engine.federation.flower.runtime import write_progress  # here: the channel stands without the runtime
+
+        write_progress(self.progress, {"connected": True, "rounds": self.rounds, **self.status})
 
     def round(self, messages: dict) -> dict:
         """Send each party its message, wait for every reply; returns party -> reply bytes."""
@@ -197,6 +213,8 @@ class Hub:
             if header.get("error"):
                 raise ChannelError(f"party {party} failed: {header['error']}")
             replies[party] = reply
+        self.rounds += 1
+        self._report()
         return replies
 
     def close(self) -> None:

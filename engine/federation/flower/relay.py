@@ -199,11 +199,12 @@ class Relay:
         self.channel_rounds: list[float] = []  # seconds of each round over the channel
         self.channel_bytes = 0  # bytes the channel carried (both ways, its messages as sent)
 
-    def connect(self, params: dict, parties: list) -> None:
+    def connect(self, params: dict, parties: list, progress=None) -> None:
         """Move the run onto a :class:`~engine.federation.flower.channel.Hub`: ONE Flower message to each node
         ("connect", with ``params`` and that node's own credentials), which its ClientApp answers only when the
-        channel closes (:meth:`close`); every later :meth:`round` goes over the channel to ``parties``."""
-        self.hub = Hub([str(p) for p in parties], timeout=self.timeout)
+        channel closes (:meth:`close`); every later :meth:`round` goes over the channel to ``parties``.
+        ``progress``: the hub's progress file (:class:`~engine.federation.flower.channel.Hub`)."""
+        self.hub = Hub([str(p) for p in parties], timeout=self.timeout, progress=progress)
         messages = []
         for node in self.grid.get_node_ids():
             op = {"*": ["connect", {**params, "channel": self.hub.credentials(f"node-{node}")}]}

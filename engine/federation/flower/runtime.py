@@ -11,12 +11,21 @@ connection written to a private ``FLWR_HOME/config.toml``) and waits for the Ser
 checking meanwhile that every process of the federation is alive: a SuperNode that dies mid-protocol is
 a :class:`FederationError` naming its party, never a hang.
 
+Progress: inside ``with watching(callback)``, the waits of this module call ``callback(status)`` about every
+0.05 s with a dict: ``{"phase": "starting"}`` while a federation starts, ``{"phase": "submitting"}`` while
+``flwr run`` submits a run, then ``{"phase": "running", ...}`` with the run's channel counts once its hub writes
+them (``connected``, ``rounds``, a protocol's ``iteration``: :class:`~engine.federation.flower.channel.Hub`,
+:func:`progress_file`). An exception the callback raises (a page's Cancel) ends the wait; the caller's
+``with`` blocks then stop every process of the federation. The one hook a page needs; the estimators' signatures
+do not change (a context variable, as ``ui.runtime.jobs.waiting`` does).
+
 Written by hand: Flower ships the processes and the CLI but no launcher that starts a whole federation
 on one machine for a test or a laptop run and tears it down (its simulation engine runs the apps in one
 process, which is exactly what this transport must not do).
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
@@ -28,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from engine.federation.identity import IDENTITY_FILE, PINS_FILE, create_identity, write_pins
@@ -40,8 +50,11 @@ __all__ = [
     "flwr_cli",
     "free_port",
     "process_started",
+    "progress_file",
     "run_id_of",
     "submit_run",
+    "watching",
+    "write_progress",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -81,6 +94,46 @@ def process_started() -> float:
         return float("nan")
 
 
+_WATCH: contextvars.ContextVar = contextvars.ContextVar("privalab_flower_watch", default=None)
+
+
+@contextmanager
+def watching(callback):
+    """``callback(status)`` for the waits inside the block (see the module docstring)."""
+    token = _WATCH.set(callback)
+    try:
+        yield callback
+    finally:
+        _WATCH.reset(token)
+
+
+def _report(status: dict) -> None:
+    callback = _WATCH.get()
+    if callback is not None:
+        callback(status)
+
+
+def progress_file(result_path) -> str:
+    """Where a run's hub writes its progress: beside the run's result file (the driver knows both)."""
+    return f"{result_path}.progress"
+
+
+def write_progress(path, status: dict) -> None:
+    """Rewrite a run's progress file with ``status`` (counts only, never a value of the protocol), atomically: the
+    driver may read it at any time. Called by the run's central role (its hub, or a Flower-round loop)."""
+    tmp = f"{path}.part"
+    with open(tmp, "w") as fh:
+        json.dump(status, fh)
+    os.replace(tmp, path)
+
+
+def _read_progress(path: Path) -> dict:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):  # not written yet, or replaced while read
+        return {}
+
+
 class FederationError(RuntimeError):
     """The federation could not start, a party's process died, or a run failed or timed out."""
 
@@ -96,6 +149,7 @@ def _wait_port(port: int, timeout: float, alive) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         alive()
+        _report({"phase": "starting"})
         try:
             with socket.create_connection((LOOPBACK, port), timeout=0.5):
                 return
@@ -231,6 +285,7 @@ class LocalFederation:
             log = self.log_path("superlink").read_text(errors="replace")
             if log.count("Activated node_id") >= len(self.parties):
                 return
+            _report({"phase": "starting"})
             time.sleep(0.2)
         raise FederationError(f"not every SuperNode registered with the SuperLink within {START_TIMEOUT:.0f} s")
 
@@ -336,6 +391,7 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
     flwr = str(Path(sys.executable).parent / "flwr")
     if submitted is not None:
         submitted["issued"] = time.time()
+    _report({"phase": "submitting"})
     # the default output ("Successfully started run <id>"): flwr's JSON output bypasses any capture (sys.__stdout__)
     code, out = flwr_cli(["run", str(app_dir), "--run-config", overrides], run_env, timeout=min(timeout, 120))
     if submitted is not None:
@@ -344,6 +400,7 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
         raise FederationError(f"flwr run failed: {out.strip()[-2000:]}")
     run_id = run_id_of(out)
     deadline, next_status, status = time.monotonic() + timeout, time.monotonic() + STATUS_INTERVAL, None
+    progress = Path(progress_file(result_path))
     try:
         while time.monotonic() < deadline:
             if result_path.exists():
@@ -353,6 +410,8 @@ def submit_run(app_dir: Path, flwr_home: Path, run_config: dict, result_path: Pa
                 return result
             if check_alive is not None:
                 check_alive()
+            if _WATCH.get() is not None:
+                _report({"phase": "running", **_read_progress(progress)})
             # a ServerApp that died writes no result: ask the SuperLink now and then, in the background (`flwr ls`
             # is a process of its own; waiting for it here held the result back by its start-up, seconds)
             if status is not None and status.poll() is not None:

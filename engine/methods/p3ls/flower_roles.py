@@ -52,6 +52,7 @@ from engine.federation.e2e import PartyKeys
 from engine.federation.flower.channel import serve_party
 from engine.federation.flower.driver import federation, run_job
 from engine.federation.flower.relay import Envelope, Relay, pack_envelopes, party_reply, read_request, unpack_envelopes
+from engine.federation.flower.runtime import progress_file
 from engine.federation.identity import KeyRefused, load_identity, load_pins, sign_key, verify_key
 from engine.methods.p3ls.roles import DataHolder, Server, TrustedAuthority
 from engine.privacy.noise import fresh_generator
@@ -393,7 +394,8 @@ def _fit(relay: Relay, job: dict, state_dir: Path) -> None:
     g, model = len(job["names"]), job["model"]
     holders, lc = _holders(job), job["names"][job["lc"]]
     common = {"model": model}
-    relay.connect({"model": model}, ["ta"] + [str(i + 1) for i in range(g)])  # the whole fit over the channel
+    relay.connect({"model": model}, ["ta"] + [str(i + 1) for i in range(g)],  # the whole fit over the channel
+                  progress=progress_file(job["result"]))
     ops = {"ta": ("hello", {**common, "role": "ta", "seed": job["seeds"][0],
                             "row_mask_block_size": job["row_mask_block_size"]}, TA)}
     for i in range(g):
@@ -445,7 +447,8 @@ def _predict(relay: Relay, job: dict, state_dir: Path) -> None:
     common = {"model": job["model"], "peers": saved["peers"], "identities": saved["identities"], "holders": holders}
     csp = saved["csp"]
     secure = job["secure"] and g > 1
-    relay.connect({"model": job["model"]}, ["ta"] + [str(i + 1) for i in range(g)])
+    relay.connect({"model": job["model"]}, ["ta"] + [str(i + 1) for i in range(g)],
+                  progress=progress_file(job["result"]))
     ops = {"ta": ("infer_key", {**common, "rows": job["rows"]}, TA)}
     ops.update({str(i + 1): ("seeds" if secure else "noop", {**common, "sums": 2, "phase": "inference"},
                              job["names"][i]) for i in range(g)})

@@ -74,16 +74,17 @@ def _resolve_scheme(est) -> str:
 def _check_flower(est, scheme: str) -> None:
     """What the Flower transport runs: the accelerated scheme with the distributed stopping rule
     (:mod:`.flower_anderson`), or the paper's scheme with fixed K (:mod:`.flower_roles`: no observer sees every
-    owner's Gram there, so Boyd's rule is not run); no noise, no kept values."""
+    owner's Gram there, so Boyd's rule is not run), with the noise defence inside ADMM if asked (each owner draws
+    its own fresh noise in its own process); no kept values."""
     if est.solver != "admm":
         raise ValueError("transport='flower' runs the ADMM: use solver='admm'")
     if scheme not in ("anderson", "paper") or (scheme == "paper" and est.tol is not None):
         raise ValueError("transport='flower' runs the accelerated scheme (scheme='anderson' or 'auto') or the "
                          "paper's scheme with a fixed number of iterations (scheme='paper', tol=None); got "
                          f"scheme={est.scheme!r}, tol={est.tol!r}")
-    if est.coef_noise > 0 or est.message_noise > 0 or int(est.keep_values) > 0:
-        raise ValueError("transport='flower' runs the noise-free protocol and keeps no message values: use "
-                         "coef_noise=0, message_noise=0 and keep_values=0")
+    if int(est.keep_values) > 0:
+        raise ValueError("transport='flower' keeps no message values (no observer sees every owner's messages "
+                         "there): use keep_values=0")
 
 
 class CollaborativeVAR(BaseEstimator):
@@ -353,7 +354,7 @@ class CollaborativeVAR(BaseEstimator):
             lam_paper = (lasso_w[:, None, :] if self.penalty == "lasso" else ridge_w if self.penalty == "ridge"
                          else 0.0)
             if self.transport == "flower":
-                B_std, self.trace_ = self._paper_flower(Zs, Ys, G, lags, lam_paper, z_mean / d_col)
+                B_std, self.trace_ = self._paper_flower(Zs, Ys, G, lags, lam_paper, z_mean / d_col, d)
             else:
                 B_std, self.trace_ = run_paper(
                     Zs, Ys, G, lags=lags, penalty=self.penalty, lam=lam_paper, rho=float(self.rho),
@@ -390,7 +391,7 @@ class CollaborativeVAR(BaseEstimator):
             warnings.warn(self.convergence_message_, ConvergenceWarning, stacklevel=4)  # the caller of fit
         return self
 
-    def _paper_flower(self, Zs, Ys, G, lags, lam, z_mean_scaled):
+    def _paper_flower(self, Zs, Ys, G, lags, lam, z_mean_scaled, scales):
         """The paper's scheme over a local Flower federation (:mod:`.flower_roles`): B^1 and U^0 drawn as
         the local transport draws them (so a seed gives the same fit), the log rebuilt from real messages."""
         from .flower_roles import records_to_log, run_paper_flower
@@ -403,7 +404,9 @@ class CollaborativeVAR(BaseEstimator):
             Zs, Ys, G, lags=lags, penalty=self.penalty, lam=lam, rho=float(self.rho), max_iter=int(self.max_iter),
             init_B=B1, U0=U0, variant=self.variant, inner_tol=self.inner_tol, names=self.owner_names_,
             z_mean_scaled=z_mean_scaled, intercepts=self.trend == "c", superlink=self.superlink,
-            timeout=float(self.flower_timeout))
+            timeout=float(self.flower_timeout), scales=scales,
+            noise={"coef": float(self.coef_noise), "message": float(self.message_noise), "law": self.noise_law,
+                   "continue": bool(self.noisy_continue)})
         K = int(self.max_iter)
         nan = np.full(K, np.nan)
         trace = AdmmTrace(
@@ -411,7 +414,8 @@ class CollaborativeVAR(BaseEstimator):
             owner_names=list(self.owner_names_), log=records_to_log(info["records"]),
             primal_residuals=np.array(info["primal"]), dual_residuals=nan, eps_primal=nan, eps_dual=nan.copy(),
             coef_path=[], shared_coef_path=[], broadcasts=[], owner_messages=[], u_path=[], converged=False,
-            n_iter=K, keep_values=0, coef_noise=0.0, message_noise=0.0, noise_law=self.noise_law,
+            n_iter=K, keep_values=0, coef_noise=float(self.coef_noise), message_noise=float(self.message_noise),
+            noise_law=self.noise_law,
             path_iterations=[], scheme="paper", rho_path=[float(self.rho)] * K)
         self.flower_ = {"wire_bytes_down": int(info["wire_down"]), "wire_bytes_up": int(info["wire_up"]),
                         "wall_seconds": float(info["wall"]), "start_seconds": float(info["start"]),

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.federation.flower.channel import ChannelError, Hub, pack, serve_party, unpack
-from engine.federation.flower.runtime import FederationError
+from engine.federation.flower.runtime import FederationError, progress_file
 
 from .anderson_distributed import Central, Owner
 
@@ -48,7 +48,7 @@ def central_anderson(grid, cfg, nodes: list, ConfigRecord, Message, RecordDict) 
     n, p, T = int(cfg["n-owners"]), int(cfg["lags"]), int(central_file["Y"].shape[0])
     t0 = time.perf_counter()
     stamps = {"hub_start": time.time()}
-    hub = Hub([str(i) for i in range(n)], timeout=timeout)
+    hub = Hub([str(i) for i in range(n)], timeout=timeout, progress=progress_file(str(cfg["out"])))
     try:
         connect = [_message(RecordDict, ConfigRecord, Message, node, {"op": "connect",
                                                                        "channel": hub.credentials(f"node-{node}")})
@@ -103,6 +103,7 @@ def _iterate(hub: Hub, central_file, cfg, n: int, p: int, T: int, names: dict) -
     while True:
         m = central.broadcast([a["u"] for _, a in got])
         k = central.k + 1
+        hub.status["iteration"] = k  # the page's progress (counts only, see the channel's docstring)
         log_down(k, "m^k = R^k / n", m.shape, "broadcast: the residual of everyone's fitted values over n")
         reports = [{**h, "M": a.get("M"), "b": a.get("b")} for h, a in ask({"op": "eval"}, {"m": m})]
         log_up(k, "q_i, pen_i, pq_i", (3,), "own dual-residual, penalty and size terms (only their sums are used)")

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.federation.flower.driver import federation as flower_federation
-from engine.federation.flower.runtime import FederationError, submit_run
+from engine.federation.flower.runtime import FederationError, progress_file, submit_run, write_progress
 
 from .lasso import _owner_solver
 
@@ -143,8 +143,11 @@ def _central_node(grid, cfg, Array, ArrayRecord, ConfigRecord, Message, RecordDi
     msg_name, _ = _PAPER_UPLINK[y_free]
     m = None
     prim = []
+    progress = progress_file(str(cfg["out"]))
     for k in range(1, K + 2):  # K iterations, then the last owner step (round K + 1)
         last = k == K + 1
+        # the page's progress: one Flower round per iteration here (counts only)
+        write_progress(progress, {"connected": True, "rounds": k - 1, "iteration": min(k, K)})
         content = {"cfg": ConfigRecord({"k": k, "last": last, "intercepts": bool(cfg["intercepts"])})}
         if m is not None:
             content["m"] = ArrayRecord({"m": Array(np.ascontiguousarray(m))})
@@ -204,8 +207,20 @@ def _make_client_app():
         if "m" in msg.content:
             solve = _owner_solver(G_i[None], str(data["penalty"]), data["lam"], rho, float(data["inner_tol"]))
             m = _array(msg.content["m"], "m")
-            B_i = owner_update(G_i[None], B_i, (Z_i.T @ m)[None], solve, B_i)
+            base = _array(context.state["shared"], "B")[None] if "shared" in context.state else B_i
+            B_i = owner_update(G_i[None], base, (Z_i.T @ m)[None], solve, B_i)
         context.state["B"] = ArrayRecord({"B": Array(np.ascontiguousarray(B_i[0]))})
+        shared, msg_sd, rng = B_i[0], data["message_noise"] if "message_noise" in data else None, None
+        if "coef_noise" in data and (np.any(data["coef_noise"] > 0) or np.any(msg_sd > 0)):
+            from engine.privacy.noise import fresh_generator  # OS entropy, in this owner's process only
+
+            from .trace import noise
+
+            rng, law = fresh_generator(), str(data["noise_law"])
+            if np.any(data["coef_noise"] > 0):  # (73): B'_i = B_i + noise, the coefficients it shares
+                shared = B_i[0] + noise(rng, law, data["coef_noise"], B_i[0].shape)
+            if bool(data["noisy_continue"]):  # the next update starts from the shared (noisy) coefficients
+                context.state["shared"] = ArrayRecord({"B": Array(np.ascontiguousarray(shared))})
         reply: dict[str, ArrayRecord | MetricRecord | ConfigRecord] = {"cfg": ConfigRecord({"owner": i, "name": name})}
         if bool(msg.content["cfg"]["last"]):
             np.save(own_dir / "var-B.part.npy", B_i[0])
@@ -214,7 +229,9 @@ def _make_client_app():
                 final = data["z_mean"] @ B_i[0]  # (1, n)
                 reply["final"] = ArrayRecord({"v": Array(np.ascontiguousarray(final))})
         else:
-            val = owner_message(Z_i, B_i[0], y_i, i, y_free=y_free, rho=rho)
+            val = owner_message(Z_i, shared, y_i, i, y_free=y_free, rho=rho)
+            if rng is not None and np.any(msg_sd > 0):  # (74): noise on every message, fresh per message
+                val = val + noise(rng, law, msg_sd, val.shape)
             reply["msg"] = ArrayRecord({"v": Array(np.ascontiguousarray(val))})
         return Message(RecordDict(reply), reply_to=msg)
 
@@ -278,8 +295,15 @@ def write_app(directory: Path) -> Path:
 def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penalty: str, lam, rho: float,
                      max_iter: int, init_B: np.ndarray, U0: np.ndarray, variant: str, inner_tol: float,
                      names: list, z_mean_scaled: np.ndarray, intercepts: bool = True, superlink: str | None = None,
-                     timeout: float = 120.0, workdir: str | None = None) -> tuple[np.ndarray, dict]:
+                     timeout: float = 120.0, workdir: str | None = None, scales=None,
+                     noise: dict | None = None) -> tuple[np.ndarray, dict]:
     """Run the paper's scheme (fixed K = ``max_iter``) over Flower, one SuperNode per owner.
+
+    ``noise``: the defence inside ADMM ((73)/(74), as :func:`~.solver.run_paper` runs it in process):
+    ``{"coef": sd on the shared coefficients, "message": sd on every message (data units), "law", "continue"}``;
+    ``scales`` (n,) the columns' scales d (internal -> data units). Each owner draws its noise in its own
+    process from OS entropy (:func:`engine.privacy.noise.fresh_generator`), so the central node never sees a
+    clean message and no seed reaches the noise.
 
     Z (T, n p) owner-major design and Y (T, n) targets in internal units as :func:`run_paper` gets
     them; owner i's data directory gets only its block Z_i, its column Y[:, i], its Gram G_i, its penalty
@@ -300,15 +324,20 @@ def run_paper_flower(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple
     t0 = time.perf_counter()
     parties = [str(i) for i in range(n)]
     lam = np.asarray(lam, dtype=float)
+    noise = {"coef": 0.0, "message": 0.0, "law": "gaussian", "continue": False, **(noise or {})}
+    d = np.ones(n) if scales is None else np.asarray(scales, dtype=float)
     with _owners_named(parties, names), flower_federation(parties, superlink=superlink, workdir=workdir) as fed:
         pgids = [proc.pid for proc in fed.processes.values()]
         t_up = time.perf_counter()  # the federation is up: every SuperNode registered
         for i in range(n):
             lam_i = lam[i:i + 1] if lam.ndim >= 1 and lam.shape[0] == n else lam
+            # internal units: a coefficient B[i p + q, j] is B_data d_i / d_j, a message column j is m_data / d_j
             np.savez(fed.data_dirs[parties[i]] / OWNER_FILE, index=i, name=str(names[i]),
                      Z=Z[:, i * p:(i + 1) * p], y=Y[:, i], G=G[i], rho=rho, y_free=variant == "y_free",
                      B1=init_B[i], penalty=penalty, lam=lam_i, inner_tol=inner_tol,
-                     z_mean=z_mean_scaled[i * p:(i + 1) * p][None])
+                     z_mean=z_mean_scaled[i * p:(i + 1) * p][None], noise_law=str(noise["law"]),
+                     coef_noise=float(noise["coef"]) * d[i] / d, message_noise=float(noise["message"]) / d,
+                     noisy_continue=bool(noise["continue"]))
         run_dir = Path(tempfile.mkdtemp(prefix="var-run-", dir=fed.workdir))
         np.savez(run_dir / "central.npz", Y=(np.zeros_like(Y) if variant == "y_free" else Y), U0=U0)
         config = {"out": str(run_dir / "result.json"), "central": str(run_dir / "central.npz"), "n-owners": n,
