@@ -210,7 +210,9 @@ def _make_client_app():
             base = _array(context.state["shared"], "B")[None] if "shared" in context.state else B_i
             B_i = owner_update(G_i[None], base, (Z_i.T @ m)[None], solve, B_i)
         context.state["B"] = ArrayRecord({"B": Array(np.ascontiguousarray(B_i[0]))})
-        shared, msg_sd, rng = B_i[0], data["message_noise"] if "message_noise" in data else None, None
+        shared, rng = B_i[0], None
+        msg_sd = data["message_noise"] if "message_noise" in data else 0.0  # no message noise
+        law = ""
         if "coef_noise" in data and (np.any(data["coef_noise"] > 0) or np.any(msg_sd > 0)):
             from engine.privacy.noise import fresh_generator  # OS entropy, in this owner's process only
 
