@@ -145,7 +145,10 @@ def test_edpls_upload_bound_fit_and_budget(page, app_url):
     assert visible_charts(page) >= 2, "edPLS draws coefficients and predicted-vs-measured"
     plain = _number(metric_value(page, "RMSEP, non-private"))
     sigma_y = _number(metric_value(page, "σ_y (test)"))
-    assert plain < 0.2 * sigma_y, f"non-private PLS on a near-linear upload: RMSEP {plain} vs σ_y {sigma_y}"
+    # The page's default chain (SNV -> Savitzky-Golay 1st derivative) now drives the non-private reference too; on
+    # this upload (random, not spectrum-shaped loadings) it costs accuracy: RMSEP 1.014 against σ_y 2.478 (0.41),
+    # deterministic for this file and split. Without the chain it was below 0.2 σ_y.
+    assert plain < 0.5 * sigma_y, f"non-private PLS on a near-linear upload: RMSEP {plain} vs σ_y {sigma_y}"
     assert _number(metric_value(page, "RMSEP, private constant")) >= 0.999 * sigma_y  # the baseline beside it
     assert_texts(page, ["fat", "proven guarantee", "What the recommended estimator chose, and why"],
                  "edpls strict fit")
