@@ -282,7 +282,10 @@ def test_strict_mode_needs_public_bounds(corn):
 def test_strict_ledger_fits_inside_the_budget(corn, centre):
     X, y = corn
     X = X[:, ::5]
-    kw = dict(x_center=X.mean(0), y_center=float(y.mean())) if centre == "public" else {}
+    # public: the construction without the constant column (private_intercept=False; the default's constant column
+    # is the "private" brute force below, tests/test_edpls_strict_intercept.py covers it with a public centre)
+    kw = (dict(x_center=X.mean(0), y_center=float(y.mean()), private_intercept=False) if centre == "public"
+          else {})
     m = EDPLS(n_components=3, epsilon=1.0, delta=0.01, mode="strict", x_bound=15.0, y_bound=11.0,
               **kw).fit(X, y)  # fresh noise (the default): a proven guarantee
     led = m.privacy_ledger_
@@ -362,7 +365,7 @@ def test_get_params_clone_and_gridsearch(corn):
     assert params["n_components"] == 3 and params["delta"] == 0.05 and params["mode"] == "paper"
     assert set(params) == {"n_components", "epsilon", "delta", "mode", "x_bound", "y_bound", "calibration",
                            "noise_std", "ymax", "budget", "centering", "x_center", "y_center", "random_state",
-                           "sensitivity_source", "caveats"}
+                           "sensitivity_source", "caveats", "private_intercept"}
     assert clone(est).get_params() == params
     gs = GridSearchCV(EDPLS(epsilon=np.inf), {"n_components": [1, 3, 6]}, cv=4,
                       scoring="neg_root_mean_squared_error").fit(X, y)

@@ -103,7 +103,8 @@ def test_scaled_gram_of_no_rows_and_bad_arguments():
 
 def test_strict_edpls_fit_equals_the_fit_from_the_old_gram_matrix_with_the_same_noise():
     X, y = _data(n=3 * gram_block_rows(14) + 17, m=12, seed=5)  # d = 12 + 1 + 1: several blocks
-    for params in ({}, {"x_center": np.full(12, 0.5), "y_center": 0.0}):
+    # a public centre without the constant column (private_intercept=False): the old path's rows
+    for params in ({}, {"x_center": np.full(12, 0.5), "y_center": 0.0, "private_intercept": False}):
         est = EDPLS(n_components=3, epsilon=2.0, mode="strict", x_bound=6.0, y_bound=8.0, random_state=11, **params)
         fitted = est.fit(X, y)
         prep = est._prepare(X, y, full_checks=True)
