@@ -59,3 +59,14 @@ def steps_with_progress(n: int, pause: float, progress=None) -> int:
         if progress is not None:
             progress((i + 1) / n, f"step {i + 1} of {n}")
     return n
+
+
+SLOW_PARSE_SECONDS = 12.0
+
+
+def slow_parse(data: bytes, name: str, sheet=None):
+    """The app's ``parse_upload`` after a pause: a read still running when the user clicks a page link."""
+    time.sleep(SLOW_PARSE_SECONDS)
+    from ui.runtime.jobs import parse_upload
+
+    return parse_upload(data, name, sheet)

@@ -76,6 +76,30 @@ def test_upload_on_home_follows_to_edpls_with_property_defaults():
     assert not at.get("plotly_chart")
 
 
+@pytest.mark.slow  # waits on a read slowed to 12 s
+def test_an_upload_still_being_read_follows_a_page_link(monkeypatch):
+    """Issue 31 item 7: a lab export uploaded on Home and followed at once by a click on the edPLS card is waited
+    for and used there, not silently replaced by the sample set. The click is the end of the run that reads the
+    upload (AppTest stops a run past its timeout, as the browser's click stops it: at the wait's stop check)."""
+    from tests.jobs_helpers import slow_parse
+    from ui.runtime import jobs
+
+    monkeypatch.setattr(jobs, "parse_upload", slow_parse)  # the read takes 12 s in its worker
+    at = _home()
+    assert at.session_state["pl_dataset"].origin == "sample"  # Home's picker starts on a sample set
+    at.radio(key="home_data_source").set_value("Upload a file").run()
+    at.file_uploader(key="home_data_upload").set_value(("lab.csv", lab_export_bytes(missing=()), "text/csv"))
+    with pytest.raises(RuntimeError, match="timed out"):
+        at.run(timeout=5)  # the page is left while the file is still being read
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    ds = at.session_state["pl_dataset"]
+    assert ds.name == "lab.csv" and ds.origin == "upload" and ds.df.shape == (40, 35)
+    assert at.radio(key="edpls_data_source").value == "Upload a file"
+    assert at.selectbox(key="edpls_response_upload_lab.csv").value == "moisture"
+    assert "**lab.csv**: 40 rows" in " ".join(m.value for m in at.markdown)
+
+
 def test_a_choice_that_does_not_suit_a_page_is_kept_for_the_others():
     at = _home()
     at.selectbox(key="home_data_sample").set_value("Solar PV, 44 sites (synthetic)").run()
