@@ -61,12 +61,17 @@ def steps_with_progress(n: int, pause: float, progress=None) -> int:
     return n
 
 
-SLOW_PARSE_SECONDS = 12.0
 
+def gated_parse(gate: str, data: bytes, name: str, sheet=None):
+    """The app's ``parse_upload`` held until the file ``gate``/go exists (at most 120 s); ``gate``/started says it
+    began: a read still running when the user clicks a page link (``functools.partial(gated_parse, gate)``)."""
+    import pathlib
 
-def slow_parse(data: bytes, name: str, sheet=None):
-    """The app's ``parse_upload`` after a pause: a read still running when the user clicks a page link."""
-    time.sleep(SLOW_PARSE_SECONDS)
+    folder = pathlib.Path(gate)
+    (folder / "started").touch()
+    deadline = time.monotonic() + 120
+    while not (folder / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     from ui.runtime.jobs import parse_upload
 
     return parse_upload(data, name, sheet)

@@ -3,6 +3,8 @@ page that can use it, a lab export's response and X columns default sensibly, ro
 dropped only on request, and X and Y can come as two files on edPLS."""
 from __future__ import annotations
 
+import functools
+import operator
 from pathlib import Path
 
 import numpy as np
@@ -76,21 +78,39 @@ def test_upload_on_home_follows_to_edpls_with_property_defaults():
     assert not at.get("plotly_chart")
 
 
-@pytest.mark.slow  # waits on a read slowed to 12 s
-def test_an_upload_still_being_read_follows_a_page_link(monkeypatch):
-    """Issue 31 item 7: a lab export uploaded on Home and followed at once by a click on the edPLS card is waited
-    for and used there, not silently replaced by the sample set. The click is the end of the run that reads the
-    upload (AppTest stops a run past its timeout, as the browser's click stops it: at the wait's stop check)."""
-    from tests.jobs_helpers import slow_parse
+def _left_mid_read(monkeypatch, tmp_path, data: bytes) -> AppTest:
+    """Home, with ``data`` uploaded as lab.csv and the run reading it stopped while the read is held (AppTest stops
+    a run past its timeout as the browser's click on a page link stops it: at the wait's stop check). The read goes
+    on once ``tmp_path``/go exists."""
+    from tests.jobs_helpers import gated_parse
     from ui.runtime import jobs
 
-    monkeypatch.setattr(jobs, "parse_upload", slow_parse)  # the read takes 12 s in its worker
+    (tmp_path / "go").unlink(missing_ok=True)
+    monkeypatch.setattr(jobs, "parse_upload", functools.partial(gated_parse, str(tmp_path)))
+    jobs.run(operator.add, 1, 2)  # the forkserver is up (its first start is slow on a loaded machine)
+    submitted = []
+
+    def submit(*args, _submit=jobs.RUNNER.submit, **kwargs):
+        submitted.append(_submit(*args, **kwargs))
+        return submitted[-1]
+
+    monkeypatch.setattr(jobs.RUNNER, "submit", submit)
     at = _home()
-    assert at.session_state["pl_dataset"].origin == "sample"  # Home's picker starts on a sample set
     at.radio(key="home_data_source").set_value("Upload a file").run()
-    at.file_uploader(key="home_data_upload").set_value(("lab.csv", lab_export_bytes(missing=()), "text/csv"))
+    at.file_uploader(key="home_data_upload").set_value(("lab.csv", data, "text/csv"))
     with pytest.raises(RuntimeError, match="timed out"):
-        at.run(timeout=5)  # the page is left while the file is still being read
+        at.run(timeout=10)
+    assert [j.label for j in submitted] == ["Reading lab.csv"]  # the page was left while the file was being read
+    return at
+
+
+@pytest.mark.slow  # a run held for 10 s
+def test_an_upload_still_being_read_follows_a_page_link(monkeypatch, tmp_path):
+    """Issue 31 item 7: a lab export uploaded on Home and followed at once by a click on the edPLS card is waited
+    for and used there, not silently replaced by the sample set Home had chosen."""
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=()))
+    assert at.session_state["pl_dataset"].origin == "sample"
+    (tmp_path / "go").touch()
     at.switch_page("pages/edpls.py").run()
     assert not at.exception, at.exception
     ds = at.session_state["pl_dataset"]
@@ -98,6 +118,36 @@ def test_an_upload_still_being_read_follows_a_page_link(monkeypatch):
     assert at.radio(key="edpls_data_source").value == "Upload a file"
     assert at.selectbox(key="edpls_response_upload_lab.csv").value == "moisture"
     assert "**lab.csv**: 40 rows" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.slow  # three runs held for 10 s
+def test_a_read_kept_across_a_rerun_is_not_read_twice_and_another_source_ends_it(monkeypatch, tmp_path):
+    """The same page's next run waits on the kept read (the same job, finished, not cancelled); on the landing page a
+    file refused for missing cells shows the refusal and the checkbox; choosing a sample set mid-read ends it."""
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes())
+    job = at.session_state["pl_dataset_reading"].job
+    (tmp_path / "go").touch()
+    at.run()
+    assert not at.exception, at.exception
+    assert job.state == "done" and "pl_dataset_reading" not in at.session_state
+    assert at.checkbox(key="home_data_dropna_lab.csv").value is False  # refused for its missing cells, as before
+
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((5, "1110"),)))  # another content
+    (tmp_path / "go").touch()
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["pl_dataset"].name == "lab.csv"
+    assert at.checkbox(key="edpls_data_dropna_lab.csv").value is False
+    assert any("'1110'" in e.value and "data row 5" in e.value for e in at.error)
+    at.checkbox(key="edpls_data_dropna_lab.csv").check().run()
+    assert at.session_state["pl_dataset"].df.shape == (39, 35)
+
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((6, "1110"),)))
+    job = at.session_state["pl_dataset_reading"].job
+    at.radio(key="home_data_source").set_value("Sample data").run()
+    assert job.wait(10) and job.state == "cancelled"
+    at.switch_page("pages/edpls.py").run()
+    assert at.session_state["pl_dataset"].origin == "sample"
 
 
 def test_a_choice_that_does_not_suit_a_page_is_kept_for_the_others():

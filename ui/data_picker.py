@@ -41,7 +41,7 @@ class _Waiting(JobWait):
     """``on_wait`` for reading ``name`` (``ui.jobs_view.JobWait``): after a second, its place in line (or the time
     it has run) and Cancel; ``clear()`` removes them."""
 
-    def __init__(self, name: str, key: str, verdict: tuple, slot: str):
+    def __init__(self, name: str, key: str, verdict: tuple, slot: str = "pl_dataset"):
         super().__init__(f"Reading {name}", f"{key}_cancel_read", on_click=_cancel_read, args=(key, verdict, slot))
 
 
