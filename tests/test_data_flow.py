@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import time
 from pathlib import Path
 
 import numpy as np
@@ -78,7 +79,16 @@ def test_upload_on_home_follows_to_edpls_with_property_defaults():
     assert not at.get("plotly_chart")
 
 
-def _left_mid_read(monkeypatch, tmp_path, data: bytes) -> AppTest:
+def _held(*args, **kwargs) -> None:
+    """Stands for a slow part of Home above its data picker: it waits until the run is stopped."""
+    from ui.jobs_view import stop_check
+
+    for _ in range(1200):
+        stop_check()
+        time.sleep(0.05)
+
+
+def _left_mid_read(monkeypatch, tmp_path, data: bytes, hold_home: bool = False) -> AppTest:
     """Home, with ``data`` uploaded as lab.csv and the run reading it stopped while the read is held (AppTest stops
     a run past its timeout as the browser's click on a page link stops it: at the wait's stop check). The read goes
     on once ``tmp_path``/go exists."""
@@ -98,6 +108,8 @@ def _left_mid_read(monkeypatch, tmp_path, data: bytes) -> AppTest:
     at = _home()
     at.radio(key="home_data_source").set_value("Upload a file").run()
     at.file_uploader(key="home_data_upload").set_value(("lab.csv", data, "text/csv"))
+    if hold_home:  # the run the upload causes is stopped before it reaches the data picker
+        monkeypatch.setattr("ui.home.demo.guided_demo", _held)
     with pytest.raises(RuntimeError, match="timed out"):
         at.run(timeout=10)
     assert [j.label for j in submitted] == ["Reading lab.csv"]  # the page was left while the file was being read
@@ -118,6 +130,19 @@ def test_an_upload_still_being_read_follows_a_page_link(monkeypatch, tmp_path):
     assert at.radio(key="edpls_data_source").value == "Upload a file"
     assert at.selectbox(key="edpls_response_upload_lab.csv").value == "moisture"
     assert "**lab.csv**: 40 rows" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.slow  # a run held for 10 s
+def test_a_page_link_clicked_before_home_reaches_the_upload_keeps_it(monkeypatch, tmp_path):
+    """The click stops the run the upload causes above Home's data picker: the read started by the uploader's
+    on_change is kept, and edPLS uses the file."""
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=()), hold_home=True)
+    assert at.session_state["pl_dataset"].origin == "sample"
+    (tmp_path / "go").touch()
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["pl_dataset"].name == "lab.csv"
+    assert at.radio(key="edpls_data_source").value == "Upload a file"
 
 
 @pytest.mark.slow  # three runs held for 10 s

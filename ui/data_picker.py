@@ -28,7 +28,7 @@ from ui.jobs_view import JobWait
 from ui.progress import session_scope
 from ui.runtime import jobs
 from ui.state import init_state
-from ui.upload_read import PendingRead, cancel_read, drop_read, finish, read_kept, reading, try_load
+from ui.upload_read import PendingRead, cancel_read, drop_read, finish, read_kept, reading, start_read, try_load
 
 SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
 
@@ -346,6 +346,7 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
     up = st.file_uploader(
         "CSV, TSV or XLSX: one row per sample (or per time step), one column per variable",
         type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
+        on_change=_start_read, args=(key, slot, kind, check),
     )
     if up is None:
         if current is not None and current.origin == "upload":
@@ -382,6 +383,18 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
             current.checks[key] = None
             store_dataset(current, slot)
     return current, False
+
+
+def _start_read(key: str, slot: str, kind: str | None, check: Callable | None) -> None:
+    """The uploader's on_change: the read of a new CSV or TSV starts before the page draws anything, kept for
+    ``slot`` (``ui.upload_read``), so a page link clicked at once finds it. A workbook waits for its sheet, and a
+    file over the size limit is refused on the page, as before."""
+    up = st.session_state.get(f"{key}_upload")
+    if up is None or up.size > MAX_UPLOAD_BYTES or up.name.lower().endswith(".xlsx"):
+        return
+    data = up.getvalue()
+    start_read(data, up.name, None, slot, display=up.name, key=key, kind=kind, check=check,
+               verdict=(up.file_id, up.name, len(data), None))
 
 
 def _read_one(up) -> pd.DataFrame:

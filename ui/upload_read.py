@@ -6,7 +6,9 @@ page the user landed on showed the sample set (issue 31). Now the running read i
 ``st.session_state`` (one per data slot) until a data picker takes its answer: the same page's next run waits on
 the same job (no second read of the file), and another page's picker (``ui.data_picker``) waits for it with its
 place in line or running time and uses the file. A stop of the page (a page link, another widget) leaves the job
-running; its Cancel button, another file, or another data source on the page it was uploaded on end it.
+running; its Cancel button, another file, or another data source on the page it was uploaded on end it. The read
+starts in the uploader's ``on_change`` (the data picker's ``_start_read``), before the run the upload causes draws
+anything: a click that stops that run before it reaches the picker finds the read kept as well.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import streamlit as st
 
 from ui.runtime import jobs
 
-__all__ = ["PendingRead", "try_load", "read_kept", "reading", "drop_read", "cancel_read"]
+__all__ = ["PendingRead", "try_load", "read_kept", "start_read", "finish", "reading", "drop_read", "cancel_read"]
 
 _LOADS: OrderedDict = OrderedDict()  # (content hash, name, sheet) -> parse_upload's answer, most recent last
 _LOADS_LOCK = threading.Lock()
@@ -121,17 +123,26 @@ def read_kept(data: bytes, name: str, sheet: str | None, slot: str, *, display: 
               check: Callable | None, verdict: tuple, on_wait: Callable | None = None) -> tuple:
     """:func:`try_load`'s answer, read by a job kept for ``slot`` until it is done: a stop of this run leaves it
     running, and the next run (this page's or another page's picker, :func:`finish`) waits for the same job."""
+    pending = start_read(data, name, sheet, slot, display=display, key=key, kind=kind, check=check, verdict=verdict)
+    if pending is None:
+        return _copies(_cached(_cache_key(data, name, sheet)))
+    return finish(pending, slot, on_wait)
+
+
+def start_read(data: bytes, name: str, sheet: str | None, slot: str, *, display: str, key: str, kind: str | None,
+               check: Callable | None, verdict: tuple) -> PendingRead | None:
+    """The read of this file kept for ``slot``: the one already running, or a new job (ending the read of another
+    file); None when the answer is cached. Returns at once."""
     cache_key = _cache_key(data, name, sheet)
-    hit = _cached(cache_key)
-    if hit is not None:
-        return _copies(hit)
+    if _cached(cache_key) is not None:
+        return None
     pending = reading(slot)
     if pending is None or pending.cache_key != cache_key:
         drop_read(slot)  # another file replaces the one being read
         job = jobs.submit(jobs.parse_upload, data, name, sheet, label=f"Reading {name}")
         pending = PendingRead(job, cache_key, name, display, key, kind, check, verdict)
         st.session_state[_slot_key(slot)] = pending
-    return finish(pending, slot, on_wait)
+    return pending
 
 
 def finish(pending: PendingRead, slot: str, on_wait: Callable | None = None) -> tuple:
