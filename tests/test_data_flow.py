@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import operator
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +97,7 @@ def _left_mid_read(monkeypatch, tmp_path, data: bytes, hold_home: bool = False) 
     from ui.runtime import jobs
 
     (tmp_path / "go").unlink(missing_ok=True)
+    monkeypatch.setattr("ui.upload_read._LOADS", OrderedDict())  # not read by an earlier test
     monkeypatch.setattr(jobs, "parse_upload", functools.partial(gated_parse, str(tmp_path)))
     jobs.run(operator.add, 1, 2)  # the forkserver is up (its first start is slow on a loaded machine)
     submitted = []
