@@ -8,7 +8,8 @@ the same job (no second read of the file), and another page's picker (``ui.data_
 place in line or running time and uses the file. A stop of the page (a page link, another widget) leaves the job
 running; its Cancel button, another file, or another data source on the page it was uploaded on end it. The read
 starts in the uploader's ``on_change`` (the data picker's ``_start_read``), before the run the upload causes draws
-anything: a click that stops that run before it reaches the picker finds the read kept as well.
+anything: a click that stops that run before it reaches the picker finds the read kept as well. Written here:
+Streamlit keeps values across runs (``st.session_state``) but no work in progress; the job queue is ``ui.runtime.jobs``.
 """
 from __future__ import annotations
 
