@@ -147,10 +147,11 @@ def test_a_page_link_clicked_before_home_reaches_the_upload_keeps_it(monkeypatch
     assert at.radio(key="edpls_data_source").value == "Upload a file"
 
 
-@pytest.mark.slow  # three runs held for 10 s
+@pytest.mark.slow  # four runs held for 10 s
 def test_a_read_kept_across_a_rerun_is_not_read_twice_and_another_source_ends_it(monkeypatch, tmp_path):
     """The same page's next run waits on the kept read (the same job, finished, not cancelled); on the landing page a
-    file refused for missing cells shows the refusal and the checkbox; choosing a sample set mid-read ends it."""
+    file refused for missing cells shows the refusal and the checkbox; choosing a sample set or removing the file
+    mid-read ends it."""
     at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes())
     job = at.session_state["pl_dataset_reading"].job
     (tmp_path / "go").touch()
@@ -172,6 +173,13 @@ def test_a_read_kept_across_a_rerun_is_not_read_twice_and_another_source_ends_it
     at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((6, "1110"),)))
     job = at.session_state["pl_dataset_reading"].job
     at.radio(key="home_data_source").set_value("Sample data").run()
+    assert job.wait(10) and job.state == "cancelled"
+    at.switch_page("pages/edpls.py").run()
+    assert at.session_state["pl_dataset"].origin == "sample"
+
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((7, "1110"),)))
+    job = at.session_state["pl_dataset_reading"].job
+    at.file_uploader(key="home_data_upload").set_value(None).run()  # the file removed from the uploader
     assert job.wait(10) and job.state == "cancelled"
     at.switch_page("pages/edpls.py").run()
     assert at.session_state["pl_dataset"].origin == "sample"

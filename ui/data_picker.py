@@ -388,8 +388,11 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
 def _start_read(key: str, slot: str, kind: str | None, check: Callable | None) -> None:
     """The uploader's on_change: the read of a new CSV or TSV starts before the page draws anything, kept for
     ``slot`` (``ui.upload_read``), so a page link clicked at once finds it. A workbook waits for its sheet, and a
-    file over the size limit is refused on the page, as before."""
+    file over the size limit is refused on the page, as before. A file removed from the uploader is no longer read."""
     up = st.session_state.get(f"{key}_upload")
+    pending = reading(slot)
+    if up is None and pending is not None and pending.key == key:
+        drop_read(slot)  # the user removed the file being read
     if up is None or up.size > MAX_UPLOAD_BYTES or up.name.lower().endswith(".xlsx"):
         return
     data = up.getvalue()
