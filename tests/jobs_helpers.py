@@ -59,3 +59,19 @@ def steps_with_progress(n: int, pause: float, progress=None) -> int:
         if progress is not None:
             progress((i + 1) / n, f"step {i + 1} of {n}")
     return n
+
+
+
+def gated_parse(gate: str, data: bytes, name: str, sheet=None):
+    """The app's ``parse_upload`` held until the file ``gate``/go exists (at most 120 s); ``gate``/started says it
+    began: a read still running when the user clicks a page link (``functools.partial(gated_parse, gate)``)."""
+    import pathlib
+
+    folder = pathlib.Path(gate)
+    (folder / "started").touch()
+    deadline = time.monotonic() + 120
+    while not (folder / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    from ui.runtime.jobs import parse_upload
+
+    return parse_upload(data, name, sheet)

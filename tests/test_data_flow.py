@@ -3,6 +3,10 @@ page that can use it, a lab export's response and X columns default sensibly, ro
 dropped only on request, and X and Y can come as two files on edPLS."""
 from __future__ import annotations
 
+import functools
+import operator
+import time
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +78,111 @@ def test_upload_on_home_follows_to_edpls_with_property_defaults():
     assert not at.exception
     assert any("'1108'" in e.value and "data row 3" in e.value for e in at.error)
     assert not at.get("plotly_chart")
+
+
+def _held(*args, **kwargs) -> None:
+    """Stands for a slow part of Home above its data picker: it waits until the run is stopped."""
+    from ui.jobs_view import stop_check
+
+    for _ in range(1200):
+        stop_check()
+        time.sleep(0.05)
+
+
+def _left_mid_read(monkeypatch, tmp_path, data: bytes, hold_home: bool = False) -> AppTest:
+    """Home, with ``data`` uploaded as lab.csv and the run reading it stopped while the read is held (AppTest stops
+    a run past its timeout as the browser's click on a page link stops it: at the wait's stop check). The read goes
+    on once ``tmp_path``/go exists."""
+    from tests.jobs_helpers import gated_parse
+    from ui.runtime import jobs
+
+    (tmp_path / "go").unlink(missing_ok=True)
+    monkeypatch.setattr("ui.upload_read._LOADS", OrderedDict())  # not read by an earlier test
+    monkeypatch.setattr(jobs, "parse_upload", functools.partial(gated_parse, str(tmp_path)))
+    jobs.run(operator.add, 1, 2)  # the forkserver is up (its first start is slow on a loaded machine)
+    submitted = []
+
+    def submit(*args, _submit=jobs.RUNNER.submit, **kwargs):
+        submitted.append(_submit(*args, **kwargs))
+        return submitted[-1]
+
+    monkeypatch.setattr(jobs.RUNNER, "submit", submit)
+    at = _home()
+    at.radio(key="home_data_source").set_value("Upload a file").run()
+    at.file_uploader(key="home_data_upload").set_value(("lab.csv", data, "text/csv"))
+    if hold_home:  # the run the upload causes is stopped before it reaches the data picker
+        monkeypatch.setattr("ui.home.demo.guided_demo", _held)
+    with pytest.raises(RuntimeError, match="timed out"):
+        at.run(timeout=10)
+    assert [j.label for j in submitted] == ["Reading lab.csv"]  # the page was left while the file was being read
+    return at
+
+
+@pytest.mark.slow  # a run held for 10 s
+def test_an_upload_still_being_read_follows_a_page_link(monkeypatch, tmp_path):
+    """Issue 31 item 7: a lab export uploaded on Home and followed at once by a click on the edPLS card is waited
+    for and used there, not silently replaced by the sample set Home had chosen."""
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=()))
+    assert at.session_state["pl_dataset"].origin == "sample"
+    (tmp_path / "go").touch()
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    ds = at.session_state["pl_dataset"]
+    assert ds.name == "lab.csv" and ds.origin == "upload" and ds.df.shape == (40, 35)
+    assert at.radio(key="edpls_data_source").value == "Upload a file"
+    assert at.selectbox(key="edpls_response_upload_lab.csv").value == "moisture"
+    assert "**lab.csv**: 40 rows" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.slow  # a run held for 10 s
+def test_a_page_link_clicked_before_home_reaches_the_upload_keeps_it(monkeypatch, tmp_path):
+    """The click stops the run the upload causes above Home's data picker: the read started by the uploader's
+    on_change is kept, and edPLS uses the file."""
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=()), hold_home=True)
+    assert at.session_state["pl_dataset"].origin == "sample"
+    (tmp_path / "go").touch()
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["pl_dataset"].name == "lab.csv"
+    assert at.radio(key="edpls_data_source").value == "Upload a file"
+
+
+@pytest.mark.slow  # four runs held for 10 s
+def test_a_read_kept_across_a_rerun_is_not_read_twice_and_another_source_ends_it(monkeypatch, tmp_path):
+    """The same page's next run waits on the kept read (the same job, finished, not cancelled); on the landing page a
+    file refused for missing cells shows the refusal and the checkbox; choosing a sample set or removing the file
+    mid-read ends it."""
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes())
+    job = at.session_state["pl_dataset_reading"].job
+    (tmp_path / "go").touch()
+    at.run()
+    assert not at.exception, at.exception
+    assert job.state == "done" and "pl_dataset_reading" not in at.session_state
+    assert at.checkbox(key="home_data_dropna_lab.csv").value is False  # refused for its missing cells, as before
+
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((5, "1110"),)))  # another content
+    (tmp_path / "go").touch()
+    at.switch_page("pages/edpls.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["pl_dataset"].name == "lab.csv"
+    assert at.checkbox(key="edpls_data_dropna_lab.csv").value is False
+    assert any("'1110'" in e.value and "data row 5" in e.value for e in at.error)
+    at.checkbox(key="edpls_data_dropna_lab.csv").check().run()
+    assert at.session_state["pl_dataset"].df.shape == (39, 35)
+
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((6, "1110"),)))
+    job = at.session_state["pl_dataset_reading"].job
+    at.radio(key="home_data_source").set_value("Sample data").run()
+    assert job.wait(10) and job.state == "cancelled"
+    at.switch_page("pages/edpls.py").run()
+    assert at.session_state["pl_dataset"].origin == "sample"
+
+    at = _left_mid_read(monkeypatch, tmp_path, lab_export_bytes(missing=((7, "1110"),)))
+    job = at.session_state["pl_dataset_reading"].job
+    at.file_uploader(key="home_data_upload").set_value(None).run()  # the file removed from the uploader
+    assert job.wait(10) and job.state == "cancelled"
+    at.switch_page("pages/edpls.py").run()
+    assert at.session_state["pl_dataset"].origin == "sample"
 
 
 def test_a_choice_that_does_not_suit_a_page_is_kept_for_the_others():

@@ -14,9 +14,6 @@ numbers shown) and the file is used. The choice is kept with the data set, so it
 """
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from typing import Callable
 
 import pandas as pd
@@ -31,44 +28,9 @@ from ui.jobs_view import JobWait
 from ui.progress import session_scope
 from ui.runtime import jobs
 from ui.state import init_state
+from ui.upload_read import PendingRead, cancel_read, drop_read, finish, read_kept, reading, start_read, try_load
 
 SAMPLE, UPLOAD, TWO_FILES = "Sample data", "Upload a file", "X and Y as two files"
-
-
-_LOADS: OrderedDict = OrderedDict()  # (content hash, name, sheet) -> _try_load's answer, most recent last
-_LOADS_LOCK = threading.Lock()
-_LOADS_MAX = 32
-
-
-def _try_load(data: bytes, name: str, sheet: str | None = None, on_wait: Callable | None = None):
-    """(DataFrame, None, None) or (None, the engine's message, the frame with NaN when missing cells are the
-    only problem), cached per content: a refused file (e.g. a million columns) is parsed once, not on every
-    rerun or page.
-
-    The parse runs in a worker process of ``ui.runtime.jobs`` (memory and time budget, a bounded line of jobs):
-    a file past a budget is refused with the runner's message, naming the file, and cached like any refusal.
-    ``on_wait(job)`` is called while it waits or runs (the place in line); JobCancelled (not cached) when the
-    page stops waiting. Not ``st.cache_data``: the wait shows elements, which a cached function would record
-    and replay.
-    """
-    key = (hashlib.sha256(data).hexdigest(), name, sheet)
-    with _LOADS_LOCK:
-        hit = _LOADS.get(key)
-        if hit is not None:
-            _LOADS.move_to_end(key)
-    if hit is None:
-        try:
-            hit = jobs.run(jobs.parse_upload, data, name, sheet, on_wait=on_wait, label=f"Reading {name}")
-        except jobs.JobCancelled:
-            raise
-        except jobs.JobError as err:
-            hit = (None, (str(err), None, None, None), None)
-        with _LOADS_LOCK:
-            _LOADS[key] = hit
-            while len(_LOADS) > _LOADS_MAX:
-                _LOADS.popitem(last=False)
-    df, problem, raw = hit  # copies: the cache is shared by every session
-    return (None if df is None else df.copy()), problem, (None if raw is None else raw.copy())
 
 
 class _Cancelled(Exception):
@@ -79,12 +41,13 @@ class _Waiting(JobWait):
     """``on_wait`` for reading ``name`` (``ui.jobs_view.JobWait``): after a second, its place in line (or the time
     it has run) and Cancel; ``clear()`` removes them."""
 
-    def __init__(self, name: str, key: str, verdict: tuple):
-        super().__init__(f"Reading {name}", f"{key}_cancel_read", on_click=_cancel_read, args=(key, verdict))
+    def __init__(self, name: str, key: str, verdict: tuple, slot: str = "pl_dataset"):
+        super().__init__(f"Reading {name}", f"{key}_cancel_read", on_click=_cancel_read, args=(key, verdict, slot))
 
 
-def _cancel_read(key: str, verdict: tuple) -> None:
+def _cancel_read(key: str, verdict: tuple, slot: str) -> None:
     st.session_state[f"{key}_cancelled"] = verdict
+    cancel_read(slot, verdict)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -144,6 +107,10 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
 
     init_state()
     explicit = st.session_state.pop(f"{key}_explicit", False)  # the user picked here (not a page default)
+    pending = reading(slot)
+    if pending is not None and not _uploaded_here(pending, key):
+        _take_read(pending, key, slot)  # a file still being read when the user left the page it was uploaded on
+        pending = None
     stored: Dataset | None = st.session_state.get(slot)
     current = _current_for_page(kind, check, key, slot)
     offer_large = large and large_available()
@@ -162,6 +129,8 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
             st.session_state[source_key] = LARGE
     source = st.radio("Data source", sources, horizontal=True, key=source_key,
                       on_change=_mark_explicit, args=(key,))
+    if pending is not None and source != UPLOAD:
+        drop_read(slot)  # the user chose another source while the file was being read
     box_shown = False
     if source == LARGE:
         return large_choice(current, key, slot)  # its own preview (the first rows and the footers' shape)
@@ -181,6 +150,49 @@ def data_picker(kind: str | None = None, *, key: str = "data", slot: str = "pl_d
 
 def _mark_explicit(key: str) -> None:
     st.session_state[f"{key}_explicit"] = True
+
+
+def _uploaded_here(pending: PendingRead, key: str) -> bool:
+    """Whether this picker's uploader still holds the file being read (the same page's next run reads it there)."""
+    up = st.session_state.get(f"{key}_upload") if pending.key == key else None
+    return up is not None and getattr(up, "file_id", None) == pending.verdict[0]
+
+
+def _take_read(pending: PendingRead, key: str, slot: str) -> None:
+    """Wait here for a file uploaded on another page (or this one, before it was left) and make it the chosen data, as
+    the picker it was uploaded on would have (its kind and check); its place in line or running time and Cancel are
+    shown while it is read. A refusal names the file; one only for missing cells is stored with its rows dropped on
+    request (the checkbox, unticked), so the page shows the refusal and the box."""
+    waiting = _Waiting(pending.name, key, pending.verdict, slot)
+    try:
+        df, problem, raw = finish(pending, slot, on_wait=waiting)
+    except jobs.JobCancelled:
+        st.warning(f"Reading {pending.name} was cancelled. Upload it again to read it.", icon=":material/cancel:")
+        return
+    finally:
+        waiting.clear()
+    st.session_state.pop(f"{key}_source", None)  # the radio follows the new choice (an upload)
+    try:
+        if problem is not None:
+            message, row, column, line = problem
+            raise DataError(message, file=pending.name, row=row, column=column, line=line)
+        _check(df, pending.display, pending.kind, pending.check)
+    except DataError as err:
+        if raw is not None:
+            try:
+                df, gone = drop_missing_rows(raw, file=pending.display, min_rows=2)
+                _check(df, pending.display, pending.kind, pending.check)
+            except DataError:
+                pass
+            else:
+                ds = Dataset(pending.display, df, "upload", pending.kind, raw=raw, refusal=str(err), dropped=gone)
+                ds.drop_missing = False
+                store_dataset(ds, slot)
+                return
+        st.error(f"Upload rejected: {err}")
+        still_using(st.session_state.get(slot))
+        return
+    store_dataset(Dataset(pending.display, df, "upload", pending.kind), slot)
 
 
 def _current_for_page(kind: str | None, check: Callable | None, key: str, slot: str) -> Dataset | None:
@@ -245,9 +257,10 @@ def _too_large(up, current: Dataset | None) -> bool:
 
 
 def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: str | None,
-                 check: Callable | None, sheets: list, verdict: tuple, key: str) -> pd.DataFrame:
+                 check: Callable | None, sheets: list, verdict: tuple, key: str, slot: str) -> pd.DataFrame:
     """The upload's table, or DataError / _ChooseSheet. A refused file stays in the uploader: its verdict is
-    remembered instead of checking it on every rerun."""
+    remembered instead of checking it on every rerun. The read is kept for ``slot`` (``ui.upload_read``): a page
+    left before it ends takes its answer on the page the user lands on."""
     if len(sheets) > 1 and sheet is None:
         raise _ChooseSheet(f"{name}: the workbook has {len(sheets)} sheets "
                            f"({', '.join(repr(s) for s in sheets)}); choose the sheet with the data.")
@@ -255,11 +268,15 @@ def _load_upload(data: bytes, name: str, sheet: str | None, display: str, kind: 
     if refused is not None and refused[0] == verdict:
         raise DataError(refused[1], file=name)
     if st.session_state.get(f"{key}_cancelled") == verdict:
+        pending = reading(slot)
+        if pending is not None and pending.verdict == verdict:
+            drop_read(slot)
         raise _Cancelled(f"Reading {name} was cancelled. Upload it again to read it.")
-    waiting = _Waiting(name, key, verdict)
+    waiting = _Waiting(name, key, verdict, slot)
     try:
         try:
-            df, problem, _ = _try_load(data, name, sheet, on_wait=waiting)
+            df, problem, _ = read_kept(data, name, sheet, slot, display=display, key=key, kind=kind, check=check,
+                                       verdict=verdict, on_wait=waiting)
         except jobs.JobCancelled as err:
             raise _Cancelled(str(err)) from None
         finally:
@@ -295,7 +312,7 @@ def _missing_upload(data: bytes, name: str, sheet: str | None, display: str, kin
                     err: DataError) -> tuple[Dataset | None, bool]:
     """A file refused only for missing cells: the refusal and the checkbox; ticked, the file without those rows.
     Returns (the selection, whether the checkbox was shown)."""
-    raw = _try_load(data, name, sheet)[2]
+    raw = try_load(data, name, sheet)[2]
     if raw is None:
         return None, False
     gone = drop_missing_rows(raw)[1]
@@ -329,6 +346,7 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
     up = st.file_uploader(
         "CSV, TSV or XLSX: one row per sample (or per time step), one column per variable",
         type=None, key=f"{key}_upload",  # any name: the engine names a wrong format (e.g. .xls) itself
+        on_change=_start_read, args=(key, slot, kind, check),
     )
     if up is None:
         if current is not None and current.origin == "upload":
@@ -346,7 +364,7 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
     display = up.name if sheet is None else f"{up.name} [{sheet}]"
     verdict = (up.file_id, up.name, len(data), sheet)
     try:
-        df = _load_upload(data, up.name, sheet, display, kind, check, sheets, verdict, key)
+        df = _load_upload(data, up.name, sheet, display, kind, check, sheets, verdict, key, slot)
     except _ChooseSheet as note:
         st.warning(str(note), icon=":material/table_view:")
         still_using(current)
@@ -367,10 +385,25 @@ def _upload_choice(kind: str | None, check: Callable | None, current: Dataset | 
     return current, False
 
 
+def _start_read(key: str, slot: str, kind: str | None, check: Callable | None) -> None:
+    """The uploader's on_change: the read of a new CSV or TSV starts before the page draws anything, kept for
+    ``slot`` (``ui.upload_read``), so a page link clicked at once finds it. A workbook waits for its sheet, and a
+    file over the size limit is refused on the page, as before. A file removed from the uploader is no longer read."""
+    up = st.session_state.get(f"{key}_upload")
+    pending = reading(slot)
+    if up is None and pending is not None and pending.key == key:
+        drop_read(slot)  # the user removed the file being read
+    if up is None or up.size > MAX_UPLOAD_BYTES or up.name.lower().endswith(".xlsx"):
+        return
+    data = up.getvalue()
+    start_read(data, up.name, None, slot, display=up.name, key=key, kind=kind, check=check,
+               verdict=(up.file_id, up.name, len(data), None))
+
+
 def _read_one(up) -> pd.DataFrame:
     """One uploaded file's table, or DataError with the engine's message."""
     try:
-        df, problem, _ = _try_load(up.getvalue(), up.name)
+        df, problem, _ = try_load(up.getvalue(), up.name)
     except jobs.JobCancelled as err:
         raise DataError(str(err), file=up.name) from None
     if problem is not None:
