@@ -11,6 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.data.columns import id_columns, numeric_columns, response_candidates, wavelength_order, x_columns
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, PageProblem, page_problem
 
 
 def response_picker(ds, key: str, where=st) -> str:
@@ -58,3 +59,18 @@ def x_picker(ds, response: str, key: str) -> list:
                          key=f"{key}_leave_out_{where}",
                          help="By default the other candidate responses and id columns are left out.")
     return [c for c in pool if c not in out]
+
+
+def page_problem_or_stop(ds, response: str, split: str, channels: list) -> PageProblem:
+    """The page's regression problem (``page_problem`` with the pages' test share and split seed), or an error
+    naming the data set and a stop: fewer than two X columns, or a split the rows do not allow."""
+    if len(channels) < 2:
+        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
+        st.stop()
+    try:
+        return page_problem(ds.df, response, ds.response_columns, split=split,
+                            test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=PAGE_DEFAULTS["split_seed"],
+                            x_columns=channels)
+    except ValueError as err:
+        st.error(f"{ds.name}: {err}")
+        st.stop()

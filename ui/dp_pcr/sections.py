@@ -20,11 +20,11 @@ from engine.methods.dp_pcr import (
     to_json,
 )
 from engine.methods.edpls import shareable_ledger
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, page_problem
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
 from ui.chemometrics import dp_pcr_staples
-from ui.column_choice import response_picker, x_picker
+from ui.column_choice import page_problem_or_stop, response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.dp_pcr.figures import dp_pcr_coef_figure, dp_pcr_pred_figure, dp_pcr_rmsep_figure, dp_pcr_variance_figure
 from ui.edpls.planner import planner_section
@@ -60,16 +60,7 @@ def pick_problem():
     response = response_picker(ds, "dp_pcr", c1)
     split = c2.radio("Test rows", tuple(SPLITS), horizontal=True, key="dp_pcr_split", format_func=SPLITS.get)
     channels = x_picker(ds, response, "dp_pcr")
-    if len(channels) < 2:
-        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
-        st.stop()
-    try:
-        problem = page_problem(ds.df, response, ds.response_columns, split=split,
-                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED,
-                               x_columns=channels)
-    except ValueError as err:
-        st.error(f"{ds.name}: {err}")
-        st.stop()
+    problem = page_problem_or_stop(ds, response, split, channels)
     n_max = max(1, min(20, len(problem.channels), len(problem.train) - 2))
     k = int(c3.number_input("Principal components", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
                             key="dp_pcr_k"))

@@ -13,12 +13,12 @@ import numpy as np
 import streamlit as st
 
 from engine.methods.edpls import chain_caveat
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, page_problem, strict_params
+from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound, strict_params
 from engine.methods.edpls.recommended_evaluation import choice_rows
 from engine.privacy.wording import paper_label
 from ui.budget import budget_picker
 from ui.chemometrics import edpls_staples
-from ui.column_choice import response_picker, x_picker
+from ui.column_choice import page_problem_or_stop, response_picker, x_picker
 from ui.data_picker import usable_dataset
 from ui.edpls.analysis import samples_needed_section, sweep_section
 from ui.edpls.chain import chain_builder, chain_info
@@ -26,7 +26,6 @@ from ui.edpls.exports import export_section, recommended_exports
 from ui.edpls.figures import edpls_coef_figure, edpls_pred_figure
 from ui.edpls.fits import (
     PAPER_AUDIT_KEY,
-    SPLIT_SEED,
     Choice,
     _upload_name,
     fit_pair,
@@ -98,16 +97,7 @@ def data_section(budget) -> Choice:
     n_max = max(1, min(20, len(channels), len(ds.df) - 3))
     n_components = int(c3.number_input("Latent variables", 1, n_max, min(PAGE_DEFAULTS["max_components"], n_max),
                                        key="edpls_k"))
-    if len(channels) < 2:
-        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
-        st.stop()
-    try:
-        problem = page_problem(ds.df, response, ds.response_columns, split=split_how,
-                               test_fraction=PAGE_DEFAULTS["test_fraction"], split_seed=SPLIT_SEED,
-                               x_columns=channels)
-    except ValueError as err:
-        st.error(f"{ds.name}: {err}")
-        st.stop()
+    problem = page_problem_or_stop(ds, response, split_how, channels)
     try:
         axis = np.array([float(c) for c in problem.channels])
         axis_label = "channel (column name)"
