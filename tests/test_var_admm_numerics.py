@@ -293,6 +293,27 @@ def test_normal_equations_solve_matches_gelsd_at_its_conditioning(collinear):
     Z[:, 5] = Z[:, 0] + collinear * rng.standard_normal(2000)
     Y = Z @ rng.standard_normal((6, 3)) + rng.standard_normal((2000, 3))
     ref = linalg.lstsq(Z, Y, lapack_driver="gelsd")[0]
-    ours = _least_squares(Z, Y, Z.T @ Z)
+    ours = _least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
     cond = np.linalg.cond(Z)
     assert np.abs(ours - ref).max() <= 100 * cond * np.finfo(float).eps * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("noise", [1.0, 1e-2, 1e-4, 1e-9])
+def test_residual_moment_from_the_moments_equals_the_residuals(noise):
+    """sigma_u's R'R comes from the moments (Y'Y - B'Z'Y - Y'Z B + B'Z'Z B) while each residual keeps over 1e-6 of
+    its series' sum of squares, else from R itself (noise 1e-4 and 1e-9: fits closer than that). Oracle: R'R of
+    the explicit residual. Error analysis: the moments carry about 4 eps ||y_j||^2 of rounding per entry, so
+    relative to R'R's diagonal (sqrt(R_ii R_jj) off the diagonal) the error stays below 4 eps / 1e-6 ~ 1e-9."""
+    from engine.methods.var_admm.estimator import _least_squares, _residual_moment, _ScaledDesign
+
+    rng = np.random.default_rng(7)
+    Z = rng.standard_normal((3000, 8))
+    Y = Z @ rng.standard_normal((8, 4)) + noise * rng.standard_normal((3000, 4))
+    B = _least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
+    scaled = _ScaledDesign(Z, Y, np.ones(8), np.ones(4))
+    ours = _residual_moment(scaled, B, Z.T @ Z, Z.T @ Y, Y.T @ Y)
+    R = Y - Z @ B
+    ref = R.T @ R
+    scale = np.sqrt(np.outer(np.diag(ref), np.diag(ref)))
+    assert np.abs(ours - ref).max() / scale.max() <= 1e-9
+    assert np.all(np.abs(ours - ref) <= 1e-9 * scale)
