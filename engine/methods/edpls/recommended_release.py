@@ -46,7 +46,10 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, 
     Parameters
     ----------
     model : fitted StrictEDPLS with a non-empty ledger (epsilon < inf).
-    public_inputs : dict name -> value the caller declares public: "info" fields.
+    public_inputs : dict name -> value, other inputs the caller declares public that the card does not carry (e.g.
+        ``privalab fit``'s declared response range ``y_range``); added as "info" fields with provenance "public".
+        Channel names, response, unit and chain belong in ``card`` only (a travel field's name here is refused as
+        a field named twice).
     card : ModelCard or None, the declared-public channel names, response name and unit (``engine.release.travel``);
         the chain field is the estimator's own ``preprocessing``.
 
