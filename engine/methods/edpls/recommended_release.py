@@ -46,10 +46,7 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, 
     Parameters
     ----------
     model : fitted StrictEDPLS with a non-empty ledger (epsilon < inf).
-    public_inputs : dict name -> value, other inputs the caller declares public that the card does not carry (e.g.
-        ``privalab fit``'s declared response range ``y_range``); added as "info" fields with provenance "public".
-        Channel names, response, unit and chain belong in ``card`` only (a travel field's name here is refused as
-        a field named twice).
+    public_inputs : dict name -> value, declared-public "info" fields that ``card`` does not carry (see ``ModelCard``).
     card : ModelCard or None, the declared-public channel names, response name and unit (``engine.release.travel``);
         the chain field is the estimator's own ``preprocessing``.
 
