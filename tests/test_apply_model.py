@@ -37,7 +37,7 @@ def _fits():
     from engine.methods.dp_pcr.release import to_json as dp_pcr_json
     from engine.methods.edpls import EDPLS
     from engine.methods.edpls.recommended import make_strict_edpls
-    from engine.methods.edpls.recommended import to_json as strict_json
+    from engine.methods.edpls.recommended_release import to_json as strict_json
     from engine.methods.edpls.release import to_json as edpls_json
 
     return {
@@ -74,7 +74,8 @@ def test_predictions_equal_the_fitted_estimators_predict(name):
 
 
 def test_travel_fields_are_public_with_a_source_and_name_channels_in_order():
-    from engine.methods.edpls.recommended import make_strict_edpls, shareable_release
+    from engine.methods.edpls.recommended import make_strict_edpls
+    from engine.methods.edpls.recommended_release import shareable_release
 
     X, y = _data(300, 2)
     est = make_strict_edpls(1.0, 1e-5, y_range=(0.0, 30.0), preprocessing=["snv", "sg1"]).fit(X, y)

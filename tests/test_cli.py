@@ -80,7 +80,8 @@ def test_edpls_end_to_end_release_and_workbook(spectra_set, tmp_path):
     assert not fields & {"n_rows", "rows", "random_state", "seed", "n_hat"}
     assert "240" not in json.dumps(release["fields"].get("n_features_in_", ""))  # the row count is nowhere
     # the same estimator, in memory, same seed: the same coefficients
-    from engine.methods.edpls.recommended import estimator_from_release, make_strict_edpls
+    from engine.methods.edpls.recommended import make_strict_edpls
+    from engine.methods.edpls.recommended_release import estimator_from_release
 
     # the Dask fit uses the declared range as is (no private refinement: w-utility's test_dask_recommended)
     ref = make_strict_edpls(1.0, 1e-5, y_range=(7, 14), random_state=3, refine_y_range=False).fit(
@@ -223,7 +224,7 @@ def test_csv_glob_gives_the_parquet_release(spectra_set, tmp_path, capsys):
 def test_fit_then_predict_round_trip(spectra_set, tmp_path):
     """`fit edpls` writes a release naming its channels and response; `predict` applies it to the spectra (columns
     shuffled, the response column left in: ignored) and writes what the rebuilt estimator predicts."""
-    from engine.methods.edpls.recommended import estimator_from_release
+    from engine.methods.edpls.recommended_release import estimator_from_release
 
     folder, df, cols = spectra_set
     out = tmp_path / "release.json"

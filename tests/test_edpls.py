@@ -575,3 +575,71 @@ def test_one_product_per_pass_gives_the_two_product_path(monkeypatch, shape, k, 
     # conditioning; the coefficients, the fitted model, agree
     coef = [p.W @ np.linalg.solve(p.P.T @ p.W, p.c) for p in (fast, full)]
     assert np.abs(coef[0] - coef[1]).max() <= 1e-9 * np.abs(coef[1]).max()
+
+
+# ------------------------------------------------------------------ the fit's draw records its release
+_LEDGER_CASES = {
+    "strict public bounds": dict(mode="strict", x_bound=40.0, y_bound=60.0),
+    "strict public centre": dict(mode="strict", x_bound=40.0, y_bound=60.0, private_intercept=False),
+    "strict bounds from data": dict(mode="strict", x_bound=40.0, y_bound=60.0, sensitivity_source="data"),
+    "strict caveat": dict(mode="strict", x_bound=40.0, y_bound=60.0, caveats=("bounds guessed",)),
+    "paper sigma": dict(mode="paper"),
+    "paper sigma squared": dict(mode="paper", noise_std="sigma_squared"),
+}
+
+
+@pytest.mark.parametrize("case", list(_LEDGER_CASES))
+@pytest.mark.parametrize("random_state", [None, 5])
+def test_fit_ledger_equals_the_record_of_one_draw(case, random_state):
+    """The ledger a fit's draw records (``_Prepared.draw(..., ledger=)``) equals the record of one draw that
+    replicates and sweeps use (``_Prepared.ledger``): the same releases, field for field, and the same caveats
+    in the same order (the caller's, then the known seed's)."""
+    X, y = _random(60, 12, seed=3)
+    kw = dict(_LEDGER_CASES[case])
+    if kw.pop("private_intercept", True) is False:
+        kw.update(x_center=X.mean(0), y_center=float(y.mean()), private_intercept=False)
+    est = EDPLS(n_components=2, epsilon=2.0, delta=1e-5, random_state=random_state, **kw).fit(X, y)
+    prep = est._prepare(X, y)
+    expected = prep.ledger(2, 2.0, seed_known=random_state is not None)
+    got = est.privacy_ledger_
+    assert got.entries == expected.entries and got.caveats == expected.caveats
+    assert got.to_dict() == expected.to_dict()
+    assert len(got) == (1 if kw["mode"] == "strict" else 8)
+    assert (SEED_KNOWN_CAVEAT in got.caveats) == (random_state is not None)
+    assert EDPLS(n_components=2, epsilon=np.inf, **kw).fit(X, y).privacy_ledger_.to_dict() == prep.ledger(2, np.inf
+                                                                                                          ).to_dict()
+
+
+def test_strict_fit_draws_its_noise_only_inside_a_recording_call(monkeypatch):
+    """Plain strict EDPLS draws its release's noise only inside ``MomentsRelease.randomise`` with the fit's
+    ledger, which grows by that release in the same call (a mechanism draws and records in one call): a draw
+    that no ledger records fails here."""
+    import engine.privacy.moments as moments
+
+    recording = {"on": False, "draws": 0, "recorded": 0}
+    real_sample, real_randomise = moments.sample_symmetric_gaussian, moments.MomentsRelease.randomise
+
+    def sample(*args, **kwargs):
+        assert recording["on"], "noise drawn outside a call that records it"
+        recording["draws"] += 1
+        return real_sample(*args, **kwargs)
+
+    def randomise(self, G, n_replicates=1, random_state=None, *, ledger=None, **kwargs):
+        before = None if ledger is None else len(ledger)
+        recording["on"] = ledger is not None
+        try:
+            out = real_randomise(self, G, n_replicates, random_state, ledger=ledger, **kwargs)
+        finally:
+            recording["on"] = False
+        if ledger is not None:
+            assert len(ledger) == before + 1
+            recording["recorded"] += 1
+        return out
+
+    monkeypatch.setattr(moments, "sample_symmetric_gaussian", sample)
+    monkeypatch.setattr(moments.MomentsRelease, "randomise", randomise)
+    X, y = _random(60, 12, seed=3)
+    est = EDPLS(n_components=2, epsilon=1.0, delta=1e-5, mode="strict", x_bound=40.0, y_bound=60.0).fit(X, y)
+    assert recording["draws"] == 1 and recording["recorded"] == 1 and len(est.privacy_ledger_) == 1
+    with pytest.raises(ValueError, match="a ledger records one release"):
+        est._prepare(X, y).draw(2, 1.0, 2, np.random.default_rng(0), ledger=type(est.privacy_ledger_)())

@@ -15,9 +15,9 @@ from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.methods.edpls import paper_notes
 from engine.methods.edpls.pipeline import page_problem, preprocess
-from engine.methods.edpls.recommended import FORMAT as RECOMMENDED_FORMAT
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended
+from engine.methods.edpls.recommended_release import FORMAT as RECOMMENDED_FORMAT
 from engine.privacy.ranges import RANGE_RELEASE
 from engine.privacy.wording import ledger_text
 from engine.release.manifest import release_problems

@@ -161,8 +161,8 @@ def test_recommended_release_is_shareable_and_predicts_like_the_fit(nir, public)
     and the model rebuilt from the JSON predicts exactly as the fit; a non-private fit has no release."""
     import json
 
-    from engine.methods.edpls.recommended import FORMAT, estimator_from_release, shareable_release, to_json
     from engine.methods.edpls.recommended_evaluation import recommended_no_release_reason
+    from engine.methods.edpls.recommended_release import FORMAT, estimator_from_release, shareable_release, to_json
     from engine.release.manifest import release_problems
 
     _, p = nir

@@ -33,6 +33,7 @@ from engine.methods.edpls.pipeline import PAGE_DEFAULTS
 from engine.privacy import SEED_KNOWN_CAVEAT
 from engine.privacy.audit import epsilon_lower_bound
 from engine.release.manifest import estimator_from_release, release_problems, release_to_json
+from engine.release.travel import TRAVEL_FIELDS, ModelCard
 
 
 def _data(n=60, m=8, seed=0):
@@ -97,7 +98,7 @@ def _neighbours(n=60, m=8):
 ], ids=["strict_private_centre", "strict_public_centre", "strict_no_centring", "paper"])
 def test_neighbour_releases_differ_only_in_dp_fields(params):
     (X, y), (X2, y2) = _neighbours()
-    rel = [shareable_release(EDPLS(**params, random_state=7).fit(A, b), public_inputs={"preprocessing": "none"})
+    rel = [shareable_release(EDPLS(**params, random_state=7).fit(A, b), card=ModelCard(preprocessing="none"))
            for A, b in ((X, y), (X2, y2))]  # the same noise: only the data differ
     prov = {f["field"]: f["provenance"] for f in rel[0]["manifest"]}
     assert prov == {f["field"]: f["provenance"] for f in rel[1]["manifest"]}
@@ -273,3 +274,14 @@ def test_shareable_ledger_keeps_the_accountant_the_fit_was_calibrated_for():
     led.add(Release.gaussian(name="a", sigma=2.0, sensitivity=1.0, delta=1e-6))
     out = edpls_release.shareable_ledger(led)
     assert (out.accountant, out.unit, out.neighbouring) == ("gdp", "row", led.neighbouring)
+
+
+@pytest.mark.parametrize("name", TRAVEL_FIELDS)
+def test_the_cards_facts_have_one_place(name):
+    """Channels, response, unit and chain are the card's (``ModelCard``): declaring one of its fields again through
+    ``public_inputs`` is refused, not published twice."""
+    X, y = _data()
+    model = EDPLS(**STRICT).fit(X, y)
+    assert name in shareable_release(model, card=ModelCard(response="moisture"))["fields"]
+    with pytest.raises(ValueError, match="fields named twice"):
+        shareable_release(model, public_inputs={name: "moisture"}, card=ModelCard(response="moisture"))

@@ -374,3 +374,38 @@ def test_a_stop_raised_from_progress_ends_the_pass(tmp_path):
         fit_dataset("edpls", ddf, epsilon=1.0, delta=1e-5, progress=progress, response="protein",
                     y_range=(7.0, 10.5), x_bound=5.0, estimator="plain", n_components=2)
     assert seen[-1] == (2, 9)
+
+
+def _two_columns_script(stop: bool, n_channels: int) -> None:
+    """AppTest body: the one two-columns check, as the in-memory pages (stop) and the large-data fit (return)
+    use it."""
+    import types
+
+    import streamlit as st
+
+    from ui.column_choice import enough_x_columns, page_problem_or_stop
+
+    ds = types.SimpleNamespace(name="runs/*.parquet", df=None, response_columns=())
+    channels = [f"x{j}" for j in range(n_channels)]
+    if stop:
+        page_problem_or_stop(ds, "protein", "random", channels)
+    elif not enough_x_columns(ds, "protein", channels):
+        st.write("returned")
+        return
+    st.write("went on")
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_fewer_than_two_x_columns_one_message_stop_or_return(stop):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_two_columns_script, args=(stop, 1), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["runs/*.parquet: with 'protein' as the response, fewer than two X "
+                                           "columns are chosen."]
+    assert [m.value for m in at.markdown] == ([] if stop else ["returned"])  # stop: nothing after the error
+    if not stop:
+        at = AppTest.from_function(_two_columns_script, args=(False, 2), default_timeout=60)
+        at.run()
+        assert not at.error and [m.value for m in at.markdown] == ["went on"]

@@ -56,7 +56,7 @@ def test_auto_estimator_choice_depends_on_noisy_quantities_only():
 
 
 def test_preprocessing_chain_as_a_list_is_part_of_the_release_and_learning_steps_are_refused():
-    from engine.methods.edpls.recommended import estimator_from_release, to_json
+    from engine.methods.edpls.recommended_release import estimator_from_release, to_json
 
     pub = make_nir_spectra(n_samples=200, random_state=1).X
     data = make_nir_spectra(n_samples=1500, random_state=2)

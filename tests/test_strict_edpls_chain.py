@@ -11,7 +11,7 @@ from chemotools.scatter import MultiplicativeScatterCorrection
 
 from engine.data.sample_generators import make_nir_spectra
 from engine.methods.edpls import make_strict_edpls
-from engine.methods.edpls.recommended import estimator_from_release, shareable_release, to_json
+from engine.methods.edpls.recommended_release import estimator_from_release, shareable_release, to_json
 
 DELTA = 1e-5
 Y_RANGE = (7.0, 23.0)

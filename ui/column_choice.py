@@ -61,11 +61,19 @@ def x_picker(ds, response: str, key: str) -> list:
     return [c for c in pool if c not in out]
 
 
+def enough_x_columns(ds, response: str, channels: list) -> bool:
+    """Whether at least two X columns are chosen; if not, an error naming the data set and the response (the
+    caller stops the page or returns)."""
+    if len(channels) >= 2:
+        return True
+    st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
+    return False
+
+
 def page_problem_or_stop(ds, response: str, split: str, channels: list) -> PageProblem:
     """The page's regression problem (``page_problem`` with the pages' test share and split seed), or an error
     naming the data set and a stop: fewer than two X columns, or a split the rows do not allow."""
-    if len(channels) < 2:
-        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
+    if not enough_x_columns(ds, response, channels):
         st.stop()
     try:
         return page_problem(ds.df, response, ds.response_columns, split=split,

@@ -26,7 +26,7 @@ from engine.data.large import peek_dataset
 from engine.data.scheduler import dask_scheduler
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
 from engine.release.workbook import OwnerWorkbook
-from ui.column_choice import response_picker, x_picker
+from ui.column_choice import enough_x_columns, response_picker, x_picker
 from ui.dataset import Dataset, still_using, store_dataset
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
@@ -155,8 +155,7 @@ def large_edpls_section(ds: Dataset, budget) -> None:
                 "paper mode's fits stay with uploads and sample sets.", icon=":material/info:")
     response = response_picker(ds, "edpls_large")
     channels = x_picker(ds, response, "edpls_large")
-    if len(channels) < 2:
-        st.error(f"{ds.name}: with '{response}' as the response, fewer than two X columns are chosen.")
+    if not enough_x_columns(ds, response, channels):
         return
     inputs = _bounds(ds, response, len(channels))
     if inputs is None:

@@ -191,8 +191,9 @@ def _one_response_fit(job: _Job, est, cols: list[str], method: str, what: str, s
 
 def _edpls_recommended(job: _Job, cols: list[str]):
     from engine.data import load_table
-    from engine.methods.edpls.recommended import make_strict_edpls, shareable_release
+    from engine.methods.edpls.recommended import make_strict_edpls
     from engine.methods.edpls.recommended_evaluation import choice_rows
+    from engine.methods.edpls.recommended_release import shareable_release
 
     a = job.args
     x_bound = None if a.x_bound in (None, "data-free") else _positive(a.x_bound, "--x-bound")

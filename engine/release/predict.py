@@ -28,7 +28,7 @@ __all__ = ["REGRESSION_RELEASES", "predict_from_release", "read_release"]
 REGRESSION_RELEASES = {
     "privalab.edpls.release/1": ("edPLS", "engine.methods.edpls.release:estimator_from_release"),
     "privalab.edpls_recommended.release/1": ("edPLS (recommended strict)",
-                                             "engine.methods.edpls.recommended:estimator_from_release"),
+                                             "engine.methods.edpls.recommended_release:estimator_from_release"),
     "privalab.dp_pcr.release/1": ("DP-PCR", "engine.methods.dp_pcr.release:estimator_from_release"),
     "privalab.adassp.release/1": ("AdaSSP", "engine.methods.adassp.release:estimator_from_release"),
 }

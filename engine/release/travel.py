@@ -33,6 +33,10 @@ class ModelCard:
     columns, the response's name and unit, the chain the caller applied before the estimator ("none": none).
 
     channels=None: the estimator's ``feature_names_in_`` when it was fitted on a frame, else x1 ... xm.
+
+    The card is the one place for these facts: a regression's ``shareable_release(..., public_inputs=)`` takes only
+    other declared-public inputs (e.g. ``privalab fit``'s declared response range ``y_range``), and a travel field's
+    name there is refused as a field named twice.
     """
 
     channels: tuple[Any, ...] | list[Any] | None = None

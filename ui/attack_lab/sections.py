@@ -8,9 +8,6 @@ rerun shows the same release, a new session draws a new one. The "Data seed" box
 simulated data. Labels come from each fit's own ledger; the shareable model is edPLS's own release
 (never for plain PLS or a known noise seed); everything computed on the rows (attack results,
 reconstructions, the plain model, the sweep) goes to the owner's workbook.
-
-The page's body, called by its entry point pages/attack_lab.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
 """
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Noise & budget calculator: widgets -> engine.privacy -> figures.
-
-The page's body, called by its entry point pages/calculator.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
-"""
+"""Noise & budget calculator: widgets -> engine.privacy -> figures."""
 import numpy as np
 import pandas as pd
 import streamlit as st

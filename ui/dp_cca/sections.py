@@ -1,8 +1,5 @@
 """DP-CCA: private canonical correlation between two views (issue #7; spec dp_cca.md).
 Thin page: widgets -> engine.methods.dp_cca -> figures.
-
-The page's body, called by its entry point pages/dp_cca.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
 """
 from __future__ import annotations
 

@@ -8,12 +8,12 @@ from engine.methods.edpls import (
     shareable_ledger,
     to_json,
 )
-from engine.methods.edpls.recommended import to_json as recommended_to_json
 from engine.methods.edpls.recommended_evaluation import (
     recommended_no_release_reason,
     recommended_owner_sheets,
     recommended_public_parameters,
 )
+from engine.methods.edpls.recommended_release import to_json as recommended_to_json
 from engine.reporting.report import DataInfo, RunReport
 from ui.edpls.fits import SPLIT_SEED, Choice
 from ui.exports import export_bar, owner_secret

@@ -1,8 +1,5 @@
 """P3LS simulation: vertically federated PLS with removable masks, shown party by party
 (issue #8; spec p3ls.md). Thin page: widgets -> engine.methods.p3ls -> figures.
-
-The page's body, called by its entry point pages/p3ls.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
 """
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """PCA-Gauss: differentially private synthetic data from a DP projection plus a DP Gaussian model
 (issue #6; spec pca_gauss.md; issue #15: public inputs, fresh noise, shareable release vs owner's workbook).
 Thin page: widgets -> engine.methods.pca_gauss.utility / pca_gauss -> figures.
-
-The page's body, called by its entry point pages/pca_gauss.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
 """
 from __future__ import annotations
 

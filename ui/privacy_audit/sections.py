@@ -1,8 +1,4 @@
-"""Privacy audit: run a release many times on neighbouring data and bound its epsilon from below.
-
-The page's body, called by its entry point pages/privacy_audit.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
-"""
+"""Privacy audit: run a release many times on neighbouring data and bound its epsilon from below."""
 import math
 
 import pandas as pd

@@ -1,9 +1,6 @@
 """VAR-ADMM: collaborative forecasting across data owners, and what the ADMM leaks (issue #9;
 spec var_admm.md). Thin page: widgets -> engine.methods.var_admm / engine.attacks.var_admm_attacks
 -> ui.figures.
-
-The page's body, called by its entry point pages/var_admm.py after the title and the documentation link
-(issue 29: a page's code sits in its ui folder).
 """
 from __future__ import annotations
 

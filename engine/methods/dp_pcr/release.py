@@ -102,10 +102,7 @@ def shareable_release(model: DPPCR, *, public_inputs: dict | None = None, card: 
     Parameters
     ----------
     model : fitted DPPCR with a non-empty ledger.
-    public_inputs : dict name -> value, inputs the caller declares public (response name, channel names);
-        added as "info" fields with provenance "public".
-    card : ModelCard or None, the declared-public channel names, response name and unit and the caller's chain
-        (``engine.release.travel``): the release's travel fields, so that ``engine.release.predict`` can apply it.
+    public_inputs, card : as for :func:`engine.methods.edpls.release.shareable_release`.
 
     Returns
     -------

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, series_name
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.prepared import _check_finite_fit, _Prepared, _small_blas, noise_frame, noise_wide
-from engine.privacy import noise_generator
+from engine.privacy import PrivacyLedger, noise_generator
 from engine.privacy.chunked import is_lazy
 
 __all__ = ["EDPLS", "edpls_replicates"]
@@ -262,10 +262,12 @@ class EDPLS(RegressorMixin, BaseEstimator):
         return self._fit_prepared(self._prepare(X, y, full_checks=True))
 
     def _fit_prepared(self, prep):
-        """The fit from its clean part (``_Prepared``): one private draw, the attributes and the ledger."""
+        """The fit from its clean part (``_Prepared``): one private draw, which records itself in the fit's ledger
+        (a mechanism draws and records in one call), then the attributes and the ledger's caveats."""
         k, eps = int(self.n_components), float(self.epsilon)
         rng, seed_known = noise_generator(self.random_state)
-        out = prep.draw(k, eps, 1, rng)
+        ledger = PrivacyLedger()
+        out = prep.draw(k, eps, 1, rng, ledger=ledger)
         _check_finite_fit(prep, out, k, eps)
         self.coef_ = out["coef"][0]
         self.intercept_ = float(out["intercept"][0])
@@ -281,7 +283,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
         self._noise_record = prep.noise_record(k, eps)
         self._noise_tables = {}
         self._set_clip_attributes(prep.strict)
-        self.privacy_ledger_ = prep.ledger(k, eps, seed_known=seed_known)
+        self.privacy_ledger_ = prep.add_caveats(ledger, seed_known=seed_known)
         return self
 
     # ------------------------------------------------------------------ noise tables (lazy)

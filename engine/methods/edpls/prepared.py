@@ -3,8 +3,9 @@
 A ``_Prepared`` holds everything about a fit that does not depend on the noise: the clean NIPALS path
 (paper mode, ``core``) or the clipped, scaled rows and their Gram matrix (strict mode, ``strict``). Its
 ``draw`` turns them into R private releases at once (noise drawn in one block per fit, in diPLSlib's order
-w, t, p, c per component for paper mode; Analyze-Gauss on Z'Z for strict mode), ``noise_table`` says
-which noise was applied and ``ledger`` records it.
+w, t, p, c per component for paper mode; Analyze-Gauss on Z'Z for strict mode) and, for a fit (R = 1, a
+``ledger`` given), records them in that ledger in the same call; ``noise_table`` says which noise was applied and
+``ledger`` is the record one draw makes (for replicates and sweeps, which draw many and record none).
 
 Written by hand (see ``engine.methods.edpls``): no library batches edPLS releases over replicates.
 """
@@ -140,14 +141,25 @@ class _Prepared:
 
     # ------------------------------------------------------------------ draws
     def draw(self, k: int, epsilon: float, n_replicates: int, rng, *, keep_raw: bool = False,
-             want_scores: bool = True) -> dict:
-        """R private releases (noise only; the clean part is shared). Arrays have a leading R axis."""
+             want_scores: bool = True, ledger: PrivacyLedger | None = None) -> dict:
+        """R private releases (noise only; the clean part is shared). Arrays have a leading R axis.
+
+        ``ledger``: a fit's ledger (one release: R = 1). The draw records its releases there in the same call
+        (strict mode: the mechanism's own ``MomentsRelease.randomise(..., ledger=)``); nothing at epsilon = inf.
+        The fit's caveats are ``add_caveats``'s. Without it (replicates, sweeps) nothing is recorded.
+        """
         if not 1 <= k <= self.K:
             raise ValueError(f"k must be in 1..{self.K}")
         R = int(n_replicates)
+        if ledger is not None and R != 1:
+            raise ValueError("a ledger records one release: draw replicates without a ledger")
         if self.mode == "strict":
-            return self._draw_strict(k, epsilon, R, rng)
-        return self._draw_paper(k, epsilon, R, rng, keep_raw=keep_raw, want_scores=want_scores)
+            return self._draw_strict(k, epsilon, R, rng, ledger)
+        out = self._draw_paper(k, epsilon, R, rng, keep_raw=keep_raw, want_scores=want_scores)
+        if ledger is not None and not math.isinf(float(epsilon)):
+            for rel in self._paper_releases(k, epsilon):  # the std applied above is these records' own
+                ledger.add(rel)
+        return out
 
     def _draw_paper(self, k, epsilon, R, rng, *, keep_raw, want_scores) -> dict:
         path, m, n = self.paper, self.m, self.n
@@ -205,9 +217,11 @@ class _Prepared:
         return G
 
     @one_blas_thread()
-    def _draw_strict(self, k, epsilon, R, rng) -> dict:
+    def _draw_strict(self, k, epsilon, R, rng, ledger: PrivacyLedger | None = None) -> dict:
         """Analyze-Gauss releases of Z'Z at the exact sensitivity (``strict_release``): the Gram matrix is
-        computed once and the symmetric noise drawn in chunks of replicates (``MomentsRelease.iter_noisy``).
+        computed once and the symmetric noise drawn in chunks of replicates (``MomentsRelease.iter_noisy``); a
+        fit's one release (``ledger`` given, R = 1) is drawn and recorded by ``MomentsRelease.randomise``, the
+        same stream as one chunk.
 
         One BLAS thread: this is d x d work (the PSD projection's eigendecomposition, PLS1 from the moments).
         With OpenBLAS's threads a fit on 700 channels took 1.0-1.7 s of CPU and 7-18 s of wall time on 2 busy
@@ -219,22 +233,34 @@ class _Prepared:
                 self._clean[key] = _strict_postprocess(self._gram()[None], state, k, noisy=False)
             one = self._clean[key]
             return {name: (None if v is None else np.repeat(v, R, axis=0)) for name, v in one.items()}
-        chunks = self.strict_release(epsilon).iter_noisy(self._gram(), R, rng, max_entries=_STRICT_CHUNK_ENTRIES)
+        release = self.strict_release(epsilon)
+        if ledger is not None:
+            chunks = iter([release.randomise(self._gram(), 1, rng, ledger=ledger, name=STRICT_RELEASE,
+                                             **self._strict_record_args())])
+        else:
+            chunks = release.iter_noisy(self._gram(), R, rng, max_entries=_STRICT_CHUNK_ENTRIES)
         parts = [_strict_postprocess(G, state, k, noisy=True) for G in chunks]
         return {name: (None if parts[0][name] is None else np.concatenate([q[name] for q in parts]))
                 for name in parts[0]}
 
     # ------------------------------------------------------------------ ledger
     def ledger(self, k: int, epsilon: float, *, seed_known: bool = False) -> PrivacyLedger:
-        """The ledger of one fit at (k, epsilon): its releases, the caller's caveats (``EDPLS.caveats``)
-        and, when the noise came from a known seed, ``SEED_KNOWN_CAVEAT``. Empty for epsilon = inf
-        (no privacy). Notes carry no private number (no clip count, no data-derived bound)."""
+        """The ledger one draw at (k, epsilon) records (``draw(..., ledger=)``) with the fit's caveats
+        (``add_caveats``), for replicates and sweeps, which draw many releases and record none. Empty for
+        epsilon = inf (no privacy). Notes carry no private number (no clip count, no data-derived bound)."""
         led = PrivacyLedger()
         if math.isinf(float(epsilon)):
             return led
         releases = [self._strict_release(epsilon)] if self.mode == "strict" else self._paper_releases(k, epsilon)
         for rel in releases:
             led.add(rel)
+        return self.add_caveats(led, seed_known=seed_known)
+
+    def add_caveats(self, led: PrivacyLedger, *, seed_known: bool = False) -> PrivacyLedger:
+        """``led`` with the caller's caveats (``EDPLS.caveats``) and, when the noise came from a known seed,
+        ``SEED_KNOWN_CAVEAT``; none at epsilon = inf (an empty ledger: no privacy claimed)."""
+        if not len(led):
+            return led
         for reason in self.params.get("caveats") or ():
             reason = str(reason)
             led.add_caveat(reason if reason.startswith("not proven: ") else f"not proven: {reason}")
@@ -243,7 +269,11 @@ class _Prepared:
         return led
 
     def _strict_release(self, epsilon: float) -> Release:
-        """The one Analyze-Gauss release of a strict fit."""
+        """The record of the one Analyze-Gauss release of a strict fit (as ``_draw_strict`` records it)."""
+        return self.strict_release(epsilon).record(STRICT_RELEASE, **self._strict_record_args())
+
+    def _strict_record_args(self) -> dict:
+        """Sensitivity source and note of the strict release's ledger record."""
         state = self.state
         if state.private_centring:
             what = "[x, y, a] (constant column a: private centring from the same release)"
@@ -252,8 +282,7 @@ class _Prepared:
         else:
             what = "[x, y] (no centring)"
         from_data = self.params.get("sensitivity_source", "public") == "data"
-        return self.strict_release(epsilon).record(
-            STRICT_RELEASE,
+        return dict(
             sensitivity_source="data" if from_data else "public",
             note=(f"Analyze-Gauss on the upper triangle of Z'Z, Z = {what} scaled into the unit ball; "
                   "add/remove neighbours; rows clipped to ||x|| <= x_bound and |y| <= y_bound; exact "

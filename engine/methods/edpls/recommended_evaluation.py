@@ -7,7 +7,7 @@ and why in words, its public parameters, and the owner's sheets.
   (``engine.methods.baselines.DPConstantRegressor``) at the same budget, all scored on the test rows;
 - :func:`choice_rows`: the fit's ``choices_`` as (what, chose, why) rows for the page;
 - :func:`recommended_public_parameters`, :func:`recommended_no_release_reason`: what the shareable report
-  shows, and why there is no shareable model file (None when there is one: ``recommended.to_json``);
+  shows, and why there is no shareable model file (None when there is one: ``recommended_release.to_json``);
 - :func:`recommended_owner_sheets`: the private sheets of the owner's workbook.
 
 Written by hand: glue between the estimators and the page, no math of its own.
@@ -166,7 +166,7 @@ def choice_rows(model) -> list[dict]:
 
 def recommended_no_release_reason(model) -> str | None:
     """Why the recommended fit has no shareable model file, or None when it has one
-    (``engine.methods.edpls.recommended.shareable_release`` / ``to_json``: every private fit, epsilon < inf)."""
+    (``engine.methods.edpls.recommended_release.shareable_release`` / ``to_json``: every private fit, epsilon < inf)."""
     if not len(model.privacy_ledger_):
         return "nothing was released with noise (ε = ∞, no privacy): the model belongs in the owner's workbook"
     return None

@@ -149,8 +149,7 @@ def shareable_release(model: EDPLS, *, public_inputs: dict | None = None, card: 
     Parameters
     ----------
     model : fitted EDPLS with a non-empty ledger.
-    public_inputs : dict name -> value, inputs the caller declares public (e.g. ``{"preprocessing": "sg1",
-        "response": "moisture", "feature_names": [...]}``); added as "info" fields with provenance "public".
+    public_inputs : dict name -> value, declared-public "info" fields that ``card`` does not carry (see ``ModelCard``).
     card : ModelCard or None, the declared-public channel names, response name and unit and the caller's chain
         (``engine.release.travel``): the release's travel fields, so that ``engine.release.predict`` can apply it.
 
