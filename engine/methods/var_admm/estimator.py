@@ -300,7 +300,13 @@ class CollaborativeVAR(BaseEstimator):
             _check_flower(self, scheme)
         if self.trend == "c":
             z_mean, y_mean = Z.mean(axis=0), target.mean(axis=0)
-            Zc, Yc = Z - z_mean, target - y_mean
+            # centred into one T x (n p + n) buffer: Zc and Yc are its two column blocks, and one product of the
+            # buffer with itself gives Z'Z, Z'Y and Y'Y (one BLAS call instead of three: 0.6 ms of a 6 ms fit at 20
+            # sites)
+            joint = np.empty((T, Z.shape[1] + n))
+            Zc, Yc = joint[:, :Z.shape[1]], joint[:, Z.shape[1]:]
+            np.subtract(Z, z_mean, out=Zc)
+            np.subtract(target, y_mean, out=Yc)
         else:
             z_mean, y_mean = np.zeros(Z.shape[1]), np.zeros(n)
             Zc, Yc = Z, target
@@ -573,7 +579,13 @@ def _scales_and_moments(Zc: np.ndarray, Yc: np.ndarray, z_absmax: np.ndarray, p:
     n = Yc.shape[1]
     big = np.maximum(z_absmax.reshape(n, p).max(axis=1), np.max(np.abs(Yc), axis=0) if Yc.size else 0.0)
     if np.all((big > 1e-100) & (big < 1e100)):
-        Gc, ZcYc, YcYc = Zc.T @ Zc, Zc.T @ Yc, Yc.T @ Yc
+        k = Zc.shape[1]
+        base = Zc.base
+        if base is not None and base is Yc.base and base.shape == (Zc.shape[0], k + n):  # the fit's joint buffer
+            W = base.T @ base
+            Gc, ZcYc, YcYc = W[:k, :k], W[:k, k:], W[k:, k:]
+        else:
+            Gc, ZcYc, YcYc = Zc.T @ Zc, Zc.T @ Yc, Yc.T @ Yc
         ss = np.diag(Gc).reshape(n, p).sum(axis=1) + np.diag(YcYc)
         d = np.array([pow2(math.sqrt(v / (Yc.shape[0] * (p + 1)))) for v in ss])
         d_col = np.repeat(d, p)
