@@ -193,6 +193,17 @@ def test_message_log_records_sends_and_volume():
     assert vol.loc["A", "values sent"] == 6 and vol.loc["B", "messages"] == 1
 
 
+
+@pytest.mark.parametrize("shape", [(5, 3), (), (np.int64(2), 4)])
+def test_add_each_records_what_one_add_per_sender_records(shape):
+    one_by_one, batched = MessageLog(), MessageLog()
+    senders = ["north", "south", "east"]
+    for sender in senders:
+        one_by_one.add(sender, "central", "Z_Ai B_Ai^k", shape, "a contribution", step=4)
+    batched.add_each(senders, "central", "Z_Ai B_Ai^k", shape, "a contribution", step=4)
+    assert batched.records == one_by_one.records
+    assert batched.to_frame().equals(one_by_one.to_frame())
+
 def test_one_blas_thread_limits_inside_and_restores_after():
     blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
     if not blas:

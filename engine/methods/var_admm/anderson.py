@@ -101,8 +101,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     obj_cur: float | None = None
     k = 0
     for k in range(1, int(max_iter) + 1):
-        for i in range(n):
-            log.add(names[i], "central", msg_name, (T, n), what_up, step=k)
+        log.add_each(names[:n], "central", msg_name, (T, n), what_up, step=k)
         log.add("central", "all owners", cast, (T, n), "broadcast: the residual of everyone's fitted values over n",
                 step=k)
         g_pt, r_norm, obj_pt = evaluate(point)
@@ -145,9 +144,8 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
                 converged = True
                 break
         if mixed:
-            for i in range(n):
-                log.add(names[i], "central", "ΔF_Ai", (p, width),
-                        "differences of its last coefficient updates (for the Anderson weights)", step=k)
+            log.add_each(names[:n], "central", "ΔF_Ai", (p, width),
+                         "differences of its last coefficient updates (for the Anderson weights)", step=k)
             log.add("central", "all owners", "Γ^k", (width, n), "Anderson mixing weights", step=k)
     assert g_cur is not None, "max_iter < 1: no iteration ran"
     final = g_cur.reshape(n * p, n).copy()

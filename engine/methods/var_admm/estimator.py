@@ -375,10 +375,9 @@ class CollaborativeVAR(BaseEstimator):
             self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
         B = to_data(B_std)
         if self.trace_ is not None and self.trend == "c" and self.transport != "flower":  # flower: real messages
-            for i in range(n):
-                self.trace_.log.add(self.owner_names_[i], "central", "zbar_Ai B_Ai", (1, n),
-                                    "owner i's lag means times its coefficients, for the intercepts", phase="final",
-                                    step=self.trace_.n_iter)
+            self.trace_.log.add_each(self.owner_names_[:n], "central", "zbar_Ai B_Ai", (1, n),
+                                     "owner i's lag means times its coefficients, for the intercepts", phase="final",
+                                     step=self.trace_.n_iter)
         self.scheme_ = scheme
         self.series_scale_ = d
         self.coef_owner_major_ = B

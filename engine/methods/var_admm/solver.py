@@ -132,8 +132,7 @@ def run_paper(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penal
         ZB_sum = Z @ B_shared.reshape(n * p, n)  # sum_i Z_Ai B'_Ai (T x n)
         msgs, sum_msgs = _owner_messages(Zs, Y, B_shared, ZB_sum, keep_now=keep_now, y_free=y_free, rho=rho,
                                          **noise_args)
-        for i in range(n):
-            rec.log.add(names[i], "central", msg_name, (T, n), what_up, step=k)
+        rec.log.add_each(names[:n], "central", msg_name, (T, n), what_up, step=k)
         # --- owners' (relaxed) contributions: x^_i = Z_i a_i + c (c common to all owners)
         # (ZA: what the central node sums, with any message noise; ZA_res: the owners' clean sum, for
         # the observer's residuals)
