@@ -120,6 +120,20 @@ class Namespaces:
         return errors
 
 
+def _remove_stale() -> None:
+    """Namespaces of an earlier run of this test whose process is gone (killed before its teardown): deleted."""
+    try:
+        listed = _ip("netns", "list", check=False).stdout.split()
+    except (subprocess.TimeoutExpired, OSError):
+        return
+    for ns in listed:
+        match = re.fullmatch(r"plx(\d+)-\w+", ns)
+        if match and not Path(f"/proc/{match.group(1)}").exists():
+            stale = Namespaces([])
+            stale.made = [ns]
+            stale.remove()
+
+
 @pytest.fixture(scope="module")
 def namespaces():
     if not sys.platform.startswith("linux"):
@@ -128,6 +142,7 @@ def namespaces():
         _unavailable("not root (ip netns add needs CAP_SYS_ADMIN)")
     if not Path(IP).exists():
         _unavailable("iproute2's `ip` is not installed")
+    _remove_stale()
     nss = Namespaces(PARTIES)
     try:
         try:
@@ -166,12 +181,12 @@ def _listening(pid: int) -> set[tuple[str, int]]:
 
 
 class Watcher(threading.Thread):
-    """Every 0.2 s: each descendant of ``root_pid`` with its network namespace, and the listening sockets of each
+    """Every 0.2 s: each descendant of the ``root_pids`` with its network namespace, and the listening sockets of each
     of the test's namespaces."""
 
-    def __init__(self, root_pid: int, inodes: dict[int, str]):
+    def __init__(self, root_pids, inodes: dict[int, str]):
         super().__init__(daemon=True)
-        self.root_pid, self.inodes = root_pid, inodes
+        self.root_pids, self.inodes = set(root_pids), inodes
         self.stop_event = threading.Event()
         self.seen: dict[int, tuple[str, str]] = {}  # pid -> (namespace name or "OTHER:<inode>", command)
         self.listening: dict[str, set] = {}
@@ -184,7 +199,7 @@ class Watcher(threading.Thread):
                     parent[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
                 except (OSError, ValueError, IndexError):
                     pass
-        ours = {self.root_pid}
+        ours = set(self.root_pids)
         changed = True  # descendants: a few passes (a child's pid may be lower than its parent's)
         while changed:
             changed = False
@@ -213,82 +228,163 @@ class Watcher(threading.Thread):
         self.join(timeout=10)
 
 
-# ---------------------------------------------------------------------------------------------- the test
-def test_p3ls_across_namespaces_with_tls_and_supernode_auth_equals_in_process(namespaces, tmp_path):
+def _commands(pids_by_ns: dict) -> dict:
+    out = {}
+    for ns, pids in pids_by_ns.items():
+        for pid in pids:
+            try:
+                out[f"{ns} {pid}"] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:300]
+            except OSError:
+                out[f"{ns} {pid}"] = "(exited)"
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- the runs
+def _series(seed: int = 3, T: int = 60) -> np.ndarray:
+    """Three owners' series of a stable VAR(1) on very different scales (as tests/test_flower_var.py)."""
+    rng = np.random.default_rng(seed)
+    A = np.array([[0.5, 0.1, 0.0], [0.0, 0.4, 0.2], [0.1, 0.0, 0.3]])
+    Y = np.zeros((T, 3))
+    for t in range(1, T):
+        Y[t] = Y[t - 1] @ A.T + rng.normal(size=3)
+    return Y * np.array([1.0, 10.0, 0.1])
+
+
+#: the accelerated VAR-ADMM fit (the default scheme) of tests/test_flower_var.py, converged to 1e-10
+VAR_PARAMS = dict(lags=2, solver="admm", tol=1e-10, max_iter=500, random_state=5, penalty="ridge", alpha=0.05,
+                  owner_names=["north", "south", "east"], flower_timeout=90.0)
+VAR_OWNERS = {"0": "1", "1": "2", "2": "3"}  # owner -> the party whose namespace (machine) runs it
+
+
+class Runs:
+    """Both drivers (P3LS and VAR-ADMM, one federation each) started at once in the coordinator's namespace,
+    watched until both end; their results, logs and what the watcher saw."""
+
+    def __init__(self, namespaces: Namespaces, base: Path):
+        self.nss, self.base = namespaces, base
+        self.configs = {
+            "p3ls": {"parties": {p: namespaces.party[p] for p in PARTIES}},
+            "var": {"parties": {o: namespaces.party[p] for o, p in VAR_OWNERS.items()}}}
+        for method, config in self.configs.items():
+            config.update(method=method, workdir=str(base / method), out=str(base / f"{method}.json"), host=COORD_IP,
+                          ip=IP)
+        self.children: dict[str, subprocess.Popen] = {}
+
+    def run(self) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        t0 = time.perf_counter()
+        for method, config in self.configs.items():
+            with open(self.base / f"{method}-driver.log", "wb") as log:
+                self.children[method] = subprocess.Popen(
+                    [IP, "netns", "exec", self.nss.coord, sys.executable, __file__, json.dumps(config)], stdout=log,
+                    stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True)
+        self.watcher = Watcher([c.pid for c in self.children.values()], self.nss.inodes())
+        self.watcher.start()
+        try:
+            deadline = time.monotonic() + CHILD_TIMEOUT
+            for child in self.children.values():
+                try:
+                    child.wait(timeout=max(deadline - time.monotonic(), 0.1))
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            self.watcher.stop()
+            for child in self.children.values():
+                if child.poll() is None:
+                    os.killpg(child.pid, signal.SIGKILL)
+                    child.wait(timeout=10)
+        self.wall = time.perf_counter() - t0
+        # what the runtime's stop left running in the namespaces (remove() kills it anyway)
+        self.left = {ns: pids for ns in self.nss.made if (pids := _ip("netns", "pids", ns, check=False).stdout.split())}
+
+    def result(self, method: str) -> dict:
+        child = self.children[method]
+        log = (self.base / f"{method}-driver.log").read_text(errors="replace")
+        assert child.returncode == 0, f"{method} driver failed (code {child.returncode}):\n{log[-4000:]}"
+        return json.loads(Path(self.configs[method]["out"]).read_text())
+
+    def superlink_log(self, method: str) -> str:
+        return (Path(self.configs[method]["workdir"]) / "superlink.log").read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def runs(namespaces, tmp_path_factory):
+    for ns in namespaces.made:  # nothing may route anywhere but the bridge
+        assert not _ip("-n", ns, "route", "show", "default").stdout.strip(), f"{ns} has a default route"
+    out = Runs(namespaces, tmp_path_factory.mktemp("netns"))
+    out.run()
+    phases = " ".join(f"{m}_{k}_s={v}" for m in out.configs if (out.base / f"{m}.json").exists()
+                      for k, v in json.loads((out.base / f"{m}.json").read_text())["phases"].items())
+    print(f"\nnetns_wall_s={out.wall:.1f} {phases} load={os.getloadavg()[0]:.1f}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- the tests
+def test_p3ls_across_namespaces_equals_in_process(runs):
     from engine.methods.p3ls.protocol import P3LS
     from tests.flower_helpers import p3ls_data
 
-    for ns in namespaces.made:  # nothing may route anywhere but the bridge
-        assert not _ip("-n", ns, "route", "show", "default").stdout.strip(), f"{ns} has a default route"
-    config = {"workdir": str(tmp_path / "federation"), "out": str(tmp_path / "result.json"), "host": COORD_IP,
-              "parties": {p: namespaces.party[p] for p in PARTIES}, "ip": IP}
-    log = open(tmp_path / "driver.log", "wb")  # noqa: SIM115 (closed below)
-    t0 = time.perf_counter()
-    child = subprocess.Popen([IP, "netns", "exec", namespaces.coord, sys.executable, __file__, json.dumps(config)],
-                             stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                                 [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
-    log.close()
-    watcher = Watcher(child.pid, namespaces.inodes())
-    watcher.start()
-    try:
-        child.wait(timeout=CHILD_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
-        watcher.stop()
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait(timeout=10)
-    wall = time.perf_counter() - t0
-    driver_log = (tmp_path / "driver.log").read_text(errors="replace")
-    assert child.returncode == 0, f"driver failed (code {child.returncode}) after {wall:.0f} s:\n{driver_log[-4000:]}"
-    result = json.loads(Path(config["out"]).read_text())
-    link_log = (Path(config["workdir"]) / "superlink.log").read_text(errors="replace")
+    result = runs.result("p3ls")
+    blocks, Y, _ = p3ls_data()
+    local = P3LS(2, random_state=7, secure_aggregation=True).fit(blocks, Y)
+    assert np.abs(local.coef_).max() > 0.1  # a fit, not zeros
+    np.testing.assert_allclose(np.asarray(result["coef"]), local.coef_, atol=1e-10, rtol=0)
 
-    # as deployed: TLS on the SuperLink, SuperNode authentication on, every SuperNode with its own key
-    link_args, node_args = result["args"]["superlink"], [result["args"][f"party {p}"] for p in PARTIES]
+
+def test_var_admm_across_namespaces_equals_in_process(runs):
+    """The accelerated scheme converged at tol 1e-10 on both sides: 1e-8 as tests/test_flower_var.py argues (the
+    rounding of the pooled normal equations of the Anderson weights, amplified by at most the stopping tolerance)."""
+    from engine.methods.var_admm.estimator import CollaborativeVAR
+
+    result = runs.result("var")
+    local = CollaborativeVAR(transport="local", **VAR_PARAMS).fit(_series())
+    assert result["converged"] and local.converged_
+    np.testing.assert_allclose(np.asarray(result["coef"]), local.coef_owner_major_, atol=1e-8, rtol=0)
+    np.testing.assert_allclose(np.asarray(result["intercept"]), local.intercept_, atol=1e-8, rtol=0)
+
+
+@pytest.mark.parametrize("method", ["p3ls", "var"])
+def test_tls_and_supernode_authentication_as_deployed(runs, method):
+    result, link_log = runs.result(method), runs.superlink_log(method)
+    parties = runs.configs[method]["parties"]
+    link_args, node_args = result["args"]["superlink"], [result["args"][f"party {p}"] for p in parties]
     assert "--insecure" not in link_args and "--enable-supernode-auth" in link_args and "--ssl-certfile" in link_args
     for args in node_args:
         assert "--insecure" not in args and "--root-certificates" in args and "--auth-supernode-private-key" in args
     assert result["tls_checked"] == f"verified for {COORD_IP}"
     assert result["plain_http_refused"], "the SuperLink answered plain HTTP"
-    # the SuperLink activated exactly the registered keys' nodes, each dialling from its own party's address ...
+    # the SuperLink activated exactly the registered keys' nodes, each dialling from its own party's address
     registered = set(re.findall(r"RegisterNode\] Created node_id=(\d+)", link_log))
     activated = set(re.findall(r"Activated node_id=(\d+)", link_log))
-    assert len(registered) == len(PARTIES) and activated == registered, (registered, activated)
+    assert len(registered) == len(parties) and activated == registered, (registered, activated)
     dialled = set(re.findall(r"(10\.77\.0\.\d+):\d+ - \"POST /v1/fleet/activate-node HTTP/1.1\" 200", link_log))
-    assert dialled == {namespaces.address[namespaces.party[p]] for p in PARTIES}
-    # ... and refused a SuperNode whose key was never registered
-    assert result["rogue"]["exit"] is not None and result["rogue"]["exit"] != 0, result["rogue"]
-    assert re.search(r"activate-node HTTP/1.1\" 4\d\d", link_log), "no refused activation in the SuperLink's log"
+    assert dialled == {runs.nss.address[ns] for ns in parties.values()}
+    if method == "p3ls":  # and refused a SuperNode whose key was never registered
+        assert result["rogue"]["exit"] is not None and result["rogue"]["exit"] != 0, result["rogue"]
+        assert re.search(r"activate-node HTTP/1.1\" 4\d\d", link_log), "no refused activation in the SuperLink's log"
 
-    # every process the driver started ran in one of the test's namespaces: the SuperLink in the coordinator's,
-    # each party's SuperNode (and its app processes) in that party's
+
+def test_every_process_ran_and_listened_only_inside_the_namespaces(runs):
+    nss, watcher = runs.nss, runs.watcher
+    results = {m: runs.result(m) for m in runs.configs}
+    assert not runs.left, f"processes left in the namespaces after the federations stopped: {_commands(runs.left)}"
     outside = {pid: v for pid, v in watcher.seen.items() if v[0].startswith("OTHER")}
     assert not outside, f"processes outside the test's namespaces: {outside}"
-    where = {}
+    where: dict[str, list[str]] = {}
     for ns, cmd in watcher.seen.values():
         where.setdefault(ns, []).append(cmd)
-    assert any("flower-superlink" in c for c in where.get(namespaces.coord, []))
-    for p in PARTIES:
-        cmds = where.get(namespaces.party[p], [])
-        assert any("flower-supernode" in c and f"party='{p}'" in c for c in cmds), (p, where)
-    # nothing listened beyond 127.0.0.1, except the SuperLink and the run's channel on the coordinator's address
+    assert sum("flower-superlink" in c for c in where.get(nss.coord, [])) == 2
+    for config in runs.configs.values():  # each party's SuperNode in that party's namespace
+        for party, ns in config["parties"].items():
+            assert any("flower-supernode" in c and f"party='{party}'" in c for c in where.get(ns, [])), (party, ns)
+    # nothing listened beyond 127.0.0.1, except the SuperLinks and the runs' channels on the coordinator's address
     for ns, sockets in watcher.listening.items():
-        allowed = {"127.0.0.1", "::1"} | (
-            {COORD_IP} if ns == namespaces.coord else set())
+        allowed = {"127.0.0.1", "::1"} | ({COORD_IP} if ns == nss.coord else set())
         assert {a for a, _ in sockets} <= allowed, (ns, sockets)
-    on_coord = {port for a, port in watcher.listening.get(namespaces.coord, set()) if a == COORD_IP}
-    assert result["superlink_port"] in on_coord
-    assert on_coord - {result["superlink_port"]}, "the run's channel never listened on the coordinator's address"
-
-    # the model equals the in-process fit
-    blocks, Y, _ = p3ls_data()
-    local = P3LS(2, random_state=7, secure_aggregation=True).fit(blocks, Y)
-    np.testing.assert_allclose(np.asarray(result["coef"]), local.coef_, atol=1e-10, rtol=0)
-    assert np.abs(local.coef_).max() > 0.1  # a fit, not zeros
-    print(f"netns_p3ls_wall_s={wall:.1f} driver_fit_s={result['fit_s']:.1f} load={os.getloadavg()[0]:.1f}")
+    on_coord = {port for a, port in watcher.listening.get(nss.coord, set()) if a == COORD_IP}
+    links = {r["superlink_port"] for r in results.values()}
+    assert links <= on_coord
+    assert on_coord - links, "no run's channel listened on the coordinator's address"
 
 
 # ---------------------------------------------------------------------------------------------- the driver
@@ -316,59 +412,99 @@ def _plain_http_refused(host: str, port: int) -> bool:
     return not answer.startswith(b"HTTP/")
 
 
-def _unregistered_node(fed, launcher, workdir: Path) -> dict:
-    """A SuperNode with a key the coordinator never registered, in party 1's namespace: how it ends."""
+def _start_unregistered_node(fed, launcher, workdir: Path) -> tuple[subprocess.Popen, int]:
+    """A SuperNode with a key the coordinator never registered, in party 1's namespace: (process, its own port)."""
     from engine.federation.flower.credentials import make_supernode_key
     from engine.federation.flower.runtime import LOOPBACK, free_port
 
     key = workdir / "rogue" / "key"
     make_supernode_key(key)
+    port = free_port()
     log = open(workdir / "rogue.log", "wb")  # noqa: SIM115 (closed below)
     args = [*launcher("party 1"), str(Path(sys.executable).parent / "flower-supernode"), "--root-certificates",
             str(fed.tls_files["ca"]), "--auth-supernode-private-key", str(key), "--superlink", fed.address,
-            "--host", LOOPBACK, "--port", str(free_port()), "--max-retries", "0", "--node-config", "party='rogue'"]
+            "--host", LOOPBACK, "--port", str(port), "--max-retries", "0", "--node-config", "party='rogue'"]
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=fed.env, start_new_session=True)
     log.close()
+    return proc, port
+
+
+def _end_unregistered_node(proc: subprocess.Popen, port: int, workdir: Path) -> dict:
+    """How the unregistered SuperNode ended (``exit`` None: it was still running after 60 s); its SuperExec (a
+    session of its own, which outlives a refused SuperNode for a while) is killed."""
     try:
         code = proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         code = None
+    mark = f"--runtime-api-address 127.0.0.1:{port} "
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and mark in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, UnicodeDecodeError):
+            pass
     return {"exit": code, "log": (workdir / "rogue.log").read_text(errors="replace")[-2000:]}
 
 
-def _driver(config: dict) -> None:
-    """Runs in the coordinator's namespace: the federation (SuperNodes through ``ip netns exec``), the fit, checks."""
-    from engine.federation.flower.driver import register, unregister
-    from engine.federation.flower.runtime import LocalFederation
+def _fit(method: str, fed, launcher, workdir: Path) -> dict:
+    """The method's fit over ``fed`` (P3LS: with an unregistered SuperNode knocking beside it); what it returns."""
+    if method == "var":
+        from engine.methods.var_admm.estimator import CollaborativeVAR
+
+        est = CollaborativeVAR(transport="flower", superlink=fed.address, **VAR_PARAMS).fit(_series())
+        return {"coef": est.coef_owner_major_.tolist(), "intercept": est.intercept_.tolist(),
+                "converged": bool(est.converged_), "n_iter": int(est.n_iter_)}
     from engine.methods.p3ls.protocol import P3LS
     from tests.flower_helpers import p3ls_data
+
+    blocks, Y, _ = p3ls_data()
+    # refused at once, so it runs beside the fit (were it let in, the fit would fail on its node)
+    rogue = _start_unregistered_node(fed, launcher, workdir)
+    try:
+        est = P3LS(2, random_state=7, secure_aggregation=True, transport="flower", superlink=fed.address)
+        est.fit(blocks, Y)
+    finally:
+        ended = _end_unregistered_node(*rogue, workdir)
+    return {"coef": est.coef_.tolist(), "rogue": ended}
+
+
+def _driver(config: dict) -> None:
+    """Runs in the coordinator's namespace: the federation (SuperNodes through ``ip netns exec``), the fit, checks.
+    Writes the result and the seconds since this process started at each phase's end."""
+    from engine.federation.flower.driver import register, unregister
+    from engine.federation.flower.runtime import LocalFederation, process_started
+
+    born = process_started()
+    phases = {}
+
+    def stamp(name: str) -> None:
+        phases[name] = round(time.time() - born, 1)
 
     parties = config["parties"]
 
     def launcher(name: str) -> list[str]:
         return [] if name == "superlink" else [config["ip"], "netns", "exec", parties[name.split(" ", 1)[1]]]
 
+    stamp("imports")
     fed = LocalFederation(list(parties), workdir=config["workdir"], host=config["host"], tls=True,
                           supernode_auth=True, launcher=launcher)
     with fed:
         register(fed)
+        stamp("federation_up")
         try:
-            blocks, Y, _ = p3ls_data()
-            t0 = time.perf_counter()
-            est = P3LS(2, random_state=7, secure_aggregation=True, transport="flower", superlink=fed.address)
-            est.fit(blocks, Y)
-            fit_s = time.perf_counter() - t0
+            result = _fit(config["method"], fed, launcher, Path(config["workdir"]))
+            stamp("fit")
             port = int(fed.address.rsplit(":", 1)[1])
-            result = {"coef": est.coef_.tolist(), "fit_s": fit_s, "superlink_port": port,
-                      "args": {name: [str(a) for a in proc.args] for name, proc in fed.processes.items()},
-                      "tls_checked": _check_tls(config["host"], port, fed.tls_files["ca"]),
-                      "plain_http_refused": _plain_http_refused(config["host"], port),
-                      "rogue": _unregistered_node(fed, launcher, Path(config["workdir"]))}
+            result.update(superlink_port=port,
+                          args={name: [str(a) for a in proc.args] for name, proc in fed.processes.items()},
+                          tls_checked=_check_tls(config["host"], port, fed.tls_files["ca"]),
+                          plain_http_refused=_plain_http_refused(config["host"], port))
         finally:
             unregister(fed)
-    Path(config["out"]).write_text(json.dumps(result))
+    stamp("stopped")
+    Path(config["out"]).write_text(json.dumps({**result, "phases": phases}))
 
 
 if __name__ == "__main__":
