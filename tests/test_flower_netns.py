@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -262,7 +263,7 @@ class Runs:
 
     def __init__(self, namespaces: Namespaces, base: Path):
         self.nss, self.base = namespaces, base
-        self.configs = {
+        self.configs: dict[str, dict[str, Any]] = {
             "p3ls": {"parties": {p: namespaces.party[p] for p in PARTIES}},
             "var": {"parties": {o: namespaces.party[p] for o, p in VAR_OWNERS.items()}}}
         for method, config in self.configs.items():
@@ -309,8 +310,12 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def runs(namespaces, tmp_path_factory):
-    for ns in namespaces.made:  # nothing may route anywhere but the bridge
+    for ns in namespaces.made:  # nothing may route anywhere but the bridge: no default route, no other link
         assert not _ip("-n", ns, "route", "show", "default").stdout.strip(), f"{ns} has a default route"
+        links = {line.split(":")[1].strip().split("@")[0] for line in _ip("-n", ns, "-o", "link").stdout.splitlines()}
+        expected = {"lo", "br0", *(f"v{i}" for i in range(len(namespaces.address)))} if ns == namespaces.hub else {
+            "lo", "eth0"}
+        assert links == expected, (ns, links)
     out = Runs(namespaces, tmp_path_factory.mktemp("netns"))
     out.run()
     phases = " ".join(f"{m}_{k}_s={v}" for m in out.configs if (out.base / f"{m}.json").exists()
@@ -498,7 +503,7 @@ def _driver(config: dict) -> None:
             stamp("fit")
             port = int(fed.address.rsplit(":", 1)[1])
             result.update(superlink_port=port,
-                          args={name: [str(a) for a in proc.args] for name, proc in fed.processes.items()},
+                          args={name: [str(a) for a in cast(list, proc.args)] for name, proc in fed.processes.items()},
                           tls_checked=_check_tls(config["host"], port, fed.tls_files["ca"]),
                           plain_http_refused=_plain_http_refused(config["host"], port))
         finally:

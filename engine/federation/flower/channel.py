@@ -50,13 +50,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-__all__ = ["HUB_ADDRESS_ENV", "ChannelError", "Hub", "hub_address", "pack", "serve_party", "unpack"]
+__all__ = ["ChannelError", "Hub", "hub_address", "pack", "serve_party", "unpack"]
 
 _METHOD = "/privalab.Round/Stream"
 _HUB_NAME = "privalab-hub"
 _LOOPBACK = "127.0.0.1"
-#: the coordinator's setting of the hub's listening address (see the module docstring)
-HUB_ADDRESS_ENV = "PRIVALAB_HUB_ADDRESS"
 _OPTIONS = [("grpc.max_receive_message_length", 1 << 30), ("grpc.max_send_message_length", 1 << 30)]
 
 
@@ -101,6 +99,8 @@ def _certificate(subject: str, key, issuer_name, issuer_key, *, ca: bool = False
 def hub_address(value: str | None = None) -> tuple[str, int]:
     """(host, port) the hub listens on: ``value`` (default ``$PRIVALAB_HUB_ADDRESS``, else 127.0.0.1) as ``host`` or
     ``host:port`` (port 0: the OS picks one). ``ValueError`` naming the setting when it cannot be read."""
+    from engine.federation.flower.runtime import HUB_ADDRESS_ENV  # here: the channel stands without the runtime
+
     text = (os.environ.get(HUB_ADDRESS_ENV, "") if value is None else str(value)).strip()
     if not text:
         return _LOOPBACK, 0
@@ -150,7 +150,7 @@ class Hub:
         host, port = hub_address(address)
         self.port = self._server.add_secure_port(f"{host}:{port}", creds)
         if not self.port:  # grpc returns 0 when it cannot bind
-            raise ChannelError(f"the run's channel cannot listen on {host}:{port} ({HUB_ADDRESS_ENV})")
+            raise ChannelError(f"the run's channel cannot listen on {host}:{port} (PRIVALAB_HUB_ADDRESS)")
         self.address = f"{host}:{self.port}"
         self._server.start()
         self.bytes_down = 0

@@ -49,6 +49,7 @@ from engine.federation.identity import IDENTITY_FILE, PINS_FILE, create_identity
 
 __all__ = [
     "FLOWER_ENV",
+    "HUB_ADDRESS_ENV",
     "FederationError",
     "LocalFederation",
     "flower_env",
@@ -74,6 +75,9 @@ STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a
 #: no update check (flwr 1.42's CLI, SuperLink, SuperNode and SuperExec each POST to api.flower.ai from a non-daemon
 #: thread: nothing may phone home, and each process waited up to 3 s for it before exiting: `flwr run` took 11 s);
 #: the SuperExec polls for the next ClientApp task every 0.1 s instead of 1 s (0.02 s raised the load on 2 cores)
+#: where the run's channel (:class:`~engine.federation.flower.channel.Hub`, in the ServerApp) listens: ``host`` or
+#: ``host:port``, read from the coordinator's environment (127.0.0.1 when unset); ``LocalFederation(host=...)`` sets it
+HUB_ADDRESS_ENV = "PRIVALAB_HUB_ADDRESS"
 FLOWER_ENV = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1",
               "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.1"}
 
@@ -238,8 +242,6 @@ class LocalFederation:
         self.data_dirs = {p: self.workdir / f"party-{p}" for p in self.parties}
         self.processes: dict[str, subprocess.Popen] = {}
         repo = str(Path(__file__).resolve().parents[3])
-        from engine.federation.flower.channel import HUB_ADDRESS_ENV  # here: grpc and cryptography, only when used
-
         self.env = flower_env(None, FLWR_HOME=str(self.flwr_home), PYTHONUNBUFFERED="1",
                               PYTHONPATH=os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]),
                               **({HUB_ADDRESS_ENV: host} if host != LOOPBACK else {}), **(env or {}))
