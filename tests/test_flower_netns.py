@@ -190,6 +190,7 @@ class Watcher(threading.Thread):
         self.root_pids, self.inodes = set(root_pids), inodes
         self.stop_event = threading.Event()
         self.seen: dict[int, tuple[str, str]] = {}  # pid -> (namespace name or "OTHER:<inode>", command)
+        self.outside: dict[int, str] = {}  # pid -> command, of every sighting outside the test's namespaces
         self.listening: dict[str, set] = {}
 
     def _scan(self) -> None:
@@ -208,16 +209,24 @@ class Watcher(threading.Thread):
                 if ppid in ours and pid not in ours:
                     ours.add(pid)
                     changed = True
+        one_pid = {}  # namespace -> a live process in it (a namespace's sockets are read once per scan)
         for pid in ours:
             try:
                 inode = os.stat(f"/proc/{pid}/ns/net").st_ino
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            ns = self.inodes.get(inode, f"OTHER:{inode}")
-            self.seen.setdefault(pid, (ns, cmd))
-            if ns in self.inodes.values():
-                self.listening.setdefault(ns, set()).update(_listening(pid))
+            if not cmd:  # exiting (a zombie's command line is empty): its last sighting stands
+                continue
+            # the latest sighting (a process is first seen between fork and exec, or before `ip netns exec` moves
+            # it); any sighting outside the test's namespaces is kept
+            self.seen[pid] = (self.inodes.get(inode, f"OTHER:{inode}"), cmd)
+            if inode not in self.inodes:
+                self.outside[pid] = cmd
+            if inode in self.inodes:
+                one_pid.setdefault(self.inodes[inode], pid)
+        for ns, pid in one_pid.items():
+            self.listening.setdefault(ns, set()).update(_listening(pid))
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -373,8 +382,7 @@ def test_every_process_ran_and_listened_only_inside_the_namespaces(runs):
     nss, watcher = runs.nss, runs.watcher
     results = {m: runs.result(m) for m in runs.configs}
     assert not runs.left, f"processes left in the namespaces after the federations stopped: {_commands(runs.left)}"
-    outside = {pid: v for pid, v in watcher.seen.items() if v[0].startswith("OTHER")}
-    assert not outside, f"processes outside the test's namespaces: {outside}"
+    assert not watcher.outside, f"processes outside the test's namespaces: {watcher.outside}"
     where: dict[str, list[str]] = {}
     for ns, cmd in watcher.seen.values():
         where.setdefault(ns, []).append(cmd)
