@@ -1,23 +1,26 @@
-"""P3LS over Flower as deployed: the coordinator and each party in a Linux network namespace of its own, with TLS
-and SuperNode authentication; the model equals the in-process fit.
+"""P3LS and VAR-ADMM over Flower as deployed: the coordinator and each party in a Linux network namespace of its
+own, with TLS and SuperNode authentication; the models equal the in-process fits (issue 32, item 4).
 
 Layout (made here, removed at the end, also on failure): one bridge in a hub namespace the test made, and a veth
 pair from it to each of the coordinator's and the parties' namespaces (``10.77.0.0/24``, an address range used
-only inside these namespaces; none of them has a default route, and no veth end is in the machine's own
-namespace, so nothing the federation sends can leave them). The driver (``flwr run`` and the estimator) runs in
-the coordinator's namespace, a child process of this test (``python tests/test_flower_netns.py <config>``); the
-SuperLink listens on the coordinator's address with a certificate for it, and every SuperNode runs in its own
-party's namespace through ``LocalFederation(launcher=...)`` (``ip netns exec``), dials the SuperLink across the
-bridge, checks its certificate against the run's CA and authenticates with a key registered before it started;
-the run's channel listens on the coordinator's address (``PRIVALAB_HUB_ADDRESS``).
+only inside these namespaces; none of them has a default route or any link but its own, and no veth end is in
+the machine's own namespace, so nothing the federations send can leave them). Two drivers (P3LS: the TA and 3 data
+holders; VAR-ADMM: 3 owners, in the holders' namespaces), each ``flwr run`` and its estimator, run at once in the
+coordinator's namespace as child processes of this test (``python tests/test_flower_netns.py <config>``), one
+federation each. Each SuperLink listens on the coordinator's address with a certificate for it; every SuperNode
+runs in its own party's namespace through ``LocalFederation(launcher=...)`` (``ip netns exec``), dials the
+SuperLink across the bridge, checks its certificate against the run's CA and signs in with a key registered before
+it started; the run's channel listens on the coordinator's address (``PRIVALAB_HUB_ADDRESS``). Beside the P3LS
+fit, a SuperNode with a key nobody registered knocks, and must be refused.
 
-While it runs, this test watches /proc: every process the driver started is in one of the test's namespaces, and
+While they run, this test watches /proc: every process the drivers started is in one of the test's namespaces, and
 every listening socket in them is on 127.0.0.1 or (in the coordinator's namespace only) the coordinator's address.
 
-Oracle: the in-process fit (same random_state). The transport only carries the values: every party runs the same
-float operations on the same inputs in either case, so the models agree to the last bits; 1e-10 of coefficients of
-order 1 leaves room for a different BLAS thread split, far below any protocol error (a wrong mask or a missed
-message changes them at order 1).
+Oracles: the in-process fits (same parameters and random_state). P3LS: the same float operations on the same
+inputs, except that over Flower the parties' masked values are summed and unmasked in their own processes; the
+masks are orthogonal, so the two differ by a few ulps of the coefficients (2e-15 measured, coefficients of order
+1); 1e-10 leaves five orders of margin, and a wrong mask or a lost message moves them at order 1. VAR-ADMM: both
+converged at tol 1e-10; 1e-8 as tests/test_flower_var.py argues (measured 3e-14).
 
 Skips when not root, or when ``ip netns add`` fails; ``PRIVALAB_REQUIRE_NETNS=1`` (``.ci/run``) turns that skip
 into a failure, so CI cannot pass without running it.
@@ -46,7 +49,8 @@ SUBNET = "10.77.0"  # /24, used only inside the test's namespaces
 COORD_IP = f"{SUBNET}.1"
 PARTIES = ["ta", "1", "2", "3"]  # P3LS: the trusted authority and 3 data holders, one SuperNode each
 CHILD_TIMEOUT = 240.0  # seconds the driver in the coordinator's namespace may take (start, fit, stop)
-IP_TIMEOUT = 10.0
+IP_TIMEOUT = 10.0  # seconds for one `ip` command
+IP = shutil.which("ip") or "/usr/sbin/ip"
 
 
 def _required() -> bool:
@@ -62,9 +66,6 @@ def _unavailable(reason: str):
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return subprocess.run([IP, *args], capture_output=True, text=True, timeout=IP_TIMEOUT, check=check)
-
-
-IP = shutil.which("ip") or "/usr/sbin/ip"
 
 
 class Namespaces:
