@@ -84,3 +84,27 @@ def test_a_party_error_is_named():
         hub.wait_connected()
         with pytest.raises(ChannelError, match="party 1 failed: ValueError: bad block"):
             hub.round({"1": pack({})})
+
+
+def test_hub_address_from_the_coordinator_setting(monkeypatch):
+    """``PRIVALAB_HUB_ADDRESS`` (host or host:port) decides where the hub listens; unset: 127.0.0.1, any port; a
+    value that is not host[:port] is refused naming the setting."""
+    from engine.federation.flower.channel import hub_address
+    from engine.federation.flower.runtime import HUB_ADDRESS_ENV
+
+    monkeypatch.delenv(HUB_ADDRESS_ENV, raising=False)
+    assert hub_address() == ("127.0.0.1", 0)
+    monkeypatch.setenv(HUB_ADDRESS_ENV, "10.0.0.1:9095")
+    assert hub_address() == ("10.0.0.1", 9095)
+    assert hub_address("coordinator.example") == ("coordinator.example", 0)
+    for bad in (":9095", "10.0.0.1:port", "10.0.0.1:70000"):
+        with pytest.raises(ValueError, match=HUB_ADDRESS_ENV):
+            hub_address(bad)
+    monkeypatch.setenv(HUB_ADDRESS_ENV, "127.0.0.1")  # a party still reaches the hub at the address it was given
+    errors = []
+    with Hub(["1"], timeout=30) as hub:
+        assert hub.address.startswith("127.0.0.1:") and hub.port > 0
+        _start(hub.credentials("node-1"), "1", _echo_times("1"), errors)
+        hub.wait_connected()
+        assert unpack(hub.round({"1": pack({"k": 1}, {"v": np.ones(2)})})["1"])[0]["k"] == 1
+    assert not errors

@@ -4,7 +4,7 @@ Why: Flower 1.42 starts a new ``flwr-clientapp`` process for every message (abou
 party) and polls in 3 s steps, so a protocol round over Flower messages costs seconds (performance review
 2026-11-27, part 1); a bidirectional gRPC stream between persistent processes costs about a millisecond. So
 Flower keeps enrolment, start and finish, and the iterative part of a protocol runs here: the ServerApp opens
-a :class:`Hub` (a gRPC server on 127.0.0.1, TLS), sends each party ONE Flower message ("connect") with the
+a :class:`Hub` (a gRPC server on 127.0.0.1 by default, TLS), sends each party ONE Flower message ("connect") with the
 hub's address and credentials, and each party's ClientApp, in the process Flower started for that message,
 dials out with :func:`serve_party` and answers one request after another until the hub says it is done; its
 Flower reply then closes the Flower round.
@@ -17,6 +17,12 @@ certificate of its CA, lets each certificate open one stream, and learns from it
 id) runs on which node; the party checks the hub's certificate against the CA it was given.
 End-to-end secrets between parties stay sealed inside the messages (:mod:`engine.federation.e2e`); the channel
 only replaces Flower as the carrier.
+
+Where the hub listens: ``127.0.0.1`` on a port the OS picks, unless the coordinator's environment sets
+``PRIVALAB_HUB_ADDRESS`` (``host`` or ``host:port``): a coordinator whose parties run on other machines (or in other
+network namespaces, ``tests/test_flower_netns.py``) sets it to its address on the parties' network, as it opens its
+SuperLink's port; the ServerApp inherits it from the SuperLink that starts it. The address is sent to each party in
+its Flower "connect" message; the party checks the hub's certificate, not the address.
 
 Messages are bytes: :func:`pack` / :func:`unpack` (a JSON header and ``.npy`` arrays in one ``.npz``, never
 pickled). Progress: a hub given a ``progress`` file rewrites it (JSON: ``connected``, ``rounds`` done, and whatever
@@ -31,6 +37,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import os
 import queue
 import threading
 from concurrent import futures
@@ -43,7 +50,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-__all__ = ["ChannelError", "Hub", "pack", "serve_party", "unpack"]
+__all__ = ["ChannelError", "Hub", "hub_address", "pack", "serve_party", "unpack"]
 
 _METHOD = "/privalab.Round/Stream"
 _HUB_NAME = "privalab-hub"
@@ -89,19 +96,35 @@ def _certificate(subject: str, key, issuer_name, issuer_key, *, ca: bool = False
     return builder.sign(issuer_key, hashes.SHA256())
 
 
+def hub_address(value: str | None = None) -> tuple[str, int]:
+    """(host, port) the hub listens on: ``value`` (default ``$PRIVALAB_HUB_ADDRESS``, else 127.0.0.1) as ``host`` or
+    ``host:port`` (port 0: the OS picks one). ``ValueError`` naming the setting when it cannot be read."""
+    from engine.federation.flower.runtime import HUB_ADDRESS_ENV  # here: the channel stands without the runtime
+
+    text = (os.environ.get(HUB_ADDRESS_ENV, "") if value is None else str(value)).strip()
+    if not text:
+        return _LOOPBACK, 0
+    host, _, port = text.partition(":")  # IPv4 or a name: an IPv6 literal would need brackets (not read here)
+    if not host or (port and not (port.isdigit() and int(port) < 65536)):
+        raise ValueError(f"{HUB_ADDRESS_ENV}={text!r}: expected host or host:port (an IPv4 address or a name)")
+    return host, int(port or 0)
+
+
 class Hub:
-    """The ServerApp's end: a TLS gRPC server on 127.0.0.1 that drives every party's stream round by round.
+    """The ServerApp's end: a TLS gRPC server (on :func:`hub_address`) that drives every party's stream round by
+    round.
 
     Parameters
     ----------
     parties : list of str, the party ids expected to connect.
     timeout : float, seconds to wait for every party to connect, and for each round's replies.
+    address : str or None, ``host`` or ``host:port`` to listen on (default: :func:`hub_address`).
 
     Use ``credentials(party)`` in the party's Flower "connect" message, ``wait_connected()``, then
     ``round({party: bytes})`` as often as needed, and ``close()`` (also a context manager).
     """
 
-    def __init__(self, parties, timeout: float = 120.0, progress=None):
+    def __init__(self, parties, timeout: float = 120.0, progress=None, address: str | None = None):
         self.parties = [str(p) for p in parties]
         self.timeout = float(timeout)
         self.progress = progress  # a file path (see the module docstring) or None
@@ -124,8 +147,11 @@ class Hub:
             "Stream": grpc.stream_stream_rpc_method_handler(self._stream)})])
         creds = grpc.ssl_server_credentials([(_pem_key(server_key), server_cert.public_bytes(
             serialization.Encoding.PEM))], root_certificates=self.ca_pem, require_client_auth=True)
-        self.port = self._server.add_secure_port(f"{_LOOPBACK}:0", creds)
-        self.address = f"{_LOOPBACK}:{self.port}"
+        host, port = hub_address(address)
+        self.port = self._server.add_secure_port(f"{host}:{port}", creds)
+        if not self.port:  # grpc returns 0 when it cannot bind
+            raise ChannelError(f"the run's channel cannot listen on {host}:{port} (PRIVALAB_HUB_ADDRESS)")
+        self.address = f"{host}:{self.port}"
         self._server.start()
         self.bytes_down = 0
         self.bytes_up = 0

@@ -5,7 +5,12 @@
 identity-key=... pinned-peers=..."`` (its identity key and the pins of its peers' identities, see
 :mod:`engine.federation.identity`);
 it is a context manager that always stops every process it started (also on failure), with a timeout on
-every wait. Every process gets :func:`flower_env` (the interpreter's ``bin`` first on ``PATH``, telemetry
+every wait. As deployed, it can also run with TLS (``tls=True``: a fresh CA and a SuperLink certificate for its
+address, :mod:`.credentials`) and SuperNode authentication (``supernode_auth=True``: one P-384 key per party,
+registered with ``flwr supernode register`` before its SuperNode starts), with the SuperLink on another address
+than loopback (``host``) and each process started through a command prefix of the caller's (``launcher``, e.g.
+``ip netns exec <namespace>``: ``tests/test_flower_netns.py`` runs the coordinator and each party in a network
+namespace of its own). Every process gets :func:`flower_env` (the interpreter's ``bin`` first on ``PATH``, telemetry
 off). :func:`submit_run` submits a Flower app with ``flwr run <app-dir> <connection>`` (the
 connection written to a private ``FLWR_HOME/config.toml``) and waits for the ServerApp's result file,
 checking meanwhile that every process of the federation is alive: a SuperNode that dies mid-protocol is
@@ -44,6 +49,7 @@ from engine.federation.identity import IDENTITY_FILE, PINS_FILE, create_identity
 
 __all__ = [
     "FLOWER_ENV",
+    "HUB_ADDRESS_ENV",
     "FederationError",
     "LocalFederation",
     "flower_env",
@@ -60,6 +66,7 @@ __all__ = [
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds for the SuperLink to answer and every SuperNode to register
 STOP_TIMEOUT = 10.0  # seconds to wait for a killed process
+SUPERNODE_KEY_FILE = "supernode-auth-key"  # a party's SuperNode authentication key (supernode_auth=True), in its dir
 # seconds a Flower process gets after SIGTERM before SIGKILL: the local federation keeps no state worth a longer wait
 # (an in-memory SuperLink; each party's files are written before its reply), and its stop is part of every fit
 STOP_GRACE = 1.0
@@ -68,6 +75,9 @@ STATUS_INTERVAL = 15.0  # seconds between two questions to the SuperLink about a
 #: no update check (flwr 1.42's CLI, SuperLink, SuperNode and SuperExec each POST to api.flower.ai from a non-daemon
 #: thread: nothing may phone home, and each process waited up to 3 s for it before exiting: `flwr run` took 11 s);
 #: the SuperExec polls for the next ClientApp task every 0.1 s instead of 1 s (0.02 s raised the load on 2 cores)
+#: where the run's channel (:class:`~engine.federation.flower.channel.Hub`, in the ServerApp) listens: ``host`` or
+#: ``host:port``, read from the coordinator's environment (127.0.0.1 when unset); ``LocalFederation(host=...)`` sets it
+HUB_ADDRESS_ENV = "PRIVALAB_HUB_ADDRESS"
 FLOWER_ENV = {"FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1",
               "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.1"}
 
@@ -145,17 +155,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_port(port: int, timeout: float, alive) -> None:
+def _wait_port(host: str, port: int, timeout: float, alive) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         alive()
         _report({"phase": "starting"})
         try:
-            with socket.create_connection((LOOPBACK, port), timeout=0.5):
+            with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.2)
-    raise FederationError(f"nothing answered on {LOOPBACK}:{port} within {timeout:.0f} s")
+    raise FederationError(f"nothing answered on {host}:{port} within {timeout:.0f} s")
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
@@ -178,16 +188,19 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             proc.wait(timeout=STOP_TIMEOUT)
 
 
-def write_connection(flwr_home: Path, address: str, name: str = "privalab") -> str:
-    """Write ``FLWR_HOME/config.toml`` with one insecure SuperLink connection; returns its name."""
+def write_connection(flwr_home: Path, address: str, name: str = "privalab", root_certificates=None) -> str:
+    """Write ``FLWR_HOME/config.toml`` with one SuperLink connection (insecure, or TLS checked against the CA file
+    ``root_certificates``); returns its name."""
     flwr_home.mkdir(parents=True, exist_ok=True)
+    security = ("insecure = true" if root_certificates is None
+                else f"root-certificates = {json.dumps(str(root_certificates))}")
     (flwr_home / "config.toml").write_text(
-        f'[superlink]\ndefault = "{name}"\n\n[superlink.{name}]\naddress = "{address}"\ninsecure = true\n')
+        f'[superlink]\ndefault = "{name}"\n\n[superlink.{name}]\naddress = "{address}"\n{security}\n')
     return name
 
 
 class LocalFederation:
-    """One SuperLink and one SuperNode per party on 127.0.0.1, stopped on exit.
+    """One SuperLink and one SuperNode per party (on 127.0.0.1 by default), stopped on exit.
 
     Parameters
     ----------
@@ -198,6 +211,20 @@ class LocalFederation:
         directory (removed on exit) when None.
     env : dict or None
         Extra environment for the processes (``PYTHONPATH`` is set so that they import this ``engine``).
+    host : str
+        The address the SuperLink listens on and the parties dial (default 127.0.0.1); the run's channel listens
+        there too (``PRIVALAB_HUB_ADDRESS``, :mod:`.channel`). Every SuperNode's own Runtime API stays on its
+        127.0.0.1.
+    tls : bool
+        TLS on the SuperLink's port: a fresh CA and a certificate for ``host`` (``<workdir>/tls``); the parties and
+        ``flwr run`` check it against that CA. Default False (``--insecure``, loopback only).
+    supernode_auth : bool
+        SuperNode authentication: the SuperLink accepts only the SuperNodes whose public key was registered
+        (``flwr supernode register``); each party's key is made in its own directory. Default False.
+    launcher : callable or None
+        ``launcher(name)`` -> the command prefix that starts the process ``name`` ("superlink", "party <id>"),
+        e.g. ``["ip", "netns", "exec", "<namespace>"]`` (it must exec the command: the prefix's process is the one
+        stopped); None starts every process directly.
 
     Attributes
     ----------
@@ -206,7 +233,8 @@ class LocalFederation:
     processes : dict name -> subprocess.Popen ("superlink", "party <id>").
     """
 
-    def __init__(self, parties, workdir: str | None = None, env: dict | None = None):
+    def __init__(self, parties, workdir: str | None = None, env: dict | None = None, *, host: str = LOOPBACK,
+                 tls: bool = False, supernode_auth: bool = False, launcher=None):
         self.parties = [str(p) for p in parties]
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="privalab-flower-") if workdir is None else workdir)
@@ -216,14 +244,17 @@ class LocalFederation:
         repo = str(Path(__file__).resolve().parents[3])
         self.env = flower_env(None, FLWR_HOME=str(self.flwr_home), PYTHONUNBUFFERED="1",
                               PYTHONPATH=os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]),
-                              **(env or {}))
+                              **({HUB_ADDRESS_ENV: host} if host != LOOPBACK else {}), **(env or {}))
+        self.host, self.tls, self.supernode_auth, self.launcher = str(host), bool(tls), bool(supernode_auth), launcher
+        self.tls_files: dict[str, Path] = {}
         self.address = ""
         self.ports: list[int] = []
 
     # ------------------------------------------------------------------ processes
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.workdir / f"{name.replace(' ', '-')}.log", "wb")  # noqa: SIM115 (closed with the process)
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir,
+        prefix = [] if self.launcher is None else [str(a) for a in self.launcher(name)]
+        proc = subprocess.Popen([*prefix, *args], stdout=log, stderr=subprocess.STDOUT, env=self.env, cwd=self.workdir,
                                 start_new_session=True)
         log.close()
         self.processes[name] = proc
@@ -241,25 +272,52 @@ class LocalFederation:
         return self.workdir / f"{name.replace(' ', '-')}.log"
 
     def start(self) -> LocalFederation:
-        """Start the SuperLink and one SuperNode per party on loopback ports; returns self."""
+        """Start the SuperLink and one SuperNode per party (registering their keys first with
+        ``supernode_auth``); returns self."""
         bin_dir = Path(sys.executable).parent
-        port = free_port()
-        self.address = f"{LOOPBACK}:{port}"
+        port = free_port()  # free on this loopback: a launcher's fresh network namespace has every port free
+        self.address = f"{self.host}:{port}"
         self.ports = [port]
-        write_connection(self.flwr_home, self.address)
-        self._spawn("superlink", [str(bin_dir / "flower-superlink"), "--insecure", "--host", LOOPBACK,
+        if self.tls:
+            from engine.federation.flower.credentials import make_tls
+
+            self.tls_files = make_tls(self.workdir / "tls", list(dict.fromkeys([self.host, LOOPBACK])))
+        write_connection(self.flwr_home, self.address, root_certificates=self.tls_files.get("ca"))
+        link_security = (["--ssl-ca-certfile", str(self.tls_files["ca"]), "--ssl-certfile", str(self.tls_files["cert"]),
+                          "--ssl-keyfile", str(self.tls_files["key"])] if self.tls else ["--insecure"])
+        self._spawn("superlink", [str(bin_dir / "flower-superlink"), *link_security,
+                                  *(["--enable-supernode-auth"] if self.supernode_auth else []), "--host", self.host,
                                   "--port", str(port), "--disable-runtime-dependency-installation"])
-        _wait_port(port, START_TIMEOUT, self.check_alive)
+        _wait_port(self.host, port, START_TIMEOUT, self.check_alive)
         pins = self._provision_identities()
+        auth_keys = self._register_supernodes() if self.supernode_auth else {}
+        node_security = ["--root-certificates", str(self.tls_files["ca"])] if self.tls else ["--insecure"]
         for p in self.parties:
             node_config = (f"party='{p}' data-dir='{self.data_dirs[p]}' "
                            f"identity-key='{self.data_dirs[p] / IDENTITY_FILE}' pinned-peers='{pins[p]}'")
             self.ports.append(free_port())
-            self._spawn(f"party {p}", [str(bin_dir / "flower-supernode"), "--insecure", "--superlink", self.address,
-                                       "--host", LOOPBACK, "--port", str(self.ports[-1]), "--max-retries", "50",
-                                       "--node-config", node_config])
+            auth = ["--auth-supernode-private-key", str(auth_keys[p])] if p in auth_keys else []
+            self._spawn(f"party {p}", [str(bin_dir / "flower-supernode"), *node_security, *auth,
+                                       "--superlink", self.address, "--host", LOOPBACK, "--port", str(self.ports[-1]),
+                                       "--max-retries", "50", "--node-config", node_config])
         self._wait_registered()
         return self
+
+    def _register_supernodes(self) -> dict:
+        """Each party's SuperNode authentication key, made in its own directory, its public half registered with the
+        SuperLink (``flwr supernode register``, as the coordinator does for each key a party sent it). Returns party
+        id -> private key file."""
+        from engine.federation.flower.credentials import make_supernode_key
+
+        keys = {}
+        for p in self.parties:
+            keys[p] = self.data_dirs[p] / SUPERNODE_KEY_FILE
+            public = make_supernode_key(keys[p])
+            code, out = flwr_cli(["supernode", "register", str(public)], dict(self.env), timeout=START_TIMEOUT)
+            if code != 0:
+                raise FederationError(f"the SuperLink refused party {p}'s SuperNode key: {out.strip()[-500:]}")
+            _report({"phase": "starting"})
+        return keys
 
     def _provision_identities(self) -> dict:
         """Each party's identity key in its own directory and, beside it, the pins of every party's identity.
@@ -291,7 +349,8 @@ class LocalFederation:
 
     def leftover_processes(self) -> list[int]:
         """Pids of processes still running whose command line names this federation's ports or directory."""
-        marks = [f"{LOOPBACK}:{p}" for p in self.ports] + [f" {p} " for p in self.ports] + [str(self.workdir)]
+        hosts = dict.fromkeys([LOOPBACK, self.host])
+        marks = [f"{h}:{p}" for p in self.ports for h in hosts] + [f" {p} " for p in self.ports] + [str(self.workdir)]
         pids = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit() or int(entry.name) == os.getpid():
