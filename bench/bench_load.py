@@ -57,6 +57,7 @@ outside this bench's single-server setup.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import random
@@ -79,6 +80,7 @@ class Outcome:
     first_chart_s: float = math.nan
     finished_s: float = math.nan
     error: str = ""
+    process: str = ""  # behind the proxy: the index of the app process the sticky cookie names
 
 
 def _messages():
@@ -107,17 +109,41 @@ def _on_page(navigation, page: str) -> bool:
     return paths.get(navigation.page_script_hash) == page
 
 
-async def session(port: int, page: str, timeout: float) -> Outcome:
-    """Open one session on ``page`` and read its messages until its run ends; never raises."""
+def _sticky_cookie(port: int) -> tuple[str, str]:
+    """Behind the proxy, what a browser does first: GET ``/`` (the page) and keep the sticky cookie it sets;
+    (the ``Cookie`` header value, the process index)."""
+    import urllib.request
+
+    from ui.runtime.proxy import COOKIE
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60) as r:
+        r.read()
+        for header in r.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            if name.strip() == COOKIE:
+                value = rest.split(";", 1)[0]
+                return f"{COOKIE}={value}", value
+    return "", ""
+
+
+async def session(port: int, page: str, timeout: float, proxy: bool = False) -> Outcome:
+    """Open one session on ``page`` and read its messages until its run ends; never raises. ``proxy``: the port
+    is the proxy's: first GET the page for the sticky cookie, then open the websocket with it, as a browser does
+    (both inside the session's time)."""
     import websockets
 
     _, ForwardMsg = _messages()
     out = Outcome()
     t0 = time.perf_counter()
+    headers = {}
     try:
         async with asyncio.timeout(timeout):
+            if proxy:
+                cookie, out.process = await asyncio.to_thread(_sticky_cookie, port)
+                headers = {"Cookie": cookie, "Origin": f"http://127.0.0.1:{port}"}
             async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
-                                          max_size=None, open_timeout=timeout, ping_interval=None) as ws:
+                                          max_size=None, open_timeout=timeout, ping_interval=None,
+                                          additional_headers=headers) as ws:
                 await ws.send(rerun_message(page))
                 async for raw in ws:
                     msg = ForwardMsg()
@@ -152,10 +178,9 @@ async def session(port: int, page: str, timeout: float) -> Outcome:
     return out
 
 
-async def round_of(port: int, n: int, timeout: float) -> list[Outcome]:
+async def round_of(port: int, n: int, timeout: float, proxy: bool = False) -> list[Outcome]:
     """``n`` sessions opened at once, in this loop."""
-    return list(await asyncio.gather(*(session(port, PAGE, timeout) for _ in range(n))))
-
+    return list(await asyncio.gather(*(session(port, PAGE, timeout, proxy) for _ in range(n))))
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -172,6 +197,9 @@ def _extra(ap) -> None:
                                                               "(default 5; 3 with --quick)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds a session may take to finish its run")
     ap.add_argument("--page", default=PAGE, help="URL path of the page to open (default edpls)")
+    ap.add_argument("--processes", type=int, default=1, help="N > 1: after the one-process rounds (default sizes "
+                                                             "1,16), 16 x N sessions through nginx in front of N "
+                                                             "app processes (ui.runtime.proxy.Team)")
 
 
 def run(port: int, server_pid: int, sizes: list[int], singles: int, timeout: float) -> dict:
@@ -194,12 +222,63 @@ def run(port: int, server_pid: int, sizes: list[int], singles: int, timeout: flo
             "server_cpu": server_cpu}
 
 
+def run_team(processes: int, n: int, timeout: float) -> dict:
+    """``n`` sessions at once through nginx in front of ``processes`` app processes (each warmed first by one
+    session of its own, opened on its port directly and at the same time, as the one-process server is by its
+    cold session); always stopped."""
+    from ui.runtime.proxy import Team
+
+    with Team(processes) as team, contextlib.ExitStack() as stack:
+        rss = [stack.enter_context(TreeRss(p.pid)) for p in team.apps]
+
+        async def warm():
+            return await asyncio.gather(*(session(port, PAGE, timeout) for port in team.backends))
+
+        cold = asyncio.run(warm())
+        s0 = sum(r.cpu_seconds() for r in rss)
+        outs = asyncio.run(round_of(team.port, n, timeout, proxy=True))
+        cpu = (sum(r.cpu_seconds() for r in rss) - s0) / n
+        logs = "".join(team.log_text(f"app{i}.log", 1500) for i in range(processes)) + team.log_text("error.log")
+        return {"cold": cold, "results": outs, "server_cpu": cpu, "peak": max(r.peak for r in rss), "logs": logs}
+
+
+def _report_team(claims: Claims, processes: int, got: dict, p95_16_one: float) -> None:
+    """The figures and claims of the run behind the proxy."""
+    outs, n = got["results"], len(got["results"])
+    first = [o.first_chart_s for o in outs]
+    for i, cold in enumerate(got["cold"]):
+        emit(f"team_cold_first_result_s_process_{i}", cold.first_chart_s)
+    emit(f"team_p50_first_result_s_{n}", quantile(first, 0.5))
+    p95 = quantile(first, 0.95)
+    emit(f"team_p95_first_result_s_{n}", p95)
+    emit(f"team_p50_finished_s_{n}", quantile([o.finished_s for o in outs], 0.5))
+    emit(f"team_server_cpu_s_per_session_{n}", got["server_cpu"])
+    emit(f"team_sessions_per_process_{n}", ",".join(str(sum(o.process == str(i) for o in outs))
+                                                    for i in range(processes)))
+    errors = [o.error for o in outs if o.error] + [c.error for c in got["cold"] if c.error]
+    emit(f"team_errors_{n}", len(errors))
+    if errors:
+        emit(f"team_error_kinds_{n}", ",".join(sorted(set(errors))))
+        print(got["logs"][-3000:], file=sys.stderr)
+    emit("team_peak_rss_gb_per_process", got["peak"] / 2**30)
+    ratio = p95 / p95_16_one
+    key = ("p95_32_two_processes_vs_p95_16_one" if processes == 2
+           else f"p95_{n}_{processes}_processes_vs_p95_16_one")
+    emit(key, ratio)
+    claims.check(f"no_errors_at_{n}_through_the_proxy", not errors, ",".join(errors))
+    claims.check(f"p95_{n}_on_{processes}_processes_within_p95_16_on_one", ratio <= 1.0, f"{ratio:.2f}")
+    claims.check("team_memory_bounded", got["peak"] / 2**30 < 4.0, f"{got['peak'] / 2**30:.2f} GB per process")
+
+
 def main(argv=None) -> int:
     global PAGE
     args = parse_args(__doc__, argv, extra=_extra)
     PAGE = args.page
     claims = Claims()
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [1, 4, 8, 16]
+    default = [1, 16] if args.processes > 1 else [1, 4, 8, 16]
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else default
+    if args.processes > 1 and 16 not in sizes:
+        sizes.append(16)  # the yardstick of the run behind the proxy
     singles = args.singles or (3 if args.quick else 5)
     rest = [n for n in sizes if n != 1]
     random.Random(args.seed).shuffle(rest)
@@ -209,6 +288,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp, harness.StreamlitServer(log_path=Path(tmp) / "server.log") as server:
         got = run(server.port, server.proc.pid, order, singles, args.timeout)
         log_tail = server.log_text()
+    team = run_team(args.processes, 16 * args.processes, args.timeout) if args.processes > 1 else None
     emit("page", PAGE)
     emit("cold_first_result_s", got["cold"].first_chart_s)
     if got["cold"].error:
@@ -228,6 +308,8 @@ def main(argv=None) -> int:
     emit("server_rss_idle_gb", got["idle"] / 2**30)
     emit("server_peak_rss_gb", got["peak"] / 2**30)
     emit("client_cpu_s", got["client_cpu"])
+    if team is not None:
+        _report_team(claims, args.processes, team, quantile([o.first_chart_s for o in results[16]], 0.95))
     emit("bench_seconds", time.perf_counter() - t_start)
     emit("load_avg_1min", os.getloadavg()[0])
     if any(o.error for outs in results.values() for o in outs) or got["cold"].error:
