@@ -40,7 +40,7 @@ Checked claims (exit 1 when one fails):
 
 Several processes (``--processes N``, N > 1; issue #33): beside the one-process server, ``ui.runtime.proxy.Team``
 starts N app processes on 127.0.0.1 and nginx (Debian's package) in front of them on a free 127.0.0.1 port, with
-sticky sessions (least-busy placement, a cookie naming the process); each is warmed by one session opened on its
+sticky sessions (new sessions in turn, a cookie naming the process); each is warmed by one session opened on its
 own port (all at once, after the one-process server's cold session). Then, ``--repeats`` times (default 3, 2 with
 ``--quick``) in an order drawn from ``--seed``: 16 sessions at once on the one process, and 16 x N at once through
 the proxy, each first GETting ``/`` (for the sticky cookie behind the proxy) and then opening its websocket (with

@@ -24,10 +24,11 @@ def test_the_config_listens_on_loopback_and_keeps_a_session_on_its_process(tmp_p
     text = nginx_config(8501, [8601, 8602, 8603], tmp_path)
     assert "listen 127.0.0.1:8501;" in text and "daemon off;" in text
     assert f"pid {tmp_path / 'nginx.pid'};" in text and "user " not in text
-    # new sessions: the least busy of the three; a cookie: that process, the others only as backups
+    # new sessions: the three in turn (round robin, the default); a cookie: that process, the others as backups
     any_pool = text[text.index("upstream privalab_any {"):]
     any_pool = any_pool[:any_pool.index("}")]
-    assert "least_conn;" in any_pool and all(f"server 127.0.0.1:{p};" in any_pool for p in (8601, 8602, 8603))
+    assert "least_conn" not in any_pool and "hash" not in any_pool
+    assert all(f"server 127.0.0.1:{p};" in any_pool for p in (8601, 8602, 8603))
     one = text[text.index("upstream privalab_1 {"):]
     one = one[:one.index("}")]
     assert "server 127.0.0.1:8602;" in one and "server 127.0.0.1:8601 backup;" in one

@@ -8,8 +8,10 @@ process's memory), so the proxy is sticky.
 
 What nginx (Debian's package, open-source edition) offers and what is used: the ``sticky`` directive is NGINX Plus
 only; ``ip_hash``/``hash $remote_addr`` sends every client behind one address (a NAT, a VPN, the loopback of the
-bench) to the same process. Here a session is placed by ``least_conn`` (an open websocket counts as a connection,
-so the process with fewer sessions gets the new one) and kept by a cookie naming its process:
+bench) to the same process. Here a new session is placed round robin (the upstream's default: the processes take
+new sessions in turn, so 32 arriving at once split 16/16) and kept by a cookie naming its process. Not
+``least_conn``: a session's websocket goes through the upstream of its own process, so the placing upstream would
+count only the short page requests, not the open sessions, and place by noise.
 
 - the first response to a browser (the page, ``/``) sets ``privalab_backend=<i>`` from ``$upstream_addr``, the
   process nginx actually used (a ``map``); ``HttpOnly``, ``SameSite=Strict``, no address in it;
@@ -28,7 +30,7 @@ opens it on purpose. Written by hand: the configuration text and the process sup
 Examples
 --------
 >>> text = nginx_config(8501, [8601, 8602], "/tmp/privalab-team")
->>> "listen 127.0.0.1:8501;" in text and "least_conn;" in text
+>>> "listen 127.0.0.1:8501;" in text and "upstream privalab_any {" in text
 True
 """
 from __future__ import annotations
@@ -88,7 +90,7 @@ def nginx_config(port: int, backends: list[int], workdir: str | os.PathLike, add
         lines.append(f"    {kind}_temp_path {work / ('temp_' + kind)};")
     lines += [f"    client_max_body_size {UPLOAD_MB}m;",
               "    map $http_upgrade $connection_upgrade { default upgrade; '' close; }",
-              # the cookie names a process by its index; no cookie (or an unknown one): the least busy process
+              # the cookie names a process by its index; no cookie (or an unknown one): the processes in turn
               f"    map $cookie_{COOKIE} $privalab_pool {{",
               "        default privalab_any;",
               *(f'        "{i}" privalab_{i};' for i in range(len(servers))),
@@ -98,9 +100,7 @@ def nginx_config(port: int, backends: list[int], workdir: str | os.PathLike, add
               '        default "";',
               *(f'        "{s}" "{COOKIE}={i}; Path=/; HttpOnly; SameSite=Strict";' for i, s in enumerate(servers)),
               "    }",
-              "    upstream privalab_any {",
-              "        least_conn;",
-              "        zone privalab_any 64k;",
+              "    upstream privalab_any {",  # round robin: new sessions in turn
               *(f"        server {s};" for s in servers),
               "    }"]
     for i, s in enumerate(servers):
