@@ -48,7 +48,9 @@ the cookie), as a browser does, on both sides and within the session's time. Int
 same machine load; the idle side costs next to nothing. Default sizes on the one process: 1,16. Everything is
 always stopped. Figures: ``team_p50_first_result_s_<16N>``,
 ``team_p95_first_result_s_<16N>``, ``team_sessions_per_process_<16N>`` (from the cookies), ``team_errors_<16N>``,
-``team_server_cpu_s_per_session_<16N>``, ``team_peak_rss_gb_per_process`` and, for N = 2,
+``team_server_cpu_s_per_session_<16N>``, ``team_peak_rss_gb_per_process``, the cores each side got during its
+rounds (``cores_used_one_process_16``, ``cores_used_<N>_processes_<16N>``: server CPU seconds over wall seconds)
+and, for N = 2,
 ``p95_32_two_processes_vs_p95_16_one`` = ``team_p95_first_result_s_32 / p95_first_result_s_16``. Checked:
 ``no_errors_at_<16N>_through_the_proxy``, ``p95_<16N>_on_<N>_processes_within_p95_16_on_one`` (the ratio <= 1)
 and ``team_memory_bounded`` (< 4 GB per process). The team gains only as much as a second core is free for it: on a
@@ -265,21 +267,25 @@ def side_by_side(port: int, rss, team, team_rss, repeats: int, timeout: float, s
     costing next to nothing), so both see the same machine load; (the one-process outcomes, its server CPU per
     session, the team's figures)."""
     n_team = 16 * team.processes
-    one, many, cpu_one, cpu_many = [], [], 0.0, 0.0
+    one, many, cpu_one, cpu_many, wall_one, wall_many = [], [], 0.0, 0.0, 0.0, 0.0
     rng = random.Random(seed)
     for _ in range(repeats):
         for which in rng.sample(["one", "team"], 2):
+            t0 = time.perf_counter()
             if which == "one":
                 s0 = rss.cpu_seconds()
                 one += asyncio.run(round_of(port, 16, timeout, proxy=True))  # GET / as well: the same work
                 cpu_one += rss.cpu_seconds() - s0
+                wall_one += time.perf_counter() - t0
             else:
                 s0 = sum(r.cpu_seconds() for r in team_rss)
                 many += asyncio.run(round_of(team.port, n_team, timeout, proxy=True))
                 cpu_many += sum(r.cpu_seconds() for r in team_rss) - s0
+                wall_many += time.perf_counter() - t0
     logs = "".join(team.log_text(f"app{i}.log", 1500) for i in range(team.processes)) + team.log_text("error.log")
     return one, cpu_one / len(one), {"results": many, "server_cpu": cpu_many / len(many), "logs": logs,
-                                     "rounds": repeats}
+                                     "rounds": repeats, "cores_one": cpu_one / wall_one,
+                                     "cores_team": cpu_many / wall_many}
 
 
 def _report_team(claims: Claims, processes: int, got: dict, p95_16_one: float) -> None:
@@ -301,6 +307,10 @@ def _report_team(claims: Claims, processes: int, got: dict, p95_16_one: float) -
         emit(f"team_error_kinds_{n}", ",".join(sorted(set(errors))))
         print(got["logs"][-3000:], file=sys.stderr)
     emit("team_rounds", got["rounds"])
+    # the cores the machine gave each side during its rounds (server CPU seconds / wall seconds): the team can only
+    # beat one process by the share of a second core it gets
+    emit("cores_used_one_process_16", got["cores_one"])
+    emit(f"cores_used_{processes}_processes_{n}", got["cores_team"])
     emit("team_peak_rss_gb_per_process", got["peak"] / 2**30)
     ratio = p95 / p95_16_one
     key = ("p95_32_two_processes_vs_p95_16_one" if processes == 2
