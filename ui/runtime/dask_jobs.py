@@ -13,8 +13,9 @@ cancel, and raises :class:`~ui.runtime.jobs.JobError` / :class:`~ui.runtime.jobs
 of a local run; the exception (or the job's own, e.g. a ``DataError`` with its file, row and column) comes back
 through the future unchanged. Why not the task itself in the worker's thread: a Dask worker cannot stop a running
 task (``Future.cancel`` leaves its thread running), and a memory limit set in it would bind every task of that
-worker; the worker's own ``--memory-limit`` stays a second, coarser line (its nanny restarts a worker past it:
-the job then ends with "ended with its Dask worker (likely past its memory budget)").
+worker. The worker's own ``--memory-limit`` watches the worker's process (a result passes through it), not the
+job's; its nanny restarts a worker past it, and the job then ends with "was ended with its Dask worker (likely past
+its memory budget)".
 
 Between the server and the task, per job: a ``distributed.Event`` the server sets on cancel (the task polls it and
 kills its process) and a ``distributed.Variable`` through which the task reports its start and its progress (the
