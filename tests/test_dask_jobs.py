@@ -1,5 +1,6 @@
-"""The job runner on a Dask cluster (ui.runtime.jobs with a ``cluster``, ui.runtime.dask_jobs): a job runs there,
-a cancel stops it, and a job past its time or its memory budget ends with the very message of a local run.
+"""The job runner on a Dask cluster (ui.runtime.jobs with a ``cluster``, ui.runtime.dask_jobs): a job runs there
+(a page's upload read included), a cancel stops it, and a job past its time or its memory budget ends with the very
+message of a local run.
 
 Oracle: the local runner itself: each budget is hit once locally and once on the cluster, and the two messages
 must be equal strings (the cluster path cannot pass by producing some other error). The cluster is a
@@ -10,6 +11,7 @@ remote one), no dashboard, always closed.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,8 @@ from engine.data import DataError
 from tests.jobs_helpers import allocate, fail_with_data_error, sleep_then, steps_with_progress, tick_to_file
 from ui.runtime import dask_jobs
 from ui.runtime.jobs import JobCancelled, JobError, JobRunner
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +107,42 @@ def test_the_setting_names_the_cluster_or_says_what_is_wrong():
     runner = JobRunner(1, cluster=ValueError("PRIVALAB_JOBS='8786': use 'local' or ..."))
     with pytest.raises(JobError, match="Reading a.csv could not run: PRIVALAB_JOBS='8786'"):
         runner.run(sleep_then, 0, 1, label="Reading a.csv")
+
+
+def _jobs_seen(cluster: str) -> int:
+    """How many job tasks the scheduler has had (any state, forgotten ones included)."""
+    from distributed import Client
+
+    def count(dask_scheduler):
+        prefix = dask_scheduler.task_prefixes.get("privalab-job")
+        return sum(prefix.state_counts.values()) if prefix is not None else 0
+
+    with Client(cluster, set_as_default=False) as client:
+        return client.run_on_scheduler(count)
+
+
+def test_a_page_reads_its_uploads_on_the_cluster_with_the_local_message(cluster, monkeypatch):
+    """Home's data picker with the server's runner on the cluster: a good upload is read there, a read past the
+    memory budget is refused with the message of a local run and the previous data stay."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.jobs_helpers import parse_after_a_bomb
+    from ui.runtime import jobs
+
+    monkeypatch.setattr(jobs.RUNNER, "cluster", cluster)
+    before = _jobs_seen(cluster)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    at.radio(key="home_data_source").set_value("Upload a file").run()
+    good = b"id,a,b,c\nt1,1.0,2.0,3.5\nt2,2.0,1.0,4.5\nt3,3.0,0.5,1.5\nt4,4.0,3.0,2.5\n"
+    at.file_uploader(key="home_data_upload").set_value(("good.csv", good, "text/csv")).run()
+    assert at.session_state["pl_dataset"].name == "good.csv"
+    assert _jobs_seen(cluster) > before  # read on the cluster
+    monkeypatch.setattr(jobs, "parse_upload", parse_after_a_bomb)
+    monkeypatch.setattr(jobs, "MEMORY_MB", 300)
+    bomb = good.replace(b"t4", b"t5")  # another content: not in the cache
+    at.file_uploader(key="home_data_upload").set_value(("bomb.csv", bomb, "text/csv")).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("Reading bomb.csv needed more than the 300 MB memory budget and was stopped." in e for e in errors), \
+        errors
+    assert at.session_state["pl_dataset"].name == "good.csv"
