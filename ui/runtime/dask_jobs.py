@@ -19,10 +19,10 @@ its memory budget)".
 
 Between the server and the task, per job: a ``distributed.Event`` the server sets on cancel (the task polls it and
 kills its process) and a ``distributed.Variable`` through which the task reports its start and its progress (the
-latest call, pickled). The server keeps its own clock as a backstop, with the local rule: the job's budget counts
-from its start on the worker (reported), and the start has ``STARTUP_SECONDS``; past the budget plus
-``jobs.GRACE_SECONDS`` (the worker's own stop and the report's trip) the server stops waiting, sets the cancel
-event, cancels the future and gives the local message.
+latest call, pickled). The worker enforces the budgets; the server keeps a backstop for a worker that stops
+answering: time in the cluster's line has no limit (as in the local line), and from the task's start the server
+waits the worker's own limit (``STARTUP_SECONDS`` for the job's process to start, then the budget) plus
+``jobs.GRACE_SECONDS``, then sets the cancel event, cancels the future and gives the local message.
 
 Workers: Dask's nanny runs a worker as a daemonic process by default, and a daemonic process may not start
 processes; a PrivaLab worker runs with ``DASK_DISTRIBUTED__WORKER__DAEMON=False`` (docs/deployment.md), from a

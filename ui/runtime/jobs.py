@@ -93,7 +93,7 @@ SECONDS: float = _env_number("PRIVALAB_JOB_SECONDS", 120.0, float)
 SWEEP_SECONDS: float = _env_number("PRIVALAB_SWEEP_SECONDS", 600.0, float)
 MAX_JOBS: int = _env_number("PRIVALAB_MAX_JOBS", 2)
 STARTUP_SECONDS: float = 60.0  # to start a worker (the forkserver's first start included), before its budget
-GRACE_SECONDS: float = 10.0  # on a cluster: past the budget, the worker's own stop and its report's trip
+GRACE_SECONDS: float = 10.0  # on a cluster: past the worker's own limit, its stop and its answer's trip
 # imported once by the forkserver, inherited by every worker
 # (the method modules the pages' jobs use: imported once there, not in every worker; each took 0.05-0.9 s to import
 # on this machine, ~2 s together, paid once by the forkserver's start instead of by every job)
@@ -337,14 +337,14 @@ class Job:
         return "error", JobError(f"{what} ended (exit code {code}) without a result.")
 
     def _execute_remote(self, address: str) -> tuple:
-        """The job on the Dask cluster at ``address`` (:func:`run_on_worker` there); the local rules: its budget
-        counts from its start on the worker, the start has ``STARTUP_SECONDS``, a cancel kills it, the server
-        stops waiting ``GRACE_SECONDS`` past the budget (the worker stops the job at the budget itself)."""
+        """The job on the Dask cluster at ``address`` (:func:`run_on_worker` there, which enforces the budgets and
+        gives their messages exactly as here); a cancel kills it. Waiting in the cluster's line has no limit, as in
+        the local line; once the task runs, the server stops waiting ``GRACE_SECONDS`` after the worker's own limit
+        (its start-up allowance and the budget), a backstop for a worker that stopped answering."""
         what = self.label or "The job"
         remote = dask_jobs.RemoteJob(dask_jobs.client_for(address), run_on_worker, self.fn, self.args, self.kwargs,
                                      self.memory_mb, self.seconds, self.label, self.reports)
-        self.started = time.monotonic()
-        deadline, running = self.started + STARTUP_SECONDS + self.seconds, False
+        deadline = None
         try:
             while not remote.done():
                 time.sleep(0.1)
@@ -352,11 +352,11 @@ class Job:
                     remote.cancel()
                     return "error", JobCancelled(f"{what} was cancelled.")
                 latest = remote.latest()
-                if latest is not None and not running:  # started on the worker: the budget counts from here
-                    running, self.started = True, time.monotonic()
-                    deadline = self.started + self.seconds + GRACE_SECONDS
+                if latest is not None and deadline is None:  # the task runs on a worker
+                    self.started = time.monotonic()
+                    deadline = self.started + STARTUP_SECONDS + self.seconds + GRACE_SECONDS
                 self._take_report(latest)
-                if time.monotonic() > deadline:
+                if deadline is not None and time.monotonic() > deadline:
                     remote.cancel()
                     return "error", JobError(f"{what} took longer than {self.seconds:g} s and was stopped.")
             self._take_report(remote.latest())  # the last progress call (a short job: the only one)
