@@ -171,9 +171,11 @@ class Team:
         return f"http://127.0.0.1:{self.backends[i]}"
 
     def log_text(self, name: str, tail: int = 3000) -> str:
+        if self.workdir is None:
+            return ""
         try:
             return (self.workdir / name).read_text(errors="replace")[-tail:]
-        except (OSError, TypeError):
+        except OSError:
             return ""
 
     def start(self) -> "Team":
@@ -185,6 +187,7 @@ class Team:
         return self
 
     def _open_log(self, name: str):
+        assert self.workdir is not None  # made in _start before any log
         fh = open(self.workdir / name, "w")
         self._logs.append(fh)
         return fh
@@ -267,7 +270,7 @@ def main(argv=None) -> int:
         with Team(a.processes, a.port, a.address, nginx=a.nginx) as team:
             print(f"PrivaLab: {a.processes} app processes behind nginx at {team.url} (Ctrl-C stops them)",
                   flush=True)
-            while team.proxy.poll() is None and all(p.poll() is None for p in team.apps):
+            while all(p.poll() is None for p in (team.proxy, *team.apps) if p is not None):
                 time.sleep(1)
             print("PrivaLab: a process of the team ended; stopping the others", file=sys.stderr)
             return 1
