@@ -486,7 +486,7 @@ def run_on_worker(fn, args, kwargs, memory_mb, seconds, label, reports, key):
     job = JobRunner(1).submit(fn, *args, memory_mb=memory_mb, seconds=seconds, label=label, reports=reports,
                               **kwargs)
     try:
-        link.report(0, None)  # started: the budget counts from here, as locally
+        link.report(0, None)  # the task runs: the server's backstop clock starts here
         seen = 0
         while not job.wait(0.1):
             if link.cancelled():
