@@ -39,6 +39,9 @@ def test_the_config_listens_on_loopback_and_keeps_a_session_on_its_process(tmp_p
                  "proxy_set_header Host $http_host;", "proxy_http_version 1.1;",
                  "add_header Set-Cookie $privalab_set_cookie;"):
         assert line in text
+    from engine.data.readers import MAX_UPLOAD_MB
+
+    assert f"client_max_body_size {MAX_UPLOAD_MB + 1}m;" in text  # the app's limit and the multipart envelope
     assert "listen 0.0.0.0:80;" in nginx_config(80, [8601], tmp_path, address="0.0.0.0", user="privalab")
     with pytest.raises(ValueError, match="at least one"):
         nginx_config(8501, [], tmp_path)

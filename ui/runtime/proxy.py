@@ -19,7 +19,8 @@ count only the short page requests, not the open sessions, and place by noise.
   upstream group's name, ``proxy_pass http://$privalab_pool``), with the others as ``backup`` so a stopped
   process's sessions land elsewhere (they start afresh there: a Streamlit session cannot move) and are re-marked;
 - websocket upgrade headers (``Upgrade``, ``Connection``), ``Host: $http_host`` (Streamlit accepts a websocket
-  whose ``Origin`` equals its ``Host``), a day of idle time on the websocket, uploads up to Streamlit's 200 MB.
+  whose ``Origin`` equals its ``Host``), a day of idle time on the websocket, request bodies up to the app's upload
+  limit (``engine.data.readers.MAX_UPLOAD_MB``; Streamlit refuses a larger file itself, with its message).
 
 The launcher (:class:`Team`, ``python -m ui.runtime.proxy``) starts N ``streamlit run app.py`` processes on free
 127.0.0.1 ports and nginx as a non-daemon child with a configuration, pid, logs and temporary files in a
@@ -54,7 +55,7 @@ COOKIE = "privalab_backend"  # the sticky cookie: the index of the session's app
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 120.0  # for an app process to answer its health check (imports on a loaded machine)
 STOP_SECONDS = 10.0  # between terminate and kill
-UPLOAD_MB = 200  # Streamlit's server.maxUploadSize default
+UPLOAD_SLACK_MB = 1  # above the app's upload limit: the multipart envelope around the file
 
 
 class TeamError(RuntimeError):
@@ -88,7 +89,9 @@ def nginx_config(port: int, backends: list[int], workdir: str | os.PathLike, add
               f"    access_log {work / 'access.log'} privalab;"]
     for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         lines.append(f"    {kind}_temp_path {work / ('temp_' + kind)};")
-    lines += [f"    client_max_body_size {UPLOAD_MB}m;",
+    from engine.data.readers import MAX_UPLOAD_MB  # the app's upload limit (.streamlit/config.toml's maxUploadSize)
+
+    lines += [f"    client_max_body_size {MAX_UPLOAD_MB + UPLOAD_SLACK_MB}m;",
               "    map $http_upgrade $connection_upgrade { default upgrade; '' close; }",
               # the cookie names a process by its index; no cookie (or an unknown one): the processes in turn
               f"    map $cookie_{COOKIE} $privalab_pool {{",
