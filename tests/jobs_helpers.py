@@ -75,3 +75,14 @@ def gated_parse(gate: str, data: bytes, name: str, sheet=None):
     from ui.runtime.jobs import parse_upload
 
     return parse_upload(data, name, sheet)
+
+
+def tick_to_file(path: str, n: int, pause: float, progress=None) -> int:
+    """``n`` steps of ``pause`` s, each appending a line to ``path`` (a test sees the job still running or not)."""
+    for i in range(n):
+        time.sleep(pause)
+        with open(path, "a") as fh:
+            fh.write(f"{i}\n")
+        if progress is not None:
+            progress((i + 1) / n, f"step {i + 1} of {n}")
+    return n

@@ -6,6 +6,7 @@ bench itself stops the server on every other way out).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,6 +52,26 @@ def test_bench_load_tiny_variant_serves_every_session():
         assert float(figures[f"server_cpu_s_per_session_{n}"]) > 0
     assert 0.05 < float(figures["server_peak_rss_gb"]) < 4
     assert figures["claim_no_errors_at_2"] == "PASS" and figures["claim_server_memory_bounded"] == "PASS"
+
+
+@pytest.mark.slow
+@pytest.mark.app  # starts the real app, three times, and nginx
+@pytest.mark.skipif(shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists(),
+                    reason="nginx is not installed (apt-get install nginx)")
+def test_bench_load_through_the_proxy_serves_every_session_and_prints_the_ratio():
+    """``--processes 2`` in small (one round each): 32 sessions through nginx, none lost, 16 per process; the exit
+    code follows the ratio claim (the ratio itself depends on the machine's free cores)."""
+    res = _run_group([sys.executable, "bench/bench_load.py", "--quick", "--processes", "2", "--sizes", "1",
+                      "--singles", "1", "--repeats", "1", "--timeout", "90"], timeout=420)
+    figures = dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
+    tail = res.stdout[-2000:] + res.stderr[-2000:]
+    assert figures.get("team_errors_32") == "0" and figures.get("errors_16") == "0", tail
+    assert figures["team_sessions_per_process_32"] == "16,16"
+    assert figures["claim_no_errors_at_32_through_the_proxy"] == "PASS"
+    ratio = float(figures["p95_32_two_processes_vs_p95_16_one"])
+    assert ratio > 0 and float(figures["load_avg_1min"]) >= 0
+    assert figures["claim_p95_32_on_2_processes_within_p95_16_on_one"] == ("PASS" if ratio <= 1 else "FAIL")
+    assert res.returncode == (0 if figures["claims_failed"] == "0" else 1)
 
 
 def test_freeze_after_imports_freezes_once_per_new_import():

@@ -24,6 +24,9 @@ Budgets (environment variables, read once at import):
 - ``PRIVALAB_MAX_JOBS`` (default 2, this machine's cores): heavy jobs running at once in the whole server
   process; the others wait in line, first come first served, and know their place (:attr:`Job.position`,
   :func:`in_line`: "2nd in line"). :meth:`Job.cancel` removes a queued job or kills a running one.
+- ``PRIVALAB_JOBS`` (or Dask's ``DASK_SCHEDULER_ADDRESS``): ``dask://host:port`` sends every job to that Dask
+  cluster, where each runs under the same budgets with the same messages (``ui.runtime.dask_jobs``; the line and
+  ``PRIVALAB_MAX_JOBS`` stay in the server); unset or ``local``: the worker processes below.
 
 Design: one worker process per job, started from a *forkserver* that has NumPy, pandas and ``engine.data``
 imported. Not plain fork: the Streamlit server is multi-threaded, and forking it copies locks held by other
@@ -70,9 +73,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.methods import registry
+from ui.runtime import dask_jobs
 
 __all__ = ["JobError", "JobCancelled", "Job", "JobRunner", "submit", "run", "in_line", "ordinal", "parse_upload",
-           "run_upload", "waiting",
+           "run_upload", "waiting", "run_on_worker",
            "MEMORY_MB", "SECONDS", "SWEEP_SECONDS", "MAX_JOBS"]
 
 
@@ -89,6 +93,7 @@ SECONDS: float = _env_number("PRIVALAB_JOB_SECONDS", 120.0, float)
 SWEEP_SECONDS: float = _env_number("PRIVALAB_SWEEP_SECONDS", 600.0, float)
 MAX_JOBS: int = _env_number("PRIVALAB_MAX_JOBS", 2)
 STARTUP_SECONDS: float = 60.0  # to start a worker (the forkserver's first start included), before its budget
+GRACE_SECONDS: float = 10.0  # on a cluster: past the worker's own limit, its stop and its answer's trip
 # imported once by the forkserver, inherited by every worker
 # (the method modules the pages' jobs use: imported once there, not in every worker; each took 0.05-0.9 s to import
 # on this machine, ~2 s together, paid once by the forkserver's start instead of by every job)
@@ -271,6 +276,12 @@ class Job:
 
     # -- inside the job's thread
     def _execute(self) -> None:
+        cluster = self.runner.cluster
+        if isinstance(cluster, Exception):  # a PRIVALAB_JOBS that names no cluster: every job says so
+            raise cluster
+        if cluster:
+            self._outcome = self._execute_remote(cluster)
+            return
         ctx = _context()
         receive, send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_worker, args=(send, self.fn, self.args, self.kwargs, self.memory_mb, self.reports),
@@ -325,12 +336,51 @@ class Job:
             return "error", JobError(f"{what} was ended by {name}{hint}.")
         return "error", JobError(f"{what} ended (exit code {code}) without a result.")
 
+    def _execute_remote(self, address: str) -> tuple:
+        """The job on the Dask cluster at ``address`` (:func:`run_on_worker` there, which enforces the budgets and
+        gives their messages exactly as here); a cancel kills it. Waiting in the cluster's line has no limit, as in
+        the local line; once the task runs, the server stops waiting ``GRACE_SECONDS`` after the worker's own limit
+        (its start-up allowance and the budget), a backstop for a worker that stopped answering."""
+        what = self.label or "The job"
+        remote = dask_jobs.RemoteJob(dask_jobs.client_for(address), run_on_worker, self.fn, self.args, self.kwargs,
+                                     self.memory_mb, self.seconds, self.label, self.reports)
+        deadline = None
+        try:
+            while not remote.done():
+                time.sleep(0.1)
+                if self._cancel.is_set():
+                    remote.cancel()
+                    return "error", JobCancelled(f"{what} was cancelled.")
+                latest = remote.latest()
+                if latest is not None and deadline is None:  # the task runs on a worker
+                    self.started = time.monotonic()
+                    deadline = self.started + STARTUP_SECONDS + self.seconds + GRACE_SECONDS
+                self._take_report(latest)
+                if deadline is not None and time.monotonic() > deadline:
+                    remote.cancel()
+                    return "error", JobError(f"{what} took longer than {self.seconds:g} s and was stopped.")
+            self._take_report(remote.latest())  # the last progress call (a short job: the only one)
+            kind, value = remote.outcome()
+        finally:
+            remote.close()
+        if kind == "cancelled":
+            return "error", JobCancelled(f"{what} was cancelled.")
+        if kind == "killed":
+            return "error", JobError(f"{what} was ended with its Dask worker (likely past its memory budget).")
+        return kind, value
+
+    def _take_report(self, latest) -> None:
+        if latest is not None and latest[0] != self.progress_count:
+            self.progress_count, self.progress = latest
+
 
 class JobRunner:
-    """A bounded line of jobs: at most ``max_jobs`` worker processes at once, the rest queued in order."""
+    """A bounded line of jobs: at most ``max_jobs`` worker processes at once, the rest queued in order.
+    ``cluster``: a Dask scheduler's address to run the jobs on (:func:`run_on_worker` there), None for local."""
 
-    def __init__(self, max_jobs: int = MAX_JOBS):
+    def __init__(self, max_jobs: int = MAX_JOBS, cluster: str | Exception | None = None):
         self.max_jobs = max(1, int(max_jobs))
+        self.cluster = cluster
         self._cond = threading.Condition()
         self._queue: list[Job] = []
         self._running: set[Job] = set()
@@ -416,7 +466,43 @@ class JobRunner:
                 self._cond.notify_all()
 
 
-RUNNER = JobRunner(MAX_JOBS)  # the server's one line of heavy jobs
+def _cluster_setting() -> str | Exception | None:
+    """``PRIVALAB_JOBS`` / ``DASK_SCHEDULER_ADDRESS``, read once at import; a wrong value is kept as the error
+    every job then reports (naming the setting), not raised here: the server starts and its pages say why."""
+    try:
+        return dask_jobs.jobs_cluster()
+    except ValueError as err:
+        return err
+
+
+def run_on_worker(fn, args, kwargs, memory_mb, seconds, label, reports, key):
+    """The task a Dask worker runs for a job of a server whose runner has a ``cluster``: the job in a one-slot local
+    runner on that worker, so with the budgets and the messages of a local run; its start, progress and cancel
+    through :class:`ui.runtime.dask_jobs.WorkerLink`."""
+    if dask_jobs.is_daemonic():
+        raise JobError(f"{label or 'The job'} could not run: its Dask worker is a daemonic process, which may not "
+                       "start the job's process; start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False.")
+    link = dask_jobs.WorkerLink(key)
+    job = JobRunner(1).submit(fn, *args, memory_mb=memory_mb, seconds=seconds, label=label, reports=reports,
+                              **kwargs)
+    try:
+        link.report(0, None)  # the task runs: the server's backstop clock starts here
+        seen = 0
+        while not job.wait(0.1):
+            if link.cancelled():
+                job.cancel()
+            if job.progress_count != seen:
+                seen = job.progress_count
+                link.report(seen, job.progress)
+        if job.progress_count != seen:
+            link.report(job.progress_count, job.progress)
+        return job.result()
+    finally:
+        job.cancel()  # no-op once finished; kills the process when this task is left early
+        link.close()
+
+
+RUNNER = JobRunner(MAX_JOBS, cluster=_cluster_setting())  # the server's one line of heavy jobs
 
 
 def submit(fn: Callable, *args, **kwargs) -> Job:
