@@ -11,7 +11,8 @@ When: :func:`start_warmup` is called at the end of ``app.py``, after the page of
 daemon thread per server process (later calls return at once). ``streamlit run`` runs no code of the app before
 the first session, so the first run is the earliest point; starting after that run's page (not before it) keeps the
 thread from sharing the GIL with the very first page, which imports what it needs itself (a module imported by
-both threads at once is imported once: the other waits on the import lock). It does not start under Streamlit's
+both threads at once is imported once: the other waits on the import lock); the thread then waits ``DELAY_S`` for
+the browser to draw that page before it takes a core. It does not start under Streamlit's
 AppTest (its runtime is a mock, not a served process): the page tests then import no more than they use.
 
 Safety: the thread only imports and builds throw-away objects; whatever it raises is logged and dropped (a page
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _LOG = logging.getLogger(__name__)
 _STARTED = threading.Event()
 _LOCK = threading.Lock()
+DELAY_S = 1.0  # after the first run's page, before the warm-up's first step
 #: Libraries every chart or table of the pages goes through (imported lazily by Streamlit and plotly otherwise).
 LIBRARIES = ("plotly.graph_objects", "plotly.io", "plotly.subplots", "pyarrow", "streamlit.elements.plotly_chart",
              "streamlit.elements.arrow")
@@ -131,6 +133,9 @@ def start_warmup() -> bool:
 
 
 def _run() -> None:
+    # The first run's page has been sent, but the browser is still drawing it: on two cores the forkserver's
+    # preloads and these imports would compete with that tab's first chart. A second later it is drawn.
+    time.sleep(DELAY_S)
     t0 = time.perf_counter()
     steps = warm()
     _LOG.info("warm-up done in %.1f s: %s", time.perf_counter() - t0, steps)
