@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _LOG = logging.getLogger(__name__)
 _STARTED = threading.Event()
 _LOCK = threading.Lock()
-DELAY_S = 1.0  # after the first run's page, before the warm-up's first step
+DELAY_S = 3.0  # after the first run's page, before the warm-up's first step
 #: Libraries every chart or table of the pages goes through (imported lazily by Streamlit and plotly otherwise).
 LIBRARIES = ("plotly.graph_objects", "plotly.io", "plotly.subplots", "pyarrow", "streamlit.elements.plotly_chart",
              "streamlit.elements.arrow")
@@ -134,7 +134,8 @@ def start_warmup() -> bool:
 
 def _run() -> None:
     # The first run's page has been sent, but the browser is still drawing it: on two cores the forkserver's
-    # preloads and these imports would compete with that tab's first chart. A second later it is drawn.
+    # preloads and these imports would compete with that tab's first chart (on an idle machine it is drawn within
+    # a second or two; a page clicked meanwhile imports what it needs itself, as without the warm-up).
     time.sleep(DELAY_S)
     t0 = time.perf_counter()
     steps = warm()
