@@ -7,13 +7,15 @@ from engine.threads import serve_with_one_blas_thread
 from ui.data_picker import data_picker
 from ui.doc_link import doc_link
 from ui.gc_freeze import freeze_after_imports
-from ui.home.demo import guided_demo
 from ui.pages import TOOL_PAGES, method_pages
+from ui.runtime.warmup import start_warmup
 from ui.session_file import session_file_widget
 from ui.state import init_state
 
 
 def home() -> None:
+    from ui.home.demo import guided_demo  # here: only the home page needs it (0.8 s of imports for another page)
+
     st.title("PrivaLab")
     doc_link("home")
     st.markdown(
@@ -48,3 +50,4 @@ init_state()  # after st.navigation: this run already goes through app.py, so no
 session_file_widget()  # in the sidebar of every page, before the page runs: a restored setting reaches its widgets
 nav.run()
 freeze_after_imports()  # the post-run full GC then skips the imported modules: 0.16 s less per run (ui/gc_freeze.py)
+start_warmup()  # once per server process, after this run's page: all pages' imports, the forkserver (ui/runtime/warmup)

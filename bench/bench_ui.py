@@ -32,7 +32,26 @@ Figures printed (``key=value``; seconds):
   false, every ``first_chart_s`` also includes loading plotly.js into the tab.
 - ``measured_from_<page>``: ``navigation``, or ``click_of_primary_button`` for a page that draws no chart
   until its first primary button is pressed (e.g. the privacy audit's "Run audit"): its times then run
-  from that click to the first chart.
+  from that click to the first chart; or ``first_view_no_chart`` for a page that has nothing to draw before the
+  user gives it files (``NEEDS_USER_FILES`` of the browser harness: "Apply a model"): its times run to the end of
+  its first run (title and uploaders shown), and count in the maxima like a first chart.
+- ``server_cpu_new_tab_s_<page>``: CPU seconds of the server process from the new tab's ``goto`` to its first
+  chart (median): the server's own share of ``new_tab_first_chart_s``, which other processes on the shared cores
+  stretch less than wall time.
+- ``first_tab_after_start_s_<page>``: **the first tab after a restart.** The main run's server is stopped, a new
+  ``streamlit run app.py`` is started on the same port (the browser's cache is then that of a user who had the app
+  open before), and as soon as it answers its health check (``/_stcore/health``, polled every 50 ms) a new tab
+  opens the page; seconds from that first answer to the page's first chart. Counted from the health answer, not
+  from the spawn, because no browser can open a tab before the server answers: the time before it is
+  Streamlit's own start (importing streamlit and tornado, the same for any app) and is printed apart as
+  ``first_tab_after_spawn_s_<page>`` (from the spawn of the process). In ``--quick`` mode one page: the one
+  whose first visit in the main run was slowest; otherwise every page, each with its own restart.
+  ``first_tab_server_cpu_s_<page>``: the server process's CPU seconds from that health answer to the end of the
+  tab's first script run (its imports and the page's first run; the background warm-up starts later), which the
+  machine's load stretches less than the wall time.
+- ``first_tab_after_start_s``: the largest ``first_tab_after_start_s_<page>``; checked: at most 5.0 s
+  (``first_tab_within_5s``, issue 33; the target holds on an idle machine, so read the figure with
+  ``load_avg_start`` / ``load_avg_end``, the 1, 5 and 15 minute load averages).
 - ``sweep_chart_s_<page>`` (full mode only): on pages whose extra chart needs a button (edPLS
   "Run RMSEP sweep", PCA-Gauss "Run the sweep", DP-CCA "Run the three sweeps"), the time from the click
   to the new chart (measured once, on the cold visit).
@@ -46,16 +65,19 @@ Figures printed (``key=value``; seconds):
   on the shared 2-core machine the floor alone measured 1.9 s to 5.5 s from one run to the next), and
   ``new_tab_vs_floor``: ``max_new_tab_first_chart_s`` / ``browser_floor_new_tab_s``, the slowest page's
   new-tab wait in units of Streamlit's own start-up in a new tab, which the machine's load stretches alike.
-  Checked: ``new_tab_vs_floor < 2`` (``new_tab_within_2x_floor``; a page's own work before its first chart
-  costs less than the start-up). Pages with tabs compute only the open one (``ui/tabs.py``).
+  Reported (a wall-clock ratio, not a CPU-time one): ``new_tab_vs_floor < 2`` (``new_tab_within_2x_floor``).
+  Checked: ``max_new_tab_first_chart_s`` at most 2.0 s (``new_tab_within_2s``, issue 33; on an idle machine).
+  Pages with tabs compute only the open one (``ui/tabs.py``).
 
-The script exits 1 only when a checked claim fails: a page shows no chart at all within the time limit,
-or shows an exception box, on any visit (``chart_shown_<page>``), or ``new_tab_within_2x_floor``; it exits 2
-when the browser cannot run here. ``--seed`` shuffles the order in which pages are visited (the claims hold
-for any order).
+The script exits 1 when a checked claim fails: a page shows no chart (or first view) at all within the time
+limit, or shows an exception box, on any visit (``chart_shown_<page>``), ``new_tab_within_2s``,
+``first_tab_measured`` or ``first_tab_within_5s``; it exits 2 when the browser cannot run here. ``--seed``
+shuffles the order in which pages are visited (the claims hold for any order).
 """
 from __future__ import annotations
 
+import math
+import os
 import random
 import statistics
 import sys
@@ -64,7 +86,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _common import ROOT, Claims, emit, load_module, parse_args  # bench/ is the script's own directory
+from _common import ROOT, Claims, emit, emit_load, load_module, parse_args  # bench/ is the script's own directory
 
 # The browser suite's harness (tests/browser is not a package): loaded from its file.
 _harness = load_module("browser_harness", ROOT / "tests" / "browser" / "browser_harness.py")
@@ -74,6 +96,7 @@ StreamlitServer = _harness.StreamlitServer
 exception_text = _harness.exception_text
 goto_page = _harness.goto_page
 missing_reason = _harness.missing_reason
+NEEDS_USER_FILES = _harness.NEEDS_USER_FILES
 open_browser = _harness.open_browser
 wait_idle = _harness.wait_idle
 
@@ -82,6 +105,9 @@ NO_CHART_SETTLE_S = 3.0  # a run that ended and stayed quiet this long without a
 POLL_MS = 50
 TARGET_S = 2.0
 NEW_TAB_TARGET_S = 3.0
+NEW_TAB_MAX_S = 2.0  # checked: max_new_tab_first_chart_s (issue 33)
+FIRST_TAB_MAX_S = 5.0  # checked: first_tab_after_start_s (issue 33)
+MEASURED_FROM = {"load": "navigation", "after_click": "click_of_primary_button", "first_view": "first_view_no_chart"}
 NEW_TAB_VS_FLOOR_MAX = 2.0  # the slowest page's own work in a new tab costs less than Streamlit's start-up there
 SWEEPS = {  # page -> (tab to open first or None, primary button label)
     "edpls": (None, "Run RMSEP sweep"),
@@ -130,23 +156,36 @@ def _state(tab) -> dict:
     return tab.evaluate(_STATE_JS)
 
 
-def _wait_drawn_or_quiet(tab, start: float, path: str | None, timeout_s: float) -> bool:
-    """Poll until a new chart is drawn (True) or the run has ended without one and stayed quiet for
-    NO_CHART_SETTLE_S (False: the page needs a click). ``path``: the URL path the tab must be on."""
+def _wait_drawn_or_quiet(tab, start: float, path: str | None, timeout_s: float, watch=None) -> tuple[bool, float]:
+    """Poll until a new chart is drawn (True, when) or the run has ended without one and stayed quiet for
+    NO_CHART_SETTLE_S (False, when the quiet began: the page needs a click, or files). ``path``: the URL path the
+    tab must be on. ``watch(state)``: called with every poll's state."""
     quiet_since = None
     while time.perf_counter() - start < timeout_s:
         s = _state(tab)
+        if watch is not None:
+            watch(s)
+        now = time.perf_counter()
         on_page = path is None or s["path"].rstrip("/").endswith("/" + path)
         if on_page and s["drawn"]:
-            return True
+            return True, now
         if on_page and s["title"] and not s["busy"] and not s["loading"] and s["sent"] == 0:
-            quiet_since = quiet_since or time.perf_counter()
-            if time.perf_counter() - quiet_since >= NO_CHART_SETTLE_S:
-                return False
+            quiet_since = quiet_since or now
+            if now - quiet_since >= NO_CHART_SETTLE_S:
+                return False, quiet_since
         else:
             quiet_since = None
         tab.wait_for_timeout(POLL_MS)
     raise TimeoutError(f"no chart and no end of the run within {timeout_s:.0f} s")
+
+
+def _no_chart_or_click(tab, path: str, start: float, quiet_at: float) -> tuple[float, str]:
+    """(seconds, how) for a page that drew no chart by itself: a page that needs the user's files shows its first
+    view (title, uploaders) when its run ends (``quiet_at``); any other page is timed from a click of its first
+    primary button."""
+    if path in NEEDS_USER_FILES:
+        return quiet_at - start, "first_view"
+    return _after_click(tab, CHART_TIMEOUT_MS / 1000), "after_click"
 
 
 def _wait_drawn(tab, start: float, timeout_s: float) -> None:
@@ -167,19 +206,20 @@ def _after_click(tab, timeout_s: float) -> float:
     return time.perf_counter() - start
 
 
-def visit_new_tab(context, base_url: str, path: str):
-    """(seconds, how, tab, error): ``page.goto(<page url>)`` in a new tab to the first visible chart."""
+def visit_new_tab(context, base_url: str, path: str, start: float | None = None, watch=None):
+    """(seconds, how, tab, error): ``page.goto(<page url>)`` in a new tab to the first visible chart. ``start``: the
+    clock's start (``time.perf_counter()``; default: just before the ``goto``); ``watch``: see
+    ``_wait_drawn_or_quiet``."""
     tab = context.new_page()
     how = "load"
     try:
         tab.evaluate(_MARK_OLD_JS)
-        start = time.perf_counter()
+        start = time.perf_counter() if start is None else start
         goto_page(tab, base_url, path, timeout_ms=CHART_TIMEOUT_MS)
-        if _wait_drawn_or_quiet(tab, start, None, CHART_TIMEOUT_MS / 1000):
-            elapsed = time.perf_counter() - start
-        else:
-            how = "after_click"
-            elapsed = _after_click(tab, CHART_TIMEOUT_MS / 1000)
+        drawn, at = _wait_drawn_or_quiet(tab, start, None, CHART_TIMEOUT_MS / 1000, watch)
+        elapsed = at - start
+        if not drawn:
+            elapsed, how = _no_chart_or_click(tab, path, start, at)
     except Exception as err:  # a timeout: the page drew no chart
         return None, how, tab, f"{type(err).__name__}: {str(err).splitlines()[0]}"
     return elapsed, how, tab, None
@@ -219,11 +259,10 @@ def click_to_chart(tab, path: str):
         link.wait_for(state="visible", timeout=10_000)
         start = time.perf_counter()
         link.click()
-        if _wait_drawn_or_quiet(tab, start, path, CHART_TIMEOUT_MS / 1000):
-            elapsed = time.perf_counter() - start
-        else:
-            how = "after_click"
-            elapsed = _after_click(tab, CHART_TIMEOUT_MS / 1000)
+        drawn, at = _wait_drawn_or_quiet(tab, start, path, CHART_TIMEOUT_MS / 1000)
+        elapsed = at - start
+        if not drawn:
+            elapsed, how = _no_chart_or_click(tab, path, start, at)
     except Exception as err:
         return None, how, f"{type(err).__name__}: {str(err).splitlines()[0]}"
     return elapsed, how, None
@@ -318,9 +357,22 @@ class _Timings:
     measured_from: dict = field(default_factory=dict)
     failures: dict = field(default_factory=dict)
     home_charts: set = field(default_factory=set)
+    server_cpu: dict = field(default_factory=dict)  # CPU seconds of the server process from a new tab to its chart
+    after_start: dict = field(default_factory=dict)  # page -> (s from health, s from spawn, server CPU s)
 
 
-def _visit_pages(context, url: str, pages: list, repeats: int, quick: bool, t: _Timings) -> None:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (its own threads; not its children)."""
+    import psutil  # comes with dask.distributed
+
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return math.nan
+    return t.user + t.system
+
+
+def _visit_pages(context, server, pages: list, repeats: int, quick: bool, t: _Timings) -> None:
     """One cold round by navigation, then ``repeats`` rounds by navigation and in new tabs."""
     for visit in range(1 + repeats):
         def record(path, seconds, how, error, tab, visit=visit):
@@ -339,17 +391,47 @@ def _visit_pages(context, url: str, pages: list, repeats: int, quick: bool, t: _
                 t.nav.setdefault(path, []).append(seconds)
             _finish(tab, t.failures, path)
 
-        t.home_charts.add(nav_round(context, url, pages, record))
+        t.home_charts.add(nav_round(context, server.url, pages, record))
         if visit == 0:
             continue
         for path in pages:
-            seconds, how, tab, error = visit_new_tab(context, url, path)
+            cpu0 = _cpu_seconds(server.proc.pid)
+            seconds, how, tab, error = visit_new_tab(context, server.url, path)
             if error is None:
                 t.new_tab.setdefault(path, []).append(seconds)
+                t.server_cpu.setdefault(path, []).append(_cpu_seconds(server.proc.pid) - cpu0)
                 _finish(tab, t.failures, path)
             else:
                 t.failures.setdefault(path, f"new tab: {error}")
             tab.close()
+
+
+def first_tabs_after_start(context, port: int, paths: list, t: _Timings) -> None:
+    """For each page: a new server process on ``port`` (the main run's, so the browser's cache is that of a user
+    who had the app open before the restart), then at once a new tab on the page; the seconds from the server's
+    first health answer (and from its spawn) to the page's first chart. Each server is stopped before the next."""
+    for path in paths:
+        try:
+            with StreamlitServer(port=port, log_path=Path(tempfile.gettempdir()) / "bench_ui_restart.log") as server:
+                cpu0, run = _cpu_seconds(server.proc.pid), {}
+
+                def watch(state, pid=server.proc.pid, run=run):  # the server's CPU when the first run ends
+                    if state["busy"]:
+                        run["started"] = True
+                    elif run.get("started") and state["title"] and "cpu" not in run:
+                        run["cpu"] = _cpu_seconds(pid)
+
+                seconds, how, tab, error = visit_new_tab(context, server.url, path, start=server.healthy_at,
+                                                         watch=watch)
+                if error is None:
+                    t.after_start[path] = (seconds, seconds + server.healthy_at - server.spawned_at,
+                                           run.get("cpu", math.nan) - cpu0)
+                    _finish(tab, t.failures, f"{path}_after_start")
+                else:
+                    t.failures.setdefault(f"{path}_after_start", error)
+                tab.close()
+        except Exception as err:  # the server did not start: reported as a failure of that measurement
+            t.failures.setdefault(f"{path}_after_start", f"{type(err).__name__}: {str(err).splitlines()[0]}")
 
 
 def _emit_timings(t: _Timings, floors: dict) -> None:
@@ -357,11 +439,13 @@ def _emit_timings(t: _Timings, floors: dict) -> None:
     emit("browser_floor_nav_s", round(floors["nav"], 3))
     emit("home_has_chart", t.home_charts == {True})
     for path in sorted(t.measured_from):
-        emit(f"measured_from_{path}", "navigation" if t.measured_from[path] == "load" else "click_of_primary_button")
+        emit(f"measured_from_{path}", MEASURED_FROM[t.measured_from[path]])
     for path in sorted(t.cold):
         emit(f"cold_first_chart_s_{path}", round(t.cold[path], 3))
     for path in sorted(t.new_tab):
         emit(f"new_tab_first_chart_s_{path}", round(statistics.median(t.new_tab[path]), 3))
+    for path in sorted(t.server_cpu):
+        emit(f"server_cpu_new_tab_s_{path}", round(statistics.median(t.server_cpu[path]), 3))
     for path in sorted(t.sweep):
         emit(f"sweep_chart_s_{path}", round(t.sweep[path], 3))
     for path in sorted(t.failures):
@@ -377,21 +461,31 @@ def main() -> int:
     # Imported here: without playwright the script exits 2 ("cannot run") instead of failing to import.
     from playwright.sync_api import sync_playwright
 
+    # The servers start as an installed app does, from the bytecode cached at its previous start (__pycache__,
+    # git-ignored): a PYTHONDONTWRITEBYTECODE inherited from a sandbox would make every start compile the app's
+    # modules again, which a user's restart does not.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     claims = Claims()
     pages = list(PAGE_PATHS)
     random.Random(args.seed).shuffle(pages)
     repeats = 1 if args.quick else 3
     emit("pages", len(pages))
     emit("visits_per_page", repeats)
+    emit_load("load_avg_start")
     t = _Timings()
     t_start = time.perf_counter()
     with sync_playwright() as pw:
         floors = browser_floors(pw, 0 if args.quick else 3)  # --quick: one visit, to stay under two minutes
-        with StreamlitServer(log_path=Path(tempfile.gettempdir()) / "bench_ui_streamlit.log") as server, \
-                tempfile.TemporaryDirectory(prefix="bench-ui-chromium-") as profile:
+        with tempfile.TemporaryDirectory(prefix="bench-ui-chromium-") as profile:
             context = open_browser(pw, Path(profile))
             try:
-                _visit_pages(context, server.url, pages, repeats, args.quick, t)
+                with StreamlitServer(log_path=Path(tempfile.gettempdir()) / "bench_ui_streamlit.log") as server:
+                    port = server.port
+                    _visit_pages(context, server, pages, repeats, args.quick, t)
+                emit("visits_seconds", round(time.perf_counter() - t_start, 1))
+                # --quick: the page whose first visit after the start was slowest; otherwise every page
+                slowest_cold = sorted(t.cold, key=t.cold.get)[-1:] if t.cold else pages[:1]
+                first_tabs_after_start(context, port, slowest_cold if args.quick else pages, t)
             finally:
                 context.close()
     _emit_timings(t, floors)
@@ -405,11 +499,24 @@ def main() -> int:
     if t.new_tab:
         max_new_tab = max(statistics.median(v) for v in t.new_tab.values())
         emit("max_new_tab_first_chart_s", round(max_new_tab, 3))
-        emit("meets_3s_new_tab", max_new_tab < NEW_TAB_TARGET_S)  # reported, not checked: the floor itself varies
+        emit("meets_3s_new_tab", max_new_tab < NEW_TAB_TARGET_S)  # issue #19's target, reported
         ratio = max_new_tab / floors["new_tab"]
         emit("new_tab_vs_floor", round(ratio, 3))
-        claims.check("new_tab_within_2x_floor", ratio < NEW_TAB_VS_FLOOR_MAX,
-                     f"slowest page in a new tab / minimal app in a new tab = {ratio:.2f}")
+        claims.report("new_tab_within_2x_floor", ratio < NEW_TAB_VS_FLOOR_MAX,  # a wall-clock ratio: reported only
+                      f"slowest page in a new tab / minimal app in a new tab = {ratio:.2f}")
+        claims.check("new_tab_within_2s", max_new_tab <= NEW_TAB_MAX_S,
+                     f"max_new_tab_first_chart_s={max_new_tab:.3f} (target {NEW_TAB_MAX_S} s on an idle machine)")
+    for path, (seconds, from_spawn, cpu) in sorted(t.after_start.items()):
+        emit(f"first_tab_after_start_s_{path}", round(seconds, 3))
+        emit(f"first_tab_after_spawn_s_{path}", round(from_spawn, 3))
+        emit(f"first_tab_server_cpu_s_{path}", round(cpu, 3))
+    claims.check("first_tab_measured", bool(t.after_start))
+    if t.after_start:
+        first_tab = max(v[0] for v in t.after_start.values())
+        emit("first_tab_after_start_s", round(first_tab, 3))
+        claims.check("first_tab_within_5s", first_tab <= FIRST_TAB_MAX_S,
+                     f"first_tab_after_start_s={first_tab:.3f} (target {FIRST_TAB_MAX_S} s on an idle machine)")
+    emit_load("load_avg_end")
     emit("bench_seconds", round(time.perf_counter() - t_start, 1))
     slowest = max(medians, key=medians.get) if medians else None
     if slowest is not None:

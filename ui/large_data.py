@@ -20,16 +20,12 @@ import time
 
 import streamlit as st
 
-from engine.cli.batch import TaskProgress, UsageError, fit_dataset
 from engine.data import DataError, data_root, open_dataset
-from engine.data.large import peek_dataset
-from engine.data.scheduler import dask_scheduler
-from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
-from engine.release.workbook import OwnerWorkbook
-from ui.column_choice import enough_x_columns, response_picker, x_picker
 from ui.dataset import Dataset, still_using, store_dataset
-from ui.ledger_view import show_ledger
-from ui.progress import Sweep
+
+# The fit's modules (the command line's batch fit, edPLS's pipeline, the ledger view: ~1 s of imports with
+# scikit-learn and chemotools) are imported where the fit runs: every page's data picker imports this module for
+# LARGE, ORIGIN and large_available, and a page without edPLS (or a server without a data root) never needs them.
 
 __all__ = ["LARGE", "ORIGIN", "large_available", "large_choice", "large_edpls_section"]
 
@@ -66,6 +62,8 @@ def large_choice(current: Dataset | None, key: str, slot: str) -> Dataset | None
         st.info("Type the path of a Parquet folder or a CSV pattern under the data root.")
         still_using(current)
         return current if current is not None and current.origin == ORIGIN else None
+    from engine.data.large import peek_dataset
+
     try:
         preview, shape = peek_dataset(text, root, n=20)
     except DataError as err:
@@ -100,6 +98,8 @@ def _pass(bar, what: str, tasks: bool = True):
         last[0] = now
         bar.progress(min(1.0, done / max(total, 1)), text=f"{what}: {done} of {total} {unit} done")
 
+    from engine.cli.batch import TaskProgress
+
     bar.progress(0.0, text=f"{what} ...")
     if tasks:
         with TaskProgress(report):
@@ -109,6 +109,9 @@ def _pass(bar, what: str, tasks: bool = True):
 
 
 def _fit(ds: Dataset, response: str, channels: list, inputs: dict, budget, bar) -> dict:
+    from engine.cli.batch import fit_dataset
+    from engine.data.scheduler import dask_scheduler
+
     with dask_scheduler() as sched:
         with _pass(bar, "Checking every cell"):
             ddf = open_dataset(ds.name, root=data_root(), scheduler=sched)
@@ -121,6 +124,8 @@ def _fit(ds: Dataset, response: str, channels: list, inputs: dict, budget, bar) 
 
 def _bounds(ds: Dataset, response: str, n_channels: int) -> dict | None:
     """The public inputs the user declares: the response's range, the bound on a row of X, the components."""
+    from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
+
     c1, c2, c3, c4 = st.columns(4)
     where = f"{ds.name}_{response}"  # a declared range never carries over to other data
     lo = c1.number_input("Response range: low (public)", value=None, format="%.6g", key=f"edpls_large_lo_{where}",
@@ -145,6 +150,12 @@ def _bounds(ds: Dataset, response: str, n_channels: int) -> dict | None:
 
 def large_edpls_section(ds: Dataset, budget) -> None:
     """edPLS on a large data set: the recommended strict fit over every partition, its ledger and two downloads."""
+    from engine.cli.batch import UsageError
+    from engine.release.workbook import OwnerWorkbook
+    from ui.column_choice import enough_x_columns, response_picker, x_picker
+    from ui.ledger_view import show_ledger
+    from ui.progress import Sweep
+
     st.subheader("Fit on the whole data set")
     st.markdown("Strict edPLS (Analyze-Gauss): one release of the clipped second moments, summed partition by "
                 "partition, so the data set never has to fit in memory; the noise is added once to the sum. No "
