@@ -46,3 +46,28 @@ def test_rmsep_and_sigma_y_tiles_show_the_declared_unit(file, key):
     labels = tiles(at)
     assert all(len(lab) <= MAX_LABEL for lab in labels), sorted(labels)
     assert labels["RMSEP, private"].value.endswith(long_unit)
+
+
+def test_p3ls_error_about_a_setting_names_the_widget_to_change():
+    from ui.p3ls.sections import RESPONSES_LABEL, SPLIT_LABEL
+    at = page("pages/p3ls.py")
+    key = next(m.key for m in at.multiselect if m.label == RESPONSES_LABEL)
+    at.multiselect(key=key).set_value([]).run()
+    errors = [e.value for e in at.error]
+    assert errors and RESPONSES_LABEL in errors[0], errors
+    # a party left without columns: the message names the parties' split
+    at = page("pages/p3ls.py")
+    at.radio(key="p3ls_split_mode").set_value(at.radio(key="p3ls_split_mode").options[1]).run()
+    party = next(m for m in at.multiselect if m.label == "Party 1")
+    party.set_value([]).run()
+    errors = [e.value for e in at.error]
+    assert errors and SPLIT_LABEL in errors[0], errors
+
+
+def test_where_to_change_takes_the_first_matching_place_else_the_fallback():
+    from ui.setting_errors import where_to_change
+    places = ((("n_components",), "in 'k' under 'Model'"), (("column",), "in 'Columns'"))
+    assert where_to_change(ValueError("n_components must be in 1..min(rows, columns)"), places, "F") == \
+        "Change it in 'k' under 'Model'."
+    assert where_to_change("column 'a' is given twice", places, "F") == "Change it in 'Columns'."
+    assert where_to_change("too few rows", places, "F") == "F"

@@ -28,6 +28,7 @@ from ui.p3ls.figures import (
 )
 from ui.p3ls.tasks import p3ls_federation
 from ui.runtime.jobs import JobError, run_upload
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
@@ -66,6 +67,20 @@ def intro() -> None:
     )
 
 
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+RESPONSES_LABEL = "Responses (KPIs), held by the label contributor"
+SPLIT_LABEL = "Split the columns among parties"
+SETTING_PLACES = (
+    (("response", "kpi", "y has"), f"in '{RESPONSES_LABEL}'"),
+    (("n_components", "k_max"), "in 'Largest k searched on validation rows' under 'Protocol settings'"),
+    (("block_size",), "in 'Block size b' under 'Protocol settings'"),
+    (("label_holder",), "in 'Label contributor' below the parties"),
+    (("part", "column", "block", "identical"), f"in the parties' columns under '{SPLIT_LABEL}'"),
+)
+SETTINGS_FALLBACK = (f"The settings are '{RESPONSES_LABEL}', '{SPLIT_LABEL}', 'Label contributor' and "
+                     "'Protocol settings' above.")
+
+
 def data_section():
     return usable_dataset(
         "process", key="p3ls_data",
@@ -79,7 +94,7 @@ def responses_section(dataset) -> list:
     # the declared responses of a sample set, else the response edPLS and DP-PCR propose for the same file
     default_responses = [c for c in dataset.response_columns if c in numeric] or response_candidates(dataset.df)[:1]
     response_key = f"p3ls_responses_{dataset.name}"
-    return st.multiselect("Responses (KPIs), held by the label contributor", numeric, default=default_responses,
+    return st.multiselect(RESPONSES_LABEL, numeric, default=default_responses,
                           key=response_key)
 
 
@@ -113,7 +128,7 @@ def parties_section(dataset, responses: list) -> dict:
     """The split of the columns among parties."""
     candidates = [c for c in dataset.numeric_columns if c not in responses]
     prefix_groups = columns_by_prefix(candidates, "_")
-    split_mode = st.radio("Split the columns among parties", SPLIT_MODES, horizontal=True, key="p3ls_split_mode",
+    split_mode = st.radio(SPLIT_LABEL, SPLIT_MODES, horizontal=True, key="p3ls_split_mode",
                           index=0 if len(prefix_groups) >= 2 else 1)
     if split_mode == SPLIT_MODES[0]:
         party_columns = parties_by_prefix(candidates)
@@ -286,7 +301,7 @@ def main() -> None:
                                     protocol["split_seed"], protocol["secure"], protocol["block_size"], dataset.name,
                                     dataset.origin == "upload")
     except (DataError, ValueError, JobError) as err:
-        st.error(f"The federation cannot run on this choice: {err}")
+        setting_error("The federation cannot run on this choice", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     summary_section(result)
     export_section(dataset, result, party_columns, responses, label_contributor, protocol)
