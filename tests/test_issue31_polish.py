@@ -71,3 +71,26 @@ def test_where_to_change_takes_the_first_matching_place_else_the_fallback():
         "Change it in 'k' under 'Model'."
     assert where_to_change("column 'a' is given twice", places, "F") == "Change it in 'Columns'."
     assert where_to_change("too few rows", places, "F") == "F"
+
+
+WIDGETS = ("number_input", "slider", "select_slider", "radio", "selectbox", "text_input", "multiselect", "checkbox",
+           "expander", "toggle")
+
+
+def shown_labels(at: AppTest) -> set:
+    return {w.label for kind in WIDGETS for w in getattr(at, kind)}
+
+
+@pytest.mark.parametrize("file,module", [("pages/p3ls.py", "ui.p3ls.sections"),
+                                         ("pages/dp_cca.py", "ui.dp_cca.sections"),
+                                         ("pages/var_admm.py", "ui.var_admm.sections")])
+def test_the_places_an_error_names_are_the_pages_real_labels(file, module):
+    import importlib
+    import re
+    mod = importlib.import_module(module)
+    at = page(file)
+    labels = shown_labels(at)
+    quoted = {q for _, place in mod.SETTING_PLACES for q in re.findall(r"'([^']+)'", place)}
+    quoted |= set(re.findall(r"'([^']+)'", mod.SETTINGS_FALLBACK))
+    missing = sorted(q for q in quoted if q not in labels)
+    assert not missing, (missing, sorted(labels))

@@ -70,14 +70,15 @@ def intro() -> None:
 #: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
 RESPONSES_LABEL = "Responses (KPIs), held by the label contributor"
 SPLIT_LABEL = "Split the columns among parties"
+HOLDER_LABEL = "Label contributor (holds the KPIs; also contributes its own columns)"
 SETTING_PLACES = (
     (("response", "kpi", "y has"), f"in '{RESPONSES_LABEL}'"),
     (("n_components", "k_max"), "in 'Largest k searched on validation rows' under 'Protocol settings'"),
-    (("block_size",), "in 'Block size b' under 'Protocol settings'"),
-    (("label_holder",), "in 'Label contributor' below the parties"),
-    (("part", "column", "block", "identical"), f"in the parties' columns under '{SPLIT_LABEL}'"),
+    (("block_size",), "in the block size of 'Row masks (m × m)' under 'Protocol settings'"),
+    (("label_holder",), f"in '{HOLDER_LABEL}'"),
+    (("part", "column", "block", "identical"), f"in the party columns under '{SPLIT_LABEL}'"),
 )
-SETTINGS_FALLBACK = (f"The settings are '{RESPONSES_LABEL}', '{SPLIT_LABEL}', 'Label contributor' and "
+SETTINGS_FALLBACK = (f"The settings are '{RESPONSES_LABEL}', '{SPLIT_LABEL}', '{HOLDER_LABEL}' and "
                      "'Protocol settings' above.")
 
 
@@ -291,8 +292,7 @@ def main() -> None:
     responses = responses_section(dataset)
     party_columns = parties_section(dataset, responses)
     party_names = list(party_columns)
-    label_contributor = st.selectbox("Label contributor (holds the KPIs; also contributes its own columns)",
-                                     party_names, index=len(party_names) - 1, key="p3ls_label_holder")
+    label_contributor = st.selectbox(HOLDER_LABEL, party_names, index=len(party_names) - 1, key="p3ls_label_holder")
     protocol = protocol_settings()
     try:
         with fit_wait("p3ls_fit", "Running the federation"):
