@@ -94,3 +94,31 @@ def test_the_places_an_error_names_are_the_pages_real_labels(file, module):
     quoted |= set(re.findall(r"'([^']+)'", mod.SETTINGS_FALLBACK))
     missing = sorted(q for q in quoted if q not in labels)
     assert not missing, (missing, sorted(labels))
+
+
+def _asks_for_abs_y_bound(labels) -> list:
+    return [lab for lab in labels if "|y| bound" in lab or "C_y" in lab or "bound on |y|" in lab.lower()]
+
+
+@pytest.mark.parametrize("file", [p.file for p in __import__("ui.pages", fromlist=["x"]).METHOD_PAGES
+                                  + __import__("ui.pages", fromlist=["x"]).TOOL_PAGES])
+def test_no_page_asks_for_a_bound_on_abs_y(file):
+    at = page(file)
+    assert not _asks_for_abs_y_bound(shown_labels(at)), (file, sorted(shown_labels(at)))
+
+
+def test_attack_lab_asks_for_the_range_of_y_and_derives_the_abs_y_bound():
+    from ui.public_info import Y_HIGH_LABEL, Y_LOW_LABEL
+    at = page("pages/attack_lab.py")
+    at.radio(key="attack_scenario").set_value("Own data").run()
+    assert not at.exception, at.exception
+    labels = shown_labels(at)
+    assert not _asks_for_abs_y_bound(labels), sorted(labels)
+    low = next(n for n in at.number_input if n.label == Y_LOW_LABEL)
+    low.set_value(-30.0)
+    next(n for n in at.number_input if n.label == Y_HIGH_LABEL).set_value(20.0).run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption if "Bound on |y|" in c.value]
+    assert captions and captions[0].endswith("= 30."), captions
+    # the declaration is the Public information panel's: kept per data set and response for the other pages
+    assert (-30.0, 20.0) in [v.get("y_range") for v in at.session_state["pl_public"].values()]

@@ -47,6 +47,7 @@ from ui.exports import export_bar, owner_secret, show_chart
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
+from ui.public_info import STORE, Y_HIGH_LABEL, Y_LOW_LABEL, PublicInfo, data_key
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 from ui.tables import human_headers
 
@@ -256,17 +257,32 @@ def party_split(ds, response: str) -> tuple[tuple, str | None]:
     return ("rows", int(start), int(stop)), None
 
 
-def strict_bounds() -> tuple:
+def strict_bounds(ds, response: str) -> tuple:
+    """(bound on ‖x‖, bound on |y|) or None for each: the response's public range is asked for as on the Public
+    information panel (same labels, same store per data set and response) and |y| is bounded by its larger end."""
+    store = st.session_state.setdefault(STORE, {}).setdefault(data_key(ds, response), {})
+    kept = store.get("y_range") or (None, None)
     with st.expander("Strict-mode bounds (public clipping bounds)", expanded=False):
         st.caption(
-            "Strict mode clips every row to ‖x‖ ≤ C_x and |y| ≤ C_y. For a real guarantee these bounds "
-            "must be fixed without looking at the data. Leave them at 0 to use the data's own maxima "
+            "Strict mode clips every row to ‖x‖ ≤ the bound and y to the public range. For a real guarantee these "
+            "must be fixed without looking at the data. Leave them empty to use the data's own maxima "
             "(fine for exploring the attack, but then the strict guarantee does not hold)."
         )
-        b1, b2 = st.columns(2)
-        cx = b1.number_input("C_x (row norm bound)", 0.0, 1e9, 0.0, key="attack_cx")
-        cy = b2.number_input("C_y (|y| bound)", 0.0, 1e9, 0.0, key="attack_cy")
-    return (cx or None, cy or None)
+        b1, b2, b3 = st.columns(3)
+        cx = b1.number_input("Bound on ‖x‖ (row L2 norm)", 0.0, 1e9, 0.0, key="attack_cx",
+                             help="0: the data's own largest row norm (not public).")
+        lo = b2.number_input(Y_LOW_LABEL, value=kept[0], format="%.4g", key=f"attack_y_low_{data_key(ds, response)}")
+        hi = b3.number_input(Y_HIGH_LABEL, value=kept[1], format="%.4g", key=f"attack_y_high_{data_key(ds, response)}")
+    cy = None
+    if lo is not None and hi is not None:
+        if not hi > lo:
+            st.error(f"The public range of y must have its highest value above its lowest ({lo:g} ≥ {hi:g}): "
+                     "change it under 'Strict-mode bounds (public clipping bounds)'.")
+            st.stop()
+        store["y_range"] = (float(lo), float(hi))
+        cy = PublicInfo(store["y_range"], None).y_bound
+        st.caption(f"Bound on |y| used by the attack's fits: max(|{lo:g}|, |{hi:g}|) = {cy:g}.")
+    return (cx or None, cy)
 
 
 def own_data_scenario(n_components: int) -> Attack:
@@ -285,7 +301,7 @@ def own_data_scenario(n_components: int) -> Attack:
     features = [c for c in numeric if c not in excluded]
     drop = st.multiselect("Leave out these variables", features, key="attack_drop")
     features = [c for c in features if c not in drop]
-    bounds = strict_bounds()
+    bounds = strict_bounds(ds, response)
     try:
         problem = own_problem(ds.df, tuple(features), response, split, bounds, n_components, session_scope())
     except AttackSetupError as err:

@@ -24,6 +24,7 @@ from engine.methods.pca_gauss.utility import (
 )
 from ui.data_picker import data_picker
 from ui.jobs_view import fit_wait
+from ui.public_info import Y_HIGH_LABEL, Y_LOW_LABEL
 from ui.runtime.jobs import JobError, parse_upload, run_upload
 
 TASK_TEXT = {
@@ -278,8 +279,8 @@ def target_bounds(setup: Setup) -> None:
                         index=y_opts.index("data"), key=f"pg_ybounds_src_{setup.name}")
     if y_choice == "entered":
         b1, b2 = st.columns(2)
-        ylo = b1.number_input("Lower bound of y", value=None, key="pg_ybound_lo")
-        yhi = b2.number_input("Upper bound of y", value=None, key="pg_ybound_hi")
+        ylo = b1.number_input(Y_LOW_LABEL, value=None, key="pg_ybound_lo")
+        yhi = b2.number_input(Y_HIGH_LABEL, value=None, key="pg_ybound_hi")
         y_ok = st.checkbox("These bounds of y are public", False, key="pg_ybounds_ok")
         if ylo is None or yhi is None or not y_ok or yhi <= ylo:
             st.info("Enter lower < upper bounds of y and tick the declaration.")
