@@ -122,3 +122,17 @@ def test_attack_lab_asks_for_the_range_of_y_and_derives_the_abs_y_bound():
     assert captions and captions[0].endswith("= 30."), captions
     # the declaration is the Public information panel's: kept per data set and response for the other pages
     assert (-30.0, 20.0) in [v.get("y_range") for v in at.session_state["pl_public"].values()]
+
+
+def test_privacy_audit_offers_no_owners_workbook():
+    from ui.exports import LABELS
+    from ui.privacy_audit.sections import TRIAL_OPTIONS
+    at = page("pages/privacy_audit.py")
+    at.select_slider(key="audit_trials").set_value(TRIAL_OPTIONS[0]).run()
+    at.button(key="audit_run").click().run()
+    assert not at.exception, at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert LABELS["report"] in labels, labels  # the export bar is drawn
+    assert LABELS["workbook"] not in labels, labels
+    assert LABELS["tables"] in labels, labels
+    assert not any("Owner's workbook" in m.value for m in at.markdown)

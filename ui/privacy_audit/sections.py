@@ -8,7 +8,7 @@ from engine.methods.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, PAGE_BUG
 from engine.privacy.audit import AUDIT_CONFIDENCE, epsilon_lower_bound
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
-from ui.exports import export_bar, owner_secret, show_chart
+from ui.exports import export_bar, owner_secret, show_chart, tables_csv
 from ui.figures.report import report_figure
 from ui.privacy_audit.figures import audit_bound_figure, audit_histogram_figure
 from ui.progress import Sweep
@@ -163,9 +163,10 @@ def export_section(case, res, exceeded: bool, seed: int, stored: dict, title: st
     export_bar(report, no_release_reason="an audit fits no model; it runs the release many times on two generated "
                                          "neighbouring data sets (its settings and results are in the shareable "
                                          "report).",
-               owner_sheets=lambda: {"trial statistics (quantiles)": pd.DataFrame(
+               # generated neighbours only, no private data: the tables are shareable and there is no owner's workbook
+               public_tables=lambda: tables_csv({"trial statistics (quantiles)": pd.DataFrame(
                    {"quantile": QUANTILES, "statistic on D": pd.Series(res.stat_D).quantile(QUANTILES).to_numpy(),
-                    "statistic on D′": pd.Series(res.stat_D_prime).quantile(QUANTILES).to_numpy()})})
+                    "statistic on D′": pd.Series(res.stat_D_prime).quantile(QUANTILES).to_numpy()})}))
 
 
 def main() -> None:
