@@ -136,3 +136,18 @@ def test_privacy_audit_offers_no_owners_workbook():
     assert LABELS["workbook"] not in labels, labels
     assert LABELS["tables"] in labels, labels
     assert not any("Owner's workbook" in m.value for m in at.markdown)
+
+
+def _line_notes(at: AppTest) -> list:
+    return [i.value for i in at.info if "lies on a line" in i.value]
+
+
+def test_pca_gauss_page_says_why_a_degenerate_draw_lies_on_a_line():
+    at = page("pages/pca_gauss.py")
+    at.sidebar.checkbox(key="pca_gauss_repro").check().run()  # a known seed: the same draw on every run
+    assert not at.exception, at.exception
+    assert not _line_notes(at)  # the default ε's draw is an honest 2-D cloud: no note
+    at.sidebar.number_input(key="pca_gauss_eps").set_value(0.01).run()  # noise swamps the covariance: PSD fix
+    assert not at.exception, at.exception
+    notes = _line_notes(at)
+    assert notes and "positive semi-definite" in notes[0], [i.value[:80] for i in at.info]
