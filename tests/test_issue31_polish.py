@@ -151,3 +151,12 @@ def test_pca_gauss_page_says_why_a_degenerate_draw_lies_on_a_line():
     assert not at.exception, at.exception
     notes = _line_notes(at)
     assert notes and "positive semi-definite" in notes[0], [i.value[:80] for i in at.info]
+
+
+def test_var_admm_headline_states_its_guarantee_in_words_first():
+    at = page("pages/var_admm.py")
+    shown = [n for n in at.main.children.values() if n.type not in ("title",) and
+             not (n.type == "caption" and str(n.value).startswith("Documentation:"))]
+    first = shown[0]
+    assert first.type == "warning", [(n.type, str(getattr(n, "value", ""))[:60]) for n in shown[:3]]
+    assert str(first.value).startswith("**Guarantee, in words:"), first.value
