@@ -160,3 +160,41 @@ def test_var_admm_headline_states_its_guarantee_in_words_first():
     first = shown[0]
     assert first.type == "warning", [(n.type, str(getattr(n, "value", ""))[:60]) for n in shown[:3]]
     assert str(first.value).startswith("**Guarantee, in words:"), first.value
+
+
+def _csv(columns, n=40, seed=0) -> bytes:
+    import numpy as np
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(rng.normal(size=(n, len(columns))), columns=columns).to_csv(index=False).encode()
+
+
+def _upload_on_home(name: str, data: bytes) -> AppTest:
+    at = page("app.py")
+    at.radio(key="home_data_source").set_value("Upload a file").run()
+    at.file_uploader(key="home_data_upload").set_value((name, data, "text/csv")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_p3ls_stops_on_a_spectra_file_without_a_response_with_edpls_wording():
+    at = _upload_on_home("spectra.csv", _csv([str(1100 + 2 * j) for j in range(12)]))
+    at.switch_page("pages/p3ls.py").run()
+    assert not at.exception, at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "spectra.csv" in errors and "no response column" in errors and "X and Y as two files" in errors, errors
+    assert not at.get("plotly_chart")  # no federation ran on a wavelength taken for a KPI
+
+
+def test_edpls_and_p3ls_propose_the_response_through_one_function(monkeypatch):
+    """Both pages' proposals come from ui.column_choice.proposed_responses: a changed ordering there (here: the
+    reverse of the engine's) changes both pages' proposal alike."""
+    import ui.column_choice as column_choice
+    real = column_choice.response_candidates
+    monkeypatch.setattr(column_choice, "response_candidates", lambda df, declared=(): real(df, declared)[::-1])
+    at = _upload_on_home("process.csv", _csv(["a_1", "b_1", "c_1", "y"]))
+    at.switch_page("pages/edpls.py").run()
+    assert at.selectbox(key="edpls_response_upload_process.csv").value == "c_1"
+    at.switch_page("pages/p3ls.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="p3ls_responses_process.csv").value == ["c_1"]

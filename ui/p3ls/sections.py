@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
-from engine.data.columns import response_candidates
 from engine.methods.p3ls import (
     NO_RELEASE_REASON,
     NOT_DP_STATEMENT,
@@ -15,6 +14,7 @@ from engine.methods.p3ls import (
     columns_by_prefix,
 )
 from engine.reporting.report import DataInfo, RunReport
+from ui.column_choice import proposed_responses
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, owner_secret, show_chart
 from ui.federation_run import federation_section, p3ls_flower_runs, p3ls_has_flower
@@ -92,8 +92,10 @@ def data_section():
 def responses_section(dataset) -> list:
     """The responses (KPIs), held by the label contributor."""
     numeric = dataset.numeric_columns
-    # the declared responses of a sample set, else the response edPLS and DP-PCR propose for the same file
-    default_responses = [c for c in dataset.response_columns if c in numeric] or response_candidates(dataset.df)[:1]
+    # the proposal of edPLS and DP-PCR (one function): the declared responses of a sample set (they come first),
+    # else the first candidate; a file without a response column stops here with the same message
+    candidates = proposed_responses(dataset)
+    default_responses = [c for c in candidates if c in dataset.response_columns] or candidates[:1]
     response_key = f"p3ls_responses_{dataset.name}"
     return st.multiselect(RESPONSES_LABEL, numeric, default=default_responses,
                           key=response_key)
