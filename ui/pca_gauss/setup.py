@@ -297,9 +297,12 @@ def target_bounds(setup: Setup) -> None:
                    "range for this target; enter one you know to make the release provable).")
 
 
+LABEL_SET = "Label set (public), comma-separated: every class value"
+
+
 def label_set(setup: Setup, doc) -> None:
     default_labels = "" if doc is None or doc.labels is None else ", ".join(map(str, doc.labels))
-    text = st.text_input("Label set (public), comma-separated: every class value", default_labels,
+    text = st.text_input(LABEL_SET, default_labels,
                          key=f"pg_labels_{setup.name}_{setup.target}",
                          help="The set of classes is a public parameter: a class absent from your data is "
                               "still released (with a noisy count near 0). Leave empty to read it from the "
@@ -308,7 +311,7 @@ def label_set(setup: Setup, doc) -> None:
     try:
         setup.labels = parse_labels(text, y_col)
     except DataError as err:
-        st.error(f"No release on this choice: {err}")
+        st.error(f"No release on this choice: {str(err).rstrip('.')}. Change it in '{LABEL_SET}'.")
         st.stop()
     if setup.labels is None:
         st.warning("Not proven: the label set will be read from the private labels.", icon=":material/warning:")
