@@ -200,3 +200,18 @@ def test_edpls_and_p3ls_propose_the_response_through_one_function(monkeypatch):
     at.switch_page("pages/p3ls.py").run()
     assert not at.exception, at.exception
     assert at.multiselect(key="p3ls_responses_process.csv").value == ["c_1"]
+
+
+@pytest.mark.parametrize("kw,label", [({"n_components": 9}, "'Latent variables'"),
+                                      ({"n_components": 2, "x_bound": -1.0}, "'Bound on ‖x‖ (row L2 norm)'"),
+                                      ({"n_components": 2, "epsilon": -1.0}, "'ε (epsilon)'")])
+def test_edpls_engine_errors_about_a_setting_name_its_widget(kw, label):
+    import numpy as np
+
+    from engine.methods.edpls import EDPLS
+    from ui.edpls.sections import SETTING_PLACES, SETTINGS_FALLBACK
+    from ui.setting_errors import where_to_change
+    X = np.random.default_rng(0).normal(size=(20, 5))
+    with pytest.raises(ValueError) as err:
+        EDPLS(**kw).fit(X, X[:, 0])
+    assert label in where_to_change(err.value, SETTING_PLACES, SETTINGS_FALLBACK), (str(err.value), label)

@@ -50,6 +50,19 @@ from ui.progress import session_scope
 from ui.public_info import private_range_note, public_info_panel, released_range, show_range_warning
 from ui.run_history import history_section, record_run
 from ui.runtime.jobs import JobError
+from ui.setting_errors import setting_error
+
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+SETTING_PLACES = (
+    (("n_components",), "in 'Latent variables'"),
+    (("x_public", "public spectra", "reference spectra"), "in the public spectra of the Public information panel"),
+    (("y_range", "range of y", "y range", "y_bound"), "in the Public information panel ('Lowest possible y', "
+                                                      "'Highest possible y')"),
+    (("x_bound", "bound on"), "in 'Bound on ‖x‖ (row L2 norm)' in the Public information panel"),
+    (("preprocess", "chain"), "in the preprocessing chain"),
+    (("epsilon", "delta"), "in 'ε (epsilon)' or 'δ (delta)' in the sidebar"),
+)
+SETTINGS_FALLBACK = "The settings are 'Latent variables', the Public information panel and the sidebar's budget."
 
 #: The sample set the page offers first: pooled and with public spectra, the default private model is useful.
 DEFAULT_SAMPLE = "nir_consortium"
@@ -148,7 +161,7 @@ def fit_section(choice: Choice, Xp, params: dict, budget) -> dict:
             return fit_pair(Xp, problem.y, problem.train, problem.test, params, budget.noise_seed,
                             budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
-        st.error(f"The fit on {choice.ds.name} was refused: {err}")
+        setting_error(f"The fit on {choice.ds.name} was refused", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(str(err))
@@ -197,7 +210,8 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
                                   tuple(sorted(settings.items())), setup.X_public, budget.noise_seed,
                                   budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
-        st.error(f"The recommended strict fit on {choice.ds.name} was refused: {err}")
+        setting_error(f"The recommended strict fit on {choice.ds.name} was refused", err, SETTING_PLACES,
+                      SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(str(err))
