@@ -215,3 +215,10 @@ def test_edpls_engine_errors_about_a_setting_name_its_widget(kw, label):
     with pytest.raises(ValueError) as err:
         EDPLS(**kw).fit(X, X[:, 0])
     assert label in where_to_change(err.value, SETTING_PLACES, SETTINGS_FALLBACK), (str(err.value), label)
+
+
+def test_home_demo_tiles_fit_the_label_limit():
+    from ui.home.story import guided_story
+    story = guided_story(epsilon=1.0, delta=1e-5, seed=0)
+    long = [n.label for step in story.steps for n in step.numbers if len(n.label) > MAX_LABEL]
+    assert not long, long
