@@ -84,12 +84,16 @@ def shown_labels(at: AppTest) -> set:
 @pytest.mark.parametrize("file,module", [("pages/p3ls.py", "ui.p3ls.sections"),
                                          ("pages/dp_cca.py", "ui.dp_cca.sections"),
                                          ("pages/var_admm.py", "ui.var_admm.sections"),
-                                         ("pages/pca_gauss.py", "ui.pca_gauss.sections")])
+                                         ("pages/pca_gauss.py", "ui.pca_gauss.sections"),
+                                         ("pages/attack_lab.py", "ui.attack_lab.sections")])
 def test_the_places_an_error_names_are_the_pages_real_labels(file, module):
     import importlib
     import re
     mod = importlib.import_module(module)
     at = page(file)
+    if file == "pages/attack_lab.py":  # the setup errors are the own-data scenario's
+        at.radio(key="attack_scenario").set_value("Own data").run()
+        assert not at.exception, at.exception
     labels = shown_labels(at)
     quoted = {q for _, place in mod.SETTING_PLACES for q in re.findall(r"'([^']+)'", place)}
     quoted |= set(re.findall(r"'([^']+)'", mod.SETTINGS_FALLBACK))

@@ -49,6 +49,7 @@ from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
 from ui.public_info import STORE, Y_HIGH_LABEL, Y_LOW_LABEL, PublicInfo, data_key
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
@@ -285,6 +286,20 @@ def strict_bounds(ds, response: str) -> tuple:
     return (cx or None, cy)
 
 
+#: Where each setting the attack's setup messages can be about is on this page (ui.setting_errors), by label.
+K_LABEL = "Latent variables of the shared model (k)"
+SETTING_PLACES = (
+    (("latent variables", "directions"), f"in '{K_LABEL}'"),
+    (("party column", "which party", "values of", "value(s) of"),
+     "in 'Split into parties' (the party column and the attacker's values)"),
+    (("row range", "rows; "), "in 'Split into parties' (the attacker's rows)"),
+    (("variable column", "cannot also be a variable"), "in 'Response y' or 'Leave out these variables'"),
+    (("constant",), "in 'Response y' or 'Split into parties'"),
+    (("bounds",), "under 'Strict-mode bounds (public clipping bounds)'"),
+)
+SETTINGS_FALLBACK = "The settings are 'Response y', 'Split into parties' and 'Leave out these variables' above."
+
+
 def own_data_scenario(n_components: int) -> Attack:
     ds = data_picker(key="attack_lab_data", check=lambda frame, file: check_usable(frame, file, "pls_attack"))
     if ds is None:
@@ -305,7 +320,7 @@ def own_data_scenario(n_components: int) -> Attack:
     try:
         problem = own_problem(ds.df, tuple(features), response, split, bounds, n_components, session_scope())
     except AttackSetupError as err:
-        st.error(f"Cannot run the attack on '{ds.name}': {err}.")
+        setting_error(f"Cannot run the attack on '{ds.name}'", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     st.caption(
         f"Attacker: {problem.attacker_label} ({len(problem.y_own)} training rows); other party: "
@@ -539,7 +554,7 @@ def main() -> None:
     budget = budget_picker("attack_lab")
     scenario_name = st.radio("Scenario", ("Paper's simulation", "Own data"), horizontal=True, key="attack_scenario")
     left, right = st.columns(2)
-    n_components = left.number_input("Latent variables of the shared model (k)", 1, 10, 3, key="attack_k")
+    n_components = left.number_input(K_LABEL, 1, 10, 3, key="attack_k")
     lv = right.number_input("Latent variable the attacker reads", 1, int(n_components), int(n_components),
                             key="attack_lv", help="The paper reads LV 3 of a 3-LV model.")
     n_components, lv = int(n_components), int(lv)
