@@ -85,7 +85,8 @@ def shown_labels(at: AppTest) -> set:
                                          ("pages/dp_cca.py", "ui.dp_cca.sections"),
                                          ("pages/var_admm.py", "ui.var_admm.sections"),
                                          ("pages/pca_gauss.py", "ui.pca_gauss.sections"),
-                                         ("pages/attack_lab.py", "ui.attack_lab.sections")])
+                                         ("pages/attack_lab.py", "ui.attack_lab.sections"),
+                                         ("pages/privacy_audit.py", "ui.privacy_audit.sections")])
 def test_the_places_an_error_names_are_the_pages_real_labels(file, module):
     import importlib
     import re
