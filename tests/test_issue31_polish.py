@@ -184,9 +184,10 @@ def _upload_on_home(name: str, data: bytes) -> AppTest:
     return at
 
 
-def test_p3ls_stops_on_a_spectra_file_without_a_response_with_edpls_wording():
+@pytest.mark.parametrize("file", ["pages/p3ls.py", "pages/dp_pcr.py"])
+def test_p3ls_and_dp_pcr_stop_on_a_spectra_file_without_a_response_with_edpls_wording(file):
     at = _upload_on_home("spectra.csv", _csv([str(1100 + 2 * j) for j in range(12)]))
-    at.switch_page("pages/p3ls.py").run()
+    at.switch_page(file).run()
     assert not at.exception, at.exception
     errors = " ".join(e.value for e in at.error)
     assert "spectra.csv" in errors and "no response column" in errors and "X and Y as two files" in errors, errors
