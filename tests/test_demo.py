@@ -271,7 +271,7 @@ def test_home_demo_click_shows_the_three_steps():
     assert chart_keys(at) == list(STORY_CHARTS)
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Plain PLS: |corr| with the secret band"]) > 0.9
-    assert float(metrics["edPLS strict, ε = 1: |corr| with the secret"]) < 0.3
+    assert float(metrics["edPLS strict ε = 1: |corr| with secret"]) < 0.3
     private = float(metrics["RMSEP, strict edPLS ε = 1"])
     assert private >= float(metrics["RMSEP, non-private PLS"])
     assert float(metrics["RMSEP, private constant ε = 1"]) >= float(metrics["σ_y (test responses)"])

@@ -58,8 +58,9 @@ def export_pages() -> tuple[dict, set]:
 
 
 PAGE_ID, NO_MODEL = export_pages()
-#: Pages without data: no owner's workbook (nothing private to put in it), their public tables as a CSV instead.
-NO_DATA = {"pages/calculator.py"}
+#: Pages without private data (the calculator's public inputs, the audit's generated neighbours): no owner's workbook
+#: (nothing private to put in it), their public tables as a CSV instead.
+NO_DATA = {"pages/calculator.py", "pages/privacy_audit.py"}
 HOSTILE = "<script>alert('x')</script>.csv"
 EMBEDDED_PNG = re.compile(r'src="data:image/png;base64,[A-Za-z0-9+/=]+"')
 README_SHEET = "PRIVATE read me"

@@ -20,6 +20,7 @@ from streamlit.testing.v1 import AppTest
 from engine.methods.dp_pcr.estimator import DPPCR
 from engine.privacy.wording import headline_total
 from ui.exports import LABELS
+from ui.model_card import MAX_LABEL
 from ui.pages import METHOD_PAGES, TOOL_PAGES
 from ui.pca_gauss.notes import degenerate_note
 from ui.public_info import range_warning
@@ -193,5 +194,5 @@ def test_tables_have_human_headers_and_metric_labels_fit(file):
         if cols and set(cols) <= data_columns:
             continue
         assert not [c for c in cols if SNAKE.match(c)], (file, cols)
-    long = [m.label for m in at.metric if len(m.label) > 40]
+    long = [m.label for m in at.metric if len(m.label) > MAX_LABEL]
     assert not long, (file, long)

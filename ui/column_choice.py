@@ -1,4 +1,4 @@
-"""Response and X columns of a regression page (edPLS, DP-PCR): widgets only, the proposals are
+"""Response and X columns of a regression page (edPLS, DP-PCR; P3LS's responses): widgets only, the proposals are
 ``engine.data.columns`` (read off column names and types, never off a response's values).
 
 "Response (y)" offers the candidate responses first (a sample set's declared responses, then the named
@@ -14,6 +14,20 @@ from engine.data.columns import id_columns, numeric_columns, response_candidates
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, PageProblem, page_problem
 
 
+def proposed_responses(ds) -> list:
+    """The candidate responses of a data set, the likeliest first (``engine.data.columns.response_candidates``):
+    the one proposal every page with a response uses (edPLS, DP-PCR, P3LS). A table without a candidate (every
+    numeric column named by a number: spectra alone) stops the page with a message saying how to add one."""
+    candidates = response_candidates(ds.df, ds.response_columns)
+    if not candidates:
+        # a spectra file alone: proposing its first wavelength as "the response" would fit garbage
+        st.error(f"{ds.name}: this file has no response column (every numeric column is named by a number: a "
+                 "wavelength or channel). Add the reference values as a named column, or use 'X and Y as two "
+                 "files' in the data choice above.", icon=":material/block:")
+        st.stop()
+    return candidates
+
+
 def response_picker(ds, key: str, where=st) -> str:
     """The "Response (y)" selectbox, defaulting to the first candidate response (a named property).
 
@@ -21,14 +35,8 @@ def response_picker(ds, key: str, where=st) -> str:
     a message saying how to add the response; the page's other choices stay in ``st.session_state``.
     """
     numeric = numeric_columns(ds.df)
-    candidates = response_candidates(ds.df, ds.response_columns)
+    candidates = proposed_responses(ds)
     options = candidates + [c for c in numeric if c not in candidates]
-    if not candidates:
-        # a spectra file alone: proposing its first wavelength as "the response" would fit garbage
-        st.error(f"{ds.name}: this file has no response column (every numeric column is named by a number: a "
-                 "wavelength or channel). Add the reference values as a named column, or use 'X and Y as two "
-                 "files' in the data choice above.", icon=":material/block:")
-        st.stop()
     return where.selectbox("Response (y)", options, index=0, key=f"{key}_response_{ds.origin}_{ds.name}",
                            help="Candidates first: named numeric columns (a property, not a wavelength or an id).")
 

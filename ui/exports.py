@@ -57,6 +57,11 @@ def show_chart(where, fig, name: str, *, page: str, **kwargs):
     return where.plotly_chart(fig, width="stretch", config=chart_config(page, name), **kwargs)
 
 
+def tables_csv(tables: dict) -> str:
+    """A page's tables in one CSV, one block per table (for pages without private data: no owner's workbook)."""
+    return "\n".join(f"# {name}\n{frame.to_csv(index=False)}" for name, frame in tables.items())
+
+
 def export_bar(report: RunReport, *, release_json=None, no_release_reason: str | None = None, synthetic_csv=None,
                owner_sheets=None, where=None, key: str | None = None, public_tables=None) -> None:
     """The shareable downloads and the owner's workbook, in two labelled groups.

@@ -125,12 +125,13 @@ def _fit(ds: Dataset, response: str, channels: list, inputs: dict, budget, bar) 
 def _bounds(ds: Dataset, response: str, n_channels: int) -> dict | None:
     """The public inputs the user declares: the response's range, the bound on a row of X, the components."""
     from engine.methods.edpls.pipeline import PAGE_DEFAULTS, default_x_bound
+    from ui.public_info import Y_HIGH_LABEL, Y_LOW_LABEL
 
     c1, c2, c3, c4 = st.columns(4)
     where = f"{ds.name}_{response}"  # a declared range never carries over to other data
-    lo = c1.number_input("Response range: low (public)", value=None, format="%.6g", key=f"edpls_large_lo_{where}",
+    lo = c1.number_input(Y_LOW_LABEL, value=None, format="%.6g", key=f"edpls_large_lo_{where}",
                          help="The physical range of the response, from domain knowledge (never read off the data).")
-    hi = c2.number_input("Response range: high (public)", value=None, format="%.6g", key=f"edpls_large_hi_{where}")
+    hi = c2.number_input(Y_HIGH_LABEL, value=None, format="%.6g", key=f"edpls_large_hi_{where}")
     x_bound = c3.number_input("Public bound on ‖x‖ (row L2 norm)", min_value=1e-9,
                               value=default_x_bound(n_channels), format="%.4g", key=f"edpls_large_xb_{n_channels}",
                               help="Default √m: assumes every channel lies in [-1, 1] (absorbance units), an "

@@ -27,6 +27,9 @@ import streamlit as st
 from engine.methods.edpls.pipeline import default_x_bound, sample_y_range
 
 STORE = "pl_public"
+#: The one vocabulary for the response's public range: every page that asks for it uses these labels.
+Y_LOW_LABEL = "Lowest possible y"
+Y_HIGH_LABEL = "Highest possible y"
 #: A declared range wider than this many DP standard deviations of y gets a warning.
 WIDE_RANGE_FACTOR = 20.0
 #: A declared range wider than this many times the range the fit released privately gets a warning (a range's
@@ -71,10 +74,10 @@ def _range_inputs(page, ds, response, y, store) -> tuple:
     kept = store.get("y_range") or (None, None)
     c1, c2 = st.columns(2)
     where = data_key(ds, response)
-    lo = _number(c1, "Lowest possible y", f"{page}_y_low_{where}", kept[0], default[0],
+    lo = _number(c1, Y_LOW_LABEL, f"{page}_y_low_{where}", kept[0], default[0],
                  help="The low end of the response's public range: from its physical range (e.g. 0 for a content "
                       "in % w/w), never from your data. The bound on |y| is derived from the range.")
-    hi = _number(c2, "Highest possible y", f"{page}_y_high_{where}", kept[1], default[1],
+    hi = _number(c2, Y_HIGH_LABEL, f"{page}_y_high_{where}", kept[1], default[1],
                  help="The high end of the response's public range: from its physical range (e.g. 100 for a "
                       "content in % w/w), never from your data.")
     store["y_range"] = (lo, hi)

@@ -42,7 +42,3 @@ def human_headers(frame: pd.DataFrame) -> pd.DataFrame:
         out.index.name = human(out.index.name)
     return out
 
-
-def in_response_unit(response: str, what: str = "") -> str:
-    """The ``help=`` of a metric tile measured in the response's unit (RMSEP, σ_y)."""
-    return (f"{what} " if what else "") + f"In the unit of the response '{response}' (the unit of your data)."

@@ -54,7 +54,7 @@ def test_home_guided_demo_runs_the_three_steps(page, app_url):
     assert_texts(page, ["1. Plain PLS leaks the other party's secret", "2. edPLS (strict mode) at ε = 1",
                         "3. The cost: RMSEP at ε = 1", PROVEN, "no guarantee"], "guided demo")
     leak = float(metric_value(page, "Plain PLS: |corr| with the secret band"))
-    protected = float(metric_value(page, "edPLS strict, ε = 1: |corr| with the secret"))
+    protected = float(metric_value(page, "edPLS strict ε = 1: |corr| with secret"))
     private = float(metric_value(page, "RMSEP, strict edPLS ε = 1"))
     plain = float(metric_value(page, "RMSEP, non-private PLS"))
     sigma_y = float(metric_value(page, "σ_y (test responses)"))

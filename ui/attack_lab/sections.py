@@ -47,7 +47,9 @@ from ui.exports import export_bar, owner_secret, show_chart
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
+from ui.public_info import STORE, Y_HIGH_LABEL, Y_LOW_LABEL, PublicInfo, data_key
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 
 DEFAULT_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
@@ -256,17 +258,46 @@ def party_split(ds, response: str) -> tuple[tuple, str | None]:
     return ("rows", int(start), int(stop)), None
 
 
-def strict_bounds() -> tuple:
+def strict_bounds(ds, response: str) -> tuple:
+    """(bound on ‖x‖, bound on |y|) or None for each: the response's public range is asked for as on the Public
+    information panel (same labels, same store per data set and response) and |y| is bounded by its larger end."""
+    store = st.session_state.setdefault(STORE, {}).setdefault(data_key(ds, response), {})
+    kept = store.get("y_range") or (None, None)
     with st.expander("Strict-mode bounds (public clipping bounds)", expanded=False):
         st.caption(
-            "Strict mode clips every row to ‖x‖ ≤ C_x and |y| ≤ C_y. For a real guarantee these bounds "
-            "must be fixed without looking at the data. Leave them at 0 to use the data's own maxima "
+            "Strict mode clips every row to ‖x‖ ≤ the bound and y to the public range. For a real guarantee these "
+            "must be fixed without looking at the data. Leave them empty to use the data's own maxima "
             "(fine for exploring the attack, but then the strict guarantee does not hold)."
         )
-        b1, b2 = st.columns(2)
-        cx = b1.number_input("C_x (row norm bound)", 0.0, 1e9, 0.0, key="attack_cx")
-        cy = b2.number_input("C_y (|y| bound)", 0.0, 1e9, 0.0, key="attack_cy")
-    return (cx or None, cy or None)
+        b1, b2, b3 = st.columns(3)
+        cx = b1.number_input("Bound on ‖x‖ (row L2 norm)", 0.0, 1e9, 0.0, key="attack_cx",
+                             help="0: the data's own largest row norm (not public).")
+        lo = b2.number_input(Y_LOW_LABEL, value=kept[0], format="%.4g", key=f"attack_y_low_{data_key(ds, response)}")
+        hi = b3.number_input(Y_HIGH_LABEL, value=kept[1], format="%.4g", key=f"attack_y_high_{data_key(ds, response)}")
+    cy = None
+    if lo is not None and hi is not None:
+        if not hi > lo:
+            st.error(f"The public range of y must have its highest value above its lowest ({lo:g} ≥ {hi:g}): "
+                     "change it under 'Strict-mode bounds (public clipping bounds)'.")
+            st.stop()
+        store["y_range"] = (float(lo), float(hi))
+        cy = PublicInfo(store["y_range"], None).y_bound
+        st.caption(f"Bound on |y| used by the attack's fits: max(|{lo:g}|, |{hi:g}|) = {cy:g}.")
+    return (cx or None, cy)
+
+
+#: Where each setting the attack's setup messages can be about is on this page (ui.setting_errors), by label.
+K_LABEL = "Latent variables of the shared model (k)"
+SETTING_PLACES = (
+    (("latent variables", "directions"), f"in '{K_LABEL}'"),
+    (("party column", "which party", "values of", "value(s) of"),
+     "in 'Split into parties' (the party column and the attacker's values)"),
+    (("row range", "rows; "), "in 'Split into parties' (the attacker's rows)"),
+    (("variable column", "cannot also be a variable"), "in 'Response y' or 'Leave out these variables'"),
+    (("constant",), "in 'Response y' or 'Split into parties'"),
+    (("bounds",), "under 'Strict-mode bounds (public clipping bounds)'"),
+)
+SETTINGS_FALLBACK = "The settings are 'Response y', 'Split into parties' and 'Leave out these variables' above."
 
 
 def own_data_scenario(n_components: int) -> Attack:
@@ -285,11 +316,11 @@ def own_data_scenario(n_components: int) -> Attack:
     features = [c for c in numeric if c not in excluded]
     drop = st.multiselect("Leave out these variables", features, key="attack_drop")
     features = [c for c in features if c not in drop]
-    bounds = strict_bounds()
+    bounds = strict_bounds(ds, response)
     try:
         problem = own_problem(ds.df, tuple(features), response, split, bounds, n_components, session_scope())
     except AttackSetupError as err:
-        st.error(f"Cannot run the attack on '{ds.name}': {err}.")
+        setting_error(f"Cannot run the attack on '{ds.name}'", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     st.caption(
         f"Attacker: {problem.attacker_label} ({len(problem.y_own)} training rows); other party: "
@@ -523,7 +554,7 @@ def main() -> None:
     budget = budget_picker("attack_lab")
     scenario_name = st.radio("Scenario", ("Paper's simulation", "Own data"), horizontal=True, key="attack_scenario")
     left, right = st.columns(2)
-    n_components = left.number_input("Latent variables of the shared model (k)", 1, 10, 3, key="attack_k")
+    n_components = left.number_input(K_LABEL, 1, 10, 3, key="attack_k")
     lv = right.number_input("Latent variable the attacker reads", 1, int(n_components), int(n_components),
                             key="attack_lv", help="The paper reads LV 3 of a 3-LV model.")
     n_components, lv = int(n_components), int(lv)

@@ -9,7 +9,7 @@ from engine.privacy.wording import ACCOUNTANT_NAMES, plural
 from engine.reporting.report import RunReport
 from ui.budget import budget_picker
 from ui.calculator.figures import sigma_curve_figure
-from ui.exports import export_bar, show_chart
+from ui.exports import export_bar, show_chart, tables_csv
 from ui.figures.report import report_figure
 from ui.tables import human_headers
 
@@ -106,15 +106,10 @@ def downloads(budget, sens: float, k: int, curve, one, split_table, tot, inverse
                "is no privacy ledger and no fitted model."])
     export_bar(report, no_release_reason="the calculator fits no model; it computes noise scales from the budget "
                                          "(inputs and results are public: they are in the shareable report).",
-               public_tables=lambda: public_tables({"σ per release": split_table, "σ against ε": curve,
+               public_tables=lambda: tables_csv({"σ per release": split_table, "σ against ε": curve,
                                                     "total of full-budget releases": pd.DataFrame(
                                                         [{"accounting": m, "total ε": e, "at δ": d}
                                                          for m, (e, d) in tot.items()])}))
-
-
-def public_tables(tables: dict) -> str:
-    """The page's tables in one CSV, one block per table (public inputs only: no owner's workbook here)."""
-    return "\n".join(f"# {name}\n{frame.to_csv(index=False)}" for name, frame in tables.items())
 
 
 def main() -> None:

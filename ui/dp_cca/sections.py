@@ -35,6 +35,7 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
 from ui.runtime.jobs import JobError, run_upload
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
@@ -285,13 +286,24 @@ def public_bounds(views: Views, params: dict) -> None:
         params.update(x_center=0.0, y_center=0.0)
 
 
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+SETTING_PLACES = (
+    (("n_components",), "in 'Canonical pairs K' under 'Model settings'"),
+    (("regulari", "λ"), "in 'Regularisation λ' under 'Model settings'"),
+    (("test_fraction", "held-out", "test rows"), "in 'Held-out share' under 'Model settings'"),
+    (("x_bound", "y_bound", "bound", "norm"), "in 'Public bounds (strict mode)'"),
+    (("epsilon", "delta", "ε", "δ"), "in the privacy budget in the sidebar"),
+)
+SETTINGS_FALLBACK = "The settings are under 'Model settings' and 'Public bounds (strict mode)' above."
+
+
 def fit_section(views: Views, test_fraction: float, seed: int, params: dict, budget) -> dict:
     try:
         with fit_wait("dp_cca_fit"):
             return fit_views(views.X, views.Y, test_fraction, seed, tuple(sorted(params.items())), budget.noise_seed,
                              budget.session_noise_key, views.origin == "upload")
     except (DataError, ValueError) as err:
-        st.error(f"DP-CCA cannot run on this choice: {err}")
+        setting_error("DP-CCA cannot run on this choice", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(f"{views.name}: {err}")

@@ -32,12 +32,12 @@ from ui.exports import export_bar, owner_secret, show_chart
 from ui.figures.report import private_coefficients
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
-from ui.model_card import model_card
+from ui.model_card import model_card, response_metric
 from ui.progress import Sweep, cached_sweep
 from ui.public_info import public_info_panel, show_range_warning
 from ui.run_history import history_section, record_run
 from ui.runtime.jobs import JobError, run_upload
-from ui.tables import human_headers, in_response_unit
+from ui.tables import human_headers
 
 PAGE = "dp_pcr"
 SPLIT_SEED = PAGE_DEFAULTS["split_seed"]  # the train/test split's seed (not a noise seed: a split is no release)
@@ -86,10 +86,10 @@ def show_fit(problem, result, response, label):
     private, reference = result.private, result.reference
     X_te, y_te = problem.X[problem.test], problem.y[problem.test]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{result.headline['RMSEP (private)']:.4g}", help=in_response_unit(response))
-    m2.metric("RMSEP, non-private", f"{result.headline['RMSEP (non-private)']:.4g}", help=in_response_unit(response))
-    m3.metric("σ_y (test)", f"{float(y_te.std()):.4g}",
-              help=in_response_unit(response, "Standard deviation of the response on the test rows."))
+    response_metric(m1, "RMSEP, private", f"{result.headline['RMSEP (private)']:.4g}", response)
+    response_metric(m2, "RMSEP, non-private", f"{result.headline['RMSEP (non-private)']:.4g}", response)
+    response_metric(m3, "σ_y (test)", f"{float(y_te.std()):.4g}", response,
+                    "Standard deviation of the response on the test rows.")
     m4.metric("Rows clipped", f"{private.n_clipped_} of {len(problem.train)}")
     st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
                "they are in the owner's workbook, never in the shareable files.")

@@ -45,11 +45,24 @@ from ui.jobs_view import fit_wait
 from ui.large_data import ORIGIN as LARGE_ORIGIN
 from ui.large_data import large_edpls_section
 from ui.ledger_view import show_ledger
+from ui.model_card import response_metric
 from ui.progress import session_scope
 from ui.public_info import private_range_note, public_info_panel, released_range, show_range_warning
 from ui.run_history import history_section, record_run
 from ui.runtime.jobs import JobError
-from ui.tables import in_response_unit
+from ui.setting_errors import setting_error
+
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+SETTING_PLACES = (
+    (("n_components",), "in 'Latent variables'"),
+    (("x_public", "public spectra", "reference spectra"), "in the public spectra of the Public information panel"),
+    (("y_range", "range of y", "y range", "y_bound"), "in the Public information panel ('Lowest possible y', "
+                                                      "'Highest possible y')"),
+    (("x_bound", "bound on"), "in 'Bound on ‖x‖ (row L2 norm)' in the Public information panel"),
+    (("preprocess", "chain"), "in the preprocessing chain"),
+    (("epsilon", "delta"), "in 'ε (epsilon)' or 'δ (delta)' in the sidebar"),
+)
+SETTINGS_FALLBACK = "The settings are 'Latent variables', the Public information panel and the sidebar's budget."
 
 #: The sample set the page offers first: pooled and with public spectra, the default private model is useful.
 DEFAULT_SAMPLE = "nir_consortium"
@@ -148,7 +161,7 @@ def fit_section(choice: Choice, Xp, params: dict, budget) -> dict:
             return fit_pair(Xp, problem.y, problem.train, problem.test, params, budget.noise_seed,
                             budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
-        st.error(f"The fit on {choice.ds.name} was refused: {err}")
+        setting_error(f"The fit on {choice.ds.name} was refused", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(str(err))
@@ -159,10 +172,10 @@ def results_section(choice: Choice, res: dict, budget, label: str) -> None:
     private, plain, tr = res["private"], res["plain"], choice.problem.train
     strict = budget.mode == "strict"
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}", help=in_response_unit(choice.response))
-    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}", help=in_response_unit(choice.response))
-    m3.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}",
-              help=in_response_unit(choice.response, "Standard deviation of the response on the test rows."))
+    response_metric(m1, "RMSEP, private", f"{res['rmsep_private']:.4g}", choice.response)
+    response_metric(m2, "RMSEP, non-private", f"{res['rmsep_plain']:.4g}", choice.response)
+    response_metric(m3, "σ_y (test)", f"{res['sigma_y_test']:.4g}", choice.response,
+                    "Standard deviation of the response on the test rows.")
     m4.metric("Rows clipped" if strict else "cond(P'W)",
               f"{private.n_clipped_} of {len(tr)}" if strict else f"{private.condition_number_:.3g}")
     st.caption("For you only: the RMSEPs, σ_y and the row counts are computed on your private rows without noise; "
@@ -197,7 +210,8 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
                                   tuple(sorted(settings.items())), setup.X_public, budget.noise_seed,
                                   budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
-        st.error(f"The recommended strict fit on {choice.ds.name} was refused: {err}")
+        setting_error(f"The recommended strict fit on {choice.ds.name} was refused", err, SETTING_PLACES,
+                      SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(str(err))

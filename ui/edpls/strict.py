@@ -22,9 +22,9 @@ from engine.data.catalog import SAMPLE_SETS, public_reference
 from engine.methods.edpls.pipeline import STRICT_ESTIMATORS, public_spectra
 from engine.privacy.wording import ledger_text
 from ui.jobs_view import fit_wait
+from ui.model_card import response_metric
 from ui.public_info import STORE, data_key, public_info_panel
 from ui.runtime.jobs import JobError, parse_upload, run_upload
-from ui.tables import in_response_unit
 
 ESTIMATOR_LABELS = {
     "recommended": "recommended (public preprocessing and projection, separate moment releases, ridge)",
@@ -160,13 +160,13 @@ def show_choices(rows) -> None:
 def recommended_metrics(res: dict, n_train: int, response: str = "y") -> None:
     private = res["private"]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("RMSEP, private", f"{res['rmsep_private']:.4g}", help=in_response_unit(response))
-    m2.metric("RMSEP, non-private", f"{res['rmsep_plain']:.4g}", help=in_response_unit(response))
-    m3.metric("RMSEP, private constant", f"{res['rmsep_constant']:.4g}",
-              help=in_response_unit(response, "Predicting a DP mean of y (clipped to the public range) at the same "
-                                              "(ε, δ): what a private model must beat to be worth using."))
-    m4.metric("σ_y (test)", f"{res['sigma_y_test']:.4g}",
-              help=in_response_unit(response, "Standard deviation of the response on the test rows."))
+    response_metric(m1, "RMSEP, private", f"{res['rmsep_private']:.4g}", response)
+    response_metric(m2, "RMSEP, non-private", f"{res['rmsep_plain']:.4g}", response)
+    response_metric(m3, "RMSEP, private constant", f"{res['rmsep_constant']:.4g}", response,
+                    "Predicting a DP mean of y (clipped to the public range) at the same "
+                    "(ε, δ): what a private model must beat to be worth using.")
+    response_metric(m4, "σ_y (test)", f"{res['sigma_y_test']:.4g}", response,
+                    "Standard deviation of the response on the test rows.")
     st.caption("For you only: the RMSEPs and σ_y are computed on your private test rows without noise; they are in "
                "the owner's workbook, never in the shareable files. The private constant predictor is a separate "
                "fit for comparison, not part of the recommended model's release.")

@@ -366,13 +366,13 @@ def _attack_steps(epsilon, delta, seed, n_data_draws, noise_per_draw, calibratio
          f"with median |correlation| {strict_corr:.2f} with the secret band (a random direction scores "
          f"{chance:.2f}) and finds its peak in {strict_hit:.0%} of {n_runs} runs."),
         (
-            StoryNumber("strict_corr", f"edPLS strict, ε = {epsilon:g}: |corr| with the secret", strict_corr,
+            StoryNumber("strict_corr", f"edPLS strict ε = {epsilon:g}: |corr| with secret", strict_corr,
                         f"{strict_corr:.2f}",
                         f"{strict_label} Median over {n_runs} runs ({n_sets} data sets × {noise_per_draw} noise "
                         f"draws), the better of W and P in each run. {EVALUATION}"),
             StoryNumber("strict_hit", f"edPLS strict, ε = {epsilon:g}: secret peak found", strict_hit,
                         f"{strict_hit:.0%}", f"{strict_label} Share of {n_runs} runs."),
-            StoryNumber("chance", "A random direction: |corr| with the secret", chance, f"{chance:.2f}",
+            StoryNumber("chance", "Random direction: |corr| with secret", chance, f"{chance:.2f}",
                         "Reference, no model and no data: median over random Gaussian directions on the same "
                         "100 channels."),
         ),
@@ -562,7 +562,7 @@ def _consortium_step(epsilon, delta, replicates, calibration, noise, cost: Story
                         f"{w['q25']:.3g}–{w['q75']:.3g}); RMSEP itself is computed on held-out rows."),
             StoryNumber("rmsep_plain", "Consortium: RMSEP, non-private PLS", w["nonprivate"], f"{w['nonprivate']:.3g}",
                         NO_PRIVACY),
-            StoryNumber("rmsep_constant", f"Consortium: RMSEP, private constant ε = {epsilon:g}", w["constant"],
+            StoryNumber("rmsep_constant", f"Consortium: RMSEP, DP constant ε = {epsilon:g}", w["constant"],
                         f"{w['constant']:.3g}", "The baseline a private model must beat, at the same (ε, δ)."),
             StoryNumber("sigma_y", "Consortium: σ_y (test responses)", w["sigma_y"], f"{w['sigma_y']:.3g}",
                         "Scale reference: predicting the test mean gives RMSEP ≈ σ_y."),

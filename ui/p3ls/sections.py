@@ -7,7 +7,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.data import DataError
-from engine.data.columns import response_candidates
 from engine.methods.p3ls import (
     NO_RELEASE_REASON,
     NOT_DP_STATEMENT,
@@ -15,6 +14,7 @@ from engine.methods.p3ls import (
     columns_by_prefix,
 )
 from engine.reporting.report import DataInfo, RunReport
+from ui.column_choice import proposed_responses
 from ui.data_picker import usable_dataset
 from ui.exports import export_bar, owner_secret, show_chart
 from ui.federation_run import federation_section, p3ls_flower_runs, p3ls_has_flower
@@ -28,6 +28,7 @@ from ui.p3ls.figures import (
 )
 from ui.p3ls.tasks import p3ls_federation
 from ui.runtime.jobs import JobError, run_upload
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
@@ -66,6 +67,21 @@ def intro() -> None:
     )
 
 
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+RESPONSES_LABEL = "Responses (KPIs), held by the label contributor"
+SPLIT_LABEL = "Split the columns among parties"
+HOLDER_LABEL = "Label contributor (holds the KPIs; also contributes its own columns)"
+SETTING_PLACES = (
+    (("response", "kpi", "y has"), f"in '{RESPONSES_LABEL}'"),
+    (("n_components", "k_max"), "in 'Largest k searched on validation rows' under 'Protocol settings'"),
+    (("block_size",), "in the block size of 'Row masks (m × m)' under 'Protocol settings'"),
+    (("label_holder",), f"in '{HOLDER_LABEL}'"),
+    (("part", "column", "block", "identical"), f"in the party columns under '{SPLIT_LABEL}'"),
+)
+SETTINGS_FALLBACK = (f"The settings are '{RESPONSES_LABEL}', '{SPLIT_LABEL}', '{HOLDER_LABEL}' and "
+                     "'Protocol settings' above.")
+
+
 def data_section():
     return usable_dataset(
         "process", key="p3ls_data",
@@ -76,10 +92,12 @@ def data_section():
 def responses_section(dataset) -> list:
     """The responses (KPIs), held by the label contributor."""
     numeric = dataset.numeric_columns
-    # the declared responses of a sample set, else the response edPLS and DP-PCR propose for the same file
-    default_responses = [c for c in dataset.response_columns if c in numeric] or response_candidates(dataset.df)[:1]
+    # the proposal of edPLS and DP-PCR (one function): the declared responses of a sample set (they come first),
+    # else the first candidate; a file without a response column stops here with the same message
+    candidates = proposed_responses(dataset)
+    default_responses = [c for c in candidates if c in dataset.response_columns] or candidates[:1]
     response_key = f"p3ls_responses_{dataset.name}"
-    return st.multiselect("Responses (KPIs), held by the label contributor", numeric, default=default_responses,
+    return st.multiselect(RESPONSES_LABEL, numeric, default=default_responses,
                           key=response_key)
 
 
@@ -113,7 +131,7 @@ def parties_section(dataset, responses: list) -> dict:
     """The split of the columns among parties."""
     candidates = [c for c in dataset.numeric_columns if c not in responses]
     prefix_groups = columns_by_prefix(candidates, "_")
-    split_mode = st.radio("Split the columns among parties", SPLIT_MODES, horizontal=True, key="p3ls_split_mode",
+    split_mode = st.radio(SPLIT_LABEL, SPLIT_MODES, horizontal=True, key="p3ls_split_mode",
                           index=0 if len(prefix_groups) >= 2 else 1)
     if split_mode == SPLIT_MODES[0]:
         party_columns = parties_by_prefix(candidates)
@@ -276,8 +294,7 @@ def main() -> None:
     responses = responses_section(dataset)
     party_columns = parties_section(dataset, responses)
     party_names = list(party_columns)
-    label_contributor = st.selectbox("Label contributor (holds the KPIs; also contributes its own columns)",
-                                     party_names, index=len(party_names) - 1, key="p3ls_label_holder")
+    label_contributor = st.selectbox(HOLDER_LABEL, party_names, index=len(party_names) - 1, key="p3ls_label_holder")
     protocol = protocol_settings()
     try:
         with fit_wait("p3ls_fit", "Running the federation"):
@@ -286,7 +303,7 @@ def main() -> None:
                                     protocol["split_seed"], protocol["secure"], protocol["block_size"], dataset.name,
                                     dataset.origin == "upload")
     except (DataError, ValueError, JobError) as err:
-        st.error(f"The federation cannot run on this choice: {err}")
+        setting_error("The federation cannot run on this choice", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     summary_section(result)
     export_section(dataset, result, party_columns, responses, label_contributor, protocol)

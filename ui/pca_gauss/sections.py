@@ -55,6 +55,7 @@ from ui.pca_gauss.setup import (
 from ui.pca_gauss.tasks import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from ui.progress import Sweep
 from ui.runtime.jobs import JobError, run_upload
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 
@@ -114,6 +115,20 @@ def mode_notice(strict: bool) -> None:
                    "the ledger.", icon=":material/verified_user:")
 
 
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+PUBLIC_INPUTS = "under 'Public inputs: bounds, centre, label set, public data'"
+SETTING_PLACES = (
+    (("n_components", "exceeds the number of features"), "in 'k = P, released dimension'"),
+    (("mean_share",), "in 'Share of the Gaussian budget for means'"),
+    (("delta",), "in 'δ (delta)' in the sidebar"),
+    (("public", "label", "slice", "rows aside", "bound"), PUBLIC_INPUTS),
+    (("task", "target", "requires y"), "in 'Task' or 'Target column (y or labels; for clustering, optional true "
+                                       "labels)'"),
+)
+SETTINGS_FALLBACK = ("The settings are 'Task', 'k = P, released dimension', 'Projection W' and 'Public inputs: "
+                     "bounds, centre, label set, public data' above.")
+
+
 def fit_section(setup: Setup, budget) -> tuple:
     """The release, with fresh noise: its noise seed is the teaching switch's, never the split seed."""
     noise_seed = budget.noise_seed
@@ -131,7 +146,7 @@ def fit_section(setup: Setup, budget) -> tuple:
                                     s.name, public_key(s), s.bounds, s.y_bounds, s.labels, s.public_declared,
                                     s.origin == "upload")
     except (DataError, ValueError) as err:
-        st.error(f"No release on this choice: {err}")
+        setting_error("No release on this choice", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(str(err))

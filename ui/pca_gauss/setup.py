@@ -24,6 +24,7 @@ from engine.methods.pca_gauss.utility import (
 )
 from ui.data_picker import data_picker
 from ui.jobs_view import fit_wait
+from ui.public_info import Y_HIGH_LABEL, Y_LOW_LABEL
 from ui.runtime.jobs import JobError, parse_upload, run_upload
 
 TASK_TEXT = {
@@ -278,8 +279,8 @@ def target_bounds(setup: Setup) -> None:
                         index=y_opts.index("data"), key=f"pg_ybounds_src_{setup.name}")
     if y_choice == "entered":
         b1, b2 = st.columns(2)
-        ylo = b1.number_input("Lower bound of y", value=None, key="pg_ybound_lo")
-        yhi = b2.number_input("Upper bound of y", value=None, key="pg_ybound_hi")
+        ylo = b1.number_input(Y_LOW_LABEL, value=None, key="pg_ybound_lo")
+        yhi = b2.number_input(Y_HIGH_LABEL, value=None, key="pg_ybound_hi")
         y_ok = st.checkbox("These bounds of y are public", False, key="pg_ybounds_ok")
         if ylo is None or yhi is None or not y_ok or yhi <= ylo:
             st.info("Enter lower < upper bounds of y and tick the declaration.")
@@ -296,9 +297,12 @@ def target_bounds(setup: Setup) -> None:
                    "range for this target; enter one you know to make the release provable).")
 
 
+LABEL_SET = "Label set (public), comma-separated: every class value"
+
+
 def label_set(setup: Setup, doc) -> None:
     default_labels = "" if doc is None or doc.labels is None else ", ".join(map(str, doc.labels))
-    text = st.text_input("Label set (public), comma-separated: every class value", default_labels,
+    text = st.text_input(LABEL_SET, default_labels,
                          key=f"pg_labels_{setup.name}_{setup.target}",
                          help="The set of classes is a public parameter: a class absent from your data is "
                               "still released (with a noisy count near 0). Leave empty to read it from the "
@@ -307,7 +311,7 @@ def label_set(setup: Setup, doc) -> None:
     try:
         setup.labels = parse_labels(text, y_col)
     except DataError as err:
-        st.error(f"No release on this choice: {err}")
+        st.error(f"No release on this choice: {str(err).rstrip('.')}. Change it in '{LABEL_SET}'.")
         st.stop()
     if setup.labels is None:
         st.warning("Not proven: the label set will be read from the private labels.", icon=":material/warning:")

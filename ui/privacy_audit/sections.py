@@ -8,10 +8,11 @@ from engine.methods.audit_catalog import AUDIT_TARGETS, DEFAULT_TRIALS, PAGE_BUG
 from engine.privacy.audit import AUDIT_CONFIDENCE, epsilon_lower_bound
 from engine.reporting.report import DataInfo, RunReport
 from ui.budget import budget_picker
-from ui.exports import export_bar, owner_secret, show_chart
+from ui.exports import export_bar, owner_secret, show_chart, tables_csv
 from ui.figures.report import report_figure
 from ui.privacy_audit.figures import audit_bound_figure, audit_histogram_figure
 from ui.progress import Sweep
+from ui.setting_errors import setting_error
 
 QUANTILES = [0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0]
 TRIAL_OPTIONS = sorted({10_000, 20_000, 50_000, DEFAULT_TRIALS, 200_000, 500_000, 1_000_000, 3_000_000})
@@ -69,6 +70,16 @@ def trial_settings(target: str, mode: str) -> tuple[str, int, int]:
     return bug, trials, seed
 
 
+#: Where each setting an audit's setup message can be about is on this page (ui.setting_errors), by its label.
+SETTING_PLACES = (
+    (("bug",), "in 'Planted bug (strict mode; shows the auditor has teeth)'"),
+    (("mode",), "in the sidebar's privacy mode"),
+    (("epsilon", "delta", "ε", "δ"), "in 'ε (epsilon)' or 'δ (delta)' in the sidebar"),
+)
+SETTINGS_FALLBACK = "The settings are 'What to audit', 'Planted bug (strict mode; shows the auditor has teeth)' and " \
+                    "the sidebar's budget."
+
+
 def run_section(budget, target: str, mode: str, bug: str, trials: int, seed: int) -> None:
     audit_run = Sweep("audit", "audit")
     if st.button("Run audit", type="primary", key="audit_run"):
@@ -76,7 +87,7 @@ def run_section(budget, target: str, mode: str, bug: str, trials: int, seed: int
             case = make_case(target, mode, budget.epsilon, budget.delta,
                              None if bug == "none" or mode != "strict" else bug)
         except ValueError as err:
-            st.error(f"Cannot audit this choice: {err}")
+            setting_error("Cannot audit this choice", err, SETTING_PLACES, SETTINGS_FALLBACK)
         else:
             with audit_run.running("running the release on D and D′ ...") as bar:
                 res = epsilon_lower_bound(case.release, case.D, case.D_prime, case.delta, int(trials), int(seed),
@@ -163,9 +174,10 @@ def export_section(case, res, exceeded: bool, seed: int, stored: dict, title: st
     export_bar(report, no_release_reason="an audit fits no model; it runs the release many times on two generated "
                                          "neighbouring data sets (its settings and results are in the shareable "
                                          "report).",
-               owner_sheets=lambda: {"trial statistics (quantiles)": pd.DataFrame(
+               # generated neighbours only, no private data: the tables are shareable and there is no owner's workbook
+               public_tables=lambda: tables_csv({"trial statistics (quantiles)": pd.DataFrame(
                    {"quantile": QUANTILES, "statistic on D": pd.Series(res.stat_D).quantile(QUANTILES).to_numpy(),
-                    "statistic on D′": pd.Series(res.stat_D_prime).quantile(QUANTILES).to_numpy()})})
+                    "statistic on D′": pd.Series(res.stat_D_prime).quantile(QUANTILES).to_numpy()})}))
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep
 from ui.runtime.jobs import JobError
+from ui.setting_errors import setting_error
 from ui.tables import human_headers
 from ui.tabs import lazy_tabs
 from ui.var_admm.attack import attack_tab
@@ -194,12 +195,23 @@ def settings_section(setup: Setup) -> None:
     setup.Y = setup.full.iloc[:setup.n_rows][list(chosen)]
 
 
+#: Where each setting an engine message can be about is on this page (ui.setting_errors), by its real label.
+SETTING_PLACES = (
+    (("lag",), "in 'Lags' under 'Owners, span and model'"),
+    (("alpha", "penalty"), "in 'Penalty' or 'α (per row; λ = α T)' under 'Owners, span and model'"),
+    (("rho", "ρ"), "in 'ρ (ADMM)' under 'Owners, span and model'"),
+    (("max_iter", "iteration"), "in 'Iterations' under 'Owners, span and model'"),
+    (("rows", "time steps", "sample"), "in 'Rows (time steps) from the start' under 'Owners, span and model'"),
+)
+SETTINGS_FALLBACK = "The settings are under 'Owners, span and model' above."
+
+
 def fit_section(setup: Setup) -> dict:
     try:
         with fit_wait("var_admm_fit"):
             return fit_and_forecast(setup.Y, setup.solar, setup.lags, setup.settings, setup.upload)
     except (DataError, ValueError, ArithmeticError, JobError) as err:
-        st.error(f"The model cannot be fitted on this choice: {err}")
+        setting_error("The model cannot be fitted on this choice", err, SETTING_PLACES, SETTINGS_FALLBACK)
         st.stop()
 
 
