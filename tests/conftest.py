@@ -8,8 +8,10 @@ Markers (registered in pyproject.toml, ``--strict-markers``) are put on automati
 - ``dask``: the Dask tests (``tests/test_dask_*.py``) and any test that starts a ``LocalCluster``;
 - ``app``: a test that runs a page or script under Streamlit's ``AppTest`` (directly, through a helper or a
   fixture of its module, or through the ``deferred`` fixture below);
-- ``slow``: browser, federation and dask tests, plus the tests marked ``@pytest.mark.slow`` by hand (the
-  heaviest page flows, from ``pytest --durations``). ``pytest -m "not slow"`` is the fast lane.
+- ``slow``: browser, federation and dask tests, plus the tests (or the heavy cases of a parametrised test) marked
+  ``@pytest.mark.slow`` by hand: the heaviest page flows, Monte-Carlo audits and sensitivity searches, each with
+  its measured duration (``pytest --durations``). ``pytest -m "not slow"`` is the fast lane; ``pytest`` and
+  ``.ci/run`` still run everything.
 
 Each marked test of the browser, federation and dask families is also put in an ``xdist_group`` of its family, so
 that under ``pytest -n 2 --dist loadgroup`` (.ci/run) one worker starts that family's servers and the other

@@ -218,6 +218,7 @@ def test_cancel_of_a_queued_fit_takes_it_out_of_the_line_and_keeps_the_page(monk
     assert blocker.result(timeout=10) == "first"
 
 
+@pytest.mark.slow  # 11 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_uploaded_public_files_are_read_in_a_worker(monkeypatch):
     """The public spectra (edPLS) and public rows (PCA-Gauss) uploads go through the runner: a table comes back, a
     10^6-column file comes back as its refusal naming the file."""

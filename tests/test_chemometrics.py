@@ -322,6 +322,7 @@ def text_of(at) -> str:
     return " ".join(x.value for x in at.markdown) + " " + " ".join(x.value for x in at.caption)
 
 
+@pytest.mark.slow  # 15 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_edpls_page_shows_the_staples_on_the_nir_sample(deferred):
     at = open_staples("edpls.py", "edpls_staples", sample="nir")  # the page opens on the consortium set
     assert [t.label for t in at.tabs][-len(TABS):] == list(TABS)
@@ -351,6 +352,7 @@ def test_edpls_page_shows_the_staples_on_the_nir_sample(deferred):
     assert {"diagnostics RMSECV", "diagnostics VIP", "diagnostics T2 and Q"} <= set(book.sheetnames)
 
 
+@pytest.mark.slow  # 13 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_edpls_plain_and_paper_branches_show_the_staples():
     at = open_staples("edpls.py", "edpls_staples")
     at.radio(key="edpls_strict_estimator").set_value("plain").run()

@@ -73,7 +73,10 @@ def released_change(est: DPCCA, a: np.ndarray, b: np.ndarray, dx: int) -> np.nda
 # --------------------------------------------------------------------------------------------
 # The sensitivities of the proof: dominate every change and are attained
 # --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("dims", [(2, 2), (3, 2), (1, 1)])
+# 1.5-3 s per case (pytest --durations, load 7-15, 2026-11-27):
+# the (1, 1) views stay in the fast lane for every configuration
+@pytest.mark.parametrize("dims", [pytest.param((2, 2), marks=pytest.mark.slow),
+                                  pytest.param((3, 2), marks=pytest.mark.slow), (1, 1)])
 @pytest.mark.parametrize("key", list(CONFIGS), ids=["_".join(k) for k in CONFIGS])
 def test_sensitivity_dominates_adversarial_rows_and_is_tight(key, dims):
     dx, dy = dims
@@ -258,7 +261,10 @@ def test_pipeline_audit_neighbours_attain_the_sensitivity():
         np.testing.assert_array_equal(case.D[0][:-1], case.D_prime[0][:-1])  # replace-one
 
 
-@pytest.mark.parametrize("config, trials", [("default", 100_000), ("tight", 100_000)])
+# the default configuration takes 13 s (pytest --durations, load 7-15, 2026-11-27):
+# out of the fast lane, "tight" stays in it
+@pytest.mark.parametrize("config, trials", [pytest.param("default", 100_000, marks=pytest.mark.slow),
+                                             ("tight", 100_000)])
 def test_pipeline_audit_stays_below_the_claim(config, trials):
     r = run_case(pipeline_audit_case(config, 1.0, 1e-5), trials, SEED)
     assert r["expect"] == "holds" and r["mode"] == "strict"
@@ -290,6 +296,7 @@ def _private_numbers(at) -> np.ndarray:
     return at.dataframe[0].value["private (training)"].to_numpy(dtype=float)
 
 
+@pytest.mark.slow  # 13 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_page_draws_fresh_noise_and_exports_the_two_kinds():
     with recorded_downloads() as seen:
         at = _page()

@@ -397,6 +397,7 @@ def test_steps_that_learn_from_private_rows_are_offered_only_where_marked_not_pr
     assert any("Dropped from the chain: msc" in c.value for c in page.caption)
 
 
+@pytest.mark.slow  # 16 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_none_estimate_privately_fits_with_the_private_range(deferred):
     """'none: estimate privately' in the Public information panel passes y_range=None: the fit's choices say the
     range was private, the ledger holds the range's release, the release's y_range is that DP output."""

@@ -318,6 +318,7 @@ def _page(**state):
     return at
 
 
+@pytest.mark.slow  # 19 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_page_draws_fresh_noise_and_offers_both_kinds_of_export():
     from ui.exports import LABELS
 

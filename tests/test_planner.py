@@ -101,6 +101,7 @@ def test_plan_edge_cases():
 
 
 # ----------------------------------------------------------------------------- the default sample
+@pytest.mark.slow  # 20 recommended fits, 46 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_default_sample_private_model_beats_the_mean_on_20_fresh_draws():
     """On the edPLS page's default sample, with the page's defaults (response, split, the panel's default y range,
     the published spectra declared public, ε = 1), the recommended strict fit's RMSEP is below σ_y on each of 20

@@ -232,6 +232,7 @@ def test_nir_is_deterministic():
 
 
 # ----------------------------------------------------------------------------- sample_data/
+@pytest.mark.slow  # 12 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_write_sample_data_is_bit_for_bit(tmp_path):
     first = S.write_sample_data(tmp_path / "a")
     second = S.write_sample_data(tmp_path / "b")

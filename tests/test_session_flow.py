@@ -1,5 +1,6 @@
 """Issue 31, items 2, 5 and 7 under AppTest: public information declared once, the run history and the privacy
-odometer, and the polish users notice (human headers, short metric labels, no owner's workbook without data).
+odometer, and the polish users notice (no owner's workbook without data; human headers and short metric labels
+are checked on each page's default run in tests/test_pages.py).
 
 Oracles: the odometer's total is checked against the closed-form privacy profile of composed Gaussian
 mechanisms (Balle & Wang 2018, Dong, Roth & Su 2019: k Gaussian releases with noise multipliers z_i compose to
@@ -8,7 +9,6 @@ one with mu = sqrt(sum 1/z_i^2)), solved with scipy, not with the ledger's code.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -20,15 +20,12 @@ from streamlit.testing.v1 import AppTest
 from engine.methods.dp_pcr.estimator import DPPCR
 from engine.privacy.wording import headline_total
 from ui.exports import LABELS
-from ui.model_card import MAX_LABEL
-from ui.pages import METHOD_PAGES, TOOL_PAGES
 from ui.pca_gauss.notes import degenerate_note
 from ui.public_info import range_warning
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240
 SAMPLE = "sample_NIR spectra (synthetic)_moisture"
-SNAKE = re.compile(r"^[a-z]+(_[a-z0-9]+)+$")
 
 
 def app() -> AppTest:
@@ -182,17 +179,3 @@ def test_calculator_offers_no_owners_workbook():
     assert LABELS["workbook"] not in labels
     assert LABELS["tables"] in labels
     assert not any("Owner's workbook" in m.value for m in at.markdown)
-
-
-@pytest.mark.parametrize("file", [p.file for p in METHOD_PAGES + TOOL_PAGES])
-def test_tables_have_human_headers_and_metric_labels_fit(file):
-    at = page(file)
-    ds = at.session_state["pl_dataset"] if "pl_dataset" in at.session_state else None
-    data_columns = set() if ds is None else set(ds.df.columns)  # the data preview shows the user's own names
-    for frame in at.dataframe:
-        cols = [c for c in frame.value.columns if isinstance(c, str)]
-        if cols and set(cols) <= data_columns:
-            continue
-        assert not [c for c in cols if SNAKE.match(c)], (file, cols)
-    long = [m.label for m in at.metric if len(m.label) > MAX_LABEL]
-    assert not long, (file, long)

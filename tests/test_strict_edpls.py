@@ -170,6 +170,7 @@ def test_released_changes_match_the_proven_sensitivities():
     assert math.isclose(add_remove_sensitivity([1.0], 1.0), math.sqrt(3) / 2)
 
 
+@pytest.mark.slow  # 13 s (pytest --durations, load 7-15, 2026-11-27): out of the fast lane
 def test_audit_case_holds_and_catches_bugs():
     assert run_case(strict_edpls_case(epsilon=1.0), n_trials=40_000, random_state=0)["ok"]
     assert run_case(strict_edpls_case(epsilon=1.0, part="cross"), n_trials=40_000, random_state=0)["ok"]
