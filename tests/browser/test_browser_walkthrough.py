@@ -32,6 +32,7 @@ from scipy.stats import norm
 
 from browser_harness import assert_no_exception, download, goto_page, screenshot, wait_idle
 from test_browser_app import LOAD_MS, assert_texts, choose_upload, metric_value, upload
+from test_browser_lab_export import _selectbox_text
 from test_browser_method_uploads import set_main_number
 
 N_ROWS, N_NEW, N_WAVES = 300, 40, 100
@@ -180,15 +181,19 @@ def pick_option(page, label: str, option: str) -> None:
 
 
 def clear_multiselect(page, label: str) -> None:
-    """Remove every picked item by its own "Remove <item>" button (the clear-all icon shows on hover only)."""
+    """Remove every picked item by its own "Remove <item>" button (the clear-all icon shows on hover only), one
+    click per rerun, until none is left."""
     box = main_area(page).locator('[data-testid="stMultiSelect"]').filter(has_text=label).first
     remove = box.get_by_role("button", name=re.compile(r"^Remove "))
     with showing(page, f"clear {label!r}"):
-        remove.first.wait_for(timeout=LOAD_MS / 4)
-        while remove.count() > 0:
+        box.wait_for(timeout=LOAD_MS / 4)
+        for _ in range(20):
+            if remove.count() == 0:
+                return
             remove.first.click(timeout=LOAD_MS / 4)
             page.wait_for_timeout(300)
             wait_idle(page, timeout_ms=LOAD_MS)
+        raise AssertionError(f"{label}: still {remove.count()} items after 20 removals")
 
 
 def remove_tag(page, label: str, tag: str) -> None:
@@ -278,7 +283,8 @@ def test_a_chemometricians_session(page, app_url, browser_context, tmp_path):
                  "edpls before the fit", timeout_ms=LOAD_MS)
     assert page.locator('[data-testid="stMetric"]').filter(has_text="RMSEP, private").count() == 0
 
-    # 3. the chain, step by step (the first step picked runs first)
+    # 3. the chain, step by step (the first step picked runs first); the recommended estimator's default first
+    assert_texts(page, ["Chain: snv → sg1."], "the default chain")
     clear_multiselect(page, CHAIN_LABEL)
     assert_texts(page, ["Chain: none."], "chain cleared")
     pick_option(page, CHAIN_LABEL, "snv")
@@ -392,8 +398,10 @@ def _reopen(page, app_url: str, saved: bytes, data: bytes) -> None:
     page.locator('[data-testid="stMain"] h1').first.wait_for(state="visible", timeout=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     session_expander(page)
-    upload_to(page, "pl_session_upload", "privalab_session.json", saved, "application/json")
-    page.get_by_text("settings restored").first.wait_for(timeout=LOAD_MS)
+    file_input(page, "pl_session_upload").set_input_files(
+        files=[{"name": "privalab_session.json", "mimeType": "application/json", "buffer": saved}])
+    with showing(page, "open the session file"):
+        page.get_by_text("settings restored").first.wait_for(timeout=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
     assert_texts(page, ["Runs listed in the session file you opened"], "reopened, before the data")
     # the data are not in the file: upload them again; the response, the chain and the range come back
@@ -407,7 +415,6 @@ def _reopen(page, app_url: str, saved: bytes, data: bytes) -> None:
     high = main_area(page).get_by_role("spinbutton", name="Highest possible y", exact=True).first
     low.wait_for(timeout=LOAD_MS)
     assert float(low.input_value()) == Y_RANGE[0] and float(high.input_value()) == Y_RANGE[1]
-    box = main_area(page).locator('[data-testid="stSelectbox"]').filter(has_text="Response (y)").first
-    assert "protein" in (box.text_content() or "")
+    assert "protein" in _selectbox_text(page, "Response (y)")
     assert_no_exception(page, "reopened session")
     screenshot(page, "walk_reopened")
