@@ -403,6 +403,7 @@ def _reopen(page, app_url: str, saved: bytes, data: bytes) -> None:
     with showing(page, "open the session file"):
         page.get_by_text("settings restored").first.wait_for(timeout=LOAD_MS)
     wait_idle(page, timeout_ms=LOAD_MS)
+    # the opened runs (settings only) are listed under the history, here below the page's own sample-set fit
     assert_texts(page, ["Runs listed in the session file you opened"], "reopened, before the data")
     # the data are not in the file: upload them again; the response, the chain and the range come back
     if not page.get_by_role("radio", name="Upload a file").is_checked():
