@@ -12,6 +12,7 @@ import streamlit as st
 
 from engine.data.columns import id_columns, numeric_columns, response_candidates, wavelength_order, x_columns
 from engine.methods.edpls.pipeline import PAGE_DEFAULTS, PageProblem, page_problem
+from ui.state import keep, remembered
 
 
 def proposed_responses(ds) -> list:
@@ -37,8 +38,11 @@ def response_picker(ds, key: str, where=st) -> str:
     numeric = numeric_columns(ds.df)
     candidates = proposed_responses(ds)
     options = candidates + [c for c in numeric if c not in candidates]
-    return where.selectbox("Response (y)", options, index=0, key=f"{key}_response_{ds.origin}_{ds.name}",
-                           help="Candidates first: named numeric columns (a property, not a wavelength or an id).")
+    widget = f"{key}_response_{ds.origin}_{ds.name}"
+    index = options.index(remembered(widget, options[0], lambda v: v in options))  # kept across pages (ui.state)
+    return keep(widget, where.selectbox("Response (y)", options, index=index, key=widget,
+                                        help="Candidates first: named numeric columns (a property, not a wavelength "
+                                             "or an id)."))
 
 
 def x_picker(ds, response: str, key: str) -> list:
@@ -50,11 +54,13 @@ def x_picker(ds, response: str, key: str) -> list:
     waves = wavelength_order(default)
     where = f"{key}_{ds.origin}_{ds.name}_{response}"  # a choice never carries over to other data
     if len(waves) >= 2 and len(waves) == len(default):
-        lo, hi = st.select_slider("X columns: wavelength range (column names)", options=waves,
-                                  value=(waves[0], waves[-1]), key=f"{key}_xrange_{where}")
+        slider = f"{key}_xrange_{where}"
+        value = remembered(slider, (waves[0], waves[-1]), lambda v: len(v) == 2 and all(w in waves for w in v))
+        lo, hi = keep(slider, st.select_slider("X columns: wavelength range (column names)", options=waves,
+                                               value=tuple(value), key=slider))
         a, b = waves.index(lo), waves.index(hi)
-        keep = set(waves[min(a, b):max(a, b) + 1])
-        chosen = [c for c in default if c in keep]
+        inside = set(waves[min(a, b):max(a, b) + 1])
+        chosen = [c for c in default if c in inside]
         left_out = [c for c in numeric_columns(df) if c != response and c not in default]
         if left_out:
             st.caption("Left out of X: " + ", ".join(str(c) for c in left_out[:12])
@@ -63,9 +69,11 @@ def x_picker(ds, response: str, key: str) -> list:
         return chosen
     pool = [c for c in numeric_columns(df) if c != response]
     ids = set(id_columns(df))
-    out = st.multiselect("Leave out of X", pool, default=[c for c in pool if c in ids or c not in default],
-                         key=f"{key}_leave_out_{where}",
-                         help="By default the other candidate responses and id columns are left out.")
+    picker = f"{key}_leave_out_{where}"
+    out = keep(picker, st.multiselect("Leave out of X", pool, key=picker,
+                                      default=remembered(picker, [c for c in pool if c in ids or c not in default],
+                                                         lambda v: all(c in pool for c in v)),
+                                      help="By default the other candidate responses and id columns are left out."))
     return [c for c in pool if c not in out]
 
 

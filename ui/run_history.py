@@ -151,7 +151,8 @@ def run_history(page: str) -> None:
                "browser session and is never in a shareable file.")
     by_number = {r["number"]: r for r in runs.values()}
     picked = st.multiselect("Compare selected runs", list(by_number), key=f"{page}_compare_runs",
-                            format_func=lambda n: f"Run {n}: {by_number[n]['method']}",
+                            format_func=lambda n: (f"Run {n}: {by_number[n]['method']} · {by_number[n]['response']} · "
+                                                   f"{by_number[n]['data set']}"),
                             help="Pick two runs or more: their numbers side by side and their coefficient curves "
                                  "overlaid.")
     chosen = [by_number[n] for n in picked]

@@ -35,8 +35,8 @@ SAVED = tuple((re.compile(p), kind) for p, kind in (
     (r"pl_public_.*", "number"),  # the shared "Public information" declarations: declared, never read off data
     (r"pl_public_.*", "text"),
     (_PAGES + r"_(eps|delta|k|n_components|reps|lags)", "number"),
-    (_PAGES + r"_(mode|cal|calibration|chain|chains|split|strict_estimator|eps_grid|data_source|data_sample|"
-              r"estimator|law|pca_source|unit)", "text"),
+    (_PAGES + r"_(mode|cal|calibration|chain|chains|chain_steps|split|strict_estimator|eps_grid|data_source|"
+              r"data_sample|estimator|law|pca_source|unit)", "text"),
     (_PAGES + r"_repro", "flag"),
     (_PAGES + r"_(response|x_columns|y_columns|columns|xrange)(_.*)?", "text"),
     (_PAGES + r"_(y_low|y_high|y_range|x_bound|y_bound|bounds|low|high)(_.*)?", "number"),

@@ -11,7 +11,8 @@ Which steps are offered depends on what keeps the guarantee:
 - paper-faithful mode: every step (the mode proves nothing anyway).
 
 The chain is kept in ``st.session_state`` under the widget's key, so it survives strict -> paper -> strict and the
-estimator radio; a step the current fit does not offer is dropped with a note. Widgets only: the chains are
+estimator radio, and in ``ui.state``'s kept values, so it survives a visit to another page; a step the current
+fit does not offer is dropped with a note. Widgets only: the chains are
 ``engine.data.preprocess``.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.data.preprocess import CHAIN_INFO, chain_names
+from ui.state import keep, restore
 
 KEY = "edpls_chain_steps"
 #: The recommended estimator's measured default chain (``StrictEDPLS``'s ``preprocessing``).
@@ -43,6 +45,7 @@ def _label(strict: bool):
 def chain_builder(strict: bool, recommended: bool, default_chain: str = "none") -> str:
     """The chain's name ("snv+sg1", "none") from an ordered multiselect: the first step picked runs first."""
     offered = _offered(strict, recommended)
+    restore(KEY)  # Streamlit drops the widget's state on another page: the chain comes back (ui.state)
     kept = st.session_state.get(KEY)
     if kept is not None:
         dropped = [s for s in kept if s not in offered]
@@ -62,6 +65,7 @@ def chain_builder(strict: bool, recommended: bool, default_chain: str = "none") 
              "non-private reference all use this chain."
              + (" Only row-wise steps that learn nothing from your rows are offered: they keep the guarantee."
                 if strict and recommended else ""), **kw)
+    keep(KEY, list(steps))
     chain = "+".join(steps) if steps else "none"
     st.caption(f"Chain: {' → '.join(steps) if steps else 'none'}.")
     return chain

@@ -210,8 +210,12 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
                                   tuple(sorted(settings.items())), setup.X_public, budget.noise_seed,
                                   budget.session_noise_key, _upload_name(choice))
     except ValueError as err:
-        setting_error(f"The recommended strict fit on {choice.ds.name} was refused", err, SETTING_PLACES,
-                      SETTINGS_FALLBACK)
+        explained = _where_to_change(err, chain)
+        if explained != str(err):  # the chain's refusal, with the two ways out on this page
+            st.error(f"The recommended strict fit on {choice.ds.name} was refused: {explained}")
+        else:
+            setting_error(f"The recommended strict fit on {choice.ds.name} was refused", err, SETTING_PLACES,
+                          SETTINGS_FALLBACK)
         st.stop()
     except JobError as err:
         st.error(str(err))
@@ -248,6 +252,17 @@ def recommended_page(choice: Choice, budget, chain: str, Xp) -> None:
                            y_bound=max(abs(v) for v in y_range), chain=chain)
     sweep_section(choice, res, budget, chain, params, later_sheets, recommended=setup)
     samples_needed_section(choice, res, budget, Xp, params, later_sheets, recommended=setup)
+
+
+def _where_to_change(err: ValueError, chain: str) -> str:
+    """The engine's refusal, with where the settings it names are on this page (the recommended estimator's panel
+    asks for no bound on x: a chain that does not start with SNV needs public spectra)."""
+    text = str(err)
+    if "start the chain with 'snv'" in text:
+        return (f"the chain '{chain}' leaves the rows without a bound known before seeing them (SNV rows have norm "
+                "√m, a derivative of raw spectra has none). Start the chain with snv in 'Preprocessing chain' above, "
+                "or upload public spectra in the Public information panel (their bound is public).")
+    return text
 
 
 def _record(choice: Choice, res: dict, budget, label: str, settings: dict) -> None:
