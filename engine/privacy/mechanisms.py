@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.utils import check_random_state
 
 from .calibration import check_eps_delta, noise_scale, resolve_calibration
 from .ledger import Release
@@ -60,6 +59,10 @@ def as_generator(random_state: RandomStateLike) -> np.random.Generator:
         return random_state
     if random_state is None or isinstance(random_state, (int, np.integer)):
         return np.random.default_rng(random_state)
+    # here, not at the top: a federation party's process imports this module for as_generator alone, and
+    # scikit-learn's import took 1.2 s of CPU in each of them (every P3LS message starts one on Flower 1.42)
+    from sklearn.utils import check_random_state
+
     rs = check_random_state(random_state)
     return np.random.default_rng(rs.randint(0, 2**32 - 1))
 
