@@ -71,7 +71,7 @@ def record_run(page: str, ds, *, method: str, response: str, settings: dict, rms
 
 
 def record_release(page: str, ds, *, method: str, ledger: PrivacyLedger, released=(), settings: dict,
-                   epsilon: float, delta: float | None) -> str:
+                   epsilon: float, delta: float | None, response: str | None = None) -> str:
     """Add a DP release without regression metrics (RMSEP and σ_y empty) unless it is already there; its id.
 
     ``released``: the noisy values it released (their bytes key the release with its ledger, as in
@@ -80,7 +80,7 @@ def record_release(page: str, ds, *, method: str, ledger: PrivacyLedger, release
     runs = st.session_state.setdefault(STORE, {})
     if rid not in runs:
         runs[rid] = {
-            "number": len(runs) + 1, "page": page, "data set": dataset_of(ds), "method": method, "response": None,
+            "number": len(runs) + 1, "page": page, "data set": dataset_of(ds), "method": method, "response": response,
             "settings": dict(settings), "rmsep": None, "sigma_y": None, "epsilon": float(epsilon),
             "delta": None if delta is None else float(delta), "status": ledger.status, "ledger": ledger,
             "companion_ledgers": [], "dp_y_scale": None, "curve": None,
