@@ -105,3 +105,38 @@ def test_odometer_composes_edpls_and_pca_gauss_on_one_data_set_and_not_another()
     at.switch_page("pages/edpls.py").run()
     assert not at.exception, at.exception
     assert len(at.session_state["pl_runs"]) == 3 and shown_epsilon(at) == both
+
+
+def test_dp_cca_counts_its_release_on_the_nir_sample_and_not_a_simulation():
+    at = AppTest.from_file(str(ROOT / "pages" / "dp_cca.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    runs = at.session_state["pl_runs"] if "pl_runs" in at.session_state else {}
+    assert not runs  # simulated views are not the user's rows: nothing recorded
+    assert not [m for m in at.metric if m.label == ODOMETER]
+    at.radio(key="dp_cca_source").set_value("instruments").run()
+    assert not at.exception, at.exception
+    (run,) = at.session_state["pl_runs"].values()
+    assert run["page"] == "DP-CCA" and run["data set"] == "sample: NIR spectra (synthetic)"
+    assert shown_epsilon(at) == pytest.approx(epsilon_oracle([run["ledger"]]), rel=5e-3)
+    at.run()
+    assert len(at.session_state["pl_runs"]) == 1
+
+
+def test_under_replace_one_doubles_each_add_remove_sensitivity():
+    """Oracles: Balle & Wang's Gaussian curve at twice the sensitivity (scipy), Laplace's 2 Delta / b, and group
+    privacy of two for an (ε, δ) record: (2ε, (1 + e^ε) δ)."""
+    from engine.privacy.ledger import PrivacyLedger, Release, under_replace_one
+
+    led = PrivacyLedger(entries=[
+        Release.gaussian(name="g", sigma=3.0, sensitivity=1.5, delta=1e-6),
+        Release(name="l", mechanism="laplace", sensitivity=2.0, scale=4.0, epsilon=0.5, delta=0.0),
+        Release(name="e", mechanism="exponential", sensitivity=1.0, scale=1.0, epsilon=0.3, delta=1e-7)])
+    out = under_replace_one(led)
+    assert out.neighbouring is Neighbouring.REPLACE_ONE and led.neighbouring is Neighbouring.ADD_REMOVE
+    g, lap, e = out.entries
+    assert g.sensitivity == 3.0 and g.scale == 3.0
+    assert g.epsilon == pytest.approx(gaussian_epsilon_oracle(1.0, 1e-6), rel=1e-6)  # mu = 3 / 3
+    assert (lap.sensitivity, lap.epsilon) == (4.0, 1.0)
+    assert e.epsilon == pytest.approx(0.6) and e.delta == pytest.approx((1 + math.exp(0.3)) * 1e-7)
+    assert under_replace_one(out) is out
