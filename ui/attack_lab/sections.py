@@ -560,7 +560,7 @@ def odometer_section(attack: Attack, private, chosen: str, budget, n_components:
     model = private.model
     record_release("Attack lab", attack.data_set, method=model_label(chosen, budget.epsilon, private), ledger=ledger,
                    released=(getattr(model, "coef_", None), getattr(model, "intercept_", None)),
-                   settings={"components": n_components, "attacker": attack.problem.attacker_label},
+                   settings={"components": n_components, "attacker": getattr(attack.problem, "attacker_label", "")},
                    epsilon=budget.epsilon, delta=budget.delta)
     history_section("attack_lab", attack.data_set)
 
