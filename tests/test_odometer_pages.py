@@ -97,6 +97,12 @@ def test_odometer_composes_edpls_and_pca_gauss_on_one_data_set_and_not_another()
     history = next(d.value for d in at.dataframe if "RMSEP" in d.value.columns and "Run" in d.value.columns)
     assert list(history["Page"]) == ["edPLS", "PCA-Gauss", "PCA-Gauss"]
     assert not math.isnan(list(history["RMSEP"])[0]) and math.isnan(list(history["RMSEP"])[2])
+    # "compare selected" with a release that has no curve: side by side, "—" where it has no RMSEP, no overlay
+    at.multiselect(key="pca_gauss_compare_runs").set_value([1, 3]).run()
+    assert not at.exception, at.exception
+    side = next(d.value for d in at.dataframe if list(d.value.columns) == ["Run 1", "Run 3"])
+    assert side.loc["RMSEP", "Run 3"] == "—" and side.loc["RMSEP", "Run 1"] != "—"
+    assert not [c for c in at.get("plotly_chart") if c.key == "pca_gauss_compare_chart"]
     # a rerun (the cached release) adds nothing
     at.run()
     assert not at.exception, at.exception

@@ -4,8 +4,8 @@ Every fit a page shows is recorded once in ``st.session_state["pl_runs"]`` (sett
 and the private coefficient curve for the overlay), keyed by the release itself: a hash of the fit's ledger and
 of the released values' bytes. A rerun that hits ``st.cache_data`` returns the same release, so the same key:
 it is neither listed nor counted twice. A refit with fresh noise is a new release and spends budget. Pages whose
-release has no regression metrics (PCA-Gauss, DP-CCA) record it with ``record_release``: same store, same key rule,
-RMSEP and σ_y empty.
+release has no regression metrics (PCA-Gauss, DP-CCA, the large-data edPLS fit, the attack lab on own data) record
+it with ``record_release``: same store, same key rule, RMSEP and σ_y empty.
 
 The odometer composes the ledgers of every release recorded on the same data set (whatever the page or the
 response) into one ``PrivacyLedger`` and totals it with the ledger's own accountants (``ledger_totals`` and the
