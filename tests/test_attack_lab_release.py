@@ -165,6 +165,11 @@ def test_own_data_with_bounds_read_off_the_rows_is_labelled_not_proven_and_keeps
         sheets = pd.read_excel(io.BytesIO(workbook), sheet_name=None)
     # the guarantee label is the fit's ledger: not proven, and the page never says proven beside it
     assert outcome.status == "not proven" and report.status == "not proven"
+    # the private fit on the user's rows is a release: in the session's history and odometer, with its own ledger
+    (run,) = [r for r in at.session_state["pl_runs"].values() if r["page"] == "Attack lab"]
+    assert run["ledger"] == outcome.ledger and run["status"] == "not proven"
+    assert run["data set"] == "upload: two_labs.csv"
+    assert any(m.label == "Privacy spent on this data set" for m in at.metric)
     markdown = " ".join(m.value for m in at.markdown)
     assert "(edPLS strict mode, ε = 1, not proven):" in markdown and "**proven**" not in markdown
     assert ", proven):" not in markdown and ", proven.**" not in markdown

@@ -337,6 +337,12 @@ def test_picker_confined_to_root_previews_and_fits(monkeypatch, tmp_path):
     assert res["workbook"][:2] == b"PK"
     labels = [b.label for b in at.get("download_button")]
     assert "Shareable release (JSON)" in labels and "Owner's workbook (PRIVATE)" in labels
+    # the fit is in the session's history and odometer once, also after a rerun (the same kept release)
+    at.run()
+    (run,) = [r for r in at.session_state["pl_runs"].values() if r["data set"] == "server: runs/*.parquet"]
+    assert run["ledger"] is fit.estimator.privacy_ledger_
+    assert next(m for m in at.metric if m.label == "Fits on this data set").value == "1"
+    assert any(m.label == "Privacy spent on this data set" for m in at.metric)
 
 
 _RESULTS_KEY = "edpls_large_results"

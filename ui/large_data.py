@@ -156,6 +156,7 @@ def large_edpls_section(ds: Dataset, budget) -> None:
     from ui.column_choice import enough_x_columns, response_picker, x_picker
     from ui.ledger_view import show_ledger
     from ui.progress import Sweep
+    from ui.run_history import history_section, record_release
 
     st.subheader("Fit on the whole data set")
     st.markdown("Strict edPLS (Analyze-Gauss): one release of the clipped second moments, summed partition by "
@@ -197,6 +198,12 @@ def large_edpls_section(ds: Dataset, budget) -> None:
     m3.metric("Fit time", f"{fit.seconds:.1f} s")
     st.caption("The row counts are exact and private: they are in the owner's workbook, never in the release.")
     show_ledger(est.privacy_ledger_, budget.delta)
+    # in the session's history and odometer (no test split here: no RMSEP); the fit is kept across reruns
+    record_release("edPLS (large data)", ds, method=f"edPLS, large data (ε = {budget.epsilon:g})",
+                   ledger=est.privacy_ledger_, released=(est.coef_, est.intercept_), response=response,
+                   settings={"components": inputs["n_components"], "y range": inputs["y_range"],
+                             "x bound": inputs["x_bound"]}, epsilon=budget.epsilon, delta=budget.delta)
+    history_section("edpls_large", ds)
     d1, d2 = st.columns(2)
     d1.download_button("Shareable release (JSON)", res["release"], file_name="edpls_large_release.json",
                        mime="application/json", key="edpls_large_release", on_click="ignore",

@@ -1,13 +1,17 @@
-"""The session's run history and privacy odometer, shared by the regression pages.
+"""The session's run history and privacy odometer, shared by every page that releases on the user's data.
 
 Every fit a page shows is recorded once in ``st.session_state["pl_runs"]`` (settings, RMSEP, σ_y, ε, status,
 and the private coefficient curve for the overlay), keyed by the release itself: a hash of the fit's ledger and
 of the released values' bytes. A rerun that hits ``st.cache_data`` returns the same release, so the same key:
-it is neither listed nor counted twice. A refit with fresh noise is a new release and spends budget.
+it is neither listed nor counted twice. A refit with fresh noise is a new release and spends budget. Pages whose
+release has no regression metrics (PCA-Gauss, DP-CCA, the large-data edPLS fit, the attack lab on own data) record
+it with ``record_release``: same store, same key rule, RMSEP and σ_y empty.
 
 The odometer composes the ledgers of every release recorded on the same data set (whatever the page or the
 response) into one ``PrivacyLedger`` and totals it with the ledger's own accountants (``ledger_totals`` and the
-headline rule ``headline_total``: the tightest valid one). Nothing is composed by hand here.
+headline rule ``headline_total``: the tightest valid one). Nothing is composed by hand here. Releases under
+different neighbouring relations (add/remove for edPLS and DP-PCR, replace-one for PCA-Gauss and DP-CCA) are
+composed under replace-one, the add/remove ones restated by ``engine.privacy.ledger.under_replace_one``.
 
 What this history holds is for the data owner: RMSEPs and σ_y are measured on private rows; it is never
 exported in a shareable file.
@@ -16,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from engine.privacy.ledger import PrivacyLedger, ledger_totals
+from engine.privacy.ledger import Neighbouring, PrivacyLedger, ledger_totals, under_replace_one
 from engine.privacy.wording import headline_total
 
 STORE = "pl_runs"
@@ -65,15 +70,40 @@ def record_run(page: str, ds, *, method: str, response: str, settings: dict, rms
     return rid
 
 
+def record_release(page: str, ds, *, method: str, ledger: PrivacyLedger, released=(), settings: dict,
+                   epsilon: float, delta: float | None, response: str | None = None) -> str:
+    """Add a DP release without regression metrics (RMSEP and σ_y empty) unless it is already there; its id.
+
+    ``released``: the noisy values it released (their bytes key the release with its ledger, as in
+    ``record_run``: a cached rerun is the same release, fresh noise a new one)."""
+    rid = release_id(ledger, *released)
+    runs = st.session_state.setdefault(STORE, {})
+    if rid not in runs:
+        runs[rid] = {
+            "number": len(runs) + 1, "page": page, "data set": dataset_of(ds), "method": method, "response": response,
+            "settings": dict(settings), "rmsep": None, "sigma_y": None, "epsilon": float(epsilon),
+            "delta": None if delta is None else float(delta), "status": ledger.status, "ledger": ledger,
+            "companion_ledgers": [], "dp_y_scale": None, "curve": None,
+        }
+    return rid
+
+
 def _settings_text(settings: dict) -> str:
     return "; ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in settings.items())
 
 
+#: The history's numeric columns a release without regression metrics leaves empty ("—").
+METRIC_COLUMNS = ("δ", "RMSEP", "σ_y (test)")
+
+
 def history_frame(runs: dict) -> pd.DataFrame:
     """The history as a table with human headers."""
+    def number(v):  # a release without regression metrics (``record_release``): missing, shown "—"
+        return math.nan if v is None else v
+
     rows = [{"Run": r["number"], "Page": r["page"], "Method": r["method"], "Data set": r["data set"],
-             "Response": r["response"], "ε": r["epsilon"], "δ": r["delta"], "RMSEP": r["rmsep"],
-             "σ_y (test)": r["sigma_y"], "Status": r["status"], "Settings": _settings_text(r["settings"])}
+             "Response": r["response"] or "—", "ε": r["epsilon"], "δ": number(r["delta"]), "RMSEP": number(r["rmsep"]),
+             "σ_y (test)": number(r["sigma_y"]), "Status": r["status"], "Settings": _settings_text(r["settings"])}
             for r in runs.values()]
     return pd.DataFrame(rows, columns=["Run", "Page", "Method", "Data set", "Response", "ε", "δ", "RMSEP",
                                        "σ_y (test)", "Status", "Settings"])
@@ -84,20 +114,24 @@ def composed_total(runs: dict, data_set: str) -> dict | None:
     mine = [r for r in runs.values() if r["data set"] == data_set]
     if not mine:
         return None
-    led = PrivacyLedger(neighbouring=mine[0]["ledger"].neighbouring)
-    for ledger in (x for r in mine for x in [r["ledger"], *r.get("companion_ledgers", [])]):
-        if ledger.neighbouring != led.neighbouring:
-            raise ValueError("releases under different neighbouring relations do not compose")
+    ledgers = [x for r in mine for x in [r["ledger"], *r.get("companion_ledgers", [])]]
+    relations = {x.neighbouring for x in ledgers}
+    if len(relations) > 1:  # compose where both hold: one row replaced (a replacement is a removal and an addition)
+        ledgers = [under_replace_one(x) for x in ledgers]
+    led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE if len(relations) > 1 else ledgers[0].neighbouring)
+    for ledger in ledgers:
+        if ledger.unit != ledgers[0].unit:
+            raise ValueError("releases protecting different units (a row, a whole series) do not compose")
         led.extend(ledger.entries)
         for c in ledger.caveats:
             led.add_caveat(c)
     summary = ledger_totals(led, pld=True, as_json=False)
     if not summary.get("n_releases"):
         return {"fits": len(mine), "releases": 0, "epsilon": 0.0, "delta": 0.0, "accountant": None,
-                "status": "no privacy"}
+                "status": "no privacy", "neighbouring": led.neighbouring, "restated": False}
     eps, dl, key = headline_total(summary)
     return {"fits": len(mine), "releases": summary["n_releases"], "epsilon": eps, "delta": dl, "accountant": key,
-            "status": summary["status"]}
+            "status": summary["status"], "neighbouring": led.neighbouring, "restated": len(relations) > 1}
 
 
 def odometer(ds) -> None:
@@ -120,7 +154,10 @@ def odometer(ds) -> None:
                "another estimator, a new session) is a new release and spends budget: everyone who sees several "
                "releases of the same rows learns more than from one. Showing the same fit again does not. A private "
                "fit shown beside another (the private constant predictor) counts; sweeps and simulations (for you "
-               "only) are not counted here.")
+               "only) are not counted here."
+               + (" Releases for one row added or removed and for one row replaced are composed for one row replaced "
+                  "(a replacement is a removal and an addition: the add/remove releases count twice their "
+                  "sensitivity)." if total["restated"] else ""))
 
 
 def _overlay(chosen: list) -> go.Figure | None:
@@ -146,7 +183,7 @@ def run_history(page: str) -> None:
         return
     st.subheader("Runs in this session")
     frame = history_frame(runs)
-    st.dataframe(frame, hide_index=True)
+    st.dataframe(frame.style.format("{:.4g}", subset=list(METRIC_COLUMNS), na_rep="—"), hide_index=True)
     st.caption("For you only: RMSEP and σ_y are measured on your private test rows; this history stays in this "
                "browser session and is never in a shareable file.")
     by_number = {r["number"]: r for r in runs.values()}
@@ -161,7 +198,7 @@ def run_history(page: str) -> None:
         return
     side = frame[frame["Run"].isin(picked)].set_index("Run").T
     side.columns = [f"Run {n}" for n in side.columns]
-    st.dataframe(side.astype(str))
+    st.dataframe(side.fillna("—").astype(str))
     fig = _overlay(chosen)
     if fig is not None:
         st.plotly_chart(fig, key=f"{page}_compare_chart")
@@ -170,6 +207,6 @@ def run_history(page: str) -> None:
 
 
 def history_section(page: str, ds) -> None:
-    """The odometer, then the history (the regression pages call this after a fit)."""
+    """The odometer, then the history (the pages call this after a release on the user's data)."""
     odometer(ds)
     run_history(page)

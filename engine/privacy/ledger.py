@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -34,7 +34,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsilon
 
-__all__ = ["Neighbouring", "PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals"]
+__all__ = ["Neighbouring", "PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals",
+           "under_replace_one"]
 
 _METHODS = ("basic", "zcdp", "pld", "gdp")
 #: "exponential": an (epsilon, delta)-DP mechanism with no Gaussian or Laplace noise law (TukeyEM's
@@ -282,6 +283,32 @@ class PrivacyLedger:
         if self.accountant != "basic":  # the total the fit was calibrated to meet (absent: basic composition)
             out["accountant"] = self.accountant
         return {**out, "unit": self.unit} if self.unit else out
+
+
+def under_replace_one(led: PrivacyLedger) -> PrivacyLedger:
+    """The same releases stated for one row replaced, so that they compose with replace-one releases.
+
+    A replacement is a removal and an addition (group privacy of two): a release whose statistic moves by at most
+    Delta when one row is added or removed moves by at most 2 Delta when one is replaced. Gaussian and Laplace
+    records keep their noise and double their sensitivity (their ε is recomputed from it); an (ε, δ) record
+    ("exponential") becomes (2ε, (1 + e^ε) δ) (Dwork & Roth 2014, group privacy). A replace-one ledger is
+    returned as it is. The converse has no such rule (a replace-one release may reveal the row count).
+    """
+    if led.neighbouring is Neighbouring.REPLACE_ONE:
+        return led
+
+    def restated(r: Release) -> Release:
+        if r.sensitivity == 0:
+            return r
+        if r.mechanism == "gaussian":
+            return replace(r, sensitivity=2.0 * r.sensitivity,
+                           epsilon=float(gaussian_epsilon(r.scale, r.delta, 2.0 * r.sensitivity)))
+        if r.mechanism == "laplace":
+            return replace(r, sensitivity=2.0 * r.sensitivity, epsilon=2.0 * r.sensitivity / r.scale)
+        return replace(r, epsilon=2.0 * r.epsilon, delta=min(1.0, (1.0 + math.exp(r.epsilon)) * r.delta))
+
+    return PrivacyLedger(entries=[restated(r) for r in led.entries], neighbouring=Neighbouring.REPLACE_ONE,
+                         caveats=list(led.caveats), unit=led.unit, accountant=led.accountant)
 
 
 def _json_float(v: float) -> float | str:

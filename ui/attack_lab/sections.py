@@ -48,6 +48,7 @@ from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
 from ui.public_info import STORE, Y_HIGH_LABEL, Y_LOW_LABEL, PublicInfo, data_key
+from ui.run_history import history_section, record_release
 from ui.runtime.jobs import SWEEP_SECONDS, JobError, run_upload
 from ui.setting_errors import setting_error
 from ui.tables import human_headers
@@ -181,6 +182,7 @@ class Attack:
     secret_label: str
     data_info: Callable  # the run report's DataInfo, built only when the report is
     upload: bool = False  # an uploaded table: its attacks run in a worker with the job budgets (ui.runtime.jobs)
+    data_set: object = None  # the user's data set (own data only): its private fits count in the odometer
 
 
 def intro() -> None:
@@ -336,7 +338,7 @@ def own_data_scenario(n_components: int) -> Attack:
                   lambda: DataInfo.from_frame(ds.df, ds.name, ds.origin, [response, *features],
                                               note=f"attacker: {problem.attacker_label}; other party: "
                                                    f"{problem.other_label}", owner_secret=secret),
-                  ds.origin == "upload")
+                  ds.origin == "upload", ds)
 
 
 def shown_model(budget, problem) -> str:
@@ -549,6 +551,20 @@ def owner_sheets(problem, plain, private, summary, chosen: str, eps: float) -> d
     return sheets
 
 
+def odometer_section(attack: Attack, private, chosen: str, budget, n_components: int) -> None:
+    """On the user's own data, the private fit shown (a release: it can be exported) in the session's history and
+    odometer (``ui.run_history``). The sweep's fits are for the owner only and are not counted, as elsewhere."""
+    ledger = private.ledger
+    if attack.data_set is None or ledger is None or not len(ledger):
+        return
+    model = private.model
+    record_release("Attack lab", attack.data_set, method=model_label(chosen, budget.epsilon, private), ledger=ledger,
+                   released=(getattr(model, "coef_", None), getattr(model, "intercept_", None)),
+                   settings={"components": n_components, "attacker": getattr(attack.problem, "attacker_label", "")},
+                   epsilon=budget.epsilon, delta=budget.delta)
+    history_section("attack_lab", attack.data_set)
+
+
 def main() -> None:
     intro()
     budget = budget_picker("attack_lab")
@@ -564,6 +580,7 @@ def main() -> None:
         attack = own_data_scenario(n_components)
     chosen = shown_model(budget, attack.problem)
     plain, private = reconstruction_section(attack, budget, chosen, n_components, lv)
+    odometer_section(attack, private, chosen, budget, n_components)
     st.subheader("Attack success against ε")
     sweep = sweep_inputs(budget)
     summary = run_sweep(attack, budget, sweep, n_components, lv)

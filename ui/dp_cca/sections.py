@@ -4,6 +4,7 @@ Thin page: widgets -> engine.methods.dp_cca -> figures.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pandas as pd
 import streamlit as st
@@ -34,6 +35,7 @@ from ui.figures.report import private_values
 from ui.jobs_view import fit_wait
 from ui.ledger_view import show_ledger
 from ui.progress import Sweep, session_scope
+from ui.run_history import history_section, record_release
 from ui.runtime.jobs import JobError, run_upload
 from ui.setting_errors import setting_error
 from ui.tables import human_headers
@@ -335,6 +337,29 @@ def results_section(views: Views, result: dict, budget) -> None:
                f"Preprocessing: {private.preprocessing_}.")
 
 
+def data_set_of(views: Views, source: str) -> SimpleNamespace | None:
+    """The data set whose rows this release is made on, as the other pages name it (``ui.run_history``); None
+    for simulated views (a simulation, not a release on the user's data)."""
+    if source == "instruments":  # the rows of the NIR sample set, as the data picker names it
+        return SimpleNamespace(origin="sample", name=SAMPLE_SETS["nir"].title)
+    if views.origin is None:
+        return None
+    return SimpleNamespace(origin=views.origin, name=views.name)
+
+
+def odometer_section(views: Views, source: str, result: dict, params: dict, budget) -> None:
+    """This release in the session's history, then the odometer of its data set (``ui.run_history``)."""
+    ds = data_set_of(views, source)
+    if ds is None:
+        return
+    private = result["private"]
+    record_release("DP-CCA", ds, method=f"DP-CCA (ε = {budget.epsilon:g})", ledger=private.privacy_ledger_,
+                   released=(private.released_moments_,),
+                   settings={"views": views.name, "pairs K": params["n_components"], "mode": budget.mode},
+                   epsilon=budget.epsilon, delta=budget.delta)
+    history_section("dp_cca", ds)
+
+
 def private_label(private) -> str:
     """The private fit's legend: strict's ε, or paper mode's claim with the audit's figure."""
     return "private (DP)" if private.mode == "strict" else paper_label("DP-CCA", private.epsilon, "dp_cca")
@@ -478,6 +503,7 @@ def main() -> None:
         public_bounds(views, params)
     result = fit_section(views, test_fraction, seed, params, budget)
     results_section(views, result, budget)
+    odometer_section(views, source, result, params, budget)
     # lazy: only the open tab computes (a hidden sweep or score table no longer delays the first chart)
     tabs = lazy_tabs(["Canonical correlations", "Sweeps (ε, N, δ)", "Loadings", "Scores (not DP)", "Privacy ledger"],
                      key="dp_cca_tabs")

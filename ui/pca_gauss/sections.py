@@ -54,6 +54,7 @@ from ui.pca_gauss.setup import (
 )
 from ui.pca_gauss.tasks import pca_gauss_release, pca_gauss_sweep, pca_gauss_sweep_point
 from ui.progress import Sweep
+from ui.run_history import history_section, record_release
 from ui.runtime.jobs import JobError, run_upload
 from ui.setting_errors import setting_error
 from ui.tables import human_headers
@@ -460,6 +461,16 @@ def export_tab(setup: Setup, result: dict, budget, noise_seed, sweep_key: tuple)
                owner_sheets=private_sheets)
 
 
+def odometer_section(setup: Setup, result: dict, budget) -> None:
+    """This release in the session's history (``ui.run_history``), then the odometer of its data set."""
+    model, s = result["model"], setup
+    record_release("PCA-Gauss", s, method=f"PCA-Gauss (ε = {budget.epsilon:g})", ledger=result["ledger"],
+                   released=(result["synthetic"].select_dtypes("number").to_numpy(), model.min_eig_before_fix_),
+                   settings={"task": s.task, "P": s.P, "projection": s.source, "mode": budget.mode},
+                   epsilon=budget.epsilon, delta=s.delta)
+    history_section("pca_gauss", s)
+
+
 def main() -> None:
     intro()
     budget = budget_picker("pca_gauss", show_calibration=False)
@@ -472,6 +483,7 @@ def main() -> None:
     public_inputs_section(setup, strict)
     result, noise_seed, fit_id = fit_section(setup, budget)
     summary_section(setup, result, strict)
+    odometer_section(setup, result, budget)
     # lazy: only the open tab computes (hidden tabs no longer delay the first chart)
     tabs = lazy_tabs(["Real vs synthetic", "Utility vs ε", "Privacy ledger", "Export"], key="pca_gauss_tabs")
     tabs.show("Real vs synthetic", real_vs_synthetic_tab, setup, result)
