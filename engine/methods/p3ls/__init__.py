@@ -37,7 +37,7 @@ above condition number max(1e3, 10 size) (tighter than the spec's 1e6: see
 :func:`key_condition_limit`), optional secure aggregation of the sums
 the CSP receives (simulated in floating point, not in a finite field).
 
-Modules by concern: :mod:`.pls` (Algorithm 1, :class:`SVDPLS`), :mod:`.masks` (orthogonal masks and
+Modules by concern: :mod:`.pls` (Algorithm 1), :mod:`.svdpls` (:class:`SVDPLS`), :mod:`.masks` (orthogonal masks and
 invertible keys), :mod:`.roles` (trusted authority, data holders, server), :mod:`.protocol` (:class:`P3LS`,
 the federation), :mod:`.columns` and :mod:`.regressor` (:class:`P3LSRegressor`), :mod:`.leakage`,
 :mod:`.evaluation` (local vs federated vs centralised), :mod:`.compare` (the method contract's
@@ -72,7 +72,6 @@ if TYPE_CHECKING:
     from engine.methods.p3ls.leakage import NOT_DP_STATEMENT, leakage_report
     from engine.methods.p3ls.masks import OrthogonalMask, haar_orthogonal, key_condition_limit, random_invertible
     from engine.methods.p3ls.pls import (
-        SVDPLS,
         PLSComponents,
         component_signs,
         mean_squared_distance,
@@ -84,6 +83,7 @@ if TYPE_CHECKING:
     from engine.methods.p3ls.protocol import P3LS, Relevance
     from engine.methods.p3ls.regressor import P3LSRegressor
     from engine.methods.p3ls.roles import DataHolder, ProtocolError, Role, Server, TrustedAuthority
+    from engine.methods.p3ls.svdpls import SVDPLS
 
 __all__ = [
     "MODEL_FORMAT",

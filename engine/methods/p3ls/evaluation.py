@@ -11,8 +11,9 @@ from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from engine.data.split import split_indices
-from engine.methods.p3ls.pls import SVDPLS, _as_2d_response, mean_squared_distance
+from engine.methods.p3ls.pls import _as_2d_response, mean_squared_distance
 from engine.methods.p3ls.protocol import P3LS, _check_blocks
+from engine.methods.p3ls.svdpls import SVDPLS
 from engine.privacy import as_generator
 
 __all__ = ["ModelComparison", "coefficient_frame", "compare_models", "select_n_components", "split_rows"]

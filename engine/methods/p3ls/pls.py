@@ -2,30 +2,20 @@
 
 Written by hand because it *is* the paper's Algorithm 1 (the CSP runs it on masked, uncentred data, which
 scikit-learn's ``PLSRegression`` cannot take); linear algebra is scipy's, and the tests' oracle is
-scikit-learn's ``PLSRegression``. :class:`SVDPLS` is the centralised model (the paper's CenPLS/LocalPLS).
+scikit-learn's ``PLSRegression``. The centralised model (the paper's CenPLS/LocalPLS) is
+:class:`~engine.methods.p3ls.svdpls.SVDPLS`, apart: this module is what the parties' processes import, and
+scikit-learn's estimator base took 1.8 s of CPU in each of them (Flower 1.42 starts one process per message).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
-from typing import ClassVar
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    MultiOutputMixin,
-    RegressorMixin,
-    TransformerMixin,
-)
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from engine.methods.column_checks import pow2_exponent
 
 __all__ = [
-    "SVDPLS",
     "PLSComponents",
     "component_signs",
     "mean_squared_distance",
@@ -72,6 +62,8 @@ def rotations(W: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 
 def _as_2d_response(Y) -> tuple[np.ndarray, bool]:
+    from sklearn.utils.validation import check_array  # here: the parties' processes import this module
+
     Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name="Y")
     one_d = Y.ndim == 1
     return (Y.reshape(-1, 1) if one_d else Y), one_d
@@ -86,6 +78,8 @@ def svd_pls(X, Y, n_components: int) -> PLSComponents:
     blocks are deflated with t. Signs are those of the SVD; use :func:`orient_components` for a
     reproducible convention. Returns :class:`PLSComponents`.
     """
+    from sklearn.utils.validation import check_array  # here: the parties' processes import this module
+
     X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=2)
     Y, _ = _as_2d_response(Y)
     if Y.shape[0] != X.shape[0]:
@@ -167,66 +161,3 @@ def mean_squared_distance(Z1, Z2) -> float:
     """MSD(Z1, Z2) = mean((Z1 - Z2)^2), the paper's losslessness metric (Sec. 6, Fig. 3)."""
     Z1, Z2 = np.asarray(Z1, float), np.asarray(Z2, float)
     return float(np.mean((Z1 - Z2) ** 2))
-
-
-class SVDPLS(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
-    """Centralised PLS by Algorithm 1 with ddof=1 standardisation (the paper's CenPLS/LocalPLS).
-
-    A scikit-learn regressor (multi-output) and transformer (``transform`` gives the X-scores), like
-    scikit-learn's ``PLSRegression(scale=True)``; it passes ``check_estimator``.
-
-    Parameters
-    ----------
-    n_components : int
-        Number of latent variables k.
-
-    Attributes (after fit): ``components_`` (:class:`PLSComponents`, standardised units, sign
-    convention applied), ``x_weights_`` (n, k), ``x_loadings_`` (n, k), ``x_scores_`` (m, k),
-    ``y_scores_`` (m, k), ``y_loadings_`` (l, k), ``x_rotations_`` (n, k), ``x_mean_``,
-    ``x_scale_``, ``y_mean_``, ``y_scale_``, ``coef_`` (l, n) and ``intercept_`` (l,) in original
-    units, like scikit-learn: ``predict(X) = (X - x_mean_) @ coef_.T + intercept_``;
-    ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
-    """
-
-    _parameter_constraints: ClassVar[dict] = {"n_components": [Interval(Integral, 1, None, closed="left")]}
-
-    def __init__(self, n_components: int = 2):
-        self.n_components = n_components
-
-    def fit(self, X, Y):
-        """Fit on X (m, n) and Y (m, l) or (m,). Returns self."""
-        self._validate_params()  # k <= min(rows, columns) needs the data: svd_pls checks it
-        X, Y = validate_data(self, X, Y, dtype=np.float64, multi_output=True, y_numeric=True, ensure_min_samples=2)
-        Y2, self._y_was_1d = _as_2d_response(Y)
-        Z, self.x_mean_, self.x_scale_ = standardise_columns(X)
-        Zy, self.y_mean_, self.y_scale_ = standardise_columns(Y2)
-        self.components_, _ = orient_components(svd_pls(Z, Zy, self.n_components))
-        self._set_public(self.components_)
-        return self
-
-    @property
-    def _n_features_out(self) -> int:
-        """Number of columns ``transform`` returns (k), for ``get_feature_names_out``."""
-        return self.components_.n_components
-
-    def _set_public(self, c: PLSComponents) -> None:
-        self.x_weights_, self.x_loadings_, self.x_scores_ = c.W, c.P, c.T
-        self.y_scores_, self.y_loadings_, self.x_rotations_ = c.U, c.Q, c.R
-        self.coef_ = (c.B * self.y_scale_).T / self.x_scale_
-        self.intercept_ = self.y_mean_.copy()
-
-    def _standardised(self, X) -> np.ndarray:
-        check_is_fitted(self, "components_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return (X - self.x_mean_) / self.x_scale_
-
-    def transform(self, X) -> np.ndarray:
-        """X-scores T_new = Z_new R, shape (m_new, k)."""
-        return self._standardised(X) @ self.components_.R
-
-    def predict(self, X, n_components: int | None = None) -> np.ndarray:
-        """Predictions in original units, (m_new, l) or (m_new,); ``n_components`` < k uses the nested model."""
-        Z = self._standardised(X)  # NotFittedError before fit
-        c = self.components_ if n_components is None else self.components_.truncate(n_components)
-        Y = (Z @ c.B) * self.y_scale_ + self.y_mean_
-        return Y[:, 0] if self._y_was_1d else Y
