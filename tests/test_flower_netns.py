@@ -426,8 +426,9 @@ def _plain_http_refused(host: str, port: int) -> bool:
     return not answer.startswith(b"HTTP/")
 
 
-def _start_unregistered_node(fed, launcher, workdir: Path) -> tuple[subprocess.Popen, int]:
-    """A SuperNode with a key the coordinator never registered, in party 1's namespace: (process, its own port)."""
+def _start_unregistered_node(fed, launcher, workdir: Path) -> tuple[subprocess.Popen, int, int]:
+    """A SuperNode with a key the coordinator never registered, in party 1's namespace: (process, its own port, the
+    inode of that namespace)."""
     from engine.federation.flower.credentials import make_supernode_key
     from engine.federation.flower.runtime import LOOPBACK, free_port
 
@@ -440,12 +441,14 @@ def _start_unregistered_node(fed, launcher, workdir: Path) -> tuple[subprocess.P
             "--host", LOOPBACK, "--port", str(port), "--max-retries", "0", "--node-config", "party='rogue'"]
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=fed.env, start_new_session=True)
     log.close()
-    return proc, port
+    namespace = launcher("party 1")[-1]  # ip netns exec <name>
+    return proc, port, os.stat(f"/run/netns/{namespace}").st_ino
 
 
-def _end_unregistered_node(proc: subprocess.Popen, port: int, workdir: Path) -> dict:
+def _end_unregistered_node(proc: subprocess.Popen, port: int, namespace: int, workdir: Path) -> dict:
     """How the unregistered SuperNode ended (``exit`` None: it was still running after 60 s); its SuperExec (a
-    session of its own, which outlives a refused SuperNode for a while) is killed."""
+    session of its own, which outlives a refused SuperNode for a while) is killed: the process of that port in
+    party 1's namespace only (the port was picked outside it, so a process elsewhere may hold the same number)."""
     try:
         code = proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
@@ -455,7 +458,8 @@ def _end_unregistered_node(proc: subprocess.Popen, port: int, workdir: Path) -> 
     mark = f"--runtime-api-address 127.0.0.1:{port} "
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and mark in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+            if (entry.name.isdigit() and os.stat(entry / "ns" / "net").st_ino == namespace
+                    and mark in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()):
                 os.kill(int(entry.name), signal.SIGKILL)
         except (OSError, UnicodeDecodeError):
             pass

@@ -115,10 +115,11 @@ def composed_total(runs: dict, data_set: str) -> dict | None:
     if not mine:
         return None
     ledgers = [x for r in mine for x in [r["ledger"], *r.get("companion_ledgers", [])]]
-    relations = {x.neighbouring for x in ledgers}
+    relations = {x.neighbouring for x in ledgers if len(x)}  # an empty ledger (ε = ∞, nothing released) binds no rule
     if len(relations) > 1:  # compose where both hold: one row replaced (a replacement is a removal and an addition)
         ledgers = [under_replace_one(x) for x in ledgers]
-    led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE if len(relations) > 1 else ledgers[0].neighbouring)
+    only = next(iter(relations)) if len(relations) == 1 else ledgers[0].neighbouring
+    led = PrivacyLedger(neighbouring=Neighbouring.REPLACE_ONE if len(relations) > 1 else only)
     for ledger in ledgers:
         if ledger.unit != ledgers[0].unit:
             raise ValueError("releases protecting different units (a row, a whole series) do not compose")

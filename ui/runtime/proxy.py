@@ -58,6 +58,25 @@ STOP_SECONDS = 10.0  # between terminate and kill
 UPLOAD_SLACK_MB = 1  # above the app's upload limit: the multipart envelope around the file
 
 
+
+def _worker_user(workdir: Path) -> str | None:
+    """The user nginx's workers run as: started as root, an unprivileged one (``nobody``; the workers face the network
+    when ``--address`` opens the proxy), with ``workdir`` made traversable for them (nginx's master, still root,
+    creates its temporary folders inside and hands them to that user; the logs are opened by the master); otherwise
+    None (the workers stay the caller's user)."""
+    if os.geteuid() != 0:
+        return None
+    import grp
+    import pwd
+
+    try:
+        pwd.getpwnam("nobody")
+        group = grp.getgrgid(pwd.getpwnam("nobody").pw_gid).gr_name  # Debian: nogroup (nginx assumes "nobody")
+    except KeyError:
+        return getpass.getuser()  # no unprivileged user on this machine: as before
+    workdir.chmod(0o711)  # traverse only: nothing in it is listed or readable to others
+    return f"nobody {group}"
+
 class TeamError(RuntimeError):
     """A process of the team did not start; the message names it and ends with its log."""
 
@@ -213,7 +232,7 @@ class Team:
         deadline = time.monotonic() + self.start_timeout
         for i, proc in enumerate(self.apps):
             self._wait(proc, self.backend_url(i), deadline, f"app process {i}", f"app{i}.log")
-        user = getpass.getuser() if os.geteuid() == 0 else None
+        user = _worker_user(self.workdir)
         conf = self.workdir / "nginx.conf"
         conf.write_text(nginx_config(self.port, self.backends, self.workdir, self.address, user))
         self.proxy = subprocess.Popen([self.nginx, "-p", str(self.workdir), "-c", str(conf), "-e",

@@ -30,8 +30,13 @@ VALID_DAYS = 30  # a local or test federation's certificates; a deployment renew
 
 
 def _write_private(path: Path, data: bytes) -> None:
-    """Write a private key readable by its owner only (created with mode 0600, never world-readable on the way)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    """Write a private key readable by its owner only (created with mode 0600, never world-readable on the way).
+
+    An existing file at ``path`` (a reused work folder) is removed first and a symlink is never followed: ``os.open``
+    applies its mode only to a file it creates, so a key written into an older, looser file kept that file's mode."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)  # whatever the umask
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
 

@@ -244,7 +244,7 @@ class LocalFederation:
         repo = str(Path(__file__).resolve().parents[3])
         self.env = flower_env(None, FLWR_HOME=str(self.flwr_home), PYTHONUNBUFFERED="1",
                               PYTHONPATH=os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]),
-                              **({HUB_ADDRESS_ENV: host} if host != LOOPBACK else {}), **(env or {}))
+                              **{HUB_ADDRESS_ENV: host}, **(env or {}))  # always: never an inherited address
         self.host, self.tls, self.supernode_auth, self.launcher = str(host), bool(tls), bool(supernode_auth), launcher
         self.tls_files: dict[str, Path] = {}
         self.address = ""

@@ -550,9 +550,10 @@ class _ScaledDesign:
 
 
 #: The residual moment R'R is taken from the moments (Y'Y - B'Z'Y - Y'Z B + B'Z'Z B) while every series keeps
-#: more than this share of its sum of squares in its residual: the moments' rounding is then about 4 eps ||y_j||^2
-#: against R_jj > 1e-6 ||y_j||^2, a relative error below 1e-9 (the tests ask 1e-8 of sigma_u against
-#: statsmodels). A closer fit forms the residual from the design, as before.
+#: more than this share of the terms' size in its residual: the moments' rounding is about a few eps times
+#: ||y_j||^2 + |b_j|'|G||b_j| (the second term is the fitted part's, large when many coefficients cancel), so against
+#: R_jj > 1e-6 of that it stays near 1e-9 relative (the tests ask 1e-8 of sigma_u against statsmodels). A closer
+#: fit forms the residual from the design, as before.
 _RESIDUAL_SHARE = 1e-6
 
 
@@ -562,7 +563,8 @@ def _residual_moment(scaled: _ScaledDesign, B: np.ndarray, G: np.ndarray, ZtY: n
     product and a T x n pass saved: a quarter of a central fit at 20 sites), from R itself otherwise."""
     BtZtY = B.T @ ZtY
     RtR = YtY - BtZtY - BtZtY.T + B.T @ (G @ B)
-    if np.all(np.diag(RtR) > _RESIDUAL_SHARE * np.diag(YtY)):
+    size = np.diag(YtY) + np.einsum("ij,ij->j", np.abs(B), np.abs(G) @ np.abs(B))
+    if np.all(np.diag(RtR) > _RESIDUAL_SHARE * size):
         return 0.5 * (RtR + RtR.T)
     Z, Y = scaled.arrays()
     R = Y - Z @ B
