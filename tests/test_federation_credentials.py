@@ -65,3 +65,27 @@ def test_supernode_key_is_what_flower_reads(tmp_path):
     assert stat.S_IMODE((tmp_path / "party1" / "key").stat().st_mode) == 0o600
     assert load_ssh_public_key(public.read_bytes()).public_numbers() == private.public_key().public_numbers()
     assert try_load_public_key(public)  # flwr supernode register's own loader accepts it
+
+
+def test_a_key_written_over_a_looser_file_or_a_symlink_is_a_fresh_0600_file(tmp_path):
+    """os.open's mode applies only to a file it creates: a key written into an existing 0644 file kept 0644, and a
+    symlink at the path was followed. Now the path is replaced by a new 0600 file."""
+    key = tmp_path / "supernode-auth-key"
+    key.write_text("old")
+    key.chmod(0o644)
+    make_supernode_key(key)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and "old" not in key.read_text()
+    target = tmp_path / "elsewhere"
+    target.write_text("untouched")
+    link = tmp_path / "linked-key"
+    link.symlink_to(target)
+    make_supernode_key(link)
+    assert not link.is_symlink() and stat.S_IMODE(link.stat().st_mode) == 0o600
+    assert target.read_text() == "untouched"
+
+
+def test_a_federation_off_the_loopback_needs_tls():
+    from engine.federation.flower.runtime import LocalFederation
+
+    with pytest.raises(ValueError, match="needs tls=True"):
+        LocalFederation(["0"], host="10.77.0.9")

@@ -235,6 +235,9 @@ class LocalFederation:
 
     def __init__(self, parties, workdir: str | None = None, env: dict | None = None, *, host: str = LOOPBACK,
                  tls: bool = False, supernode_auth: bool = False, launcher=None):
+        if str(host) != LOOPBACK and not tls:  # --insecure is for the loopback only
+            raise ValueError(f"a federation on {host} needs tls=True: without TLS its SuperLink listens with "
+                             "--insecure, which is for 127.0.0.1 only")
         self.parties = [str(p) for p in parties]
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="privalab-flower-") if workdir is None else workdir)
