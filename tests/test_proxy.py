@@ -8,6 +8,7 @@ request, ``$upstream_addr``), not the generator's own reading. The nginx tests s
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import shutil
 import subprocess
 import urllib.request
@@ -90,8 +91,11 @@ def test_a_team_of_two_spreads_new_sessions_and_keeps_each_on_its_process():
                                           open_timeout=30):
                 pass
 
-        asyncio.run(stream(1))
-        asyncio.run(stream(0))
+        # each in a thread of its own: an earlier test of this xdist worker may leave an event loop running in the
+        # main thread, where asyncio.run refuses to start ("cannot be called from a running event loop")
+        for i in (1, 0):
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, stream(i)).result(timeout=60)
         health = [a for a in _served_by(team, "/_stcore/health") if a in addresses]  # the start-up's check first
         assert health[-3:] == [addresses[1], addresses[0], addresses[1]]
         assert _served_by(team, "/_stcore/stream") == [addresses[1], addresses[0]]
