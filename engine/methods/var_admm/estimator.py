@@ -310,6 +310,7 @@ class CollaborativeVAR(BaseEstimator):
         else:
             z_mean, y_mean = np.zeros(Z.shape[1]), np.zeros(n)
             Zc, Yc = Z, target
+            joint = None
         # constant lag columns over the fitted rows (e.g. a row mask keeping one value per series)
         if Z.size:  # max |Z - mean| and max |Z| from the column extremes (rounding is monotone: the same floats)
             zlo, zhi = Z.min(axis=0), Z.max(axis=0)
@@ -323,7 +324,7 @@ class CollaborativeVAR(BaseEstimator):
                              "its coefficient is not identified")
         # each series divided by a power of two near its root mean square (exact): every solver sees
         # standardised series, whatever their units; coefficients map back as B[i p + q, j] d_j / d_i
-        d, Gfull, ZtY, YtY = _scales_and_moments(Zc, Yc, spread, p)
+        d, Gfull, ZtY, YtY = _scales_and_moments(Zc, Yc, spread, p, joint)
         d_col = np.repeat(d, p)
         ratio = d[None, :] / d_col[:, None]
         scaled = _ScaledDesign(Zc, Yc, d_col, d)  # Zc / d_col and Yc / d, formed only where a solver reads them
@@ -571,19 +572,20 @@ def _residual_moment(scaled: _ScaledDesign, B: np.ndarray, G: np.ndarray, ZtY: n
     return R.T @ R
 
 
-def _scales_and_moments(Zc: np.ndarray, Yc: np.ndarray, z_absmax: np.ndarray, p: int):
+def _scales_and_moments(Zc: np.ndarray, Yc: np.ndarray, z_absmax: np.ndarray, p: int,
+                        joint: np.ndarray | None = None):
     """(d, Z'Z, Z'Y, Y'Y) of the scaled design Z = Zc / d_col and targets Y = Yc / d, d being each series' power
     of two nearest the root mean square of its p lag columns and its target column. From the centred moments
     (the diagonals give the sums of squares; dividing by powers of two is exact), so the design is read once for
     the scales and the moments; where the values are extreme enough for a square to leave float64's range,
-    ``safe_rms`` per series (max-abs scaling) and the moments of the scaled arrays instead."""
+    ``safe_rms`` per series (max-abs scaling) and the moments of the scaled arrays instead. ``joint``: the buffer
+    [Zc, Yc] whose two column blocks Zc and Yc are, when the fit made one (one product gives all three moments)."""
     n = Yc.shape[1]
     big = np.maximum(z_absmax.reshape(n, p).max(axis=1), np.max(np.abs(Yc), axis=0) if Yc.size else 0.0)
     if np.all((big > 1e-100) & (big < 1e100)):
         k = Zc.shape[1]
-        base = Zc.base
-        if base is not None and base is Yc.base and base.shape == (Zc.shape[0], k + n):  # the fit's joint buffer
-            W = base.T @ base
+        if joint is not None:
+            W = joint.T @ joint
             Gc, ZcYc, YcYc = W[:k, :k], W[:k, k:], W[k:, k:]
         else:
             Gc, ZcYc, YcYc = Zc.T @ Zc, Zc.T @ Yc, Yc.T @ Yc
