@@ -86,3 +86,24 @@ def tick_to_file(path: str, n: int, pause: float, progress=None) -> int:
         if progress is not None:
             progress((i + 1) / n, f"step {i + 1} of {n}")
     return n
+
+
+def upload_good_then_past_budget(at, monkeypatch, tag: str, after_good=None) -> list[str]:
+    """On Home (``at`` with "Upload a file" chosen): a small good table, which becomes the data set, then the same
+    table with one id changed (another content: not in the read cache), read by :func:`parse_after_a_bomb` under a
+    300 MB budget. ``after_good()`` runs between the two. Returns the page's error texts."""
+    from ui.runtime import jobs
+
+    rows = "".join(f"{tag}{i},{a},{b},{c}\n" for i, (a, b, c) in enumerate(
+        [("1.0", "2.0", "3.5"), ("2.0", "1.0", "4.5"), ("3.0", "0.5", "1.5"), ("4.0", "3.0", "2.5")], start=1))
+    good = f"id,a,b,c\n{rows}".encode()
+    at.file_uploader(key="home_data_upload").set_value(("good.csv", good, "text/csv")).run()
+    assert at.session_state["pl_dataset"].name == "good.csv"
+    if after_good is not None:
+        after_good()
+    monkeypatch.setattr(jobs, "parse_upload", parse_after_a_bomb)
+    monkeypatch.setattr(jobs, "MEMORY_MB", 300)
+    bomb = good.replace(f"{tag}4".encode(), f"{tag}5".encode())
+    at.file_uploader(key="home_data_upload").set_value(("bomb.csv", bomb, "text/csv")).run()
+    assert not at.exception
+    return [e.value for e in at.error]

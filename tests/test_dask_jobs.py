@@ -126,23 +126,18 @@ def test_a_page_reads_its_uploads_on_the_cluster_with_the_local_message(cluster,
     memory budget is refused with the message of a local run and the previous data stay."""
     from streamlit.testing.v1 import AppTest
 
-    from tests.jobs_helpers import parse_after_a_bomb
+    from tests.jobs_helpers import upload_good_then_past_budget
     from ui.runtime import jobs
 
     monkeypatch.setattr(jobs.RUNNER, "cluster", cluster)
     before = _jobs_seen(cluster)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
     at.radio(key="home_data_source").set_value("Upload a file").run()
-    good = b"id,a,b,c\nt1,1.0,2.0,3.5\nt2,2.0,1.0,4.5\nt3,3.0,0.5,1.5\nt4,4.0,3.0,2.5\n"
-    at.file_uploader(key="home_data_upload").set_value(("good.csv", good, "text/csv")).run()
-    assert at.session_state["pl_dataset"].name == "good.csv"
-    assert _jobs_seen(cluster) > before  # read on the cluster
-    monkeypatch.setattr(jobs, "parse_upload", parse_after_a_bomb)
-    monkeypatch.setattr(jobs, "MEMORY_MB", 300)
-    bomb = good.replace(b"t4", b"t5")  # another content: not in the cache
-    at.file_uploader(key="home_data_upload").set_value(("bomb.csv", bomb, "text/csv")).run()
-    assert not at.exception
-    errors = [e.value for e in at.error]
+
+    def read_on_the_cluster():
+        assert _jobs_seen(cluster) > before
+
+    errors = upload_good_then_past_budget(at, monkeypatch, "t", after_good=read_on_the_cluster)
     assert any("Reading bomb.csv needed more than the 300 MB memory budget and was stopped." in e for e in errors), \
         errors
     assert at.session_state["pl_dataset"].name == "good.csv"

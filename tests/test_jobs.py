@@ -119,20 +119,11 @@ def test_budgets_from_the_environment():
 def test_an_upload_past_the_budget_is_refused_on_the_page_and_the_data_stay(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from tests.jobs_helpers import parse_after_a_bomb
-    from ui.runtime import jobs
+    from tests.jobs_helpers import upload_good_then_past_budget
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.radio(key="home_data_source").set_value("Upload a file").run()
-    good = b"id,a,b,c\ns1,1.0,2.0,3.5\ns2,2.0,1.0,4.5\ns3,3.0,0.5,1.5\ns4,4.0,3.0,2.5\n"
-    at.file_uploader(key="home_data_upload").set_value(("good.csv", good, "text/csv")).run()
-    assert at.session_state["pl_dataset"].name == "good.csv"
-    monkeypatch.setattr(jobs, "parse_upload", parse_after_a_bomb)
-    monkeypatch.setattr(jobs, "MEMORY_MB", 300)
-    bomb = good.replace(b"s4", b"s5")  # another content: not in the cache
-    at.file_uploader(key="home_data_upload").set_value(("bomb.csv", bomb, "text/csv")).run()
-    assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = upload_good_then_past_budget(at, monkeypatch, "s")
     assert any("Reading bomb.csv needed more than the 300 MB memory budget" in e for e in errors), errors
     assert at.session_state["pl_dataset"].name == "good.csv"
     assert any("Still using the previous data: good.csv" in i.value for i in at.info)
