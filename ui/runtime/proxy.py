@@ -70,7 +70,6 @@ def _worker_user(workdir: Path) -> str | None:
     import pwd
 
     try:
-        pwd.getpwnam("nobody")
         group = grp.getgrgid(pwd.getpwnam("nobody").pw_gid).gr_name  # Debian: nogroup (nginx assumes "nobody")
     except KeyError:
         return getpass.getuser()  # no unprivileged user on this machine: as before
