@@ -45,7 +45,10 @@ def test_plan_reads_no_private_values():
 
 
 def _fresh_ratio(n: int, eps: float, y_declared: bool, public: bool, replicates: int) -> float:
-    """Median RMSEP / sigma_y of fresh fits: new training, test and public draws (seeds the bench never uses)."""
+    """Median RMSEP / sigma_y of new fits: new training, test, public and noise draws, all from seeds the bench
+    never uses. The noise is seeded too: a fresh-entropy median of 5 has a tail (at n = 1000, eps = 1 one fit in
+    25 lands above 0.43 against a median of 0.24, measured over 400 fits), so a fresh draw failed CI about once
+    in a thousand runs without any change to the code; seeded, the test fails only when the estimator changes."""
     test = make_nir_spectra(1000, random_state=777)
     X_public = make_nir_spectra(planner_curves.N_PUBLIC, random_state=778).X if public else None
     sd = float(test.Y[:, 0].std())
@@ -54,7 +57,7 @@ def _fresh_ratio(n: int, eps: float, y_declared: bool, public: bool, replicates:
         for r in range(replicates):
             tr = make_nir_spectra(n, random_state=900 + r)
             fit = make_strict_edpls(eps, DELTA, y_range=planner_curves.WIDE_RANGE if y_declared else None,
-                                    X_public=X_public).fit(tr.X, tr.Y[:, 0])
+                                    X_public=X_public, random_state=5000 + r).fit(tr.X, tr.Y[:, 0])
             out.append(float(np.sqrt(np.mean((fit.predict(test.X) - test.Y[:, 0]) ** 2))) / sd)
     return float(np.median(out))
 
