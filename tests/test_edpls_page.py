@@ -3,6 +3,7 @@ issue #18 by default, the plain Analyze-Gauss fit for comparison), sweep, strict
 noise, and the two kinds of export (shareable release, owner's workbook)."""
 import io
 import json
+import math
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
 from engine.methods.edpls import paper_notes
+from engine.methods.edpls import recommended as recommended_module
 from engine.methods.edpls.pipeline import page_problem, preprocess
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended
@@ -358,10 +360,14 @@ def release_of(at, deferred) -> dict:
     return release
 
 
-def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(deferred):
+def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(deferred, monkeypatch):
     """Issue 31 item 3: the chain picked on the page is the private model's preprocessing in strict mode (it was
     only the non-private reference's): the release names it, and its coefficients are those of the estimator
     called with that chain and the same known seed (oracle: ``compare_recommended`` outside the page)."""
+    # The 84 rows' noisy slopes fail the estimator's gain test at any epsilon the page offers (they are 0 for
+    # either chain, rightly: RMSEP 1.01-1.05 sigma_y either way); the gain test is off here, for the page and the
+    # oracle alike (AppTest runs the page in this process), so the chain's effect on the slopes shows.
+    monkeypatch.setattr(recommended_module, "_estimated_gain", lambda *args: math.inf)
     at = nir_page()
     at.sidebar.checkbox(key="edpls_repro").check().run()
     assert not at.exception, at.exception

@@ -9,8 +9,15 @@ passes with probability <= 0.001 / (n_bins n_levels), so every empty one stays b
 at 5 % a spurious bin far from the data stretched the range to the declared bound in 3 of 600 fits of the edPLS
 page's default sample, and the model then scored up to 3.5 sigma_y)
 are the occupied ones; the range is [lowest edge, highest edge] of them at the finest level where any window
-passes (few rows spread over many bins pass only at a coarser level; the argmax bin when none passes). Rows
-beyond it are clipped by the fit that uses it, which costs bias in the tails only.
+passes (few rows spread over many bins pass only at a coarser level; the argmax bin when none passes). Then the
+range grows into its tails: a window of k bins right next to it (below or above, any level) whose noisy sum
+exceeds sigma sqrt(k) Phi^-1(1 - 0.01 / (2 n_levels)) is added, again until none is (``GROW_RATE``: an empty
+neighbour passes a step with probability <= 1 %, and widens the range by one window next to the data). Why: a
+response spread thinly over many bins has tails no single window holds enough rows of to pass the family-wide
+threshold, and clipping them biases the fit: scikit-learn's diabetes (354 rows, 28 % below 100) at epsilon = 2
+got [115, 274], an intercept 0.43 sigma_y off and RMSEP 1.076 sigma_y against the private constant's 1.005; with
+the growth 1.005 (median of 20 splits; NIR spectra unchanged, the range there is one or two dense bins). Rows
+beyond the range are clipped by the fit that uses it, which costs bias in the tails only.
 
 Written by hand: OpenDP has private quantiles but over a caller's bounded candidate set with its own
 accounting; this is the one Gaussian release the strict estimators' ledgers already compose.
@@ -36,6 +43,8 @@ LOG_GRID = np.concatenate([-_POS[::-1], [0.0], _POS])
 LEVELS = (1, 2, 4, 8, 16, 32, 64)
 #: The chance that any window holding no row passes its threshold (all bins and levels together).
 FALSE_WINDOW_RATE = 0.001
+#: The chance that an empty window next to the range passes one growth step (both sides, all levels together).
+GROW_RATE = 0.01
 
 
 def range_counts(y: ArrayLike) -> np.ndarray:
@@ -75,8 +84,30 @@ def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLi
         tau = sigma * math.sqrt(k) * z
         hit = np.flatnonzero(window > tau)
         if hit.size:
+            first, last = int(hit.min()), int(hit.max()) + k
+            lo, hi = _grown(cum, first, last, sigma)
             how = f"windows of {k} bin(s) with a noisy count above {tau:.3g} (sigma {sigma:.3g} per bin)"
-            return (float(edges[hit.min()]), float(edges[hit.max() + k])), sigma, {"how": how, "threshold": tau}
+            if (lo, hi) != (first, last):
+                how += f", grown by {first - lo} bin(s) below and {hi - last} above into its tails"
+            return (float(edges[lo]), float(edges[hi])), sigma, {"how": how, "threshold": tau}
     j = int(np.argmax(noisy))
     return (float(edges[j]), float(edges[j + 1])), sigma, {"how": "no window above its threshold: the bin of the "
                                                             "largest noisy count", "threshold": math.inf}
+
+
+def _grown(cum: np.ndarray, lo: int, hi: int, sigma: float) -> tuple[int, int]:
+    """Bins [lo, hi) grown by adjacent windows whose noisy sum passes the growth threshold (module docstring)."""
+    z = float(ndtri(1.0 - GROW_RATE / (2 * len(LEVELS))))
+    n_bins = cum.size - 1
+    grew = True
+    while grew:
+        grew = False
+        for k in LEVELS:
+            tau = sigma * math.sqrt(k) * z
+            if lo - k >= 0 and cum[lo] - cum[lo - k] > tau:
+                lo, grew = lo - k, True
+                break
+            if hi + k <= n_bins and cum[hi + k] - cum[hi] > tau:
+                hi, grew = hi + k, True
+                break
+    return lo, hi

@@ -474,6 +474,12 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
             how = (f"ridge on the regularised noisy moments (lambda = {lam:.4g})"
                    + (", per-axis positive-part James-Stein shrinkage max(0, 1 - c noise^2 / gamma^2)"
                       if self.n_components == "auto" else ""))
+            if self.n_components == "auto" and sig > 0:
+                gain = _estimated_gain(beta, cxy, C, gamma, vals, shrink, noise2, float(self.shrink_scale))
+                if gain <= 0:
+                    beta = np.zeros(d)
+                    how += (f"; its estimated gain over the mean of y ({gain:.3g}, Stein's unbiased estimate from "
+                            "the noisy moments) is not positive, so the slopes are 0: the private mean of y")
         else:
             beta = pls1_from_moments(A, cxy, k)["coef"]
             how = f"PLS1 with k = {k} components on the regularised noisy moments (lambda = {lam:.4g})"
@@ -502,6 +508,20 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.preprocess_.transform(X) @ self.coef_ + self.intercept_
+
+
+def _estimated_gain(beta, cxy, C, gamma, vals, shrink, noise2: float, c: float) -> float:
+    """Stein's unbiased estimate of the fit's reduction of the residual sum of squares over the mean of y.
+
+    The reduction is 2 beta'c_xy - beta'C beta on the exact centred moments (y~ units, sums). On the noisy ones
+    beta'c^_xy is biased upwards by the noise beta fitted: Stein's lemma gives E[e'beta(c^)] = noise^2
+    E[div beta], and per eigen-axis the positive-part James-Stein coefficient shrink_j gamma_j / v_j has the
+    derivative (1 + c noise^2 / gamma_j^2) / v_j where it is not 0. So 2 (beta'c^ - noise^2 div) - beta'C^beta
+    (post-processing of the releases and their public sigmas). Measured on corn (60 rows, starch, epsilon = 2 and
+    10, 20 splits): the slopes cost 1.25 -> 1.50 and 1.06 -> 1.13 sigma_y over the private mean alone."""
+    active = shrink > 0
+    div = float(np.sum((1.0 + c * noise2 / np.maximum(gamma[active] ** 2, 1e-300)) / vals[active]))
+    return float(2.0 * (beta @ cxy - noise2 * div) - beta @ C @ beta)
 
 
 def _counts(sample_weight, n: int) -> np.ndarray:
