@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine.data.catalog import SAMPLE_SETS
@@ -121,9 +122,11 @@ def test_recommended_fit_shows_its_own_choices_numbers_and_ledger():
         assert f"**{r['what']}**: {r['chose']}" in text, r
     assert f"'{private.choices_['chain']}'" in text
     led = private.privacy_ledger_
-    # the count, the private refinement of the declared y range (issue #30), then the two moment releases
-    fit_releases = [RELEASES[0], RANGE_RELEASE, *RELEASES[1:]]
+    # 84 rows at epsilon = 1: the count's lower bound n_hat - 2 sigma_n is below what the range's histogram needs
+    # (issue #30), so the declared range stays as is: the count, then the two moment releases
+    fit_releases = list(RELEASES)
     assert [r.name for r in led.entries] == fit_releases
+    assert "not tried" in private.choices_["y_source"]
     assert ledger_text(led) in [x.value for x in at.markdown]  # the label is this fit's own ledger's
     assert led.status == "not proven" and "not** a proven guarantee" in ledger_text(led)
     report = at.session_state["export_report_edpls"]
@@ -368,6 +371,7 @@ def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(de
     # either chain, rightly: RMSEP 1.01-1.05 sigma_y either way); the gain test is off here, for the page and the
     # oracle alike (AppTest runs the page in this process), so the chain's effect on the slopes shows.
     monkeypatch.setattr(recommended_module, "_estimated_gain", lambda *args: math.inf)
+    st.cache_data.clear()  # an earlier test's cached fit of the same settings was made with the gain test on
     at = nir_page()
     at.sidebar.checkbox(key="edpls_repro").check().run()
     assert not at.exception, at.exception
@@ -433,8 +437,12 @@ def test_none_estimate_privately_fits_with_the_private_range(deferred):
     assert not at.exception and [n for n in at.number_input if n.key.startswith("edpls_y_low_")]
 
 
-def test_a_declared_range_far_wider_than_the_released_one_warns(page):
+def test_a_declared_range_far_wider_than_the_released_one_warns():
     """The default [0, 100] on moisture (about 9 to 12): the warning compares it with the range the fit released
-    (a DP output), the numbers shown are the release's."""
+    (a DP output), the numbers shown are the release's. At epsilon = 10: at 1 the count's lower bound on 84 rows
+    is below what the range's histogram needs, so the fit keeps the declared range and releases no range."""
+    page = nir_page()
+    page.sidebar.number_input(key="edpls_eps").set_value(10.0).run()
+    assert not page.exception, page.exception
     text = " ".join(w.value for w in page.warning)
     assert "The declared range of y (0 to 100" in text and "estimated privately" in text

@@ -288,13 +288,20 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
             return d_max, "fixed data-independent basis"
         if sig == 0:
             return d_max, "no noise: every public axis up to max_dim"
-        signal = n_hat * lam / (2.0 * pub["x_bound"] ** 2)
+        # A lower bound of the count, n_hat - 2 sigma_n: the count's share is small (at epsilon = 0.5, sigma_n =
+        # 138), so with few rows n_hat alone was often several times n and opened axes whose moments the noise
+        # swamps (corn, 60 rows, epsilon = 0.5: n_hat from -51 to 343; the model path then scored 6-7 sigma_y
+        # against the private constant's 3.0). From a few thousand rows the bound is within a few % of n_hat.
+        n_low = n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
+        signal = max(n_low, 0.0) * lam / (2.0 * pub["x_bound"] ** 2)
         d = int(min(np.sum(signal >= self.dim_threshold * sig), d_max))
         if d == 0:
-            return 0, (f"no public axis reaches the signal-to-noise {self.dim_threshold:g} at n_hat = {n_hat:.0f} "
-                       "(a DP release): the private constant predictor (noisy mean of y) is the better model")
-        return d, (f"axes whose expected signal n_hat * lambda_j / (2 x_bound^2) >= {self.dim_threshold:g} * "
-                   f"sigma_xx = {self.dim_threshold * sig:.3g} (n_hat = {n_hat:.0f}, a DP release)")
+            return 0, (f"no public axis reaches the signal-to-noise {self.dim_threshold:g} at n_hat - 2 sigma_n = "
+                       f"{n_low:.0f} (a DP release): the private constant predictor (noisy mean of y) is the better "
+                       "model")
+        return d, (f"axes whose expected signal n_low * lambda_j / (2 x_bound^2) >= {self.dim_threshold:g} * "
+                   f"sigma_xx = {self.dim_threshold * sig:.3g} (n_low = n_hat - 2 sigma_n = {n_low:.0f}, a DP "
+                   "release)")
 
     # ------------------------------------------------------------------ the private part
     def scaled_rows(self, X, y, pub: dict, d: int):
@@ -337,6 +344,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
             budget, sigmas, sens, accountant = self._calibrate(rs)
             pub = self._private_y_range(y, w, {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens,
                                                "accountant": accountant}, rng, led)
+        elif self.y_range is not None and self.refine_y_range and math.isfinite(float(self.epsilon)):
+            pub = {**pub, "y_source": "midpoint and half-width of y_range (too few rows for its private refinement "
+                                      f"at n_hat = {n_hat:.0f}: not tried, its share kept for the fit)"}
         mechs = self.mechanisms(pub)
         tukey, why = self.choose_estimator(pub, n_hat)
         d, d_why = (min(int(self.tukey_axes), pub["V"].shape[1]), why) if tukey else self.choose_dim(pub, n_hat)
