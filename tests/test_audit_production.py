@@ -26,6 +26,7 @@ from engine.methods.pca_gauss import PCAGauss
 from engine.methods.var_admm import defence
 from engine.privacy import GaussianMechanism, LaplaceMechanism
 from engine.privacy.audit import AUDIT_CONFIDENCE, planted_bug, run_case
+from engine.privacy.ranges import RANGE_RELEASE
 
 
 class _Production(Exception):
@@ -193,6 +194,9 @@ def test_recommended_case_samples_the_private_range_through_the_shipped_code(mon
     release object. Replacing ``range_input`` (what the fit's histogram counts) breaks the fit and the audit."""
     case = make_case("edpls_recommended")
     out = case.release(case.D, np.random.default_rng(0), 5)
+    # the audited data are big enough that the fit itself draws the histogram (its count's lower bound passes)
+    fitted = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0), random_state=0).fit(*case.D)
+    assert RANGE_RELEASE in [r.name for r in fitted.privacy_ledger_.entries]
     est = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0))
     sample = est.sample_releases(*case.D, 5, 0, range_bins=[0, 1])
     assert sample["range"].shape == (5, 2)

@@ -75,7 +75,11 @@ def edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float = 1e-5, 
 
 
 def _recommended_data(m: int):
-    """40 smooth private spectra of m channels, y inside (-1.9, 1.9), and the worst-case added row.
+    """400 smooth private spectra of m channels, y inside (-1.9, 1.9), and the worst-case added row.
+
+    400 rows: the fit refines its declared range only when the count's lower bound n_hat - 2 sigma_n could pass
+    the histogram's threshold (about 190 rows at epsilon = 1); with fewer it keeps the declared range and draws no
+    histogram, so the audited releases (which include the histogram) would not be the fit's.
 
     The row is x = v / std(v), v the top right singular vector of V'M (V the data-independent spline basis,
     M the linear filter after SNV): SNV leaves it unchanged (zero mean: M kills constants, so v is orthogonal
@@ -90,8 +94,8 @@ def _recommended_data(m: int):
     pub = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0)).public_setup(m)
     v = np.linalg.svd(pub["V"].T @ chain_operator(est.preprocessing, m))[2][0]
     rng0 = np.random.default_rng(11)
-    X = np.cumsum(rng0.normal(size=(40, m)), axis=1)
-    y = np.clip(rng0.uniform(-1.9, 1.9, size=40), -1.9, 1.9)
+    X = np.cumsum(rng0.normal(size=(400, m)), axis=1)
+    y = np.clip(rng0.uniform(-1.9, 1.9, size=400), -1.9, 1.9)
     return X, y, v / v.std()
 
 
@@ -100,7 +104,7 @@ def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float =
 
     The page's defaults (``make_strict_edpls`` with y_range (-2, 2) and no public spectra: chain "snv+sg1",
     the data-independent spline basis, whose dimension does not depend on the noisy count) at the fewest
-    channels the fit accepts (``MIN_CHANNELS``). D: 40 private spectra; D' adds the row of ``_recommended_data``
+    channels the fit accepts (``MIN_CHANNELS``). D: 400 private spectra; D' adds the row of ``_recommended_data``
     (projection at the public bound) with y = 2 (y~ = 1). The draws are ``StrictEDPLS.sample_releases``: the
     fit's own checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``,
     ``range_counts``), batched over trials. The audited output is (count, the private range's histogram on the
