@@ -197,6 +197,13 @@ def test_recommended_case_samples_the_private_range_through_the_shipped_code(mon
     # the audited data are big enough that the fit itself draws the histogram (its count's lower bound passes)
     fitted = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0), random_state=0).fit(*case.D)
     assert RANGE_RELEASE in [r.name for r in fitted.privacy_ledger_.entries]
+    # one calibration for the fit and the audit: the fit's for its noisy count, the audit's for D's count
+    pub = fitted.public_setup(case.D[0].shape[1])
+    cal = fitted.release_calibration(pub, fitted.choices_["n_hat"])
+    assert {k: v["sigma"] for k, v in fitted.choices_["budget"].items()} == pytest.approx(
+        {k: cal["sigmas"][k] for k in fitted.choices_["budget"]}, rel=1e-12)
+    at_d = fitted.release_calibration(pub, float(len(case.D[1])))["sigmas"][RANGE_RELEASE]
+    assert f"sigma {at_d:.4g}, sensitivity 1, attained)" in case.note
     est = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0))
     sample = est.sample_releases(*case.D, 5, 0, range_bins=[0, 1])
     assert sample["range"].shape == (5, 2)

@@ -363,7 +363,7 @@ def release_of(at, deferred) -> dict:
     return release
 
 
-def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(deferred, monkeypatch):
+def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(deferred, monkeypatch, request):
     """Issue 31 item 3: the chain picked on the page is the private model's preprocessing in strict mode (it was
     only the non-private reference's): the release names it, and its coefficients are those of the estimator
     called with that chain and the same known seed (oracle: ``compare_recommended`` outside the page)."""
@@ -372,6 +372,7 @@ def test_the_chain_built_on_the_page_drives_the_private_model_and_its_release(de
     # oracle alike (AppTest runs the page in this process), so the chain's effect on the slopes shows.
     monkeypatch.setattr(recommended_module, "_estimated_gain", lambda *args: math.inf)
     st.cache_data.clear()  # an earlier test's cached fit of the same settings was made with the gain test on
+    request.addfinalizer(st.cache_data.clear)  # and this test's fits, made with it off, must not serve later ones
     at = nir_page()
     at.sidebar.checkbox(key="edpls_repro").check().run()
     assert not at.exception, at.exception

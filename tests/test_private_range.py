@@ -26,7 +26,8 @@ def test_private_range_grows_into_thin_tails_and_not_into_empty_bins():
     StrictEDPLS on diabetes [115, 274] clipped 28 % of the rows). Oracle: the rows themselves; a response in one
     bin never grows into the
     empty bins around it (each growth step passes an empty window with probability <= 1 %, so over 200 draws
-    the expected number of grown ranges is <= 2 per side and step; the test allows 10)."""
+    the expected number of grown ranges is <= 2 in all; the test allows 10), and a false step widens the range by
+    at most 8 bins (a factor 3.2: growth tries no wider window), so no range here exceeds a factor 10."""
     rng = np.random.default_rng(1)
     y = np.exp(rng.uniform(np.log(25.0), np.log(346.0), size=354))  # about 12 rows per 15 % bin
     covered = []
@@ -39,7 +40,7 @@ def test_private_range_grows_into_thin_tails_and_not_into_empty_bins():
     grown = 0
     for _ in range(200):
         (lo, hi), _, facts = private_range(one_bin, 1.0, 1e-6, np.random.default_rng(rng.integers(1 << 32)))
-        assert lo <= 10.2 <= hi
+        assert lo <= 10.2 <= hi and hi / lo <= 10.0, (lo, hi)
         grown += (lo, hi) != (LOG_GRID[k], LOG_GRID[k + 1])
     assert grown <= 10
 
@@ -111,3 +112,23 @@ def test_preprocessing_chain_as_a_list_is_part_of_the_release_and_learning_steps
     np.testing.assert_allclose(back.predict(data.X[:5]), a.predict(data.X[:5]), rtol=1e-12)
     with pytest.raises(ValueError, match="'msc' is refused in strict mode"):
         make_strict_edpls(1.0, 1e-5, X_public=pub, preprocessing=["msc", "sg1"]).fit(data.X, data.Y[:, 0])
+
+
+def test_a_refit_with_too_few_rows_keeps_no_stale_range_and_spends_the_whole_budget():
+    """A refit that draws no histogram (declared range kept: too few rows) shows no range from the fit before,
+    and its releases still spend the whole budget, the TukeyEM path included (its share is the one the fit
+    calibrated with, not a range share it never spent)."""
+    pub = make_nir_spectra(n_samples=200, random_state=1).X
+    data = make_nir_spectra(n_samples=1500, random_state=2)
+    est = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=0)
+    est.fit(data.X, data.Y[:, 0])
+    assert est.y_range_ is not None and RANGE_RELEASE in [r.name for r in est.privacy_ledger_.entries]
+    est.fit(data.X[:60], data.Y[:60, 0])
+    assert est.y_range_ is None and "not tried" in est.choices_["y_source"]
+    assert RANGE_RELEASE not in [r.name for r in est.privacy_ledger_.entries]
+    for estimator in ("moments", "tukey"):
+        m = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=0, estimator=estimator)
+        led = m.fit(data.X[:60], data.Y[:60, 0]).privacy_ledger_
+        assert RANGE_RELEASE not in [r.name for r in led.entries]
+        total = led.total(led.accountant, 1e-5)[0] if led.accountant != "basic" else led.total("basic")[0]
+        assert total == pytest.approx(1.0, rel=1e-9), (estimator, led.accountant, total)

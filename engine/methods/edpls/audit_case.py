@@ -127,23 +127,34 @@ def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float =
         raise ValueError("part must be 'all', 'count', 'range', 'moments' or 'cross'")
     X, y, row = _recommended_data(MIN_CHANNELS)
     est = make_strict_edpls(float(epsilon), float(delta), y_range=(-2.0, 2.0))
-    budget, sigmas = est._calibrate(est._range_share())[:2]  # the fit's (the declared range refined privately)
+    # the fit's calibration for a noisy count equal to D's (the same for D and D': one mechanism audited)
+    cal = est.release_calibration(est.public_setup(MIN_CHANNELS), float(len(y)))
+    budget, sigmas = cal["budget"], cal["sigmas"]
+    ranged = RANGE_RELEASE in budget  # at a small epsilon the fit on these rows keeps its declared range as is
+    if part == "range" and not ranged:
+        raise ValueError(f"at epsilon = {epsilon} the fit on these {len(y)} rows draws no range histogram (its "
+                         "count's lower bound cannot pass one bin): there is no range release to audit")
     D, D_prime = (X, y), (np.vstack([X, row]), np.append(y, 2.0))
     ones = np.ones(len(y))
     bins = np.flatnonzero(range_counts(est.range_input(y, ones)) != range_counts(est.range_input(D_prime[1],
                                                                                                 np.append(ones, 1))))
 
     def release(data, rng, n):
-        out = est.sample_releases(*data, n, rng, range_bins=bins)
-        drawn = {"count": out["count"][:, None], "range": out["range"], "moments": upper_triangle(out["moments"]),
-                 "cross": out["cross"]}
-        return np.hstack(list(drawn.values())) if part == "all" else drawn[part]
+        out = est.sample_releases(*data, n, rng, range_bins=bins, n_calibration=len(y))
+        drawn = {"count": out["count"][:, None], "range": out.get("range"),
+                 "moments": upper_triangle(out["moments"]), "cross": out["cross"]}
+        if part != "all":
+            return drawn[part]
+        return np.hstack([v for v in drawn.values() if v is not None])
 
-    s_n, s_r, s_xx, s_xy = (sigmas[names[k]] for k in ("count", "range", "moments", "cross"))
-    note = (f"StrictEDPLS.sample_releases at the page's defaults ({MIN_CHANNELS} channels, spline basis): count "
-            f"(sigma {s_n:.4g}), the private range's histogram on the {bins.size} bin(s) the row changes (sigma "
-            f"{s_r:.4g}, sensitivity 1, attained), Z'Z upper triangle (sigma {s_xx:.4g}, sensitivity sqrt(3)/2, "
-            f"change 0.80) and Z'y~ (sigma {s_xy:.4g}, sensitivity 1, attained), one fit's releases")
+    s_n, s_xx, s_xy = (sigmas[names[k]] for k in ("count", "moments", "cross"))
+    histogram = (f"the private range's histogram on the {bins.size} bin(s) the row changes (sigma "
+                 f"{sigmas[RANGE_RELEASE]:.4g}, sensitivity 1, attained)" if ranged else
+                 "no range histogram (the fit keeps its declared range at this epsilon and count)")
+    note = (f"StrictEDPLS.sample_releases at the page's defaults ({MIN_CHANNELS} channels, spline basis, calibrated "
+            f"for a count of {len(y)}): count (sigma {s_n:.4g}), {histogram}, Z'Z upper triangle (sigma "
+            f"{s_xx:.4g}, sensitivity sqrt(3)/2, change 0.80) and Z'y~ (sigma {s_xy:.4g}, sensitivity 1, attained), "
+            "one fit's releases")
     claim = (float(epsilon), float(delta)) if part == "all" else budget[names[part]]
     base = "strict_edpls_recommended" + ("" if part == "all" else f"_{part}")
     return AuditCase(base, "edpls", "strict", float(claim[0]), float(claim[1]), release, D, D_prime,

@@ -257,9 +257,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         if not (xb and math.isfinite(xb) and xb > 0):
             raise ValueError("the public x bound is zero or not finite: X_public has no spread after preprocessing")
         budget, sigmas, sens, accountant = self._calibrate(0.0)
-        return dict(chain=chain, reference=reference, V=V, eigenvalues=lam, x_center=centre, x_bound=xb,
-                    y_center=(lo + hi) / 2, y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens, sigmas=sigmas,
-                    accountant=accountant, basis=basis, centre_source=centre_src, x_bound_source=xb_src)
+        return dict(range_share=0.0, chain=chain, reference=reference, V=V, eigenvalues=lam, x_center=centre,
+                    x_bound=xb, y_center=(lo + hi) / 2, y_bound=(hi - lo) / 2, budget=budget, sensitivities=sens,
+                    sigmas=sigmas, accountant=accountant, basis=basis, centre_source=centre_src, x_bound_source=xb_src)
 
     def _kept_public_setup(self, m: int) -> dict:
         """``public_setup(m)``, computed again only when a public input changed since the last fit.
@@ -334,19 +334,15 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
 
             return fit_lazy(self, X, y, sample_weight, scheduler=scheduler, progress=progress)
         X, y, w = self._check_fit_data(X, y, sample_weight)
+        self.y_range_ = None  # set only by a range this fit estimates (a refit must not show the last one's)
         pub = self._kept_public_setup(X.shape[1])
         rng, seed_known = noise_generator(self.random_state)
         led = PrivacyLedger()  # every release below records itself as it draws (nothing at epsilon = inf)
         n_hat = float(self.mechanisms(pub)[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
                                                                   note=NOTES[RELEASES[0]]))
-        rs = self._fallback_range_share(pub, n_hat)
-        if rs > 0:  # the range's share from the noisy count, then the moments' sigmas
-            budget, sigmas, sens, accountant = self._calibrate(rs)
-            pub = self._private_y_range(y, w, {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens,
-                                               "accountant": accountant}, rng, led)
-        elif self.y_range is not None and self.refine_y_range and math.isfinite(float(self.epsilon)):
-            pub = {**pub, "y_source": "midpoint and half-width of y_range (too few rows for its private refinement "
-                                      f"at n_hat = {n_hat:.0f}: not tried, its share kept for the fit)"}
+        pub = self.release_calibration(pub, n_hat)  # the range's share from the noisy count, then the sigmas
+        if RANGE_RELEASE in pub["budget"]:
+            pub = self._private_y_range(y, w, pub, rng, led)
         mechs = self.mechanisms(pub)
         tukey, why = self.choose_estimator(pub, n_hat)
         d, d_why = (min(int(self.tukey_axes), pub["V"].shape[1]), why) if tukey else self.choose_dim(pub, n_hat)
@@ -397,7 +393,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         return rows, G0, rows.Z.T @ (w * yt)
 
     def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None, *,
-                        range_bins=None) -> dict:
+                        range_bins=None, n_calibration=None) -> dict:
         """``n_replicates`` independent draws of a fit's releases on (X, y), batched (no ledger).
 
         The same checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``) as
@@ -406,7 +402,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         otherwise ValueError.
 
         ``range_bins``: indices of the private range's histogram bins to draw (the noise is independent per bin,
-        so a subset is the same law as the whole histogram restricted); None: every bin.
+        so a subset is the same law as the whole histogram restricted); None: every bin. ``n_calibration``: the
+        count the releases are calibrated for (``release_calibration``, as ``fit`` calibrates for its noisy count;
+        an audit passes the same count for both neighbouring data sets); None: the exact count of these rows.
 
         Returns
         -------
@@ -417,8 +415,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         if self.y_range is None:
             raise ValueError("sample_releases needs a declared y_range (y_range=None adds the range's release)")
         pub = self._kept_public_setup(X.shape[1])
-        budget, sigmas, sens, accountant = self._calibrate(self._range_share())  # the fit's sigmas (refinement)
-        pub = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant}
+        pub = self.release_calibration(pub, float(w.sum()) if n_calibration is None else float(n_calibration))
         if pub["eigenvalues"] is not None:
             raise ValueError("with X_public the released dimension depends on the noisy count: sample whole fits")
         rng, R = as_generator(random_state), int(n_replicates)
@@ -484,8 +481,9 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
             how = (f"ridge on the regularised noisy moments (lambda = {lam:.4g})"
                    + (", per-axis positive-part James-Stein shrinkage max(0, 1 - c noise^2 / gamma^2)"
                       if self.n_components == "auto" else ""))
-            if self.n_components == "auto" and sig > 0:
-                gain = _estimated_gain(beta, cxy, C, gamma, vals, shrink, noise2, float(self.shrink_scale))
+            if self.n_components == "auto" and sig > 0 and np.any(shrink > 0):
+                gain = _estimated_gain(beta, cxy, C, gamma, vals, shrink, noise2, pub["sigmas"][RELEASES[2]] ** 2,
+                                       float(self.shrink_scale))
                 if gain <= 0:
                     beta = np.zeros(d)
                     how += (f"; its estimated gain over the mean of y ({gain:.3g}, Stein's unbiased estimate from "
@@ -520,18 +518,21 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         return self.preprocess_.transform(X) @ self.coef_ + self.intercept_
 
 
-def _estimated_gain(beta, cxy, C, gamma, vals, shrink, noise2: float, c: float) -> float:
-    """Stein's unbiased estimate of the fit's reduction of the residual sum of squares over the mean of y.
+def _estimated_gain(beta, cxy, C, gamma, vals, shrink, noise2: float, sigma_xy2: float, c: float) -> float:
+    """Stein's estimate of the fit's reduction of the residual sum of squares over the mean of y (a heuristic).
 
     The reduction is 2 beta'c_xy - beta'C beta on the exact centred moments (y~ units, sums). On the noisy ones
-    beta'c^_xy is biased upwards by the noise beta fitted: Stein's lemma gives E[e'beta(c^)] = noise^2
-    E[div beta], and per eigen-axis the positive-part James-Stein coefficient shrink_j gamma_j / v_j has the
-    derivative (1 + c noise^2 / gamma_j^2) / v_j where it is not 0. So 2 (beta'c^ - noise^2 div) - beta'C^beta
-    (post-processing of the releases and their public sigmas). Measured on corn (60 rows, starch, epsilon = 2 and
-    10, 20 splits): the slopes cost 1.25 -> 1.50 and 1.06 -> 1.13 sigma_y over the private mean alone."""
+    beta'c^_xy is biased upwards by the noise beta fitted: Stein's lemma gives E[e'beta(c^)] = sigma_xy^2
+    E[div beta] (e the cross-moments' noise, variance sigma_xy^2 per entry), and per eigen-axis the positive-part
+    James-Stein coefficient shrink_j gamma_j / v_j has the derivative (1 + c noise^2 / gamma_j^2) / v_j where it
+    is not 0. So 2 (beta'c^ - sigma_xy^2 div) - beta'C^beta, post-processing of the releases and their public
+    sigmas. Not exactly unbiased: the shrinkage's noise^2 also moves with c^ (through ||beta_ridge||), and the
+    X-moments' noise in C^ and in the eigenbasis is not corrected. Measured on corn (60 rows, starch, epsilon = 2
+    and 10, 20 splits): without this test the slopes cost 1.25 -> 1.50 and 1.06 -> 1.13 sigma_y over the private
+    mean alone."""
     active = shrink > 0
     div = float(np.sum((1.0 + c * noise2 / np.maximum(gamma[active] ** 2, 1e-300)) / vals[active]))
-    return float(2.0 * (beta @ cxy - noise2 * div) - beta @ C @ beta)
+    return float(2.0 * (beta @ cxy - sigma_xy2 * div) - beta @ C @ beta)
 
 
 def _counts(sample_weight, n: int) -> np.ndarray:

@@ -72,7 +72,7 @@ class PathsMixin:
             return rs
         return float(min(0.5, max(rs, RANGE_ROWS / (float(self.epsilon) * max(float(n_hat), 1.0)))))
 
-    def _fallback_range_share(self, pub: dict, n_hat: float) -> float:
+    def _fallback_range_share(self, pub: dict, n_hat: float) -> tuple[float, float | None]:
         """``_range_share(n_hat)``, raised to min(``FALLBACK_RANGE_CAP``, RANGE_ROWS / (epsilon n_hat)) when the
         noisy count already implies the private constant (no TukeyEM, no axis reaching the threshold).
 
@@ -80,25 +80,45 @@ class PathsMixin:
         privately is worth more to it than budget: corn, 60 rows, a wide declared range, epsilon = 1 (20 splits,
         median RMSEP / sigma_y): 3.8 with the refinement at its 10 % share (it finds nothing), 1.9 without
         any refinement, 1.1 with it at the raised share; with y_range=None at epsilon = 0.5 the 0.5 cap finds
-        no range (13-78 sigma_y), 0.8 does (1.1-1.6). Post-processing of the noisy count and public settings."""
+        no range (13-78 sigma_y), 0.8 does (1.1-1.6). Post-processing of the noisy count and public settings.
+
+        Returns (share, need): need is the noisy count one bin must exceed at that share (None with no histogram
+        to draw); a share of 0 with a need: the declared range is kept as is (the comment below says why)."""
         rs = self._range_share(n_hat)
         if rs == 0:
-            return rs
+            return rs, None
         budget, sigmas, sens, accountant = self._calibrate(rs)
-        trial = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant}
+        trial = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant,
+                 "range_share": rs}
         if not self.choose_estimator(trial, n_hat)[0] and self.choose_dim(trial, n_hat)[0] == 0:
             need = RANGE_ROWS / (float(self.epsilon) * max(float(n_hat), 1.0))
             rs = float(min(FALLBACK_RANGE_CAP, max(rs, need)))
             sigmas = self._calibrate(rs)[1]
         n_low = n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
-        if self.y_range is not None and n_low <= window_threshold(sigmas[RANGE_RELEASE], 1):
+        need = window_threshold(sigmas[RANGE_RELEASE], 1)
+        if self.y_range is not None and n_low <= need:
             # Not sure to be worth it: unless the count's lower bound n_hat - 2 sigma_n exceeds what one bin
             # holding every row needs to pass, the histogram may well find nothing; a declared range then stays
             # as is and the share is lost (corn, 60 rows, starch, wide range, epsilon = 0.5: 4.2 sigma_y with
             # the share spent against the private constant's 3.0). A declared range is a safe default: keep the
             # budget for the fit.
-            return 0.0
-        return rs
+            return 0.0, need
+        return rs, need
+
+    def release_calibration(self, pub: dict, n_hat: float) -> dict:
+        """The public setup calibrated for a fit whose noisy count is ``n_hat`` (a copy): the range's share
+        (``_fallback_range_share``, 0 when no histogram is drawn), the budget, sigmas, sensitivities and
+        accountant of every release. The one place ``fit``, ``sample_releases`` and the audit case calibrate."""
+        rs, need = self._fallback_range_share(pub, n_hat)
+        budget, sigmas, sens, accountant = self._calibrate(rs)
+        out = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant,
+               "range_share": rs}
+        if rs == 0 and need is not None:
+            n_low = n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
+            out["y_source"] = (f"midpoint and half-width of y_range: its private refinement was not tried (the "
+                               f"count's lower bound n_hat - 2 sigma_n = {n_low:.0f} is below the {need:.0f} rows "
+                               "one bin of the histogram needs to pass); its share went to the fit")
+        return out
 
     def _calibrate(self, rs: float) -> tuple:
         """(budget, sigmas, sensitivities, accountant) of the releases, the range taking share ``rs``.
@@ -140,9 +160,9 @@ class PathsMixin:
             budget[k] = (gaussian_epsilon(sigmas[k], budget[k][1], sens[k]), budget[k][1])
         return budget, sigmas, sens, "gdp"
 
-    def _tukey_budget(self, n_hat: float) -> tuple[float, float]:
-        """(epsilon, delta) after the count (and the private range): the Tukey path's or the constant's."""
-        share = (1.0 - float(self.count_share)) * (1.0 - self._range_share(n_hat))
+    def _tukey_budget(self, pub: dict) -> tuple[float, float]:
+        """(epsilon, delta) after the count and the private range (the share ``pub`` was calibrated with)."""
+        share = (1.0 - float(self.count_share)) * (1.0 - float(pub.get("range_share", 0.0)))
         return float(self.epsilon) * share, float(self.delta) * share
 
     def choose_estimator(self, pub: dict, n_hat: float) -> tuple[bool, str]:
@@ -156,7 +176,7 @@ class PathsMixin:
         if self.estimator == "moments" or math.isinf(float(self.epsilon)):
             return False, "moments path"
         k = min(int(self.tukey_axes), pub["V"].shape[1])
-        eps, dlt = self._tukey_budget(n_hat)
+        eps, dlt = self._tukey_budget(pub)
         need = (k + 1) * auto_models(0.0, k + 1, eps, dlt)
         if self.estimator == "tukey":
             return True, f"TukeyEM on {k} public axes (declared)"
@@ -170,7 +190,7 @@ class PathsMixin:
         if np.any(w != 1):
             reps = w.astype(int)
             U, y = np.repeat(U, reps, axis=0), np.repeat(y, reps)
-        eps, dlt = self._tukey_budget(n_hat)
+        eps, dlt = self._tukey_budget(pub)
         m = auto_models(n_hat, k + 1, eps, dlt)
         point, facts = tukey_fit(np.hstack([U, np.ones((U.shape[0], 1))]), y, m, eps, dlt, rng, ledger)
         beta, b0 = (point[:-1], point[-1]) if point is not None else (np.zeros(k), pub["y_center"])
