@@ -218,9 +218,12 @@ def rows_to(curve: dict, target: float) -> float:
 
 
 def run(problems: dict, epsilons, seed: int) -> dict:
-    """{(key, eps): medians} for every problem and epsilon, printed as it goes."""
+    """{(key, eps): medians} for every problem and epsilon, printed as it goes. ``problems`` maps a key to its
+    problems or to a function making them: made one key at a time, so only one set is in memory (the full grid's
+    NIR sets held 12 GB at once, and a second seed run beside it was killed for memory)."""
     table = {}
-    for key, probs in problems.items():
+    for key, made in problems.items():
+        probs = made() if callable(made) else made
         for eps in epsilons:
             med = medians(probs, eps, seed, estimators())
             for name, v in med.items():
@@ -272,11 +275,12 @@ def main(argv=None) -> int:
     test = make_nir_spectra(n_samples=2000, random_state=[seed, 2])
     cpu0 = time.process_time()
     with Timer() as t:
-        problems = {f"nir_n{n}_{r}": nir_problems(n, r, seed, reps, pub, test) for n in sizes for r in NIR}
+        problems = {f"nir_n{n}_{r}": (lambda n=n, r=r: nir_problems(n, r, seed, reps, pub, test))
+                    for n in sizes for r in NIR}
         corn = corn_problems(seed, 10 if args.quick else reps)  # 60 rows: cheap, and 3 medians cannot resolve 5 %
         emit("corn", "present" if corn else "absent")
         problems.update(corn)
-        problems["diabetes"] = diabetes_problems(seed, reps)
+        problems["diabetes"] = lambda: diabetes_problems(seed, reps)
         table = run(problems, epsilons, seed)
         summarise(table, sizes, claims)
     emit("seconds", t.seconds)
