@@ -9,7 +9,8 @@ passes with probability <= 0.001 / (n_bins n_levels), so every empty one stays b
 at 5 % a spurious bin far from the data stretched the range to the declared bound in 3 of 600 fits of the edPLS
 page's default sample, and the model then scored up to 3.5 sigma_y)
 are the occupied ones; the range is [lowest edge, highest edge] of them at the finest level where any window
-passes (few rows spread over many bins pass only at a coarser level; the argmax bin when none passes). Then the
+passes (few rows spread over many bins pass only at a coarser level; when none passes, the 2-bin window of the
+largest noisy count). Then the
 range grows into its tails: a window of k <= 8 bins right next to it (below or above, ``GROW_LEVELS``) whose noisy
 sum exceeds sigma sqrt(k) Phi^-1(1 - 0.01 / (2 n_grow_levels)) is added, again until none is (``GROW_RATE``: an
 empty neighbour passes a step with probability <= 1 %, and then widens the range by at most 8 bins, a factor
