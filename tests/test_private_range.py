@@ -48,7 +48,7 @@ def test_private_range_grows_into_thin_tails_and_not_into_empty_bins():
 def test_strict_edpls_drops_slopes_that_fail_the_gain_test_and_keeps_useful_ones():
     """A response unrelated to the spectra gets slopes 0 (the private mean of y) in most fits: the noisy slopes
     would only add noise. A response the spectra predict keeps its slopes. The rule reads the noisy moments and
-    public sigmas only (Stein's unbiased estimate of the gain, ``recommended._estimated_gain``)."""
+    public sigmas only (a Stein estimate of the gain, ``recommended._estimated_gain``)."""
     pub = make_nir_spectra(n_samples=200, random_state=1).X
     data = make_nir_spectra(n_samples=300, random_state=2)
     unrelated = np.random.default_rng(3).permutation(data.Y[:, 0])

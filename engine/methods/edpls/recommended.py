@@ -37,7 +37,8 @@ only the releases of step 3 touch the private rows:
    ``n_components="auto"`` (default): in the eigenbasis of the regularised moments each coordinate
    gamma_j of the cross-moments is shrunk by the positive-part James-Stein factor
    max(0, 1 - c noise^2 / gamma_j^2), noise^2 = sigma_xy^2 + (sigma_xx ||beta_ridge||)^2 (public sigmas,
-   c = ``shrink_scale``), so axes the noise swamps drop out; ``"ridge"``: plain ridge; an int k: PLS1 with
+   c = ``shrink_scale``), so axes the noise swamps drop out, and the slopes stay only when a Stein estimate of
+   their gain over the mean of y is positive (``_estimated_gain``); ``"ridge"``: plain ridge; an int k: PLS1 with
    k components on the regularised moments (``pls1_from_moments``). The mean of y (constant entry of the
    cross-moments over the noisy count) is clipped to ``y_range`` and, for the intercept, shrunk towards the
    public centre by the same James-Stein factor at its own noise level. When no axis reaches the
@@ -486,8 +487,8 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
                                        float(self.shrink_scale))
                 if gain <= 0:
                     beta = np.zeros(d)
-                    how += (f"; its estimated gain over the mean of y ({gain:.3g}, Stein's unbiased estimate from "
-                            "the noisy moments) is not positive, so the slopes are 0: the private mean of y")
+                    how += (f"; its estimated gain over the mean of y ({gain:.3g}, a Stein estimate from the noisy "
+                            "moments) is not positive, so the slopes are 0: the private mean of y")
         else:
             beta = pls1_from_moments(A, cxy, k)["coef"]
             how = f"PLS1 with k = {k} components on the regularised noisy moments (lambda = {lam:.4g})"
