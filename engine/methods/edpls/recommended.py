@@ -78,7 +78,7 @@ from engine.methods.edpls.basis import (
     uses_reference,
 )
 from engine.methods.edpls.recommended_limits import MIN_CHANNELS, NOTES, RELEASES
-from engine.methods.edpls.recommended_paths import PathsMixin
+from engine.methods.edpls.recommended_paths import PathsMixin, count_lower_bound
 from engine.methods.edpls.strict import pls1_from_moments
 from engine.privacy import (
     SEED_KNOWN_CAVEAT,
@@ -293,7 +293,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         # 138), so with few rows n_hat alone was often several times n and opened axes whose moments the noise
         # swamps (corn, 60 rows, epsilon = 0.5: n_hat from -51 to 343; the model path then scored 6-7 sigma_y
         # against the private constant's 3.0). From a few thousand rows the bound is within a few % of n_hat.
-        n_low = n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
+        n_low = count_lower_bound(pub, n_hat)
         signal = max(n_low, 0.0) * lam / (2.0 * pub["x_bound"] ** 2)
         d = int(min(np.sum(signal >= self.dim_threshold * sig), d_max))
         if d == 0:

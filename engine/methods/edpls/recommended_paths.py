@@ -25,12 +25,17 @@ from engine.privacy import analytic_gaussian_sigma, gaussian_epsilon, gaussian_s
 from engine.privacy.moments import add_remove_sensitivity
 from engine.privacy.ranges import RANGE_RELEASE, private_range, window_threshold
 
-__all__ = ["FALLBACK_RANGE_CAP", "RANGE_ROWS", "PathsMixin"]
+__all__ = ["FALLBACK_RANGE_CAP", "RANGE_ROWS", "PathsMixin", "count_lower_bound"]
 
 #: Rows times epsilon the private range needs (``PathsMixin._range_share``).
 RANGE_ROWS = 150.0
 #: Largest share of the private range when the noisy count implies the private constant (``_fallback_range_share``).
 FALLBACK_RANGE_CAP = 0.8
+
+
+def count_lower_bound(pub: dict, n_hat: float) -> float:
+    """n_hat - 2 sigma_n: the lower bound of the noisy count the fit's decisions use (post-processing)."""
+    return n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
 
 
 class PathsMixin:
@@ -94,7 +99,7 @@ class PathsMixin:
             need = RANGE_ROWS / (float(self.epsilon) * max(float(n_hat), 1.0))
             rs = float(min(FALLBACK_RANGE_CAP, max(rs, need)))
             sigmas = self._calibrate(rs)[1]
-        n_low = n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
+        n_low = count_lower_bound(pub, n_hat)
         need = window_threshold(sigmas[RANGE_RELEASE], 1)
         if self.y_range is not None and n_low <= need:
             # Not sure to be worth it: unless the count's lower bound n_hat - 2 sigma_n exceeds what one bin
@@ -114,7 +119,7 @@ class PathsMixin:
         out = {**pub, "budget": budget, "sigmas": sigmas, "sensitivities": sens, "accountant": accountant,
                "range_share": rs}
         if rs == 0 and need is not None:
-            n_low = n_hat - 2.0 * pub["sigmas"][RELEASES[0]]
+            n_low = count_lower_bound(pub, n_hat)
             out["y_source"] = (f"midpoint and half-width of y_range: its private refinement was not tried (the "
                                f"count's lower bound n_hat - 2 sigma_n = {n_low:.0f} is below the {need:.0f} rows "
                                "one bin of the histogram needs to pass); its share went to the fit")
