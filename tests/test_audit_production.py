@@ -203,13 +203,14 @@ def test_recommended_case_samples_the_private_range_through_the_shipped_code(mon
     assert {k: v["sigma"] for k, v in fitted.choices_["budget"].items()} == pytest.approx(
         {k: cal["sigmas"][k] for k in fitted.choices_["budget"]}, rel=1e-12)
     at_d = fitted.release_calibration(pub, float(len(case.D[1])))["sigmas"][RANGE_RELEASE]
-    assert f"sigma {at_d:.4g}, sensitivity 1, attained)" in case.note
+    # the histogram in two halves (the fit's moments path): sqrt(2) sigma each, together the calibrated sigma
+    assert f"sigma {at_d * 2 ** 0.5:.4g} each, together sigma {at_d:.4g})" in case.note
     est = make_strict_edpls(1.0, 1e-5, y_range=(-2.0, 2.0))
-    sample = est.sample_releases(*case.D, 5, 0, range_bins=[0, 1])
-    assert sample["range"].shape == (5, 2)
+    sample = est.sample_releases(*case.D, 5, 0, range_bins=[0, 1], zoom_bins=[3])
+    assert sample["range"].shape == (5, 2) and sample["zoom"].shape == (5, 1)
     d = sample["d"]
-    # count + the one bin the added row changes + the upper triangle of Z'Z + Z'y~
-    assert out.shape == (5, 1 + 1 + (d + 1) * (d + 2) // 2 + d + 1)
+    # count + the one log bin and the one zoom bin the added row changes + the upper triangle of Z'Z + Z'y~
+    assert out.shape == (5, 1 + 2 + (d + 1) * (d + 2) // 2 + d + 1)
     assert make_case("edpls_recommended").claimed_eps == 1.0
     r = run_case(make_case("edpls_recommended_cross"), n_trials=200, random_state=0)
     assert r["trials"] == 200

@@ -15,13 +15,14 @@ from streamlit.testing.v1 import AppTest
 
 from engine.data.catalog import SAMPLE_SETS
 from engine.data.io import load_table
+from engine.methods.baselines import COUNT_AGAIN, SUM_RELEASE
 from engine.methods.edpls import paper_notes
 from engine.methods.edpls import recommended as recommended_module
 from engine.methods.edpls.pipeline import page_problem, preprocess
 from engine.methods.edpls.recommended import RELEASES
 from engine.methods.edpls.recommended_evaluation import choice_rows, compare_recommended
 from engine.methods.edpls.recommended_release import FORMAT as RECOMMENDED_FORMAT
-from engine.privacy.ranges import RANGE_RELEASE
+from engine.privacy.ranges import RANGE_RELEASE, RANGE_RELEASE_2, ZOOM_RELEASE
 from engine.privacy.wording import ledger_text
 from engine.release.manifest import release_problems
 from engine.release.workbook import PRIVATE_NOTICE
@@ -122,11 +123,12 @@ def test_recommended_fit_shows_its_own_choices_numbers_and_ledger():
         assert f"**{r['what']}**: {r['chose']}" in text, r
     assert f"'{private.choices_['chain']}'" in text
     led = private.privacy_ledger_
-    # 84 rows at epsilon = 1: the count's lower bound n_hat - 2 sigma_n is below what the range's histogram needs
-    # (issue #30), so the declared range stays as is: the count, then the two moment releases
-    fit_releases = list(RELEASES)
-    assert [r.name for r in led.entries] == fit_releases
-    assert "not tried" in private.choices_["y_source"]
+    # 84 rows at epsilon = 1 (issue #30): the count, the declared range refined privately in two halves (the
+    # second on the log grid or a zoom), then the two moment releases or the private constant's two
+    fit_releases = [r.name for r in led.entries]
+    assert fit_releases[:2] == [RELEASES[0], RANGE_RELEASE] and fit_releases[2] in (RANGE_RELEASE_2, ZOOM_RELEASE)
+    assert fit_releases[3:] in (list(RELEASES[1:]), [COUNT_AGAIN, SUM_RELEASE])
+    assert private.choices_["y_source"].startswith(("y_range refined privately", "midpoint and half-width"))
     assert ledger_text(led) in [x.value for x in at.markdown]  # the label is this fit's own ledger's
     assert led.status == "not proven" and "not** a proven guarantee" in ledger_text(led)
     report = at.session_state["export_report_edpls"]

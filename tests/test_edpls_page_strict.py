@@ -78,8 +78,10 @@ def test_simulation_curve_columns_status_and_the_rows_needed(nir):
     assert list(curve.columns[:7]) == ["n", "median", "q25", "q75", "mean", "sem", "nonprivate"]
     # more rows, less noise relative to the signal: the median falls from 84 to 84,000 rows (issue #30: with the
     # declared range refined privately and the private constant on the whole budget, 84 rows already reach about
-    # 0.40 against 0.26, where the unrefined [0, 100] range used to sit several units off)
-    assert curve["median"].iloc[-1] < 0.8 * curve["median"].iloc[0]
+    # 0.39 against 0.23, where the unrefined [0, 100] range used to sit several units off). The medians of 8 fresh
+    # fits vary: over 30 fresh curves the ratio had median 0.58, 90 % 0.70, maximum 0.78 (one more run: 0.81), so
+    # the bound is 0.9
+    assert curve["median"].iloc[-1] < 0.9 * curve["median"].iloc[0]
     need = samples_needed(curve, float(curve["median"].iloc[-1]))
     assert sizes[0] < need <= sizes[-1]
     with pytest.raises(ValueError, match="sample sizes"):

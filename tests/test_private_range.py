@@ -12,22 +12,62 @@ from engine.privacy.ranges import LOG_GRID, RANGE_RELEASE, private_range
 def test_private_range_covers_the_bulk_and_is_a_grid_interval():
     rng = np.random.default_rng(0)
     y = rng.normal(10.2, 0.4, size=5000)
-    (lo, hi), sigma, _ = private_range(y, 0.1, 1e-6, rng)
-    assert sigma > 0 and lo in LOG_GRID and hi in LOG_GRID
+    (lo, hi), sigma, facts = private_range(y, 0.1, 1e-6, rng)
+    assert sigma > 0 and lo < hi
+    # a dense response: the second half zooms into the first half's window (equal bins between log-grid edges)
+    assert "zoomed" in facts["how"]
     assert lo <= np.quantile(y, 0.05) and hi >= np.quantile(y, 0.95)
-    assert hi - lo < 4.0  # tighter than a documented-wide range (7-23 %)
+    assert hi - lo < 2.5  # tighter than the log grid's windows (a documented-wide range: 7-23 %)
+    (lo, hi), _, _ = private_range(y, 0.1, 1e-6, rng, zoom=False)  # one draw: edges of the log grid
+    assert lo in LOG_GRID and hi in LOG_GRID and lo <= np.quantile(y, 0.05) and hi >= np.quantile(y, 0.95)
     assert private_range(y, np.inf, 1e-6, rng)[0] == (y.min(), y.max())
+
+
+def test_the_two_halves_compose_to_the_whole_and_the_zoom_narrows_a_dense_response():
+    """The halves' Gaussian-DP mu compose to the whole's (closed form mu^2 = mu_1^2 + mu_2^2: sigma_half =
+    sqrt(2) sigma, to the calibration's bisection tolerance; the ledger's exact total and dp-accounting's PLD
+    accountant agree with the single release's epsilon), and corn-starch-like data (60 rows, sd 0.8 around 65,
+    which the log grid puts in [56.2, 75.0]) get a range a third as wide or less that still holds the bulk."""
+    import dp_accounting
+
+    from engine.privacy.ledger import PrivacyLedger
+    from engine.privacy.mechanisms import GaussianMechanism
+    from engine.privacy.ranges import RANGE_RELEASE_2, ZOOM_RELEASE, half_mechanism
+
+    whole = GaussianMechanism(1.6, 8e-6, 1.0, "analytic")
+    half = half_mechanism(whole)
+    assert half.sigma == pytest.approx(np.sqrt(2.0) * whole.sigma, rel=1e-9) and half.delta == 4e-6
+    pld = dp_accounting.pld.PLDAccountant()
+    pld.compose(dp_accounting.GaussianDpEvent(half.sigma), 2)
+    assert pld.get_epsilon(8e-6) == pytest.approx(1.6, rel=2e-3)  # the PLD's discretisation error
+    assert half_mechanism(GaussianMechanism(0.5, 1e-6, 1.0, "classic")) is None
+    rng = np.random.default_rng(7)
+    widths, held = [], []
+    for _ in range(50):
+        y = rng.normal(64.7, 0.8, size=60)
+        led = PrivacyLedger()
+        (lo, hi), _, _ = private_range(y, 1.6, 8e-6, np.random.default_rng(rng.integers(1 << 32)), ledger=led,
+                                       mechanism=whole)
+        names = [r.name for r in led.entries]
+        assert names[0] == RANGE_RELEASE and names[1] in (ZOOM_RELEASE, RANGE_RELEASE_2) and len(names) == 2
+        assert led.total("gdp", 8e-6)[0] == pytest.approx(1.6, rel=1e-9)
+        widths.append(hi - lo)
+        held.append(np.mean((y >= lo) & (y <= hi)))
+    assert np.median(widths) <= (75.0 - 56.2) / 3, widths
+    assert np.median(held) >= 0.9, held
 
 
 def test_private_range_grows_into_thin_tails_and_not_into_empty_bins():
     """A response spread thinly over many bins (like scikit-learn's diabetes: 354 rows over 25-346) keeps its
     tails: without the growth the finest passing level held only the densest stretch (here, at epsilon = 1, a
     median of 86 % of the rows inside the range over 20 draws; with it 97 %, the fewest 93 %; inside
-    StrictEDPLS on diabetes [115, 274] clipped 28 % of the rows). Oracle: the rows themselves; a response in one
-    bin never grows into the
-    empty bins around it (each growth step passes an empty window with probability <= 1 %, so over 200 draws
+    StrictEDPLS on diabetes [115, 274] clipped 28 % of the rows). Oracle: the rows themselves; a response at one
+    value never grows into the empty bins around it: its zoomed range is one zoom bin widened by ``ZOOM_MARGIN``
+    on each side unless a growth step passed an empty window (probability <= 1 % per step, so over 200 draws
     the expected number of grown ranges is <= 2 in all; the test allows 10), and a false step widens the range by
-    at most 8 bins (a factor 3.2: growth tries no wider window), so no range here exceeds a factor 10."""
+    at most 8 bins, so no range here exceeds a factor 10."""
+    from engine.privacy.ranges import ZOOM_BINS, ZOOM_MARGIN
+
     rng = np.random.default_rng(1)
     y = np.exp(rng.uniform(np.log(25.0), np.log(346.0), size=354))  # about 12 rows per 15 % bin
     covered = []
@@ -35,13 +75,15 @@ def test_private_range_grows_into_thin_tails_and_not_into_empty_bins():
         (lo, hi), _, facts = private_range(y, 1.0, 1e-6, np.random.default_rng(rng.integers(1 << 32)))
         covered.append(np.mean((y >= lo) & (y <= hi)))
     assert np.median(covered) >= 0.92, covered
-    one_bin = np.full(2000, 10.2)
-    k = np.searchsorted(LOG_GRID, 10.2) - 1
+    one_value = np.full(2000, 10.2)
+    k = np.searchsorted(LOG_GRID, 10.2) - 1  # its log bin; the zoom grid spans it and one bin on each side
+    zoom_bin = (LOG_GRID[k + 2] - LOG_GRID[k - 1]) / ZOOM_BINS
     grown = 0
     for _ in range(200):
-        (lo, hi), _, facts = private_range(one_bin, 1.0, 1e-6, np.random.default_rng(rng.integers(1 << 32)))
+        (lo, hi), _, facts = private_range(one_value, 1.0, 1e-6, np.random.default_rng(rng.integers(1 << 32)))
         assert lo <= 10.2 <= hi and hi / lo <= 10.0, (lo, hi)
-        grown += (lo, hi) != (LOG_GRID[k], LOG_GRID[k + 1])
+        assert "zoomed" in facts["how"]
+        grown += (hi - lo) > (1 + 2 * ZOOM_MARGIN) * zoom_bin * (1 + 1e-9)
     assert grown <= 10
 
 
@@ -66,7 +108,7 @@ def test_strict_edpls_without_y_range_records_the_range_in_choices_and_ledger():
     data = make_nir_spectra(n_samples=3000, random_state=2)
     model = make_strict_edpls(1.0, 1e-5, X_public=pub, random_state=0).fit(data.X, data.Y[:, 0])
     names = [r.name for r in model.privacy_ledger_.entries]
-    assert names[:2] == ["count n", RANGE_RELEASE] and len(names) in (3, 4)
+    assert names[:2] == ["count n", RANGE_RELEASE] and len(names) in (4, 5)  # the range in two halves
     led = model.privacy_ledger_
     assert led.accountant == "gdp" and led.total("gdp", 1e-5)[0] == pytest.approx(1.0, rel=1e-9)
     assert model.choices_["y_source"].startswith("private range")
@@ -114,21 +156,27 @@ def test_preprocessing_chain_as_a_list_is_part_of_the_release_and_learning_steps
         make_strict_edpls(1.0, 1e-5, X_public=pub, preprocessing=["msc", "sg1"]).fit(data.X, data.Y[:, 0])
 
 
-def test_a_refit_with_too_few_rows_keeps_no_stale_range_and_spends_the_whole_budget():
-    """A refit that draws no histogram (declared range kept: too few rows) shows no range from the fit before,
-    and its releases still spend the whole budget, the TukeyEM path included (its share is the one the fit
-    calibrated with, not a range share it never spent)."""
+def test_a_refit_that_draws_no_histogram_keeps_no_stale_range_and_every_path_spends_the_whole_budget():
+    """A refit that draws no histogram (``refine_y_range=False``: the declared range as is) shows no range from
+    the fit before. A declared range is refined whatever the count (60 rows included), and the releases spend
+    the whole budget under the fit's accountant: on the moments path the histogram's two halves (exact under
+    Gaussian DP), on the TukeyEM path one draw (its share is the one the fit calibrated with, basic
+    composition)."""
+    from engine.privacy.ranges import RANGE_RELEASE_2, ZOOM_RELEASE
+
     pub = make_nir_spectra(n_samples=200, random_state=1).X
     data = make_nir_spectra(n_samples=1500, random_state=2)
     est = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=0)
     est.fit(data.X, data.Y[:, 0])
     assert est.y_range_ is not None and RANGE_RELEASE in [r.name for r in est.privacy_ledger_.entries]
-    est.fit(data.X[:60], data.Y[:60, 0])
-    assert est.y_range_ is None and "not tried" in est.choices_["y_source"]
+    est.set_params(refine_y_range=False).fit(data.X[:60], data.Y[:60, 0])
+    assert est.y_range_ is None and est.choices_["y_source"].startswith("midpoint and half-width of y_range")
     assert RANGE_RELEASE not in [r.name for r in est.privacy_ledger_.entries]
-    for estimator in ("moments", "tukey"):
+    for estimator, halves in (("moments", 1), ("tukey", 0)):
         m = make_strict_edpls(1.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=0, estimator=estimator)
         led = m.fit(data.X[:60], data.Y[:60, 0]).privacy_ledger_
-        assert RANGE_RELEASE not in [r.name for r in led.entries]
+        names = [r.name for r in led.entries]
+        assert names.count(RANGE_RELEASE) == 1 and len(set(names) & {RANGE_RELEASE_2, ZOOM_RELEASE}) == halves
+        assert m.y_range_ is not None and 7.0 <= m.y_range_[0] < m.y_range_[1] <= 23.0
         total = led.total(led.accountant, 1e-5)[0] if led.accountant != "basic" else led.total("basic")[0]
         assert total == pytest.approx(1.0, rel=1e-9), (estimator, led.accountant, total)

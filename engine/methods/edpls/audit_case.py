@@ -107,9 +107,11 @@ def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float =
     channels the fit accepts (``MIN_CHANNELS``). D: 400 private spectra; D' adds the row of ``_recommended_data``
     (projection at the public bound) with y = 2 (y~ = 1). The draws are ``StrictEDPLS.sample_releases``: the
     fit's own checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``,
-    ``range_counts``), batched over trials. The audited output is (count, the private range's histogram on the
-    bins where D and D' differ, upper triangle of Z'Z, Z'y~): the declared range is refined privately by
-    default (``refine_y_range``), so the histogram is one of the fit's releases; the other bins' noise is
+    ``range_counts``), batched over trials. The audited output is (count, the private range's histogram in its
+    two halves, the log grid's and the zoom's, on the bins where D and D' differ, upper triangle of Z'Z, Z'y~):
+    the declared range is refined privately by default (``refine_y_range``), so the histogram is one of the
+    fit's releases (the zoom's grid is the first half's output in a fit; here the declared range's, the same
+    law over any public grid); the other bins' noise is
     independent of the row and carries no information. Everything after (the range, ridge, shrinkage) is
     post-processing. Planted bugs come from ``engine.privacy.audit.planted_bug``.
 
@@ -118,7 +120,7 @@ def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float =
     which is tight.
     """
     from engine.methods.edpls.recommended import MIN_CHANNELS, RELEASES
-    from engine.privacy.ranges import RANGE_RELEASE, range_counts
+    from engine.privacy.ranges import RANGE_RELEASE, range_counts, zoom_counts
 
     if mode != "strict":
         raise ValueError("the recommended strict edPLS has one mode, 'strict'")
@@ -130,26 +132,29 @@ def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float =
     # the fit's calibration for a noisy count equal to D's (the same for D and D': one mechanism audited)
     cal = est.release_calibration(est.public_setup(MIN_CHANNELS), float(len(y)))
     budget, sigmas = cal["budget"], cal["sigmas"]
-    ranged = RANGE_RELEASE in budget  # at a small epsilon the fit on these rows keeps its declared range as is
+    ranged = RANGE_RELEASE in budget  # the declared range is refined (``refine_y_range``, the page's default)
     if part == "range" and not ranged:
-        raise ValueError(f"at epsilon = {epsilon} the fit on these {len(y)} rows draws no range histogram (its "
-                         "count's lower bound cannot pass one bin): there is no range release to audit")
+        raise ValueError("this fit draws no range histogram: there is no range release to audit")
     D, D_prime = (X, y), (np.vstack([X, row]), np.append(y, 2.0))
     ones = np.ones(len(y))
-    bins = np.flatnonzero(range_counts(est.range_input(y, ones)) != range_counts(est.range_input(D_prime[1],
-                                                                                                np.append(ones, 1))))
+    y_in, y_in_prime = est.range_input(y, ones), est.range_input(D_prime[1], np.append(ones, 1))
+    bins = np.flatnonzero(range_counts(y_in) != range_counts(y_in_prime))
+    zoom_bins = np.flatnonzero(zoom_counts(y_in, -2.0, 2.0) != zoom_counts(y_in_prime, -2.0, 2.0))
 
     def release(data, rng, n):
-        out = est.sample_releases(*data, n, rng, range_bins=bins, n_calibration=len(y))
-        drawn = {"count": out["count"][:, None], "range": out.get("range"),
+        out = est.sample_releases(*data, n, rng, range_bins=bins, zoom_bins=zoom_bins, n_calibration=len(y))
+        histogram = None if "range" not in out else np.hstack([out["range"], out.get("zoom", out["range"][:, :0])])
+        drawn = {"count": out["count"][:, None], "range": histogram,
                  "moments": upper_triangle(out["moments"]), "cross": out["cross"]}
         if part != "all":
             return drawn[part]
         return np.hstack([v for v in drawn.values() if v is not None])
 
     s_n, s_xx, s_xy = (sigmas[names[k]] for k in ("count", "moments", "cross"))
-    histogram = (f"the private range's histogram on the {bins.size} bin(s) the row changes (sigma "
-                 f"{sigmas[RANGE_RELEASE]:.4g}, sensitivity 1, attained)" if ranged else
+    histogram = (f"the private range's histogram in two halves (sigma {sigmas[RANGE_RELEASE] * 2 ** 0.5:.4g} each, "
+                 f"together sigma {sigmas[RANGE_RELEASE]:.4g}): the log grid on the {bins.size} bin(s) the row changes "
+                 f"and the zoom over the declared range on {zoom_bins.size} (sensitivity 1 each, attained)"
+                 if ranged else
                  "no range histogram (the fit keeps its declared range at this epsilon and count)")
     note = (f"StrictEDPLS.sample_releases at the page's defaults ({MIN_CHANNELS} channels, spline basis, calibrated "
             f"for a count of {len(y)}): count (sigma {s_n:.4g}), {histogram}, Z'Z upper triangle (sigma "

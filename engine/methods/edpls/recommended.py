@@ -89,7 +89,7 @@ from engine.privacy import (
 )
 from engine.privacy.chunked import is_lazy
 from engine.privacy.moments import MomentsRelease, centred_moments, scale_rows
-from engine.privacy.ranges import RANGE_RELEASE, range_counts
+from engine.privacy.ranges import RANGE_RELEASE, half_mechanism, range_counts, zoom_counts
 from engine.release.fingerprint import data_sha256
 
 __all__ = ["NOTES", "RELEASES", "StrictEDPLS", "make_strict_edpls"]
@@ -342,10 +342,10 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         n_hat = float(self.mechanisms(pub)[RELEASES[0]].randomise(float(w.sum()), rng, ledger=led, name=RELEASES[0],
                                                                   note=NOTES[RELEASES[0]]))
         pub = self.release_calibration(pub, n_hat)  # the range's share from the noisy count, then the sigmas
-        if RANGE_RELEASE in pub["budget"]:
-            pub = self._private_y_range(y, w, pub, rng, led)
-        mechs = self.mechanisms(pub)
         tukey, why = self.choose_estimator(pub, n_hat)
+        if RANGE_RELEASE in pub["budget"]:  # TukeyEM composes under basic composition: its range is one draw
+            pub = self._private_y_range(y, w, pub, rng, led, zoom=not tukey)
+        mechs = self.mechanisms(pub)
         d, d_why = (min(int(self.tukey_axes), pub["V"].shape[1]), why) if tukey else self.choose_dim(pub, n_hat)
         if tukey:
             pub = self._fit_tukey(X, y, w, pub, d, n_hat, rng, led)
@@ -394,7 +394,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         return rows, G0, rows.Z.T @ (w * yt)
 
     def sample_releases(self, X, y, n_replicates: int, random_state=None, sample_weight=None, *,
-                        range_bins=None, n_calibration=None) -> dict:
+                        range_bins=None, zoom_bins=None, n_calibration=None) -> dict:
         """``n_replicates`` independent draws of a fit's releases on (X, y), batched (no ledger).
 
         The same checks, public setup, release objects (``mechanisms``) and private sums (``moment_sums``) as
@@ -403,14 +403,16 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         otherwise ValueError.
 
         ``range_bins``: indices of the private range's histogram bins to draw (the noise is independent per bin,
-        so a subset is the same law as the whole histogram restricted); None: every bin. ``n_calibration``: the
+        so a subset is the same law as the whole histogram restricted); None: every bin. ``zoom_bins``: the same for
+        the zoom half (``engine.privacy.ranges``), drawn over equal bins of the declared y_range. ``n_calibration``: the
         count the releases are calibrated for (``release_calibration``, as ``fit`` calibrates for its noisy count;
         an audit passes the same count for both neighbouring data sets); None: the exact count of these rows.
 
         Returns
         -------
         dict with "count" (R,), "moments" (R, d + 1, d + 1), "cross" (R, d + 1), "d", and with the declared
-        range refined privately (``refine_y_range``) "range" (R, bins): the histogram's draws.
+        range refined privately (``refine_y_range``) "range" (R, bins): the histogram's draws (its first half on the
+        moments path, and then "zoom" (R, zoom bins): the second half, as a zoom).
         """
         X, y, w = self._check_fit_data(X, y, sample_weight)
         if self.y_range is None:
@@ -428,9 +430,18 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
         cross = mechs[RELEASES[2]].randomise(np.broadcast_to(b0, (R, b0.size)), rng)
         out = {"count": count, "moments": moments, "cross": cross, "d": d}
         if RANGE_RELEASE in mechs:
-            h = range_counts(self.range_input(y, w))
+            y_in = self.range_input(y, w)
+            h = range_counts(y_in)
             h = h if range_bins is None else h[np.asarray(range_bins, dtype=int)]
-            out["range"] = mechs[RANGE_RELEASE].randomise(np.broadcast_to(h, (R, h.size)), rng)
+            half = None if self.choose_estimator(pub, float(w.sum()))[0] else half_mechanism(mechs[RANGE_RELEASE])
+            out["range"] = (mechs[RANGE_RELEASE] if half is None else half).randomise(np.broadcast_to(h, (R, h.size)),
+                                                                                     rng)
+            if half is not None:
+                # the zoom half: its grid is the first half's output in a fit; over any one public grid (here the
+                # declared range's) it is the same Gaussian histogram, and the choice of grid is post-processing
+                z = zoom_counts(y_in, *(float(v) for v in self.y_range))
+                z = z if zoom_bins is None else z[np.asarray(zoom_bins, dtype=int)]
+                out["zoom"] = half.randomise(np.broadcast_to(z, (R, z.size)), rng)
         return out
 
     def _finish(self, pub, d, d_why, n_hat, ledger, seed_known) -> None:

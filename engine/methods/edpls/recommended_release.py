@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from engine.methods.edpls.basis import chain_name, rowwise_chain
 from engine.methods.edpls.recommended import StrictEDPLS
 from engine.methods.edpls.recommended_limits import RELEASES
-from engine.privacy.ranges import RANGE_RELEASE
+from engine.privacy.ranges import RANGE_RELEASE, RANGE_RELEASE_2, ZOOM_RELEASE
 from engine.privacy.wording import ledger_text
 from engine.release.manifest import CALLER, PUBLIC_BOUND, SETTING, Field, build_release, release_to_json
 from engine.release.manifest import estimator_from_release as _from_release
@@ -69,7 +69,8 @@ def shareable_release(model: StrictEDPLS, *, public_inputs: dict | None = None, 
                for k in ("epsilon", "delta", "preprocessing", "n_components", "calibration")]
     fields += [Field("y_range", [float(v) for v in p["y_range"]], "public", "user-declared physical range of y",
                      role="param") if p["y_range"] is not None else
-               Field("y_range", [float(v) for v in model.y_range_], "dp", RANGE_RELEASE, role="param"),
+               Field("y_range", [float(v) for v in model.y_range_], "dp",
+                     ", ".join(n for n in names if n in (RANGE_RELEASE, RANGE_RELEASE_2, ZOOM_RELEASE)), role="param"),
                Field("x_bound", float(c["x_bound"]), "public",
                      PUBLIC_BOUND if p["x_bound"] is not None else c["x_bound_source"], role="param")]
     if getattr(model, "msc_spectrum_", None) is not None:
