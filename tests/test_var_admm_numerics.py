@@ -281,19 +281,19 @@ def test_page_says_which_scheme_ran_and_when_it_did_not_converge():
 # =============================================================================================
 @pytest.mark.parametrize("collinear", [1e-1, 1e-4, 1e-7, 1e-12])
 def test_normal_equations_solve_matches_gelsd_at_its_conditioning(collinear):
-    """``_least_squares`` (Cholesky on Z'Z, refined from the residual when cond(Z'Z) eps > 1e-10, gelsd when
+    """``least_squares`` (Cholesky on Z'Z, refined from the residual when cond(Z'Z) eps > 1e-10, gelsd when
     nearly singular) against scipy's gelsd on designs whose last column approaches the first: the error of a
     backward-stable solve is about cond(Z) eps, so that is the tolerance (x 100 for the constants)."""
     from scipy import linalg
 
-    from engine.methods.var_admm.estimator import _least_squares
+    from engine.methods.var_admm.moments import least_squares
 
     rng = np.random.default_rng(5)
     Z = rng.standard_normal((2000, 6))
     Z[:, 5] = Z[:, 0] + collinear * rng.standard_normal(2000)
     Y = Z @ rng.standard_normal((6, 3)) + rng.standard_normal((2000, 3))
     ref = linalg.lstsq(Z, Y, lapack_driver="gelsd")[0]
-    ours = _least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
+    ours = least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
     cond = np.linalg.cond(Z)
     assert np.abs(ours - ref).max() <= 100 * cond * np.finfo(float).eps * np.abs(ref).max()
 
@@ -304,14 +304,13 @@ def test_residual_moment_from_the_moments_equals_the_residuals(noise):
     its series' sum of squares, else from R itself (noise 1e-4 and 1e-9: fits closer than that). Oracle: R'R of
     the explicit residual. Error analysis: the moments carry about 4 eps ||y_j||^2 of rounding per entry, so
     relative to R'R's diagonal (sqrt(R_ii R_jj) off the diagonal) the error stays below 4 eps / 1e-6 ~ 1e-9."""
-    from engine.methods.var_admm.estimator import _least_squares, _residual_moment, _ScaledDesign
+    from engine.methods.var_admm.moments import ScaledDesign, least_squares, residual_moment
 
     rng = np.random.default_rng(7)
     Z = rng.standard_normal((3000, 8))
     Y = Z @ rng.standard_normal((8, 4)) + noise * rng.standard_normal((3000, 4))
-    B = _least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
-    scaled = _ScaledDesign(Z, Y, np.ones(8), np.ones(4))
-    ours = _residual_moment(scaled, B, Z.T @ Z, Z.T @ Y, Y.T @ Y)
+    B = least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
+    ours = residual_moment(ScaledDesign.from_arrays(Z, Y), B)
     R = Y - Z @ B
     ref = R.T @ R
     scale = np.sqrt(np.outer(np.diag(ref), np.diag(ref)))
