@@ -381,3 +381,23 @@ def test_the_cheap_identification_bound_never_accepts_what_the_eigenvalues_refus
             check_identified(C, 6, (1, 2), [f"s{i}" for i in range(6)])
     else:
         check_identified(C, 6, (1, 2), [f"s{i}" for i in range(6)])
+
+
+@pytest.mark.parametrize("where,value,message", [
+    ("Z", np.nan, r"^Z: series 2 at lag 2 has a missing value \(NaN\) at row 7$"),
+    ("Z", 1e160, r"^Z: series 2 at lag 2 has values up to 1e\+160: overflow"),
+    ("targets", -np.inf, r"^targets: series 2 has an infinite value \(inf\) at row 7$"),
+])
+def test_fit_design_names_the_first_bad_column_and_row(where, value, message):
+    """fit_design's checks (all columns in one pass, the first bad one examined alone) name the column and row."""
+    rng = np.random.default_rng(0)
+    Z, target = lagged_design(rng.normal(size=(60, 3)), 2)
+    Z, target = Z.copy(), target.copy()
+    if where == "Z":
+        Z[7, 3] = value  # owner-major: column 3 is series 2 at lag 2
+        Z[9, 5] = value  # a later column too: the first is named
+    else:
+        target[7, 1] = value
+        target[9, 2] = value
+    with pytest.raises(ValueError, match=message):
+        CollaborativeVAR(2).fit_design(Z, target)

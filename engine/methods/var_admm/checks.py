@@ -205,7 +205,10 @@ def check_finite_columns(A, what: str, labels) -> np.ndarray:
         A = A.astype(float)
     except (TypeError, ValueError):
         raise ValueError(f"{what} is not numeric") from None
-    for j in range(A.shape[1]):
+    # every column at once (max |value| is NaN or inf where a value is); the first bad column is examined alone
+    with np.errstate(invalid="ignore"):
+        big_all = np.abs(A).max(axis=0) if A.shape[0] else np.zeros(A.shape[1])
+    for j in np.flatnonzero(~np.isfinite(big_all) | (big_all > OVERFLOW_LIMIT))[:1]:
         v = A[:, j]
         bad = ~np.isfinite(v)
         if bad.any():
