@@ -7,10 +7,10 @@ column's spread and level) and the power-of-two scaling are this project's (no k
 LAPACK wrappers solve.
 
 :func:`centred_lagged` builds the centred buffer straight from the series: a VAR's lag columns are the same series
-over row ranges that share all but max(lags) rows, so their means, minima and maxima come from one pass over
-the shared rows plus a few edge rows (three passes over T x n instead of seven over T x n p and T x n), and the
-buffer is written once (no uncentred T x n p copy). :func:`centred_design` does the same from a ready design
-(``fit_design``, a row mask). No streamlit here.
+over row ranges that share all but max(lags) rows, so their means, minima and maxima come from the shared rows
+plus a few edge rows (three passes over the T x n series instead of 3 p + 2 over T x n blocks of the design), and
+the buffer is written once, column by column (no uncentred T x n p copy). :func:`centred_design` does the same
+from a ready design (``fit_design``, a row mask). No streamlit here.
 """
 from __future__ import annotations
 
