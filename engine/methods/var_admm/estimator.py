@@ -352,8 +352,8 @@ class CollaborativeVAR(BaseEstimator):
                 store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, coef_to_data=to_data)
             self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
         else:
-            lam_paper = (lasso_w[:, None, :] if self.penalty == "lasso" else ridge_w if self.penalty == "ridge"
-                         else 0.0)
+            # lasso_w is set for penalty "lasso" only, ridge_w for "ridge" only
+            lam_paper = lasso_w[:, None, :] if lasso_w is not None else ridge_w if ridge_w is not None else 0.0
             if self.transport == "flower":
                 B_std, self.trace_ = self._paper_flower(*scaled.arrays(), G, lags, lam_paper, z_mean / d_col, d)
             else:
