@@ -19,9 +19,10 @@ from engine.methods.var_admm.estimator import CollaborativeVAR
 def _captured_inputs(monkeypatch, Y, **kw):
     seen = {}
 
-    def spy(Z, Yi, G, **args):
+    def spy(data, G, **args):
+        Z, Yi = data.arrays()
         seen.update(Z=Z, Y=Yi, G=G, **args)
-        return anderson.run_anderson(Z, Yi, G, **args)
+        return anderson.run_anderson(data, G, **args)
 
     monkeypatch.setattr(estimator_module, "run_anderson", spy)
     est = CollaborativeVAR(solver="admm", tol=1e-10, max_iter=500, **kw).fit(Y)

@@ -281,19 +281,19 @@ def test_page_says_which_scheme_ran_and_when_it_did_not_converge():
 # =============================================================================================
 @pytest.mark.parametrize("collinear", [1e-1, 1e-4, 1e-7, 1e-12])
 def test_normal_equations_solve_matches_gelsd_at_its_conditioning(collinear):
-    """``_least_squares`` (Cholesky on Z'Z, refined from the residual when cond(Z'Z) eps > 1e-10, gelsd when
+    """``least_squares`` (Cholesky on Z'Z, refined from the residual when cond(Z'Z) eps > 1e-10, gelsd when
     nearly singular) against scipy's gelsd on designs whose last column approaches the first: the error of a
     backward-stable solve is about cond(Z) eps, so that is the tolerance (x 100 for the constants)."""
     from scipy import linalg
 
-    from engine.methods.var_admm.estimator import _least_squares
+    from engine.methods.var_admm.moments import least_squares
 
     rng = np.random.default_rng(5)
     Z = rng.standard_normal((2000, 6))
     Z[:, 5] = Z[:, 0] + collinear * rng.standard_normal(2000)
     Y = Z @ rng.standard_normal((6, 3)) + rng.standard_normal((2000, 3))
     ref = linalg.lstsq(Z, Y, lapack_driver="gelsd")[0]
-    ours = _least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
+    ours = least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
     cond = np.linalg.cond(Z)
     assert np.abs(ours - ref).max() <= 100 * cond * np.finfo(float).eps * np.abs(ref).max()
 
@@ -304,16 +304,100 @@ def test_residual_moment_from_the_moments_equals_the_residuals(noise):
     its series' sum of squares, else from R itself (noise 1e-4 and 1e-9: fits closer than that). Oracle: R'R of
     the explicit residual. Error analysis: the moments carry about 4 eps ||y_j||^2 of rounding per entry, so
     relative to R'R's diagonal (sqrt(R_ii R_jj) off the diagonal) the error stays below 4 eps / 1e-6 ~ 1e-9."""
-    from engine.methods.var_admm.estimator import _least_squares, _residual_moment, _ScaledDesign
+    from engine.methods.var_admm.moments import ScaledDesign, least_squares, residual_moment
 
     rng = np.random.default_rng(7)
     Z = rng.standard_normal((3000, 8))
     Y = Z @ rng.standard_normal((8, 4)) + noise * rng.standard_normal((3000, 4))
-    B = _least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
-    scaled = _ScaledDesign(Z, Y, np.ones(8), np.ones(4))
-    ours = _residual_moment(scaled, B, Z.T @ Z, Z.T @ Y, Y.T @ Y)
+    B = least_squares(lambda: (Z, Y), Z.T @ Z, Z.T @ Y)
+    ours = residual_moment(ScaledDesign.from_arrays(Z, Y), B)
     R = Y - Z @ B
     ref = R.T @ R
     scale = np.sqrt(np.outer(np.diag(ref), np.diag(ref)))
     assert np.abs(ours - ref).max() / scale.max() <= 1e-9
     assert np.all(np.abs(ours - ref) <= 1e-9 * scale)
+
+
+# =============================================================================================
+# The design built from the series (issue #33): the same figures as the explicit lagged design
+# =============================================================================================
+@pytest.mark.parametrize("lags,centre", [((1, 2), True), ((1, 2, 24), True), ((1, 3), False), ((2,), True)])
+def test_centred_design_from_the_series_equals_the_explicit_design(lags, centre):
+    """``centred_lagged`` (each lag column's sum, minimum and maximum from the rows all ranges share plus the
+    edge rows) against numpy on the explicit design of ``lagged_design``. Minima and maxima are exact; the means
+    are sums of T values in another order: |error| <= T eps max|Y| (Higham's bound for recursive summation), so
+    the centred values agree to that too, and the spreads and levels used by the constant-column check."""
+    from engine.methods.var_admm.moments import centred_design, centred_lagged
+
+    rng = np.random.default_rng(len(lags))
+    Y = rng.normal(size=(300, 4)).cumsum(axis=0) + 50.0 * np.arange(1, 5)
+    Y[:30, 1] = Y[30, 1]  # a series that starts flat: its lag columns' extremes come from other rows
+    Z, target = lagged_design(Y, lags)
+    fast, ref = centred_lagged(Y, lags, centre), centred_design(Z, target, centre)
+    tol = Y.shape[0] * np.finfo(float).eps * np.abs(Y).max()
+    for name in ("Zc", "Yc", "z_mean", "y_mean", "spread", "y_spread"):
+        np.testing.assert_allclose(getattr(fast, name), getattr(ref, name), rtol=0, atol=2 * tol, err_msg=name)
+    np.testing.assert_array_equal(fast.level, np.abs(Z).max(axis=0))
+    np.testing.assert_allclose(fast.spread, np.abs(Z - Z.mean(axis=0) * centre).max(axis=0), rtol=0, atol=2 * tol)
+    assert centred_lagged(Y[:2 * max(lags)], lags, centre) is None  # no row shared by every range
+
+
+def test_a_lag_column_constant_over_the_fitted_rows_is_refused_by_both_paths():
+    """A series that moves only in its last row: its lag columns (rows up to T - 1 - lag) are constant, which the
+    check must see from the edge rows (fit) as from the explicit design (fit_design)."""
+    rng = np.random.default_rng(3)
+    Y = rng.normal(size=(200, 3))
+    Y[:, 2] = 1.0
+    Y[-1, 2] = 2.0
+    with pytest.raises(ValueError, match=r"series 3 is constant over the fitted rows at lag 1"):
+        CollaborativeVAR(2).fit(Y)
+    Z, target = lagged_design(Y, 2)
+    with pytest.raises(ValueError, match=r"series 3 is constant over the fitted rows at lag 1"):
+        CollaborativeVAR(2, penalty="ridge", alpha=1e-3).fit_design(Z, target)
+
+
+@pytest.mark.parametrize("log_cond", [2, 8, 10.5, 11.5, 12.5, 14])
+def test_the_cheap_identification_bound_never_accepts_what_the_eigenvalues_refuse(log_cond):
+    """``check_identified`` skips the eigendecomposition only when ||C||_F ||C^-1||_F (an upper bound of the
+    condition number) is 100x below the refusal's 1e12; oracle: numpy's eigenvalues of C (unit diagonal, as
+    check_identified normalises it). The bound holds for every symmetric positive definite C, so a matrix of
+    condition 1e12 or more is never accepted by it; the well conditioned ones take the shortcut; the refusals
+    still raise."""
+    from engine.methods.var_admm.checks import COLLINEAR_RCOND, _clearly_identified, check_identified
+
+    rng = np.random.default_rng(int(10 * log_cond))
+    Q, _ = np.linalg.qr(rng.normal(size=(12, 12)))
+    C = (Q * np.logspace(0, -log_cond, 12)) @ Q.T
+    C = (C + C.T) / 2
+    C /= np.sqrt(np.outer(np.diag(C), np.diag(C)))
+    w = np.linalg.eigvalsh(C)
+    refused = np.sqrt(max(w[0], 0.0) / w[-1]) < COLLINEAR_RCOND
+    if _clearly_identified(C):
+        assert w[-1] / w[0] <= 1e10 * (1 + 1e-6)
+    else:
+        assert w[-1] / w[0] >= 1e10 / 12 * (1 - 1e-6)  # the bound is at most n (12) times the condition number
+    if refused:
+        with pytest.raises(ValueError, match="collinear"):
+            check_identified(C, 6, (1, 2), [f"s{i}" for i in range(6)])
+    else:
+        check_identified(C, 6, (1, 2), [f"s{i}" for i in range(6)])
+
+
+@pytest.mark.parametrize("where,value,message", [
+    ("Z", np.nan, r"^Z: series 2 at lag 2 has a missing value \(NaN\) at row 7$"),
+    ("Z", 1e160, r"^Z: series 2 at lag 2 has values up to 1e\+160: overflow"),
+    ("targets", -np.inf, r"^targets: series 2 has an infinite value \(inf\) at row 7$"),
+])
+def test_fit_design_names_the_first_bad_column_and_row(where, value, message):
+    """fit_design's checks (all columns in one pass, the first bad one examined alone) name the column and row."""
+    rng = np.random.default_rng(0)
+    Z, target = lagged_design(rng.normal(size=(60, 3)), 2)
+    Z, target = Z.copy(), target.copy()
+    if where == "Z":
+        Z[7, 3] = value  # owner-major: column 3 is series 2 at lag 2
+        Z[9, 5] = value  # a later column too: the first is named
+    else:
+        target[7, 1] = value
+        target[9, 2] = value
+    with pytest.raises(ValueError, match=message):
+        CollaborativeVAR(2).fit_design(Z, target)

@@ -59,6 +59,7 @@ Modules (one concern each; this package re-exports every public name, so
 
 * :mod:`.layout`: lag sets, the owner-major design and the coefficient layouts.
 * :mod:`.checks`: input checks and the exact internal scaling.
+* :mod:`.moments`: the centred design built from the series, its moments and the least-squares solve.
 * :mod:`.trace`, :mod:`.lasso`, :mod:`.solver`, :mod:`.anderson`: the ADMM schemes and their record.
 * :mod:`.estimator`: :class:`CollaborativeVAR`.
 * :mod:`.simulate`: the spec's simulated VAR processes and macrodata.

@@ -17,6 +17,7 @@ import numpy as np
 from .lasso import _owner_solver, _quad
 
 if TYPE_CHECKING:
+    from .moments import ScaledDesign
     from .trace import AdmmTrace
 
 __all__ = ["anderson_memory", "run_anderson"]
@@ -28,10 +29,10 @@ def anderson_memory(p: int) -> int:
     return int(p) + 2
 
 
-def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, penalty: str, lasso_w=None,
-                 ridge_w=None, max_iter: int, tol, atol: float, init: str, rng: np.random.Generator,
-                 b1_scale: float, variant: str, store_path: bool, inner_tol: float, names: list,
-                 coef_to_data=None, memory: int | None = None, moments=None) -> tuple[np.ndarray, AdmmTrace]:
+def run_anderson(data: ScaledDesign, G: np.ndarray, *, lags: tuple, penalty: str, lasso_w=None, ridge_w=None,
+                 max_iter: int, tol, atol: float, init: str, rng: np.random.Generator, b1_scale: float, variant: str,
+                 store_path: bool, inner_tol: float, names: list, coef_to_data=None,
+                 memory: int | None = None) -> tuple[np.ndarray, AdmmTrace]:
     """The features-split ADMM at ρ = n, accelerated by safeguarded block Anderson mixing.
 
     At ρ = n the broadcast of (47) is m^k = (Y - Z B^k)/n whatever the dual (the spec's "ρ = n"
@@ -44,8 +45,9 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
 
     Parameters
     ----------
-    Z : (T, n p) owner-major centred design, each owner's columns divided by its own power-of-two
-        scale; Y : (T, n) targets divided by the same per-series scales.
+    data : the design Z (T, n p) (owner-major, centred, each owner's columns divided by its own power-of-two
+        scale) and targets Y (T, n) (divided by the same per-series scales), through their moments Z'Z, Z'Y and
+        Y'Y (:class:`~.moments.ScaledDesign`; the arrays are read only for a residual too small for the moments).
     G : (n, p, p) owners' Grams in these units.
     lasso_w : (n, n) λ weights for LASSO, w[i, j] for owner i's coefficients in target j's equation;
         ridge_w : (n,) ridge weight of owner i's coefficients (internal units).
@@ -55,7 +57,6 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
         changes no coefficient by more than tol / 10 times the largest one (internal units). tol None: fixed
         K = max_iter iterations.
     coef_to_data : maps internal coefficients (n p, n) to the data's units (for the stored path).
-    moments : (Z'Z, Z'Y) when the caller has formed them already (else formed here).
 
     Returns
     -------
@@ -63,7 +64,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     """
     from .trace import AdmmTrace, admm_message_log  # here: the trace needs pandas, an owner's process does not
 
-    T, n = Y.shape
+    T, n = data.shape
     p = len(lags)
     rho = float(n)
     memory = anderson_memory(p) if memory is None else int(memory)
@@ -78,7 +79,7 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
             val += 0.5 * float(np.sum(ridge[:, None, None] * B * B))
         return val
 
-    evaluate = _evaluator(Z, Y, G, solve, objective, moments)
+    evaluate = _evaluator(data, G, solve, objective)
 
     y_free = variant == "y_free"
     log = admm_message_log()
@@ -160,17 +161,17 @@ def run_anderson(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, *, lags: tuple, pe
     return final, trace
 
 
-def _evaluator(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, solve, objective, moments=None):
+def _evaluator(data: ScaledDesign, G: np.ndarray, solve, objective):
     """evaluate(B) -> (g(B), ||Y - Z B||, objective at B) for the owners' coefficients B (n, p, n).
 
     The map needs Z'R and ||R|| of R = Y - Z B only: from the pooled Gram Z'Z, Z'Y and ||Y||^2 (formed once,
     the normal-equations floor) each iteration costs (n p)^2 n flops instead of two T x n p x n products, with
     the same iterates: the owners' messages Z_i B_i are what the log records; the central node's sums follow
     from their moments. ||R||^2 = ||Y||^2 - 2 <B, Z'Y> + <B, Z'Z B> loses digits when R is tiny against Y:
-    below 1e-6 ||Y||^2 the residual is formed explicitly."""
-    n, p = Y.shape[1], G.shape[1]
-    G_all, ZtY = (Z.T @ Z, Z.T @ Y) if moments is None else moments
-    yy = float(np.vdot(Y, Y))
+    below 1e-6 ||Y||^2 the residual is formed explicitly (from the arrays, formed then)."""
+    n, p = data.shape[1], G.shape[1]
+    G_all, ZtY = data.gram, data.zty
+    yy = float(np.trace(data.yty))  # ||Y||^2
 
     def evaluate(B):
         Bf = B.reshape(n * p, n)
@@ -178,6 +179,7 @@ def _evaluator(Z: np.ndarray, Y: np.ndarray, G: np.ndarray, solve, objective, mo
         ZtR = ZtY - GB
         rr = yy - 2.0 * float(np.vdot(Bf, ZtY)) + float(np.vdot(Bf, GB))
         if not rr > 1e-6 * yy:
+            Z, Y = data.arrays()
             R = Y - Z @ Bf
             ZtR, rr = Z.T @ R, float(np.vdot(R, R))
         C = np.einsum("opq,oqn->opn", G, B) + (ZtR / n).reshape(n, p, n)

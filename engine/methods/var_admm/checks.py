@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import lapack
 
 __all__ = [
     "COLLINEAR_RCOND",
@@ -204,7 +205,10 @@ def check_finite_columns(A, what: str, labels) -> np.ndarray:
         A = A.astype(float)
     except (TypeError, ValueError):
         raise ValueError(f"{what} is not numeric") from None
-    for j in range(A.shape[1]):
+    # every column at once (max |value| is NaN or inf where a value is); the first bad column is examined alone
+    with np.errstate(invalid="ignore"):
+        big_all = np.abs(A).max(axis=0) if A.shape[0] else np.zeros(A.shape[1])
+    for j in np.flatnonzero(~np.isfinite(big_all) | (big_all > OVERFLOW_LIMIT))[:1]:
         v = A[:, j]
         bad = ~np.isfinite(v)
         if bad.any():
@@ -237,6 +241,28 @@ def safe_rms(A) -> float:
     return big * math.sqrt(float(np.mean(np.square(A / big))))
 
 
+#: The Frobenius bound below must clear the refusal's threshold (condition number 1 / COLLINEAR_RCOND² = 1e12) by
+#: this factor, far above the inverse's rounding (relative error about cond eps <= 1e-6 where it is used).
+_BOUND_MARGIN = 100.0
+
+
+def _clearly_identified(C: np.ndarray) -> bool:
+    """True when the symmetric positive definite C's condition number is provably far below 1 / COLLINEAR_RCOND²:
+    lambda_max / lambda_min <= ||C||_F ||C^-1||_F, from a Cholesky factorisation and its inverse (LAPACK dpotrf,
+    dpotri: a tenth of the eigendecomposition's cost). False when C is not positive definite or the bound is not
+    conclusive: the caller then decides by the eigenvalues, as before."""
+    c, info = lapack.dpotrf(C, lower=False)
+    if info != 0:
+        return False
+    inv, info = lapack.dpotri(c, lower=False)  # the upper triangle of C^-1
+    if info != 0:
+        return False
+    upper = np.triu(inv)
+    inv_f2 = 2.0 * float(np.vdot(upper, upper)) - float(np.vdot(np.diag(inv), np.diag(inv)))
+    bound = float(np.linalg.norm(C)) * np.sqrt(max(inv_f2, 0.0))
+    return bool(np.isfinite(bound) and bound * _BOUND_MARGIN < 1.0 / COLLINEAR_RCOND ** 2)
+
+
 def check_identified(G: np.ndarray, n: int, lags: tuple, names: list) -> None:
     """Refuse a rank-deficient pooled design: collinear or duplicated series.
 
@@ -256,6 +282,8 @@ def check_identified(G: np.ndarray, n: int, lags: tuple, names: list) -> None:
     if np.any(d <= 0):
         return  # a constant column is reported by the caller with its series and lag
     C = G / np.outer(d, d)
+    if _clearly_identified(C):
+        return
     w, V = np.linalg.eigh((C + C.T) / 2.0)
     top = float(w[-1])
     if top <= 0:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -32,11 +31,18 @@ from .checks import (
     check_identified,
     check_series,
     label,
-    pow2,
-    safe_rms,
     series_names,
 )
 from .layout import coefs_from_owner_major, lagged_design, normalise_lags
+from .moments import (
+    CentredDesign,
+    ScaledDesign,
+    centred_design,
+    centred_lagged,
+    least_squares,
+    residual_moment,
+    scales_and_moments,
+)
 from .solver import SCHEMES, _paper_start, lasso_coordinate_descent, run_anderson, run_paper
 from .trace import AdmmTrace
 
@@ -244,17 +250,21 @@ class CollaborativeVAR(BaseEstimator):
         frame_names = [str(c) for c in Y.columns] if isinstance(Y, pd.DataFrame) else None
         Y, names = check_series(Y, self.owner_names if self.owner_names is not None else frame_names,
                                 min_rows=max(lags) + 2, what="Y")
-        Z, target = lagged_design(Y, lags)
         rows = np.arange(max(lags), Y.shape[0])
-        if row_mask is not None:
-            row_mask = np.asarray(row_mask, dtype=bool)
-            if row_mask.shape != (Y.shape[0],):
-                raise ValueError(f"row_mask must have one entry per row of Y ({Y.shape[0]}), got {row_mask.shape}")
-            keep = row_mask[max(lags):]
-            Z, target, rows = Z[keep], target[keep], rows[keep]
+        centre = self.trend == "c"
+        design = centred_lagged(Y, lags, centre) if row_mask is None else None
+        if design is None:
+            Z, target = lagged_design(Y, lags)
+            if row_mask is not None:
+                row_mask = np.asarray(row_mask, dtype=bool)
+                if row_mask.shape != (Y.shape[0],):
+                    raise ValueError(f"row_mask must have one entry per row of Y ({Y.shape[0]}), got {row_mask.shape}")
+                keep = row_mask[max(lags):]
+                Z, target, rows = Z[keep], target[keep], rows[keep]
+            design = centred_design(Z, target, centre)
         self._set_features(Y.shape[1], frame_names)
         self.fit_rows_ = rows
-        return self._fit_design(Z, target, lags, frame_names, names)
+        return self._fit_design(design, lags, frame_names, names)
 
     def fit_design(self, Z, target, y=None):
         """Fit on a ready owner-major design Z (T x n p) and targets (T x n), e.g. noisy copies
@@ -272,7 +282,7 @@ class CollaborativeVAR(BaseEstimator):
                              f"{p} lags")
         self._set_features(n, None)
         self.fit_rows_ = np.arange(Z.shape[0]) + max(lags)
-        return self._fit_design(Z, target, lags, None, names)
+        return self._fit_design(centred_design(Z, target, self.trend == "c"), lags, None, names)
 
     def _set_features(self, n, frame_names):
         self.n_features_in_ = int(n)
@@ -281,14 +291,14 @@ class CollaborativeVAR(BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
 
-    def _fit_design(self, Z, target, lags, frame_names, names):
+    def _fit_design(self, design: CentredDesign, lags, frame_names, names):
         # Dense products of modest size: one BLAS thread is faster here, and on a busy machine
         # multi-threaded OpenBLAS makes the many small ADMM products 10-50x slower.
         with one_blas_thread():
-            return self._fit_design_inner(Z, target, lags, frame_names, names)
+            return self._fit_design_inner(design, lags, frame_names, names)
 
-    def _fit_design_inner(self, Z, target, lags, frame_names, names):
-        T, n = target.shape
+    def _fit_design_inner(self, design: CentredDesign, lags, frame_names, names):
+        T, n = design.Yc.shape
         p = len(lags)
         n_coef = n * p + (1 if self.trend == "c" else 0)
         if T <= n_coef and self.penalty == "none":
@@ -298,36 +308,20 @@ class CollaborativeVAR(BaseEstimator):
         scheme = "central" if self.solver == "central" else _resolve_scheme(self)
         if self.transport == "flower":
             _check_flower(self, scheme)
-        if self.trend == "c":
-            z_mean, y_mean = Z.mean(axis=0), target.mean(axis=0)
-            # centred into one T x (n p + n) buffer: Zc and Yc are its two column blocks, and one product of the
-            # buffer with itself gives Z'Z, Z'Y and Y'Y (one BLAS call instead of three: 0.6 ms of a 6 ms fit at 20
-            # sites)
-            joint = np.empty((T, Z.shape[1] + n))
-            Zc, Yc = joint[:, :Z.shape[1]], joint[:, Z.shape[1]:]
-            np.subtract(Z, z_mean, out=Zc)
-            np.subtract(target, y_mean, out=Yc)
-        else:
-            z_mean, y_mean = np.zeros(Z.shape[1]), np.zeros(n)
-            Zc, Yc = Z, target
-            joint = None
+        z_mean, y_mean, spread = design.z_mean, design.y_mean, design.spread
         # constant lag columns over the fitted rows (e.g. a row mask keeping one value per series)
-        if Z.size:  # max |Z - mean| and max |Z| from the column extremes (rounding is monotone: the same floats)
-            zlo, zhi = Z.min(axis=0), Z.max(axis=0)
-            spread, level = np.maximum(zhi - z_mean, z_mean - zlo), np.maximum(np.abs(zlo), np.abs(zhi))
-        else:
-            spread = level = np.zeros(Z.shape[1])
-        flat = (spread == 0) | (spread <= CONSTANT_RTOL * level) | (spread < UNDERFLOW_LIMIT)
+        flat = (spread == 0) | (spread <= CONSTANT_RTOL * design.level) | (spread < UNDERFLOW_LIMIT)
         if np.any(flat):
             bad = int(np.flatnonzero(flat)[0])
             raise ValueError(f"{label(names[bad // p])} is constant over the fitted rows at lag {lags[bad % p]}: "
                              "its coefficient is not identified")
         # each series divided by a power of two near its root mean square (exact): every solver sees
         # standardised series, whatever their units; coefficients map back as B[i p + q, j] d_j / d_i
-        d, Gfull, ZtY, YtY = _scales_and_moments(Zc, Yc, spread, p, joint)
+        d, Gfull, ZtY, YtY = scales_and_moments(design, p)
         d_col = np.repeat(d, p)
         ratio = d[None, :] / d_col[:, None]
-        scaled = _ScaledDesign(Zc, Yc, d_col, d)  # Zc / d_col and Yc / d, formed only where a solver reads them
+        # Zc / d_col and Yc / d through their moments, the arrays formed only where a solver reads them
+        scaled = ScaledDesign(design.Zc, design.Yc, d_col, d, (Gfull, ZtY, YtY))
         if not (self.penalty == "ridge" and self.alpha > 0):
             check_identified(Gfull, n, lags, names)
         self.lags_ = lags
@@ -352,15 +346,14 @@ class CollaborativeVAR(BaseEstimator):
             self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
         elif scheme == "anderson":
             B_std, self.trace_ = run_anderson(
-                *scaled.arrays(), G, lags=lags, penalty=self.penalty, lasso_w=lasso_w, ridge_w=ridge_w,
+                scaled, G, lags=lags, penalty=self.penalty, lasso_w=lasso_w, ridge_w=ridge_w,
                 max_iter=int(self.max_iter), tol=self.tol, atol=self._atol(), init=self.init,
                 rng=as_generator(self.random_state), b1_scale=float(self.b1_scale), variant=self.variant,
-                store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, coef_to_data=to_data,
-                moments=(Gfull, ZtY))
+                store_path=self.store_path, inner_tol=self.inner_tol, names=self.owner_names_, coef_to_data=to_data)
             self.n_iter_, self.converged_ = self.trace_.n_iter, self.trace_.converged
         else:
-            lam_paper = (lasso_w[:, None, :] if self.penalty == "lasso" else ridge_w if self.penalty == "ridge"
-                         else 0.0)
+            # lasso_w is set for penalty "lasso" only, ridge_w for "ridge" only
+            lam_paper = lasso_w[:, None, :] if lasso_w is not None else ridge_w if ridge_w is not None else 0.0
             if self.transport == "flower":
                 B_std, self.trace_ = self._paper_flower(*scaled.arrays(), G, lags, lam_paper, z_mean / d_col, d)
             else:
@@ -385,9 +378,9 @@ class CollaborativeVAR(BaseEstimator):
         self.coefs_ = coefs_from_owner_major(B, lags)
         self.intercept_ = y_mean - z_mean @ B if self.trend == "c" else np.zeros(n)
         self.z_mean_, self.y_mean_ = z_mean, y_mean
-        self.design_ = (Zc, Yc)
+        self.design_ = (design.Zc, design.Yc)
         dof = max(T - n_coef, 1)
-        self.sigma_u_ = (_residual_moment(scaled, B_std, Gfull, ZtY, YtY) / dof) * np.outer(d, d)
+        self.sigma_u_ = (residual_moment(scaled, B_std) / dof) * np.outer(d, d)
         self.convergence_message_ = None
         if self.trace_ is not None and self.tol is not None and not self.converged_:
             self.convergence_message_ = (
@@ -474,7 +467,7 @@ class CollaborativeVAR(BaseEstimator):
             return B
         if self.penalty == "ridge" and ridge_w is not None and np.any(ridge_w > 0):
             return linalg.solve(G + np.diag(np.repeat(ridge_w, p)), ZtY, assume_a="pos")
-        return _least_squares(scaled.arrays, G, ZtY)
+        return least_squares(scaled.arrays, G, ZtY)
 
     # ----------------------------------------------------------------------------- use
     def predict_design(self, Z) -> np.ndarray:
@@ -501,98 +494,3 @@ class CollaborativeVAR(BaseEstimator):
             out[h] = y
             hist.append(y)
         return out
-
-
-#: The normal equations are accepted as they are when cond(Z'Z) eps is below this (their relative error is about
-#: cond(Z'Z) eps: 1e-10, the agreement the tests ask of every solver with statsmodels; cond eps is 3e-13, 7e-13 and
-#: 1.3e-11 for VAR(2) on 10, 20 and 50 solar sites); up to _REFINE_LIMIT one step of refinement from the data's
-#: residual (Bjorck's corrected semi-normal equations) brings them to the accuracy of a QR solve; beyond it, LAPACK's
-#: SVD solver (gelsd).
-_NORMAL_LIMIT = 1e-10
-_REFINE_LIMIT = 1e-4
-
-
-def _least_squares(design: Callable[[], tuple[np.ndarray, np.ndarray]], G: np.ndarray,
-                   ZtY: np.ndarray) -> np.ndarray:
-    """argmin ||Y - Z B|| from the moments G = Z'Z and Z'Y the fit has already formed: a Cholesky solve (the
-    normal-equations floor: ~10x cheaper than gelsd's SVD of the T x n p design), refined once from the residual
-    when G's condition number (LAPACK's estimate, dpocon) makes that necessary, gelsd when G is (nearly) singular.
-    ``design()`` returns (Z, Y), called only for the refinement or gelsd. Written by hand: scipy's
-    ``solve(assume_a="pos")`` neither estimates the condition nor refines from Z."""
-    c, info = linalg.lapack.dpotrf(G, lower=False)
-    if info == 0:
-        rcond, info = linalg.lapack.dpocon(c, float(np.abs(G).sum(axis=0).max()), uplo="U")
-        cond_eps = np.inf if info != 0 or rcond <= 0 else float(np.finfo(float).eps) / rcond
-        if cond_eps <= _REFINE_LIMIT:
-            B = linalg.cho_solve((c, False), ZtY)
-            if cond_eps > _NORMAL_LIMIT:
-                Z, Y = design()
-                B += linalg.cho_solve((c, False), Z.T @ (Y - Z @ B))
-            return B
-    Z, Y = design()
-    B, *_ = linalg.lstsq(Z, Y, lapack_driver="gelsd")
-    return B
-
-
-class _ScaledDesign:
-    """The standardised design and targets (Zc / d_col, Yc / d), formed on the first call of :meth:`arrays` and
-    kept: the central fit and the accelerated scheme work from the moments and most fits never read them (two T x
-    (n p + n) passes saved: a fifth of a central fit at 20 sites)."""
-
-    def __init__(self, Zc: np.ndarray, Yc: np.ndarray, d_col: np.ndarray, d: np.ndarray):
-        self._parts = (Zc, Yc, d_col, d)
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._arrays is None:
-            Zc, Yc, d_col, d = self._parts
-            self._arrays = (Zc / d_col, Yc / d)
-        return self._arrays
-
-
-#: The residual moment R'R is taken from the moments (Y'Y - B'Z'Y - Y'Z B + B'Z'Z B) while every series keeps
-#: more than this share of the terms' size in its residual: the moments' rounding is about a few eps times
-#: ||y_j||^2 + |b_j|'|G||b_j| (the second term is the fitted part's, large when many coefficients cancel), so against
-#: R_jj > 1e-6 of that it stays near 1e-9 relative (the tests ask 1e-8 of sigma_u against statsmodels). A closer
-#: fit forms the residual from the design, as before.
-_RESIDUAL_SHARE = 1e-6
-
-
-def _residual_moment(scaled: _ScaledDesign, B: np.ndarray, G: np.ndarray, ZtY: np.ndarray,
-                     YtY: np.ndarray) -> np.ndarray:
-    """R'R of R = Y - Z B in standardised units, from the moments where that is exact enough (one T x n p x n
-    product and a T x n pass saved: a quarter of a central fit at 20 sites), from R itself otherwise."""
-    BtZtY = B.T @ ZtY
-    RtR = YtY - BtZtY - BtZtY.T + B.T @ (G @ B)
-    size = np.diag(YtY) + np.einsum("ij,ij->j", np.abs(B), np.abs(G) @ np.abs(B))
-    if np.all(np.diag(RtR) > _RESIDUAL_SHARE * size):
-        return 0.5 * (RtR + RtR.T)
-    Z, Y = scaled.arrays()
-    R = Y - Z @ B
-    return R.T @ R
-
-
-def _scales_and_moments(Zc: np.ndarray, Yc: np.ndarray, z_absmax: np.ndarray, p: int,
-                        joint: np.ndarray | None = None):
-    """(d, Z'Z, Z'Y, Y'Y) of the scaled design Z = Zc / d_col and targets Y = Yc / d, d being each series' power
-    of two nearest the root mean square of its p lag columns and its target column. From the centred moments
-    (the diagonals give the sums of squares; dividing by powers of two is exact), so the design is read once for
-    the scales and the moments; where the values are extreme enough for a square to leave float64's range,
-    ``safe_rms`` per series (max-abs scaling) and the moments of the scaled arrays instead. ``joint``: the buffer
-    [Zc, Yc] whose two column blocks Zc and Yc are, when the fit made one (one product gives all three moments)."""
-    n = Yc.shape[1]
-    big = np.maximum(z_absmax.reshape(n, p).max(axis=1), np.max(np.abs(Yc), axis=0) if Yc.size else 0.0)
-    if np.all((big > 1e-100) & (big < 1e100)):
-        k = Zc.shape[1]
-        if joint is not None:
-            W = joint.T @ joint
-            Gc, ZcYc, YcYc = W[:k, :k], W[:k, k:], W[k:, k:]
-        else:
-            Gc, ZcYc, YcYc = Zc.T @ Zc, Zc.T @ Yc, Yc.T @ Yc
-        ss = np.diag(Gc).reshape(n, p).sum(axis=1) + np.diag(YcYc)
-        d = np.array([pow2(math.sqrt(v / (Yc.shape[0] * (p + 1)))) for v in ss])
-        d_col = np.repeat(d, p)
-        return d, Gc / np.outer(d_col, d_col), ZcYc / np.outer(d_col, d), YcYc / np.outer(d, d)
-    d = np.array([pow2(safe_rms(np.column_stack([Zc[:, i * p:(i + 1) * p], Yc[:, i]]))) for i in range(n)])
-    Zs, Ys = Zc / np.repeat(d, p), Yc / d
-    return d, Zs.T @ Zs, Zs.T @ Ys, Ys.T @ Ys
