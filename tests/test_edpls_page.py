@@ -303,7 +303,10 @@ def test_two_fresh_sessions_draw_different_noise_and_a_rerun_keeps_the_release()
         assert ledger.status == "proven" and not ledger.caveats  # fresh noise, public bounds, chain "none"
         at.number_input(key="edpls_reps").set_value(6).run()  # an unrelated widget: the same release is shown
         assert metrics(at)["RMSEP, private"] == runs[-1]["RMSEP, private"]
-    assert runs[0]["RMSEP, private"] != runs[1]["RMSEP, private"]
+    # fresh noise: the two sessions' releases differ. The private model alone can coincide (with 84 rows its slopes
+    # often fail the gain test and its intercept shrinks to the centre of the private range, a point of the range's
+    # grid); the private constant beside it is a noisy mean, continuous
+    assert runs[0]["RMSEP, private constant"] != runs[1]["RMSEP, private constant"]
     assert runs[0]["RMSEP, non-private"] == runs[1]["RMSEP, non-private"]  # same split, same plain model
 
 

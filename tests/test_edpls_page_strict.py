@@ -73,15 +73,14 @@ def test_simulation_curve_columns_status_and_the_rows_needed(nir):
     _, p = nir
     Xtr, ytr, Xte, yte = p.X[p.train], p.y[p.train], p.X[p.test], p.y[p.test]
     sizes = [84, 840, 8400, 84000]
-    curve = samples_needed_curve_recommended(Xtr, ytr, Xte, yte, sizes, 1.0, 1e-5, 8, y_range=Y_RANGE)
+    curve = samples_needed_curve_recommended(Xtr, ytr, Xte, yte, sizes, 1.0, 1e-5, 8, y_range=Y_RANGE, X_public=Xte)
     assert list(curve["n"]) == sizes and set(curve["status"]) == {"proven"}  # fresh noise, public inputs
     assert list(curve.columns[:7]) == ["n", "median", "q25", "q75", "mean", "sem", "nonprivate"]
-    # more rows, less noise relative to the signal: the median falls from 84 to 84,000 rows (issue #30: with the
-    # declared range refined privately and the private constant on the whole budget, 84 rows already reach about
-    # 0.39 against 0.23, where the unrefined [0, 100] range used to sit several units off). The medians of 8 fresh
-    # fits vary: over 30 fresh curves the ratio had median 0.58, 90 % 0.70, maximum 0.78 (one more run: 0.81), so
-    # the bound is 0.9
-    assert curve["median"].iloc[-1] < 0.9 * curve["median"].iloc[0]
+    # more rows, less noise relative to the signal: with public spectra (here the test rows declared public) the
+    # median falls from about 0.38 at 84 rows to 0.014 at 84,000 (12 fresh curves: ratio 0.036-0.037); without them
+    # "auto" keeps the moments path, whose slopes the noise swamps on this set at any of these sizes (the planner
+    # says so), so the bound 0.2 leaves a wide margin for the medians of 8 fresh fits
+    assert curve["median"].iloc[-1] < 0.2 * curve["median"].iloc[0]
     need = samples_needed(curve, float(curve["median"].iloc[-1]))
     assert sizes[0] < need <= sizes[-1]
     with pytest.raises(ValueError, match="sample sizes"):
@@ -128,11 +127,11 @@ def test_choice_rows_hide_nothing_the_estimator_reports(nir, public):
     text = " ".join(f"{r['what']} {r['chose']} {r['why']}" for r in rows)
     c = fit.choices_
     assert f"'{c['chain']}'" in text and c["basis"] in text and c["d_why"] in text
-    assert c["centre_source"] in text and c["x_bound_source"] in text and c["model"] in text
+    assert c["centre_source"] in text and c["x_bound_source"] in text and c["model"] in text and c["path"] in text
     for name in c["budget"]:
         assert name in text
     shown = {"chain", "basis", "d", "d_max", "d_why", "centre_source", "x_bound", "x_bound_source", "y_center",
-             "y_bound", "y_source", "budget", "ridge_lambda", "model", "k", "intercept", "n_hat"}
+             "y_bound", "y_source", "budget", "ridge_lambda", "model", "k", "intercept", "n_hat", "path"}
     unknown = set(c) - shown
     for key in unknown:  # any other entry is listed under its own name
         assert key in {r["what"] for r in rows} or c[key] is None

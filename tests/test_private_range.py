@@ -180,3 +180,20 @@ def test_a_refit_that_draws_no_histogram_keeps_no_stale_range_and_every_path_spe
         assert m.y_range_ is not None and 7.0 <= m.y_range_[0] < m.y_range_[1] <= 23.0
         total = led.total(led.accountant, 1e-5)[0] if led.accountant != "basic" else led.total("basic")[0]
         assert total == pytest.approx(1.0, rel=1e-9), (estimator, led.accountant, total)
+
+
+def test_auto_takes_tukey_em_on_public_axes_only():
+    """Without public spectra "auto" keeps the moments path however many rows (TukeyEM on the data-independent
+    basis scattered from 0.3 to 5.9 sigma_y): the choice and its reason are in ``choices_["path"]``; with public
+    spectra and the same rows it takes TukeyEM."""
+    from engine.methods.edpls.recommended_evaluation import choice_rows
+
+    data = make_nir_spectra(n_samples=6000, random_state=2)
+    bare = make_strict_edpls(2.0, 1e-5, y_range=(7.0, 23.0), random_state=0).fit(data.X, data.Y[:, 0])
+    assert bare.choices_["path"].startswith("moments path: TukeyEM is chosen on the principal axes of public")
+    assert "TukeyEM" not in [r.name for r in bare.privacy_ledger_.entries][-1]
+    assert {"what": "Path", "chose": "moment releases", "why": bare.choices_["path"]} in choice_rows(bare)
+    pub = make_nir_spectra(n_samples=200, random_state=1).X
+    public = make_strict_edpls(2.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=0).fit(data.X,
+                                                                                                 data.Y[:, 0])
+    assert public.choices_["path"].startswith("TukeyEM on 5 public axes")

@@ -357,6 +357,7 @@ class StrictEDPLS(PathsMixin, RegressorMixin, BaseEstimator):
             b = mechs[RELEASES[2]].randomise(b0, rng, ledger=led, name=RELEASES[2], note=NOTES[RELEASES[2]])
             self._post_process(Gn, b, rows, pub, d)
         self._finish(pub, d, d_why, n_hat, led, seed_known)
+        self.choices_["path"] = why  # TukeyEM or the moments, and why (``choose_estimator``)
         return self
 
     def _check_fit_data(self, X, y, sample_weight):

@@ -132,6 +132,9 @@ def choice_rows(model) -> list[dict]:
     def add(what, chose, why=""):
         rows.append({"what": what, "chose": chose, "why": why})
 
+    if "path" in c:
+        path = c.pop("path")
+        add("Path", "TukeyEM" if path.startswith("TukeyEM") else "moment releases", path)
     if "chain" in c:
         add("Preprocessing", f"'{c.pop('chain')}'", "row-wise: each spectrum is transformed on its own, nothing is "
             "fitted on the private rows, so one row changes one transformed row")

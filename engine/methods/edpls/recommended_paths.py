@@ -159,9 +159,9 @@ class PathsMixin:
     def choose_estimator(self, pub: dict, n_hat: float) -> tuple[bool, str]:
         """TukeyEM or the moments path, from the noisy count and public settings only (post-processing).
 
-        "auto": TukeyEM when n_hat >= p m_min, p = tukey_axes + 1 and m_min its fewest models
-        (``tukey_em.auto_models``): then each of at least m_min models gets about p rows or more, where the
-        bench measured TukeyEM ahead (NIR, 5 axes, epsilon = 1: 0.035 sigma_y at 5,000 rows against 0.15 for
+        "auto": with public spectra (``X_public``), TukeyEM when n_hat >= p m_min, p = tukey_axes + 1 and m_min its
+        fewest models (``tukey_em.auto_models``): then each of at least m_min models gets about p rows or more,
+        where the bench measured TukeyEM ahead (NIR, 5 axes, epsilon = 1: 0.035 sigma_y at 5,000 rows against 0.15 for
         the moments path; below p rows per model its models are underdetermined and it falls behind).
         """
         if self.estimator == "moments" or math.isinf(float(self.epsilon)):
@@ -171,6 +171,12 @@ class PathsMixin:
         need = (k + 1) * auto_models(0.0, k + 1, eps, dlt)
         if self.estimator == "tukey":
             return True, f"TukeyEM on {k} public axes (declared)"
+        if pub["eigenvalues"] is None:
+            # No public spectra: TukeyEM on the first axes of the data-independent spline basis was erratic (NIR,
+            # moisture, 6 fits each: 3,000 rows, epsilon = 2-10, medians 1.4-2.2 sigma_y, up to 5.9; 10,000 rows
+            # 0.63-1.16, from 0.33 to 1.83), where the moments path gave the private mean (1.0)
+            return False, ("moments path: TukeyEM is chosen on the principal axes of public spectra only (on the "
+                           "data-independent basis its fits scattered from 0.3 to 5.9 sigma_y)")
         if n_hat >= need:
             return True, f"TukeyEM on {k} public axes: n_hat = {n_hat:.0f} >= {need} (a DP release)"
         return False, f"moments path: n_hat = {n_hat:.0f} < {need} rows TukeyEM needs (a DP release)"
