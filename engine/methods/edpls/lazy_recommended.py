@@ -145,5 +145,8 @@ def fit_lazy(est, X, y, sample_weight=None, *, scheduler=None, progress=None):
         est._post_process(Gn, b, SimpleNamespace(const_z=scale.const_z, scale=scale.scale), pub, d)
         est.n_clipped_ = int(sums.n_clipped)
     est._finish(pub, d, d_why, n_hat, led, seed_known)
+    tukey, why = est.choose_estimator(pub, n_hat)  # public: the noisy count and settings (as the in-memory fit)
+    est.choices_["path"] = (why if not tukey else
+                            f"moments path: a fit on Dask collections has no TukeyEM path (in memory: {why})")
     est.n_partitions_ = n_parts
     return est
