@@ -23,15 +23,16 @@ beyond the range are clipped by the fit that uses it, which costs bias in the ta
 
 Zoom (analytic calibration): the histogram is drawn in two halves, each with sigma sqrt(2) times the whole's,
 so that their Gaussian-DP mu compose exactly to the whole's (mu^2 = mu_1^2 + mu_2^2; Dong, Roth & Su). The first
-half is read alone. When a window of 1 or 2 bins passes its threshold there (a dense response), the second half
-is a histogram over ``ZOOM_BINS`` equal bins of that window widened by one log bin on each side (a public grid by
-then: post-processing of the first half), with y clipped into it, read by the same windows and growth
-(threshold of its own bins) and widened by one zoom bin on each side (``ZOOM_MARGIN``): the tails that pass no
-threshold are clipped by less. Otherwise the second half is drawn over the log grid again and the two halves'
-mean is the whole histogram, exactly as one draw (the same law, the same reading above). Why: the log grid's
-15 % bins are wide for a response far from 0 with a small spread: corn's starch (sd 0.8 around 65) landed in
-[56.2, 75.0], a half-width of 9.4, and the private constant's error is that half-width times the noise of its
-mean. With the classic calibration (basic composition) the halves would cost more than the whole: one draw.
+half is read alone. When a window of 1 or 2 bins passes its threshold there and the range it gives, grown, spans
+at most ``ZOOM_MAX_SPAN`` log bins (a compact response), the second half is a histogram over ``ZOOM_BINS`` equal
+bins of that range widened by one log bin on each side (a public grid by then: post-processing of the first
+half), with y clipped into it, read by the same windows and growth (threshold of its own bins) and widened by one
+zoom bin on each side (``ZOOM_MARGIN``): the tails that pass no threshold are clipped by less. Otherwise the
+second half is drawn over the log grid again and the two halves' mean is the whole histogram, exactly as one
+draw (the same law, the same reading above). Why: the log grid's 15 % bins are wide for a response far from 0
+with a small spread: corn's starch (sd 0.8 around 65) landed in [56.2, 75.0], a half-width of 9.4, and the
+private constant's error is that half-width times the noise of its mean. With the classic calibration (basic
+composition) the halves would cost more than the whole: one draw.
 
 Written by hand: OpenDP has private quantiles but over a caller's bounded candidate set with its own
 accounting; this is the one Gaussian release the strict estimators' ledgers already compose.
@@ -91,7 +92,8 @@ def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLi
                   *, ledger: PrivacyLedger | None = None, note: str = "",
                   mechanism: GaussianMechanism | None = None, zoom: bool = True,
                   ) -> tuple[tuple[float, float], float, dict[str, str | float]]:
-    """((low, high), sigma, facts): a DP range of y from one noisy histogram (module docstring).
+    """((low, high), sigma, facts): a DP range of y from a noisy histogram (module docstring); sigma is the
+    whole histogram's (each half's is sqrt(2) times it).
 
     ``ledger``: the fit's ``PrivacyLedger``; the histogram records itself there as it is drawn
     (``RANGE_RELEASE``). ``epsilon = inf``: the exact occupied range [min y, max y] (no noise, no record).
@@ -126,8 +128,8 @@ def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLi
     (a, b), how, _ = dense
     low, high = float(LOG_GRID[max(a - 1, 0)]), float(LOG_GRID[min(b + 1, LOG_GRID.size - 1)])
     zoomed = half.randomise(zoom_counts(y, low, high), rng, ledger=ledger, name=ZOOM_RELEASE,
-                          note=f"Gaussian histogram of y over {ZOOM_BINS} equal bins of the first half's dense window "
-                               "(sensitivity 1)")
+                            note=f"Gaussian histogram of y over {ZOOM_BINS} equal bins of the first half's dense "
+                                 "window (sensitivity 1)")
     edges = np.linspace(low, high, ZOOM_BINS + 1)
     z = float(ndtri(1.0 - FALSE_WINDOW_RATE / (ZOOM_BINS * len(ZOOM_LEVELS))))
     found = _occupied(np.concatenate([[0.0], np.cumsum(zoomed)]), half.sigma, ZOOM_LEVELS, half.sigma * z)
