@@ -131,8 +131,8 @@ def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLi
                             note=f"Gaussian histogram of y over {ZOOM_BINS} equal bins of the first half's dense "
                                  "window (sensitivity 1)")
     edges = np.linspace(low, high, ZOOM_BINS + 1)
-    z = float(ndtri(1.0 - FALSE_WINDOW_RATE / (ZOOM_BINS * len(ZOOM_LEVELS))))
-    found = _occupied(np.concatenate([[0.0], np.cumsum(zoomed)]), half.sigma, ZOOM_LEVELS, half.sigma * z)
+    found = _occupied(np.concatenate([[0.0], np.cumsum(zoomed)]), half.sigma, ZOOM_LEVELS,
+                      window_threshold(half.sigma, 1, n_bins=ZOOM_BINS, n_levels=len(ZOOM_LEVELS)))
     if found is None:
         return (float(LOG_GRID[a]), float(LOG_GRID[b])), sigma, {
             "how": f"first half: {how}; no window of its zoom passes", "threshold": window_threshold(half.sigma, 1)}
@@ -194,10 +194,12 @@ def _occupied(cum: np.ndarray, sigma: float, levels: tuple[int, ...], tau1: floa
     return None
 
 
-def window_threshold(sigma: float, k: int = 1) -> float:
+def window_threshold(sigma: float, k: int = 1, *, n_bins: int = LOG_GRID.size - 1,
+                     n_levels: int = len(LEVELS)) -> float:
     """The noisy count a window of ``k`` bins must exceed to count as occupied (module docstring): a window with
-    no row passes with probability <= ``FALSE_WINDOW_RATE`` over all bins and levels together."""
-    z = float(ndtri(1.0 - FALSE_WINDOW_RATE / ((LOG_GRID.size - 1) * len(LEVELS))))
+    no row passes with probability <= ``FALSE_WINDOW_RATE`` over all bins and levels together (the log grid's by
+    default; the zoom's: ``ZOOM_BINS`` and ``len(ZOOM_LEVELS)``)."""
+    z = float(ndtri(1.0 - FALSE_WINDOW_RATE / (n_bins * n_levels)))
     return float(sigma) * math.sqrt(k) * z
 
 

@@ -139,7 +139,8 @@ def strict_edpls_case(mode: str = "strict", epsilon: float = 1.0, delta: float =
     ones = np.ones(len(y))
     y_in, y_in_prime = est.range_input(y, ones), est.range_input(D_prime[1], np.append(ones, 1))
     bins = np.flatnonzero(range_counts(y_in) != range_counts(y_in_prime))
-    zoom_bins = np.flatnonzero(zoom_counts(y_in, -2.0, 2.0) != zoom_counts(y_in_prime, -2.0, 2.0))
+    # the zoom half over the declared range's grid, as ``sample_releases`` draws it
+    zoom_bins = np.flatnonzero(zoom_counts(y_in, *est.y_range) != zoom_counts(y_in_prime, *est.y_range))
 
     def release(data, rng, n):
         out = est.sample_releases(*data, n, rng, range_bins=bins, zoom_bins=zoom_bins, n_calibration=len(y))
