@@ -257,6 +257,35 @@ def test_row_blocks_inside_a_partition_give_the_same_sums(table, monkeypatch):
     assert blocked.max_z == pytest.approx(whole.max_z)
 
 
+@pytest.mark.parametrize("widths, bounds, kw", [((6, 1), (4.0, 3.0), {"private_centring": True}),
+                                                ((7,), (5.0,), {}),
+                                                ((6, 1), (4.0, 3.0), {"weights": (1.0, 1.0), "const": 1.0,
+                                                                      "private_centring": True})])
+def test_a_frame_s_columns_give_the_sums_of_its_array(table, widths, bounds, kw):
+    """``RowSpec.column_blocks``: a partition's float64 columns go to ``scaled_gram`` as ``Columns`` (no array is
+    gathered). Oracle: the same spec through ``prepare`` on the partition's array, and ``scale_rows``. A NaN takes
+    the checked path, which names the cell."""
+    cols = X_COLS + ["resp"]
+    frame = dd.from_pandas(table[cols], npartitions=4)
+    split = (lambda X, Y: [X, Y]) if len(widths) == 2 else (lambda X, Y: [np.hstack([X, Y])])
+    args = dict(weights=kw.get("weights"), private_centring=kw.get("private_centring", False), const=kw.get("const"))
+    by_array = chunked_moments(frame[X_COLS], frame["resp"], spec=RowSpec(split, bounds, **args))
+    by_columns = chunked_moments(frame[X_COLS], frame["resp"], spec=RowSpec(split, bounds, **args,
+                                                                           column_blocks=widths))
+    np.testing.assert_allclose(by_columns.G, by_array.G, rtol=1e-13, atol=0)
+    assert by_columns.clip_reports == by_array.clip_reports and by_columns.n_clipped == by_array.n_clipped
+    assert by_columns.n == 1500 and by_columns.max_z == pytest.approx(by_array.max_z, rel=1e-15)
+    Z = scale_rows(split(table[X_COLS].to_numpy(), table[["resp"]].to_numpy()), bounds, **kw).Z
+    np.testing.assert_allclose(by_columns.G, Z.T @ Z, rtol=1e-12, atol=1e-12)
+    bad = table[cols].copy()
+    bad.loc[20, "resp"] = np.nan
+    bad_frame = dd.from_pandas(bad, npartitions=4)
+    with pytest.raises(DataError, match="NaN") as err:
+        chunked_moments(bad_frame[X_COLS], bad_frame["resp"], spec=RowSpec(split, bounds, **args,
+                                                                             column_blocks=widths))
+    assert err.value.row == 21 and "partition 1" in str(err.value)
+
+
 def test_edpls_sample_releases_on_dask_equal_numpy(table, ddf):
     params = dict(n_components=2, mode="strict", x_bound=6.0, y_bound=5.0, epsilon=1.0, delta=1e-5)
     mem = EDPLS(**params).sample_releases(table[X_COLS], table["resp"], 5, random_state=12)

@@ -7,6 +7,7 @@ tables EDPLS built eagerly before (``pivot`` / ``set_index`` of the long noise t
 """
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
@@ -19,14 +20,8 @@ from engine.methods.edpls import EDPLS
 from engine.methods.edpls.core import QUANTITIES
 from engine.methods.edpls.strict import _strict_state
 from engine.privacy import noise_generator
-from engine.privacy.moments import (
-    CentreOverflow,
-    MomentsRelease,
-    gram_block_rows,
-    psd_project,
-    scale_rows,
-    scaled_gram,
-)
+from engine.privacy.gram import CentreOverflow, gram_block_rows, scaled_gram
+from engine.privacy.moments import MomentsRelease, psd_project, scale_rows
 
 
 def _rel(a, b) -> float:
@@ -69,9 +64,8 @@ def test_scaled_gram_is_z_transpose_z_of_the_scaled_rows_with_the_same_clip_repo
 
 
 def test_scaled_gram_on_three_blocks_and_rows_at_extreme_scales():
-    """Rows whose squares overflow or underflow take the rescaled norms of ``clipping.row_norms``, per block of rows
-    (the old path rescaled the whole array by its largest entry, so there ordinary rows beside a 1e200 row got
-    norm 0; per block only the rows of that block share a scale). Oracle: ``scale_rows`` on each block of rows."""
+    """Rows whose squares overflow or underflow take the rescaled norms of ``clipping.row_norms`` (each row by its
+    own power of two). Oracle: ``scale_rows`` on each block of rows."""
     rng = np.random.default_rng(3)
     A = rng.normal(size=(300, 4))
     A[:5] *= 1e200  # squares overflow
@@ -88,6 +82,55 @@ def test_scaled_gram_on_three_blocks_and_rows_at_extreme_scales():
         assert [r.n_clipped for r in g.clip_reports] == [sum(p.clip_reports[b].n_clipped for p in parts)
                                                          for b in range(3)]
         assert g.clip_reports[0].max_norm_before == max(p.clip_reports[0].max_norm_before for p in parts)
+
+
+def _rows_one_by_one(blocks, bounds, weights=None, private_centring=False, const=None, centres=None):
+    """The scaled rows built row by row in plain Python: norms by ``math.hypot`` (exact to an ulp at any
+    scale), x / ||x|| before the bound (B / ||x|| can be subnormal), w / B / S (B S can overflow)."""
+    weights = bounds if weights is None else weights
+    a = (math.hypot(*weights) if const is None else const) if private_centring else 0.0
+    S = math.hypot(*weights, a)
+    rows, clipped, tops, n_any = [], [0] * len(blocks), [0.0] * len(blocks), 0
+    for i in range(blocks[0].shape[0]):
+        z, hit = [], False
+        for b, (block, B, w) in enumerate(zip(blocks, bounds, weights)):
+            x = block[i] - (0.0 if centres is None else centres[b])
+            norm = math.hypot(*x)
+            tops[b] = max(tops[b], norm)
+            if norm > B:
+                clipped[b], hit = clipped[b] + 1, True
+                z.append(x / norm * (w / S))
+            else:
+                z.append(x * (w / B / S))
+        n_any += hit
+        rows.append(np.concatenate(z + ([[a / S]] if private_centring else [])))
+    return np.array(rows), clipped, tops, n_any
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("bound", [1e-5, 1.0, 1e200])
+@pytest.mark.parametrize("kw", [{}, {"private_centring": True},
+                                {"weights": [1.0, 1.0], "private_centring": True, "const": 1.0}])
+def test_scaled_gram_row_by_row_at_any_scale(order, bound, kw):
+    """Rows far past the bound (1e300, one entry of -1e308, which overflows once scaled toward a bound of 1e-5),
+    rows far inside it (1e-300) and ordinary rows side by side, in one block of rows: every row keeps its own exact
+    norm. Oracle: ``_rows_one_by_one``. Tolerances: G and the largest scaled norm are sums of d + 1 products of
+    numbers in [-1, 1] (relative error below 8 eps of the largest entry, 1e-13 leaves room for the clipped rows'
+    two extra roundings); a norm before clipping is one correctly rounded hypot against a sum of squares and a
+    square root (rtol 4 eps)."""
+    rng = np.random.default_rng(7)
+    X = np.asarray(rng.normal(size=(60, 4)), order=order)
+    y = rng.normal(size=(60, 1))
+    X[3], X[5, 2], X[7], y[4], y[9] = 1e300, -1e308, 1e-300, 1e308, -1e300
+    bounds = [bound, 2 * bound]
+    centres = [np.full(4, 0.25), np.array([-0.5])]
+    for cen in (None, centres):
+        g = scaled_gram([X, y], bounds, block_rows=16, centres=cen, **kw)
+        Z, clipped, tops, n_any = _rows_one_by_one([X, y], bounds, centres=cen, **kw)
+        assert _rel(g.G, Z.T @ Z) <= 1e-13 and np.array_equal(g.G, g.G.T)
+        assert [r.n_clipped for r in g.clip_reports] == clipped and g.n_clipped == n_any
+        assert np.allclose([r.max_norm_before for r in g.clip_reports], tops, rtol=4 * np.finfo(float).eps, atol=0)
+        assert abs(g.max_z - np.linalg.norm(Z, axis=1).max()) <= 1e-13
 
 
 def test_scaled_gram_of_no_rows_and_bad_arguments():

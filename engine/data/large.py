@@ -24,6 +24,7 @@ library confines user paths to a root.
 from __future__ import annotations
 
 import csv
+import functools
 import glob
 import os
 import re
@@ -252,18 +253,35 @@ def _layout(files: list[str]) -> tuple[list[str], list[_Part]]:
 
 
 # ------------------------------------------------------------------------------------------------ reading
+@functools.lru_cache(maxsize=256)
+def _parquet_footer(path: str, mtime_ns: int, size: int) -> Any:
+    """A Parquet file's footer, parsed once per version of the file (its path, time and size). A partition is one
+    row group, so each file's footer was parsed once per row group: 0.012 CPU s per million rows of 29 columns."""
+    import pyarrow.parquet as pq
+
+    return pq.read_metadata(path)
+
+
 def _read_raw(part: _Part, nrows: int | None = None, columns: list[str] | None = None) -> pd.DataFrame:
     """One partition as read (CSV: every cell as text), or its first ``nrows`` rows; ``columns``: only those."""
     name = Path(part.path).name
     if part.kind == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(part.path)
+        # memory-mapped: the column chunks are decoded from the page cache without a copy into read buffers
+        # (measured: 0.096 against 0.118 CPU s per million rows of 29 float64 columns). A file truncated while
+        # it is decoded then ends the reading process with SIGBUS instead of an error: fits read in the job
+        # runner's worker processes, whose end the runner reports.
+        stat = os.stat(part.path)
+        pf = pq.ParquetFile(part.path, memory_map=True,
+                            metadata=_parquet_footer(part.path, stat.st_mtime_ns, stat.st_size))
         if nrows is not None:
             batch = next(pf.iter_batches(batch_size=nrows, row_groups=[part.row_group]), None)
             df = batch.to_pandas() if batch is not None else pf.schema_arrow.empty_table().to_pandas()
+        elif columns is not None:
+            return _frame(pf.read_row_group(part.row_group, columns=columns, use_threads=False))
         else:
-            df = pf.read_row_group(part.row_group, columns=columns, use_threads=False).to_pandas(use_threads=False)
+            df = pf.read_row_group(part.row_group, use_threads=False).to_pandas(use_threads=False)
         return df.reset_index(drop=True)
     try:
         return pd.read_csv(part.path, skip_blank_lines=False, keep_default_na=False, na_values=[], dtype=str,
@@ -278,6 +296,14 @@ def _read_raw(part: _Part, nrows: int | None = None, columns: list[str] | None =
                         line=int(line.group(1)) if line else None) from None
 
 
+def _frame(table) -> pd.DataFrame:
+    """The pandas frame of an Arrow table read with named columns (so no pandas index columns among them), each
+    column its own block: a float64 column without nulls is then Arrow's buffer itself, not a copy. The fits read
+    such a partition column by column (``engine.privacy.gram.Columns``); consolidating the columns into one array, as
+    ``to_pandas`` does by default, cost 0.04 CPU s per million rows of 29 columns, 40 % of reading them."""
+    return table.to_pandas(split_blocks=True, use_threads=False)
+
+
 def _read_typed(part: _Part, numeric: tuple, columns: list[str] | None = None) -> pd.DataFrame:
     """One partition, its numeric columns as float64 (unreadable cells NaN: open_dataset has refused them).
 
@@ -286,7 +312,9 @@ def _read_typed(part: _Part, numeric: tuple, columns: list[str] | None = None) -
     if columns is None:
         return _typed(_read_raw(part), numeric)
     columns = list(columns)
-    df = _read_raw(part, columns=columns)[columns]  # read_csv's usecols keeps the file's order: the asked order
+    df = _read_raw(part, columns=columns)
+    if list(df.columns) != columns:  # read_csv's usecols keeps the file's order: the asked order
+        df = df[columns]
     return _typed(df, tuple(c for c in numeric if c in set(columns)))
 
 

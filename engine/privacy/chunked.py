@@ -8,7 +8,7 @@ per chunk (partition), where the chunk lives:
    row within it (1-based) and the column, in the words of ``engine.data.validate``;
 2. the estimator's own row-wise preprocessing (``spec.prepare``: e.g. minus a public centre);
 3. clipping and scaling exactly as ``engine.privacy.moments.scale_rows``, fused with the chunk's Z'Z (d x d) in
-   ``engine.privacy.moments.scaled_gram`` (one pass over blocks of rows, the rows Z are never formed), which also
+   ``engine.privacy.gram.scaled_gram`` (one pass over blocks of rows, the rows Z are never formed), which also
    gives the row count, the clip counts and the largest scaled row norm.
 
 The per-chunk sums are added in a tree (``dask.delayed``, ``split_every`` at a time), so only d x d
@@ -26,6 +26,7 @@ Written by hand: no kept library releases a clipped, scaled second-moment matrix
 """
 from __future__ import annotations
 
+import itertools
 import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +41,8 @@ from numpy.typing import ArrayLike
 from engine.data.scheduler import dask_scheduler, is_distributed
 from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
-from engine.privacy.moments import RowScaling, scaled_gram
+from engine.privacy.gram import Columns, ScaledGram, scaled_gram
+from engine.privacy.moments import RowScaling
 
 if TYPE_CHECKING:
     from dask.callbacks import Callback
@@ -112,6 +114,9 @@ class RowSpec:
     bounds, weights, private_centring, const : ``scale_rows``'s (and ``scaled_gram``'s) arguments.
     names : (x_names, y_names) for messages (None: 1-based positions).
     labels : (what X is called, what Y is called) in messages.
+    column_blocks : the widths of the blocks when ``prepare`` only splits [X | Y] into consecutive blocks, with no
+        arithmetic (no public centre): a partition of float64 columns then goes to ``scaled_gram`` as its columns
+        (``Columns``), never gathered into one array; ``prepare`` is not called. None: ``prepare`` runs.
     """
 
     prepare: Callable[[np.ndarray, np.ndarray | None], list[np.ndarray]]
@@ -121,6 +126,7 @@ class RowSpec:
     const: float | None = None
     names: tuple[Sequence[Any] | None, Sequence[Any] | None] = (None, None)
     labels: tuple[str, str] = ("X", "y")
+    column_blocks: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -248,8 +254,30 @@ def _float_frame(part: Lazy, index: int, n_x: int | None, spec: RowSpec
     return X, Y
 
 
+def _column_blocks(part: Lazy, spec: RowSpec) -> list[Columns] | None:
+    """The partition's columns split into ``spec.column_blocks``, when it is a frame of float64 columns of those
+    widths; else None (``_chunk_sums`` then checks and converts it, and names any bad cell)."""
+    widths = spec.column_blocks
+    if (widths is None or not isinstance(part, pd.DataFrame) or part.shape[1] != sum(widths)
+            or not all(dt == np.float64 for dt in part.dtypes)):
+        return None
+    columns = [series.to_numpy() for _, series in part.items()]  # views: no copy (items: half iloc's time)
+    edges = [0, *itertools.accumulate(widths)]
+    return [Columns(columns[a:b]) for a, b in itertools.pairwise(edges)]
+
+
 def _chunk_sums(part: Lazy, index: int, spec: RowSpec, n_x: int | None) -> _Sums | None:
     """Checked numbers -> the estimator's row-wise preprocessing -> ``scaled_gram`` -> Z'Z and the counts."""
+    columns = _column_blocks(part, spec)
+    if columns is not None:
+        if columns[0].shape[0] == 0:
+            return None
+        g = scaled_gram(columns, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
+                        const=spec.const)
+        # A NaN or inf anywhere makes G non-finite (its row's norm is NaN or inf, and x / inf is NaN): then the
+        # checked path below names the cell. Checking G, not every number, saved 0.013 CPU s per million rows.
+        if np.isfinite(g.G).all():
+            return _sums(g)
     X, Y = _float_frame(part, index, n_x, spec)
     if X is None:
         xp, yp = split_part(part, n_x)  # a tuple, or one pandas frame: the X columns, then the Y columns
@@ -265,12 +293,15 @@ def _chunk_sums(part: Lazy, index: int, spec: RowSpec, n_x: int | None) -> _Sums
     for start in range(0, X.shape[0], ROW_BLOCK):  # row blocks: the preprocessed copies stay small
         stop = start + ROW_BLOCK
         blocks = spec.prepare(X[start:stop], None if Y is None else Y[start:stop])
-        g = scaled_gram(blocks, spec.bounds, weights=spec.weights, private_centring=spec.private_centring,
-                        const=spec.const)
-        meta = (g.bounds, g.weights, g.const, g.scale, g.widths)
-        parts.append(_Sums(g.G, g.n, np.array([r.n_clipped for r in g.clip_reports]),
-                           np.array([r.max_norm_before for r in g.clip_reports]), g.n_clipped, g.max_z, meta))
+        parts.append(_sums(scaled_gram(blocks, spec.bounds, weights=spec.weights,
+                                       private_centring=spec.private_centring, const=spec.const)))
     return _add(parts)
+
+
+def _sums(g: ScaledGram) -> _Sums:
+    meta = (g.bounds, g.weights, g.const, g.scale, g.widths)
+    return _Sums(g.G, g.n, np.array([r.n_clipped for r in g.clip_reports]),
+                 np.array([r.max_norm_before for r in g.clip_reports]), g.n_clipped, g.max_z, meta)
 
 
 # =============================================================================================

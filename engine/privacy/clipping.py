@@ -60,10 +60,17 @@ def row_norms(A: ArrayLike) -> NDArray[np.float64]:
     A = np.asarray(A, dtype=float)
     if A.size == 0:
         return np.zeros(A.shape[0])
-    e = safe_scale_exponent(float(np.abs(A).max()))
-    B = A if e == 0 else np.ldexp(A, -e)
-    out: NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", B, B))  # einsum is typed Any
-    return out if e == 0 else np.ldexp(out, e)
+    if safe_scale_exponent(float(np.abs(A).max())) == 0:
+        out: NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", A, A))  # einsum is typed Any
+        return out
+    # a value outside the safe range: each row brought to [0.5, 1) by its own power of two (one exponent for the
+    # whole array would flush an ordinary row beside a 1e300 row to norm 0)
+    top = np.abs(A).max(axis=1)
+    e = np.frexp(top)[1]
+    e[~np.isfinite(top)] = 0
+    B = np.ldexp(A, -e[:, None])
+    scaled: NDArray[np.float64] = np.sqrt(np.einsum("ij,ij->i", B, B))
+    return np.ldexp(scaled, e)
 
 
 def clip_factors(norms: ArrayLike, bound: float) -> tuple[NDArray[np.float64], ClipReport]:

@@ -60,14 +60,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg.blas import dsyrk
-
-from engine.numerics import SAFE_EXPONENT
 
 from .calibration import noise_scale
 from .clipping import ClipReport, clip_factors, row_norms
@@ -79,31 +77,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnalyzeGauss",
-    "CentreOverflow",
     "MomentsRelease",
-    "ScaledGram",
     "ScaledRows",
     "add_remove_sensitivity",
     "centred_moments",
-    "gram_block_rows",
     "psd_project",
     "replace_one_sensitivity",
+    "row_scaling",
     "scale_rows",
-    "scaled_gram",
 ]
 
 #: Noise entries drawn per chunk of replicates (R * d * d): bounds the memory of a sweep.
 CHUNK_ENTRIES = 4_000_000
 
-#: Rows per block of ``scaled_gram``: a block of clipped, scaled rows is built in one preallocated buffer and
-#: added to Z'Z by one symmetric rank-k update. Measured on 100,000 x 1,000 (one BLAS thread, noisy shared
-#: machine): 256-1024 rows 1.05-1.15x a bare dsyrk of X, 4096-8192 rows 1.2x (the buffer leaves the cache).
-GRAM_BLOCK_ROWS = 512
-#: Numbers per buffer of ``scaled_gram`` (``gram_block_rows``): about GRAM_BLOCK_ROWS rows of 1,000 columns. At
-#: d = 30 (250,000 rows, one BLAS thread) blocks of 4,096-16,384 rows took 30-31 ms, 512 rows 51 ms, 32,768 35 ms.
-GRAM_BLOCK_ENTRIES = 512_000
-#: The most rows per block of ``scaled_gram`` (narrow rows).
-GRAM_MAX_BLOCK_ROWS = 8_192
 
 #: ``psd_project`` forms V_+ diag(w_+) V_+' by dsyrk per matrix from this size on (batched matmul below).
 PSD_SYRK_MIN_D = 128
@@ -186,7 +172,8 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
     -------
     ScaledRows
     """
-    blocks, bounds, weights, a, S = _row_scaling(blocks, bounds, weights, private_centring, const)
+    blocks = [np.asarray(b, dtype=float) for b in blocks]
+    bounds, weights, a, S = row_scaling(blocks, bounds, weights, private_centring, const)
     n = blocks[0].shape[0]
     Z = np.empty((n, sum(b.shape[1] for b in blocks) + int(private_centring)))
     reports, over_any, col = [], np.zeros(n, dtype=bool), 0
@@ -210,11 +197,11 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
                       int(over_any.sum()))
 
 
-def _row_scaling(blocks: Sequence[np.ndarray], bounds: Sequence[float], weights: Sequence[float] | None,
-                 private_centring: bool, const: float | None
-                 ) -> tuple[list[np.ndarray], tuple[float, ...], tuple[float, ...], float, float]:
-    """Checked float blocks, bounds and weights, the constant a and the row scale S (``scale_rows``)."""
-    blocks = [np.asarray(b, dtype=float) for b in blocks]
+def row_scaling(blocks: Sequence[Any], bounds: Sequence[float], weights: Sequence[float] | None,
+                private_centring: bool, const: float | None
+                ) -> tuple[tuple[float, ...], tuple[float, ...], float, float]:
+    """The blocks' shapes checked (each 2-D, one row count), the bounds and weights, the constant a and the row scale S
+    (``scale_rows``, ``engine.privacy.gram.scaled_gram``)."""
     if len(blocks) != len(bounds) or not blocks:
         raise ValueError("give one public bound per block")
     if any(b.ndim != 2 or b.shape[0] != blocks[0].shape[0] for b in blocks):
@@ -226,201 +213,7 @@ def _row_scaling(blocks: Sequence[np.ndarray], bounds: Sequence[float], weights:
     a = 0.0
     if private_centring:
         a = math.hypot(*weights) if const is None else float(const)
-    return blocks, bounds, weights, a, math.hypot(*weights, a)
-
-
-class CentreOverflow(ValueError):
-    """A block minus its public centre overflows float64 (``scaled_gram(..., centres=...)``): block, row, column."""
-
-    def __init__(self, block: int, row: int, column: int):
-        super().__init__(f"block {block} minus its public centre overflows float64 at row {row}, column {column}")
-        self.block, self.row, self.column = block, row, column
-
-
-@dataclass
-class ScaledGram(RowScaling):
-    """Z'Z of rows clipped and scaled into the unit ball (``scaled_gram``): ``ScaledRows`` without Z.
-
-    Attributes
-    ----------
-    G : array (d, d), exactly symmetric, Z'Z (private until released with noise).
-    n : int, number of rows (private under add/remove neighbours).
-    bounds, weights, const, scale, widths, clip_reports, n_clipped : as ``ScaledRows``.
-    max_z : float, the largest norm ||z_i|| of the rows as built in the buffer (<= 1 by construction; 0 for no
-        rows): DP-CCA's unit-ball check and the out-of-core sums (``engine.privacy.chunked``) read it.
-    """
-
-    G: np.ndarray
-    n: int
-    bounds: tuple[float, ...]
-    weights: tuple[float, ...]
-    const: float
-    scale: float
-    widths: tuple[int, ...]
-    clip_reports: tuple[ClipReport, ...]
-    n_clipped: int
-    max_z: float = 0.0
-
-    @property
-    def d(self) -> int:
-        """The dimension d of the Gram matrix."""
-        d: int = self.G.shape[0]
-        return d
-
-
-def _block_norms(part: np.ndarray) -> np.ndarray:
-    """Row norms of a block of rows: sqrt of the row sums of squares when no square can overflow or
-    underflow (the same numbers as ``clipping.row_norms``), else ``row_norms`` (exact power-of-two rescaling)."""
-    sq: NDArray[np.float64] = np.einsum("ij,ij->i", part, part)  # einsum is typed Any
-    if sq.size and np.isfinite(sq).all() and 2.0**-SAFE_EXPONENT < sq.min() and sq.max() < 2.0**SAFE_EXPONENT:
-        return np.sqrt(sq, out=sq)
-    return row_norms(part)
-
-
-def scaled_gram(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights: Sequence[float] | None = None,
-                private_centring: bool = False, const: float | None = None, block_rows: int | None = None,
-                centres: Sequence[ArrayLike | None] | None = None) -> ScaledGram:
-    """Z'Z of ``scale_rows(blocks, bounds, ...).Z`` in one pass over blocks of rows, without forming Z.
-
-    Each block of ``block_rows`` rows is clipped and scaled (the formulas of ``scale_rows``) into one
-    preallocated (block_rows, d) buffer and added to the upper triangle of one (d, d) accumulator by a
-    symmetric rank-k update (BLAS ``dsyrk``, beta = 1: half the flops of a general product), mirrored once
-    at the end. Memory beyond the inputs: the buffer and the (d, d) result. Equal to
-    ``MomentsRelease.gram(scale_rows(...).Z)`` up to the order of the floating-point sums (about 1e-15
-    relative); the one difference: rows whose squares overflow or underflow get the power-of-two rescaled norms of
-    ``clipping.row_norms`` per block of rows, not over the whole array (so an ordinary row beside a 1e200 row
-    keeps its norm). Written by hand: no kept library fuses row clipping into a rank-k update (scikit-learn,
-    scipy and dask compute X'X of rows that already exist).
-
-    Parameters
-    ----------
-    blocks, bounds, weights, private_centring, const : as ``scale_rows`` (blocks (n, d_b), already minus
-        any public centre).
-    block_rows : int or None. Rows per block; None: ``gram_block_rows(d)``.
-    centres : None or one public centre per block (array (d_b,), a float, or None): subtracted inside the block
-        pass (no n x d_b copy of the centred block); a value that overflows raises ``CentreOverflow`` naming the
-        block, row and column.
-
-    Returns
-    -------
-    ScaledGram : G (d, d) with d = sum_b d_b (+ 1 with private centring), the clip reports per block and the
-    number of rows clipped in at least one block (private: for the owner's workbook).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> X, y = rng.normal(size=(50, 3)), rng.normal(size=(50, 1))
-    >>> g = scaled_gram([X, y], [2.0, 1.0], private_centring=True, block_rows=16)
-    >>> rows = scale_rows([X, y], [2.0, 1.0], private_centring=True)
-    >>> bool(np.allclose(g.G, rows.Z.T @ rows.Z, rtol=1e-12, atol=0)), g.n, g.n_clipped == rows.n_clipped
-    (True, 50, True)
-    """
-    blocks, bounds, weights, a, S = _row_scaling(blocks, bounds, weights, private_centring, const)
-    n = blocks[0].shape[0]
-    widths = tuple(b.shape[1] for b in blocks)
-    d = sum(widths) + int(private_centring)
-    br = gram_block_rows(d) if block_rows is None else int(block_rows)
-    if br < 1:
-        raise ValueError(f"block_rows must be >= 1, got {block_rows}")
-    # The buffer follows the first block's memory order: a column-major input (a pandas frame's values, a Parquet
-    # partition) is then copied column by column into contiguous columns (measured 1.2x faster at d = 30 than into
-    # a row-major buffer).
-    order: Literal["C", "F"] = "F" if blocks[0].ndim == 2 and blocks[0].strides[0] < blocks[0].strides[1] else "C"
-    acc = _GramAccumulator(d, max(1, min(br, n)), order, a / S if private_centring else None)
-    pass_ = _BlockPass(bounds, weights, S, centres, len(blocks))
-    for start in range(0, n, br):
-        stop = min(start + br, n)
-        zb = acc.rows(stop - start)
-        pass_.scale_into(blocks, widths, start, stop, zb)
-        acc.add(zb)
-    reports = tuple(ClipReport(B, n, k, t) for B, k, t in zip(bounds, pass_.n_over, pass_.top, strict=False))
-    return ScaledGram(acc.result(), n, bounds, weights, a, S, widths, reports, pass_.n_clipped,
-                      math.sqrt(acc.max_sq) if n else 0.0)
-
-
-def gram_block_rows(d: int) -> int:
-    """Rows per block of ``scaled_gram`` for rows of width d: a buffer of about ``GRAM_BLOCK_ENTRIES`` numbers
-    (``GRAM_BLOCK_ROWS`` rows at d = 1,000), never fewer than ``GRAM_BLOCK_ROWS`` rows nor more than
-    ``GRAM_MAX_BLOCK_ROWS``. Narrow rows (an out-of-core table of 30 columns) thus go in blocks of thousands of
-    rows: the per-block work in Python stays a small share and the rank-k update has a long k."""
-    return int(min(GRAM_MAX_BLOCK_ROWS, max(GRAM_BLOCK_ROWS, GRAM_BLOCK_ENTRIES // max(int(d), 1))))
-
-
-class _GramAccumulator:
-    """The (d, d) upper triangle of Z'Z summed by ``dsyrk`` (beta = 1) over blocks of rows built in one buffer, and
-    the largest squared row norm of the rows as built (a check of the scaling, independent of its formulas)."""
-
-    def __init__(self, d: int, rows: int, order: Literal["C", "F"], const_z: float | None):
-        self.C = np.zeros((d, d), order="F")
-        self.buf = np.empty((rows, d), order=order)
-        self.order = order
-        self.max_sq = 0.0
-        if const_z is not None:
-            self.buf[:, -1] = const_z
-
-    def rows(self, k: int) -> np.ndarray:
-        return self.buf[:k]
-
-    def add(self, zb: np.ndarray) -> None:
-        if self.order == "F":  # zb (k, d) column-major: C += zb' zb
-            self.C = dsyrk(1.0, zb, c=self.C, beta=1.0, trans=1, lower=0, overwrite_c=1)
-        else:  # zb' (d, k) column-major: C += zb' (zb')'
-            self.C = dsyrk(1.0, zb.T, c=self.C, beta=1.0, trans=0, lower=0, overwrite_c=1)
-        if zb.shape[0]:
-            sq: NDArray[np.float64] = np.einsum("ij,ij->i", zb, zb)
-            self.max_sq = max(self.max_sq, float(sq.max()))
-
-    def result(self) -> np.ndarray:
-        G = np.triu(self.C)
-        G += np.triu(G, 1).T
-        return np.ascontiguousarray(G)
-
-
-class _BlockPass:
-    """The clipping and scaling of ``scale_rows``, one block of rows at a time, into a buffer; the clip counts and
-    the largest norms before clipping, per block, as it goes."""
-
-    def __init__(self, bounds: tuple[float, ...], weights: tuple[float, ...], S: float,
-                 centres: Sequence[ArrayLike | None] | None, n_blocks: int):
-        self.bounds, self.weights, self.S = bounds, weights, S
-        # one column: divide by the factor; several: multiply by the multiplier (w == B: divide by S)
-        self.factors = [S if w == B else B * S / w for B, w in zip(bounds, weights, strict=False)]
-        self.multipliers = [1.0 / S if w == B else w / (B * S) for B, w in zip(bounds, weights, strict=False)]
-        self.centres = [None] * n_blocks if centres is None else [
-            None if c is None else np.asarray(c, dtype=float) for c in centres]
-        self.n_over, self.top, self.n_clipped = [0] * n_blocks, [0.0] * n_blocks, 0
-
-    def scale_into(self, blocks: Sequence[np.ndarray], widths: tuple[int, ...], start: int, stop: int,
-                   zb: np.ndarray) -> None:
-        over_any = np.zeros(stop - start, dtype=bool)
-        col = 0
-        for i, (block, B, width) in enumerate(zip(blocks, self.bounds, widths, strict=False)):
-            part, out = block[start:stop], zb[:, col:col + width]
-            col += width
-            centre = self.centres[i]
-            if centre is not None:  # minus the public centre, into the buffer, then scaled there in place
-                with np.errstate(over="ignore", invalid="ignore"):
-                    np.subtract(part, centre, out=out)
-                if not np.isfinite(out).all():
-                    r, j = np.argwhere(~np.isfinite(out))[0]
-                    raise CentreOverflow(i, start + int(r), int(j))
-                part = out
-            if width == 1:  # one column: clipping is np.clip (exact at the bound)
-                norms = np.abs(part[:, 0])
-                np.clip(part, -B, B, out=out)
-                np.divide(out, self.factors[i], out=out)
-                over = norms > B
-            else:
-                norms = _block_norms(part)
-                over = norms > B
-                f = np.ones_like(norms)
-                f[over] = B / norms[over]
-                np.multiply(part, (f * self.multipliers[i] if self.weights[i] != B else f / self.S)[:, None], out=out)
-            over_any |= over
-            self.n_over[i] += int(np.count_nonzero(over))
-            if norms.size:
-                self.top[i] = float(np.maximum(self.top[i], norms.max()))  # a NaN norm stays NaN
-        self.n_clipped += int(np.count_nonzero(over_any))
+    return bounds, weights, a, math.hypot(*weights, a)
 
 
 def add_remove_sensitivity(weights: Sequence[float], const: float = 0.0) -> float:

@@ -39,7 +39,8 @@ from engine.methods.column_checks import (
 )
 from engine.methods.dp_cca.sensitivity import SENSITIVITY, release_sensitivity  # noqa: F401  (old names)
 from engine.privacy.clipping import row_norms
-from engine.privacy.moments import MomentsRelease, centred_moments, replace_one_sensitivity, scale_rows, scaled_gram
+from engine.privacy.gram import scaled_gram
+from engine.privacy.moments import MomentsRelease, centred_moments, replace_one_sensitivity, scale_rows
 
 #: Relative eigenvalue floor of the whitening (only matters for singular data; 0 noise).
 _REL_FLOOR = 1e-12
@@ -203,7 +204,7 @@ class _Prepared:
     """Rows z_n with ||z_n|| <= 1 and what turns (noisy) moments of Z back into a model.
 
     z = [(x - x_shift) / x_div, (y - y_shift) / y_div (, const)] (after clipping in strict mode). Strict mode
-    keeps only Z'Z (``engine.privacy.moments.scaled_gram``: one fused block pass) and builds Z on first
+    keeps only Z'Z (``engine.privacy.gram.scaled_gram``: one fused block pass) and builds Z on first
     access (``rows``); paper mode keeps Z.
     """
 
@@ -316,7 +317,7 @@ def _centred(A: np.ndarray, centre: np.ndarray, what: str, names) -> np.ndarray:
 
 
 def _prepare_strict(X, Y, *, row_bound, x_bound, y_bound, x_center, y_center, names=(None, None)) -> _Prepared:
-    """Rows clipped to the public bounds and scaled into the unit ball, Z'Z by ``engine.privacy.moments.scaled_gram``:
+    """Rows clipped to the public bounds and scaled into the unit ball, Z'Z by ``engine.privacy.gram.scaled_gram``:
     one joint block [x, y] or two blocks x, y of weight 1 each, and the constant column a = 1 with private
     centring (z = [x/B_x, y/B_y, 1] / sqrt(3) for per-view bounds)."""
     dx, dy = X.shape[1], Y.shape[1]

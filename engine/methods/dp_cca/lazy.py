@@ -84,7 +84,8 @@ def lazy_prepare(est, X, Y, *, scheduler=None, progress=None) -> _Prepared:
     joint = est.row_bound is not None
     bounds: tuple[float, ...] = (float(est.row_bound),) if joint else (float(est.x_bound), float(est.y_bound))
     spec = RowSpec(partial(_cca_rows, cx=cx, cy=cy, public=public, joint=joint, names=names), bounds,
-                   (1.0,) * len(bounds), not public, 1.0, names, ("X", "Y"))
+                   (1.0,) * len(bounds), not public, 1.0, names, ("X", "Y"),
+                   None if public else ((dx + dy,) if joint else (dx, dy)))
     mom = chunked_moments(X, Y, spec=spec, scheduler=scheduler, progress=progress)
     if joint:
         x_div = y_div = bounds[0] * mom.scale

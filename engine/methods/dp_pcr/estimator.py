@@ -38,7 +38,8 @@ from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER
 from engine.methods.dp_pcr.rows import PreparedRows
 from engine.privacy import SEED_KNOWN_CAVEAT, PrivacyLedger, noise_generator, resolve_calibration
 from engine.privacy.chunked import is_lazy
-from engine.privacy.moments import MomentsRelease, centred_moments, scaled_gram
+from engine.privacy.gram import scaled_gram
+from engine.privacy.moments import MomentsRelease, centred_moments
 from engine.threads import one_blas_thread
 
 __all__ = ["DPPCR", "STRICT_RELEASE", "PreparedRows", "pcr_from_moments", "prepare_rows"]

@@ -64,7 +64,7 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None) -> PreparedRows:
     spec = RowSpec(partial(_pcr_rows, x_center=xc, y_center=yc, public=public),
                    (float(est.x_bound), float(est.y_bound)), None,
                    bool(est.centring and (not public or est.private_intercept)), None,
-                   names, ("X", "y"))
+                   names, ("X", "y"), None if public else (m, 1))
     mom = chunked_moments(X, y, spec=spec, scheduler=scheduler, progress=progress)
     limit = min(mom.n - int(bool(est.centring)), m)
     if mom.n < 2 or (est.n_components is not None and est.n_components > limit):

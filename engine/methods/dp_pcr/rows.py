@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.privacy.moments import ScaledGram, add_remove_sensitivity
+from engine.privacy.gram import ScaledGram
+from engine.privacy.moments import add_remove_sensitivity
 
 if TYPE_CHECKING:
     from engine.privacy.chunked import ChunkedMoments
@@ -19,7 +20,7 @@ __all__ = ["PreparedRows"]
 class PreparedRows:
     """The clean part of a fit: the Gram matrix of the clipped, scaled rows and the centre they were taken around.
 
-    rows : ScaledGram (``engine.privacy.moments.scaled_gram``: Z'Z from one fused block pass, Z is not formed);
+    rows : ScaledGram (``engine.privacy.gram.scaled_gram``: Z'Z from one fused block pass, Z is not formed);
     x_center (m,), y_center : the public centre (zeros without one); centring : bool; m : number of channels.
     """
 

@@ -76,7 +76,8 @@ def lazy_prepare(est, X, y, *, scheduler=None, progress=None, K=None) -> _Chunke
     from functools import partial
 
     spec = RowSpec(partial(_edpls_rows, x_center=xc, y_center=yc, public=public, x_names=x_names),
-                   (float(est.x_bound), float(est.y_bound)), None, private, None, (x_names, y_names), ("X", "y"))
+                   (float(est.x_bound), float(est.y_bound)), None, private, None, (x_names, y_names), ("X", "y"),
+                   None if public else (m, 1))
     mom = chunked_moments(X, y, spec=spec, scheduler=scheduler, progress=progress)
     limit = min(mom.n - int(bool(est.centering)), m)
     if mom.n < 2 or est.n_components > limit:

@@ -18,14 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.privacy.moments import (
-    CentreOverflow,
-    add_remove_sensitivity,
-    centred_moments,
-    psd_project,
-    scale_rows,
-    scaled_gram,
-)
+from engine.privacy.gram import CentreOverflow, scaled_gram
+from engine.privacy.moments import add_remove_sensitivity, centred_moments, psd_project, scale_rows
 
 __all__ = ["STRICT_RELEASE", "pls1_from_moments", "strict_sensitivity"]
 
@@ -159,7 +153,7 @@ class _StrictState:
 def _strict_state(X, y, *, x_bound, y_bound, centering, x_center, y_center, x_names=None,
                   private_intercept=False) -> _StrictState:
     """Rows clipped to the public bounds and scaled into the unit ball: z = [x f_i, y g_i, a] / S, and their
-    Gram matrix (``engine.privacy.moments.scaled_gram`` with the blocks x and y weighted by their bounds: one
+    Gram matrix (``engine.privacy.gram.scaled_gram`` with the blocks x and y weighted by their bounds: one
     fused block pass, Z itself is not formed).
 
     f_i = min(1, x_bound / ||x_i||), g_i = min(1, y_bound / |y_i|) (after the public centre, if any),
