@@ -102,13 +102,18 @@ def test_a_selection_reads_only_its_columns(tmp_path, monkeypatch):
     frames = write_parquet_set(tmp_path / "runs", n_files=2)
     write_csv_set(tmp_path / "csv", n_files=2)
     asked = []
-    real = large._read_raw
+    real, real_parquet = large._read_raw, large._parquet_columns
 
     def spy(part, nrows=None, columns=None):
         asked.append(None if columns is None else list(columns))
         return real(part, nrows, columns)
 
+    def spy_parquet(part, columns):
+        asked.append(list(columns))
+        return real_parquet(part, columns)
+
     monkeypatch.setattr(large, "_read_raw", spy)
+    monkeypatch.setattr(large, "_parquet_columns", spy_parquet)
     ddf = open_dataset(tmp_path / "runs", validate=False)
     asked.clear()
     got = ddf[["x3", "protein", "x1"]].compute(scheduler="sync").reset_index(drop=True)
