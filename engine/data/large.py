@@ -283,15 +283,12 @@ def _read_raw(part: _Part, nrows: int | None = None, columns: list[str] | None =
     """One partition as read (CSV: every cell as text), or its first ``nrows`` rows; ``columns``: only those."""
     name = Path(part.path).name
     if part.kind == "parquet":
-        if columns is not None and nrows is None:
-            df = _parquet_columns(part, columns).to_pandas(split_blocks=True, use_threads=False)
-            return df.reset_index(drop=True)
         pf = _parquet_file(part.path)
         if nrows is not None:
             batch = next(pf.iter_batches(batch_size=nrows, row_groups=[part.row_group]), None)
             df = batch.to_pandas() if batch is not None else pf.schema_arrow.empty_table().to_pandas()
         else:
-            df = pf.read_row_group(part.row_group, use_threads=False).to_pandas(use_threads=False)
+            df = pf.read_row_group(part.row_group, columns=columns, use_threads=False).to_pandas(use_threads=False)
         return df.reset_index(drop=True)
     try:
         return pd.read_csv(part.path, skip_blank_lines=False, keep_default_na=False, na_values=[], dtype=str,
@@ -306,7 +303,7 @@ def _read_raw(part: _Part, nrows: int | None = None, columns: list[str] | None =
                         line=int(line.group(1)) if line else None) from None
 
 
-def _float_frame(table) -> pd.DataFrame:
+def _column_frame(table) -> pd.DataFrame:
     """The pandas frame of an Arrow table of float64 columns read by name (no pandas index columns among them),
     each column its own block: a column without nulls is then Arrow's buffer itself, not a copy. The fits read such
     a partition column by column (``engine.privacy.gram.Columns``); consolidating the columns into one array, as
@@ -328,10 +325,10 @@ def _read_typed(part: _Part, numeric: tuple, columns: list[str] | None = None) -
 
         table = _parquet_columns(part, columns)
         if all(t == pa.float64() for t in table.schema.types):  # typed already (pandas' dtypes cost 0.6 ms)
-            return _float_frame(table)
-    df = _read_raw(part, columns=columns)
-    if list(df.columns) != columns:  # read_csv's usecols keeps the file's order: the asked order
-        df = df[columns]
+            return _column_frame(table)
+        df = table.to_pandas(use_threads=False).reset_index(drop=True)
+    else:
+        df = _read_raw(part, columns=columns)[columns]  # read_csv's usecols keeps the file's order: the asked one
     return _typed(df, tuple(c for c in numeric if c in set(columns)))
 
 

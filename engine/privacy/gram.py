@@ -149,6 +149,7 @@ def scaled_gram(blocks: Sequence[np.ndarray | Columns], bounds: Sequence[float],
 
     Examples
     --------
+    >>> from engine.privacy.moments import scale_rows
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(50, 3)), rng.normal(size=(50, 1))
     >>> g = scaled_gram([X, y], [2.0, 1.0], private_centring=True, block_rows=16)

@@ -51,6 +51,12 @@ def _noise_table(name: str, doc: str) -> property:
     return property(get, put, doc=doc)
 
 
+def _plain_matrix(a, ndim: int) -> bool:
+    """A float64 numpy array (not a subclass) of ``ndim`` dimensions, at least two rows and one column."""
+    return (type(a) is np.ndarray and a.dtype == np.float64 and a.ndim == ndim and a.shape[0] >= 2
+            and (ndim == 1 or a.shape[1] >= 1))
+
+
 class EDPLS(RegressorMixin, BaseEstimator):
     """(eps, delta)-DP PLS1 regression: the edPLS paper's Algorithm 1, or a strict DP variant.
 
@@ -199,17 +205,25 @@ class EDPLS(RegressorMixin, BaseEstimator):
         y_label = f"y '{y_name}'" if y_name is not None else "y"
         if y is None:
             raise ValueError("EDPLS requires y to be passed, but the target y is None")
-        try:
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=2)
-        except (ValueError, TypeError) as exc:
-            raise_if_non_numeric(X, "X", x_names, cause=exc)
-            raise
-        try:
-            y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
-                            ensure_min_samples=2)
-        except (ValueError, TypeError) as exc:
-            raise_if_non_numeric(y, "y", [y_name], single=True, cause=exc)
-            raise
+        if _plain_matrix(X, 2) and _plain_matrix(y, 1):
+            # what validate_data and check_array do to float64 numpy arrays of two rows or more: nothing but record
+            # the width and forget earlier column names. Their generic path (narwhals' frame detection through
+            # inspect.getattr_static, the tags) cost 0.2 ms a fit, 15 % of a 56 x 700 paper-mode fit.
+            self.n_features_in_ = X.shape[1]
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            try:
+                X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=2)
+            except (ValueError, TypeError) as exc:
+                raise_if_non_numeric(X, "X", x_names, cause=exc)
+                raise
+            try:
+                y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
+                                ensure_min_samples=2)
+            except (ValueError, TypeError) as exc:
+                raise_if_non_numeric(y, "y", [y_name], single=True, cause=exc)
+                raise
         if y.ndim == 2:
             if y.shape[1] != 1:
                 raise ValueError(
