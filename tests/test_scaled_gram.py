@@ -20,7 +20,7 @@ from engine.methods.edpls import EDPLS
 from engine.methods.edpls.core import QUANTITIES
 from engine.methods.edpls.strict import _strict_state
 from engine.privacy import noise_generator
-from engine.privacy.gram import CentreOverflow, gram_block_rows, scaled_gram
+from engine.privacy.gram import CentreOverflow, Columns, gram_block_rows, scaled_gram
 from engine.privacy.moments import MomentsRelease, psd_project, scale_rows
 
 
@@ -107,25 +107,26 @@ def _rows_one_by_one(blocks, bounds, weights=None, private_centring=False, const
     return np.array(rows), clipped, tops, n_any
 
 
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order", ["C", "F", "columns"])
 @pytest.mark.parametrize("bound", [1e-5, 1.0, 1e200])
 @pytest.mark.parametrize("kw", [{}, {"private_centring": True},
                                 {"weights": [1.0, 1.0], "private_centring": True, "const": 1.0}])
 def test_scaled_gram_row_by_row_at_any_scale(order, bound, kw):
     """Rows far past the bound (1e300, one entry of -1e308, which overflows once scaled toward a bound of 1e-5),
-    rows far inside it (1e-300) and ordinary rows side by side, in one block of rows: every row keeps its own exact
-    norm. Oracle: ``_rows_one_by_one``. Tolerances: G and the largest scaled norm are sums of d + 1 products of
-    numbers in [-1, 1] (relative error below 8 eps of the largest entry, 1e-13 leaves room for the clipped rows'
-    two extra roundings); a norm before clipping is one correctly rounded hypot against a sum of squares and a
-    square root (rtol 4 eps)."""
+    rows far inside it (1e-300) and ordinary rows side by side, in one block of rows, given as arrays of either
+    memory order or as ``Columns``: every row keeps its own exact norm. Oracle: ``_rows_one_by_one``.
+    Tolerances: G and the largest scaled norm are sums of d + 1 products of numbers in [-1, 1] (relative error
+    below 8 eps of the largest entry, 1e-13 leaves room for the clipped rows' two extra roundings); a norm before
+    clipping is one correctly rounded hypot against a sum of squares and a square root (rtol 4 eps)."""
     rng = np.random.default_rng(7)
-    X = np.asarray(rng.normal(size=(60, 4)), order=order)
+    X = np.asarray(rng.normal(size=(60, 4)), order="C" if order == "columns" else order)
     y = rng.normal(size=(60, 1))
     X[3], X[5, 2], X[7], y[4], y[9] = 1e300, -1e308, 1e-300, 1e308, -1e300
     bounds = [bound, 2 * bound]
     centres = [np.full(4, 0.25), np.array([-0.5])]
+    blocks = [Columns(list(X.T)), Columns([y[:, 0]])] if order == "columns" else [X, y]
     for cen in (None, centres):
-        g = scaled_gram([X, y], bounds, block_rows=16, centres=cen, **kw)
+        g = scaled_gram(blocks, bounds, block_rows=16, centres=cen, **kw)
         Z, clipped, tops, n_any = _rows_one_by_one([X, y], bounds, centres=cen, **kw)
         assert _rel(g.G, Z.T @ Z) <= 1e-13 and np.array_equal(g.G, g.G.T)
         assert [r.n_clipped for r in g.clip_reports] == clipped and g.n_clipped == n_any
