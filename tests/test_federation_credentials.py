@@ -71,10 +71,12 @@ def test_a_key_written_over_a_looser_file_or_a_symlink_is_a_fresh_0600_file(tmp_
     """os.open's mode applies only to a file it creates: a key written into an existing 0644 file kept 0644, and a
     symlink at the path was followed. Now the path is replaced by a new 0600 file."""
     key = tmp_path / "supernode-auth-key"
-    key.write_text("old")
+    old = "the former content, not base64: no key can contain it"  # (the word "old" alone appeared in a key)
+    key.write_text(old)
     key.chmod(0o644)
     make_supernode_key(key)
-    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and "old" not in key.read_text()
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and old not in key.read_text()
+    assert key.read_text().startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
     target = tmp_path / "elsewhere"
     target.write_text("untouched")
     link = tmp_path / "linked-key"
