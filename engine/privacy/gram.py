@@ -279,7 +279,8 @@ class _BlockPass:
                             f = np.minimum(1.0, (B * p) / norms)
                         if past.any():
                             f[idx[past]] = 1.0
-                            out[idx[past]] = raw / raw_norms[past, None] * (B * p)
+                            with np.errstate(invalid="ignore"):  # an inf entry: inf / inf is NaN, and G says so
+                                out[idx[past]] = raw / raw_norms[past, None] * (B * p)
                         out *= f[:, None]
             over_any |= over
             self.n_over[i] += int(idx.size)
