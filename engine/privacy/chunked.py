@@ -231,12 +231,17 @@ def _numeric(part: Lazy, index: int, what: str, names: Sequence[Any] | None) -> 
     return arr
 
 
+def _float64_frame(part: Lazy) -> bool:
+    """A pandas frame of float64 columns only (a Parquet partition's, usually)."""
+    return isinstance(part, pd.DataFrame) and all(dt == np.float64 for dt in part.dtypes)
+
+
 def _float_frame(part: Lazy, index: int, n_x: int | None, spec: RowSpec
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The usual partition, a pandas frame of float64 columns only (a Parquet file's), as (X, Y) views of its
     values, checked finite (``check_finite_array``'s messages); (None, None) for anything else (``_numeric`` then
     checks it column by column: that loop cost half the CPU of a 30-column partition's sums)."""
-    if not isinstance(part, pd.DataFrame) or n_x is None or not all(dt == np.float64 for dt in part.dtypes):
+    if n_x is None or not _float64_frame(part):
         return None, None
     arr = part.to_numpy(dtype=float)  # one float64 block: a view, no copy
     X, Y = arr[:, :n_x], (arr[:, n_x:] if arr.shape[1] > n_x else None)
@@ -258,8 +263,7 @@ def _column_blocks(part: Lazy, spec: RowSpec) -> list[Columns] | None:
     """The partition's columns split into ``spec.column_blocks``, when it is a frame of float64 columns of those
     widths; else None (``_chunk_sums`` then checks and converts it, and names any bad cell)."""
     widths = spec.column_blocks
-    if (widths is None or not isinstance(part, pd.DataFrame) or part.shape[1] != sum(widths)
-            or not all(dt == np.float64 for dt in part.dtypes)):
+    if widths is None or not _float64_frame(part) or part.shape[1] != sum(widths):
         return None
     columns = [series.to_numpy() for _, series in part.items()]  # views: no copy (items: half iloc's time)
     edges = [0, *itertools.accumulate(widths)]

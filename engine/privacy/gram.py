@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -114,9 +114,6 @@ class Columns:
     def rows(self, index: slice | NDArray[np.intp]) -> np.ndarray:
         """Rows ``index`` (a slice or row numbers) as one (k, d_b) array, a copy."""
         return np.column_stack([c[index] for c in self.columns])
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        return self.rows(slice(None)) if dtype is None else self.rows(slice(None)).astype(dtype)
 
 
 def scaled_gram(blocks: Sequence[np.ndarray | Columns], bounds: Sequence[float], *,
