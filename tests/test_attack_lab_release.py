@@ -224,7 +224,9 @@ def test_demo_draws_fresh_noise_on_every_run_and_labels_it_proven():
     second = at.session_state["demo_story"]
     assert first.fresh_noise and second.fresh_noise
     assert first.step("protect").value("strict_corr") != second.step("protect").value("strict_corr")
-    assert first.step("cost").value("rmsep_private") != second.step("cost").value("rmsep_private")
+    # the whole curve's means, not the median at ε = 1: that median can land on the same atom twice (the
+    # centre of a privately chosen range, when James-Stein shrinks the mean all the way; see test_demo.py)
+    assert not np.array_equal(first.step("cost").figure["curve"]["mean"], second.step("cost").figure["curve"]["mean"])
     captions = " ".join(c.value for c in at.caption)
     assert PROVEN in captions and "not proven" not in captions
     assert "fresh privacy noise" in captions

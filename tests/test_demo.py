@@ -177,7 +177,10 @@ def test_two_default_stories_draw_different_noise(story):
     again = guided_story(epsilon=1.0, delta=1e-5, seed=0)
     assert again.step("leak").value("leak_corr") == story.step("leak").value("leak_corr")  # no noise there
     assert again.step("protect").value("strict_corr") != story.step("protect").value("strict_corr")
-    assert again.step("cost").value("rmsep_private") != story.step("cost").value("rmsep_private")
+    # Not the median at the chosen ε: when James-Stein shrinks the private mean all the way, the intercept is
+    # the centre of a privately chosen histogram range, an atom the median of 10 draws can land on twice (CI
+    # run of 34ecc9e: 0.38956... both times). The mean over every ε's replicates has no such atom.
+    assert not np.array_equal(again.step("cost").figure["curve"]["mean"], story.step("cost").figure["curve"]["mean"])
     assert not np.array_equal(again.step("protect").figure["private"]["P"],
                               story.step("protect").figure["private"]["P"])
 

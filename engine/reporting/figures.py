@@ -188,9 +188,9 @@ def render_pngs(figures: list, timeout: float | None = None) -> tuple[list | Non
         except BaseException as exc:  # noqa: BLE001 - any failure means: tables instead
             result["error"] = exc
 
-    start = time.monotonic()
     if not _LOCK.acquire(timeout=timeout):
         return None, f"another static export was still running after {timeout:.0f} s"
+    start = time.monotonic()  # after the lock: a wait for another export is not this export's time
     try:
         worker = threading.Thread(target=work, name="privalab-static-figures", daemon=True)
         worker.start()
