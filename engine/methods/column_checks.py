@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.utils.validation import check_array
 
 from engine.numerics import pow2_exponent
 
@@ -39,6 +40,7 @@ __all__ = [
     "frame_names",
     "pow2_exponent",
     "raise_if_non_numeric",
+    "read_y",
     "series_name",
 ]
 
@@ -128,6 +130,17 @@ class ColumnStats:
     def largest(self) -> float:
         """The largest absolute value over the columns checked (0 when there are none)."""
         return float(self.absmax.max()) if self.absmax.size else 0.0
+
+
+def read_y(y, min_samples: int) -> np.ndarray:
+    """y as a float64 array (scikit-learn's ``check_array``, 1-D or 2-D, finiteness not checked here:
+    ``check_columns`` names the cell), or the ``ValueError`` naming y's column and row when it holds text."""
+    try:
+        return check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
+                           ensure_min_samples=min_samples)
+    except (ValueError, TypeError) as exc:
+        raise_if_non_numeric(y, "y", [series_name(y)], single=True, cause=exc)
+        raise
 
 
 def _blocks(n: int, m: int):

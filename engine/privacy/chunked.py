@@ -42,7 +42,6 @@ from engine.data.scheduler import dask_scheduler, is_distributed
 from engine.data.validate import DataError, check_finite_array
 from engine.privacy.clipping import ClipReport
 from engine.privacy.gram import Columns, ScaledGram, scaled_gram
-from engine.privacy.moments import RowScaling
 
 if TYPE_CHECKING:
     from dask.callbacks import Callback
@@ -158,34 +157,17 @@ def _add(partial_sums: Sequence[_Sums | None]) -> _Sums | None:
 
 
 @dataclass
-class ChunkedMoments(RowScaling):
-    """The summed release input: G = Z'Z (d, d), exactly symmetric, and what ``ScaledRows`` says about the rows.
+class ChunkedMoments(ScaledGram):
+    """The summed release input: ``ScaledGram`` (G = Z'Z, exactly symmetric, n, max_z and how the rows were
+    scaled) summed over the partitions of a lazy data set, and how many there were.
 
     Duck-types ``engine.privacy.moments.ScaledRows`` (bounds, weights, const, scale, widths, clip_reports,
     n_clipped, const_z, private_centring, d) without the rows Z, which are never gathered.
-    n : int, the row count (private under add/remove neighbours). n_partitions : int.
-    max_z : float, the largest scaled row norm (<= 1 by construction; kept for the estimators' checks).
+    n_partitions : int (keyword).
     """
 
-    G: np.ndarray
-    n: int
-    bounds: tuple[float, ...]
-    weights: tuple[float, ...]
-    const: float
-    scale: float
-    widths: tuple[int, ...]
-    clip_reports: tuple[ClipReport, ...]
-    n_clipped: int
-    n_partitions: int
-    max_z: float = 0.0
+    n_partitions: int = field(kw_only=True)
     Z: None = field(default=None, repr=False)
-
-
-    @property
-    def d(self) -> int:
-        """The dimension d of the summed moments."""
-        d: int = self.G.shape[0]
-        return d
 
 
 # =============================================================================================
@@ -378,8 +360,9 @@ def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
     reports = tuple(ClipReport(float(b), int(total.n), int(c), float(mx))
                     for b, c, mx in zip(bounds, total.clipped, total.max_norm, strict=False))
     G = 0.5 * (total.G + total.G.T)
-    return ChunkedMoments(G, int(total.n), bounds, weights, const, scale, widths, reports, int(total.n_clipped),
-                          n_parts, float(total.max_z))
+    return ChunkedMoments(G, int(total.n), float(total.max_z), n_partitions=n_parts, bounds=bounds, weights=weights,
+                          const=const, scale=scale, widths=widths, clip_reports=reports,
+                          n_clipped=int(total.n_clipped))
 
 
 def chunked_moments(X: Lazy, Y: Lazy = None, *, spec: RowSpec, scheduler: Any = None, progress: Progress | None = None,

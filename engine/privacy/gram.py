@@ -57,7 +57,7 @@ class ScaledGram(RowScaling):
     ----------
     G : array (d, d), exactly symmetric, Z'Z (private until released with noise).
     n : int, number of rows (private under add/remove neighbours).
-    bounds, weights, const, scale, widths, clip_reports, n_clipped : as ``ScaledRows``.
+    bounds, weights, const, scale, widths, clip_reports, n_clipped : see ``RowScaling``.
     max_z : float, the largest norm ||z_i|| of the scaled rows, from each block's norm and the factor it was scaled
         by (<= 1 by construction; 0 for no rows): DP-CCA's unit-ball check and the out-of-core sums
         (``engine.privacy.chunked``) read it.
@@ -65,13 +65,6 @@ class ScaledGram(RowScaling):
 
     G: np.ndarray
     n: int
-    bounds: tuple[float, ...]
-    weights: tuple[float, ...]
-    const: float
-    scale: float
-    widths: tuple[int, ...]
-    clip_reports: tuple[ClipReport, ...]
-    n_clipped: int
     max_z: float = 0.0
 
     @property
@@ -175,8 +168,9 @@ def scaled_gram(blocks: Sequence[np.ndarray | Columns], bounds: Sequence[float],
         pass_.scale_into(blocks, start, stop, zb)
         acc.add(zb)
     reports = tuple(ClipReport(B, n, k, t) for B, k, t in zip(bounds, pass_.n_over, pass_.top, strict=False))
-    return ScaledGram(pass_.unscale(acc.result()), n, bounds, weights, a, S, widths, reports, pass_.n_clipped,
-                      math.sqrt(pass_.max_sq) if n else 0.0)
+    return ScaledGram(pass_.unscale(acc.result()), n, math.sqrt(pass_.max_sq) if n else 0.0, bounds=bounds,
+                      weights=weights, const=a, scale=S, widths=widths, clip_reports=reports,
+                      n_clipped=pass_.n_clipped)
 
 
 def gram_block_rows(d: int) -> int:

@@ -103,13 +103,29 @@ REPLACE_ONE_SENSITIVITY = {
 }
 
 
+@dataclass(kw_only=True)
 class RowScaling:
-    """What ``const`` and ``scale`` say about rows scaled into the unit ball: one place for the three kinds of
-    scaled rows (``ScaledRows`` with Z, ``ScaledGram`` with Z'Z, ``engine.privacy.chunked.ChunkedMoments``)."""
+    """How rows were clipped and scaled into the unit ball: one place for the three kinds of scaled rows
+    (``ScaledRows`` with Z, ``engine.privacy.gram.ScaledGram`` with Z'Z, ``engine.privacy.chunked.ChunkedMoments``
+    summed over partitions). Keyword-only fields, so each kind's own fields (Z, or G and n) come first.
 
-    # Declared for the type checker only (no value: not a dataclass field here); every subclass sets both.
+    Attributes
+    ----------
+    bounds, weights : tuple of float, per block (public).
+    const : float, the constant a (0 without private centring).
+    scale : float, S = sqrt(sum_b w_b^2 + a^2).
+    widths : tuple of int, columns per block.
+    clip_reports : tuple of ClipReport, per block (private: the counts go to the owner's workbook).
+    n_clipped : int, rows clipped in at least one block (private).
+    """
+
+    bounds: tuple[float, ...]
+    weights: tuple[float, ...]
     const: float
     scale: float
+    widths: tuple[int, ...]
+    clip_reports: tuple[ClipReport, ...]
+    n_clipped: int
 
     @property
     def const_z(self) -> float:
@@ -128,22 +144,10 @@ class ScaledRows(RowScaling):
     Attributes
     ----------
     Z : array (n, d) with ||z_i|| <= 1; the last column is the constant a / S under private centring.
-    bounds, weights : tuple of float, per block (public).
-    const : float, the constant a (0 without private centring).
-    scale : float, S = sqrt(sum_b w_b^2 + a^2).
-    widths : tuple of int, columns per block.
-    clip_reports : tuple of ClipReport, per block (private: the counts go to the owner's workbook).
-    n_clipped : int, rows clipped in at least one block (private).
+    bounds, weights, const, scale, widths, clip_reports, n_clipped : see ``RowScaling``.
     """
 
     Z: np.ndarray
-    bounds: tuple[float, ...]
-    weights: tuple[float, ...]
-    const: float
-    scale: float
-    widths: tuple[int, ...]
-    clip_reports: tuple[ClipReport, ...]
-    n_clipped: int
 
     @property
     def d(self) -> int:
@@ -193,8 +197,8 @@ def scale_rows(blocks: Sequence[np.ndarray], bounds: Sequence[float], *, weights
         col += width
     if private_centring:
         Z[:, col] = a / S
-    return ScaledRows(Z, bounds, weights, a, S, tuple(b.shape[1] for b in blocks), tuple(reports),
-                      int(over_any.sum()))
+    return ScaledRows(Z, bounds=bounds, weights=weights, const=a, scale=S, widths=tuple(b.shape[1] for b in blocks),
+                      clip_reports=tuple(reports), n_clipped=int(over_any.sum()))
 
 
 def row_scaling(blocks: Sequence[Any], bounds: Sequence[float], weights: Sequence[float] | None,

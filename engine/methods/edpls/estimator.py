@@ -15,9 +15,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
-from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, validate_data
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
-from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, series_name
+from engine.methods.column_checks import check_columns, frame_names, raise_if_non_numeric, read_y, series_name
 from engine.methods.constraints import CALIBRATION_CONSTRAINT, PRIVACY_PARAMETER_CONSTRAINTS
 from engine.methods.edpls.prepared import _check_finite_fit, _Prepared, _small_blas, noise_frame, noise_wide
 from engine.privacy import PrivacyLedger, noise_generator
@@ -218,12 +218,7 @@ class EDPLS(RegressorMixin, BaseEstimator):
             except (ValueError, TypeError) as exc:
                 raise_if_non_numeric(X, "X", x_names, cause=exc)
                 raise
-            try:
-                y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
-                                ensure_min_samples=2)
-            except (ValueError, TypeError) as exc:
-                raise_if_non_numeric(y, "y", [y_name], single=True, cause=exc)
-                raise
+            y = read_y(y, min_samples=2)
         if y.ndim == 2:
             if y.shape[1] != 1:
                 raise ValueError(

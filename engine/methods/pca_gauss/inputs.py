@@ -17,6 +17,7 @@ from engine.methods.column_checks import (
     check_columns,
     frame_names,
     raise_if_non_numeric,
+    read_y,
     series_name,
 )
 
@@ -41,15 +42,10 @@ def read_records(est, X, y, task: str):
             raise ValueError(f"{type(est).__name__} with task={task!r} requires y to be passed, but the target "
                              "y is None")
         if task == "regression":
-            y_name = series_name(y)
-            try:
-                ya = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name="y",
-                                 ensure_min_samples=1)
-            except (ValueError, TypeError) as exc:
-                raise_if_non_numeric(y, "y", [y_name], single=True, cause=exc)
-                raise
+            ya = read_y(y, min_samples=1)
             if ya.ndim == 1 or (ya.ndim == 2 and ya.shape[1] == 1):
-                check_columns(ya.reshape(-1, 1), "y", [y_name], single=True, constant=False, duplicates=False)
+                check_columns(ya.reshape(-1, 1), "y", [series_name(y)], single=True, constant=False,
+                              duplicates=False)
     try:
         if task == "unsupervised":
             X = validate_data(est, X, dtype=float, ensure_all_finite=False, ensure_min_samples=2)
