@@ -38,7 +38,6 @@ __all__ = [
     "check_columns",
     "column_label",
     "frame_names",
-    "pow2_exponent",
     "raise_if_non_numeric",
     "read_y",
     "series_name",

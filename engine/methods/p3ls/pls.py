@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from engine.methods.column_checks import pow2_exponent
+from engine.numerics import pow2_exponent
 
 __all__ = [
     "PLSComponents",
