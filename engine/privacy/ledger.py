@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsilon
+
 if TYPE_CHECKING:
     import pandas as pd
-
-from .calibration import analytic_gaussian_sigma, gaussian_epsilon, zcdp_to_epsilon
 
 __all__ = ["Neighbouring", "PrivacyLedger", "Release", "gaussian_sigmas_for_budget", "ledger_totals",
            "under_replace_one"]
