@@ -20,6 +20,7 @@ import socket
 import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 import numpy as np
 import plotly.graph_objects as go
@@ -185,6 +186,12 @@ def test_static_export_is_bounded_in_time():
     assert time.monotonic() - start < 20
 
 
+def _request_host(line: str) -> str:
+    """The host an HTTP proxy request line names: ``CONNECT host:port HTTP/1.1`` or ``GET http://host/... HTTP/1.1``."""
+    target = line.split(" ")[1] if " " in line else line
+    return (urlsplit(target).hostname if "://" in target else target.rsplit(":", 1)[0]).lower()
+
+
 class RecordingProxy:
     """A local TCP listener that records the first bytes of each connection (an HTTP proxy request line)."""
 
@@ -237,7 +244,11 @@ def test_export_browser_sends_every_request_to_its_proxy(monkeypatch):
     assert why == "" and pngs and pngs[0].startswith(b"\x89PNG")
     assert any("example.invalid/privalab-leak.png" in line for line in proxy.lines), proxy.lines
     assert rf.CLOSED_PROXY.startswith("127.0.0.1:")
-    assert not any("mathjax" in line.lower() or "cdn" in line.lower() for line in proxy.lines), proxy.lines
+    # Chromium's own background requests (its clock, updates, sign-in, the search engine's start page) also reach
+    # the proxy, which refuses them; none is to plotly's or MathJax's CDN. Hosts only: the random keys in their
+    # query strings once held "cdn" (CI run 21, oldest versions).
+    hosts = [_request_host(line) for line in proxy.lines if line]
+    assert not any("mathjax" in h or "cdn" in h for h in hosts), proxy.lines
 
 
 # ------------------------------------------------------------------------------------------ page helpers
