@@ -2,8 +2,8 @@
 every message, so each import a party's handler pulls in is paid once per party per message. The handlers need
 numpy, SciPy's linear algebra, ``cryptography``, grpc and the engine's noise; neither scikit-learn nor pandas
 (each 0.2-1 CPU s to import). Measured on 2026-11-28: a party's modules with flwr took 0.87-0.97 CPU s, 1.14-1.26 s
-while the ledger, the message log and the ADMM trace imported pandas at their top, and P3LS's ``pls`` reached
-scikit-learn through ``column_checks``.
+while the ledger, the message log and the ADMM trace imported pandas at their top. (P3LS's ``pls`` also reached
+scikit-learn for one commit, through ``column_checks``.)
 
 Oracle: ``sys.modules`` of a fresh interpreter that imports exactly what the two ClientApps' handlers import.
 """
