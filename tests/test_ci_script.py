@@ -28,7 +28,12 @@ def test_exit_trap_keeps_a_passing_run_passing_and_cleans_up(tmp_path, install):
     work.mkdir()
     start = {
         "finished": 'sleep 0 & OLDEST_PID=$!; wait "$OLDEST_PID"',
-        "running": "sleep 30 & OLDEST_PID=$!",
+        # The install is still running when the trap fires, and has started. With a bare `sleep 30 &`, a SIGTERM
+        # that reached bash's child between its fork and its exec was sometimes lost, and the sleep held the output
+        # pipe for 30 s: the test timed out after every-step-passed (a full local run; 1 in 300 runs of the script
+        # with both cores busy). `sh` touches the marker once it runs, then becomes the sleep: 0 in 600.
+        "running": 'sh -c \'touch "$0/started"; exec sleep 30\' "$TMP" & OLDEST_PID=$!; '
+                   'until [ -e "$TMP/started" ]; do sleep 0.01; done',
         "never started": "",
     }[install]
     script = "\n".join([
