@@ -197,3 +197,29 @@ def test_auto_takes_tukey_em_on_public_axes_only():
     public = make_strict_edpls(2.0, 1e-5, y_range=(7.0, 23.0), X_public=pub, random_state=0).fit(data.X,
                                                                                                  data.Y[:, 0])
     assert public.choices_["path"].startswith("TukeyEM on 5 public axes")
+
+
+def test_the_zoom_decision_grows_past_a_stricter_threshold():
+    """The first half's growth only decides whether the response is compact enough to zoom into, at
+    ``ZOOM_GROW_RATE``: an empty 8-bin neighbour whose noisy sum passes the reading's growth threshold
+    (``GROW_RATE``) but not that one grows the read range by 8 bins, and leaves the zoom decision's alone. (At
+    ``GROW_RATE`` such a false step there skipped the zoom on the edPLS page's default sample, and the log-grid
+    read that followed widened the range 15-fold: 1.5 sigma_y.) Closed forms: the thresholds are sigma sqrt(k)
+    Phi^-1(1 - rate / 8)."""
+    from scipy.stats import norm
+
+    from engine.privacy.ranges import GROW_LEVELS, GROW_RATE, ZOOM_GROW_RATE, _occupied, window_threshold
+
+    sigma, k = 1.0, 8
+    z_read, z_zoom = (norm.isf(rate / (2 * len(GROW_LEVELS))) for rate in (GROW_RATE, ZOOM_GROW_RATE))
+    assert z_read < z_zoom
+    noisy = np.zeros(LOG_GRID.size - 1)
+    j = int(np.searchsorted(LOG_GRID, 10.0)) - 1  # the bin holding 10
+    noisy[j] = 1000.0
+    noisy[j + 1:j + 1 + k] = sigma * np.sqrt(k) * (z_read + z_zoom) / 2 / k  # between the two thresholds
+    cum = np.concatenate([[0.0], np.cumsum(noisy)])
+    tau1 = window_threshold(sigma, 1)
+    (lo, hi), how, _ = _occupied(cum, sigma, (1, 2), tau1)
+    assert (lo, hi) == (j, j + 1 + k) and "grown by 0 bin(s) below and 8 above" in how
+    (lo, hi), how, _ = _occupied(cum, sigma, (1, 2), tau1, grow_rate=ZOOM_GROW_RATE)
+    assert (lo, hi) == (j, j + 1) and "grown" not in how

@@ -21,16 +21,16 @@ got [115, 274], an intercept 0.43 sigma_y off and RMSEP 1.076 sigma_y against th
 the growth 1.005 (median of 20 splits; NIR spectra unchanged, the range there is one or two dense bins). Rows
 beyond the range are clipped by the fit that uses it, which costs bias in the tails only.
 
-Zoom (analytic calibration): the histogram is drawn in two halves, each with sigma sqrt(2) times the whole's,
-so that their Gaussian-DP mu compose exactly to the whole's (mu^2 = mu_1^2 + mu_2^2; Dong, Roth & Su). The first
-half is read alone. When a window of 1 or 2 bins passes its threshold there and the range it gives, grown, spans
-at most ``ZOOM_MAX_SPAN`` log bins (a compact response), the second half is a histogram over ``ZOOM_BINS`` equal
-bins of that range widened by one log bin on each side (a public grid by then: post-processing of the first
-half), with y clipped into it, read by the same windows and growth (threshold of its own bins) and widened by one
-zoom bin on each side (``ZOOM_MARGIN``): the tails that pass no threshold are clipped by less. Otherwise the
-second half is drawn over the log grid again and the two halves' mean is the whole histogram, exactly as one
-draw (the same law, the same reading above). Why: the log grid's 15 % bins are wide for a response far from 0
-with a small spread: corn's starch (sd 0.8 around 65) landed in [56.2, 75.0], a half-width of 9.4, and the
+Zoom (analytic calibration): the histogram is drawn in two halves, each with sigma sqrt(2) times the whole's, so
+that their Gaussian-DP mu compose exactly to the whole's (mu^2 = mu_1^2 + mu_2^2; Dong, Roth & Su). The first half
+is read alone. When a window of 1 or 2 bins passes its threshold there and the range it gives, grown (at the
+stricter ``ZOOM_GROW_RATE``), spans at most ``ZOOM_MAX_SPAN`` log bins (a compact response), the second half is a
+histogram over ``ZOOM_BINS`` equal bins of that range widened by one log bin on each side (a public grid by then:
+post-processing of the first half), with y clipped into it, read by the same windows and growth (threshold of its
+own bins) and widened by one zoom bin on each side (``ZOOM_MARGIN``): the tails that pass no threshold are clipped
+by less. Otherwise the second half is drawn over the log grid again and the two halves' mean is the whole histogram,
+exactly as one draw (the same law, the same reading above). Why: the log grid's 15 % bins are wide for a response
+far from 0 with a small spread: corn's starch (sd 0.8 around 65) landed in [56.2, 75.0], a half-width of 9.4, and the
 private constant's error is that half-width times the noise of its mean. With the classic calibration (basic
 composition) the halves would cost more than the whole: one draw.
 
@@ -78,6 +78,12 @@ FALSE_WINDOW_RATE = 0.001
 GROW_RATE = 0.01
 #: Window widths a growth step tries: at most 8 bins, so a false step widens the range by a factor <= 3.2.
 GROW_LEVELS = (1, 2, 4, 8)
+#: ``GROW_RATE`` of the first half's growth, which only decides whether the response is compact enough to zoom
+#: into: a false step there skipped the zoom, and the two halves' log-grid read, with a false step of its own,
+#: then widened the range 15-fold (3 in 20,000 draws on the edPLS page's default sample, where the fit then scored
+#: 1.5 sigma_y against 0.1; at this rate none, and 3 instead of 29 ranges over twice the usual width). A real tail
+#: still stops the zoom, at a higher threshold.
+ZOOM_GROW_RATE = 0.001
 
 
 def range_counts(y: ArrayLike) -> np.ndarray:
@@ -119,7 +125,7 @@ def private_range(y: ArrayLike, epsilon: float, delta: float, rng: RandomStateLi
     first = half.randomise(counts, rng, ledger=ledger, name=RANGE_RELEASE, note=note + ", first half")
     cum = np.concatenate([[0.0], np.cumsum(first)])
     dense = _occupied(cum, half.sigma, LEVELS[:LEVELS.index(ZOOM_MAX_LEVEL) + 1],
-                      window_threshold(half.sigma, 1))
+                      window_threshold(half.sigma, 1), grow_rate=ZOOM_GROW_RATE)
     if dense is None or dense[0][1] - dense[0][0] > ZOOM_MAX_SPAN:
         second = half.randomise(counts, rng, ledger=ledger, name=RANGE_RELEASE_2, note=note + ", second half")
         (lo, hi), facts = _read((first + second) / 2.0, sigma)
@@ -176,17 +182,18 @@ def zoom_counts(y: ArrayLike, low: float, high: float) -> np.ndarray:
     return np.bincount(idx, minlength=ZOOM_BINS).astype(float)
 
 
-def _occupied(cum: np.ndarray, sigma: float, levels: tuple[int, ...], tau1: float,
-              ) -> tuple[tuple[int, int], str, float] | None:
+def _occupied(cum: np.ndarray, sigma: float, levels: tuple[int, ...], tau1: float, *,
+              grow_rate: float = GROW_RATE) -> tuple[tuple[int, int], str, float] | None:
     """((lo, hi) bin indices, how, threshold) of the occupied windows at the finest passing level of ``levels``,
-    grown into the tails; None when no window passes. ``tau1``: the one-bin threshold (k bins: sqrt(k) times)."""
+    grown into the tails (``_grown`` at ``grow_rate``); None when no window passes. ``tau1``: the one-bin
+    threshold (k bins: sqrt(k) times)."""
     for k in levels:
         window = cum[k:] - cum[:-k]  # window j covers bins j .. j + k - 1
         tau = tau1 * math.sqrt(k)
         hit = np.flatnonzero(window > tau)
         if hit.size:
             first, last = int(hit.min()), int(hit.max()) + k
-            lo, hi = _grown(cum, first, last, sigma)
+            lo, hi = _grown(cum, first, last, sigma, grow_rate)
             how = f"windows of {k} bin(s) with a noisy count above {tau:.3g} (sigma {sigma:.3g} per bin)"
             if (lo, hi) != (first, last):
                 how += f", grown by {first - lo} bin(s) below and {hi - last} above into its tails"
@@ -203,9 +210,10 @@ def window_threshold(sigma: float, k: int = 1, *, n_bins: int = LOG_GRID.size - 
     return float(sigma) * math.sqrt(k) * z
 
 
-def _grown(cum: np.ndarray, lo: int, hi: int, sigma: float) -> tuple[int, int]:
-    """Bins [lo, hi) grown by adjacent windows whose noisy sum passes the growth threshold (module docstring)."""
-    z = float(ndtri(1.0 - GROW_RATE / (2 * len(GROW_LEVELS))))
+def _grown(cum: np.ndarray, lo: int, hi: int, sigma: float, grow_rate: float = GROW_RATE) -> tuple[int, int]:
+    """Bins [lo, hi) grown by adjacent windows whose noisy sum passes the growth threshold (module docstring): an
+    empty neighbour passes a step with probability <= ``grow_rate``."""
+    z = float(ndtri(1.0 - grow_rate / (2 * len(GROW_LEVELS))))
     n_bins = cum.size - 1
     grew = True
     while grew:  # ends: every step adds >= 1 bin and the grid is finite
