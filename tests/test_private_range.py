@@ -214,7 +214,7 @@ def test_the_zoom_decision_grows_past_a_stricter_threshold():
     z_read, z_zoom = (norm.isf(rate / (2 * len(GROW_LEVELS))) for rate in (GROW_RATE, ZOOM_GROW_RATE))
     assert z_read < z_zoom
     noisy = np.zeros(LOG_GRID.size - 1)
-    j = int(np.searchsorted(LOG_GRID, 10.0)) - 1  # the bin holding 10
+    j = int(np.searchsorted(LOG_GRID, 10.0)) - 1  # the bin just below 10 (its upper edge)
     noisy[j] = 1000.0
     noisy[j + 1:j + 1 + k] = sigma * np.sqrt(k) * (z_read + z_zoom) / 2 / k  # between the two thresholds
     cum = np.concatenate([[0.0], np.cumsum(noisy)])
