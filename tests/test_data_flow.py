@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import AppTest, local_script_runner
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 180
@@ -90,13 +91,15 @@ def _held(*args, **kwargs) -> None:
 
 
 def _left_mid_read(monkeypatch, tmp_path, data: bytes, hold_home: bool = False) -> AppTest:
-    """Home, with ``data`` uploaded as lab.csv and the run reading it stopped while the read is held (AppTest stops
-    a run past its timeout as the browser's click on a page link stops it: at the wait's stop check). The read goes
-    on once ``tmp_path``/go exists."""
+    """Home, with ``data`` uploaded as lab.csv and the run reading it stopped once it waits on the read, begun and
+    held, as the browser's click on a page link stops it: at the wait's stop check. The read goes on once
+    ``tmp_path``/go exists."""
     from tests.jobs_helpers import gated_parse
+    from ui import jobs_view
     from ui.runtime import jobs
 
     (tmp_path / "go").unlink(missing_ok=True)
+    (tmp_path / "started").unlink(missing_ok=True)
     monkeypatch.setattr("ui.upload_read._LOADS", OrderedDict())  # not read by an earlier test
     monkeypatch.setattr(jobs, "parse_upload", functools.partial(gated_parse, str(tmp_path)))
     jobs.run(operator.add, 1, 2)  # the forkserver is up (its first start is slow on a loaded machine)
@@ -112,13 +115,37 @@ def _left_mid_read(monkeypatch, tmp_path, data: bytes, hold_home: bool = False) 
     at.file_uploader(key="home_data_upload").set_value(("lab.csv", data, "text/csv"))
     if hold_home:  # the run the upload causes is stopped before it reaches the data picker
         monkeypatch.setattr("ui.home.demo.guided_demo", _held)
-    with pytest.raises(RuntimeError, match="timed out"):
-        at.run(timeout=10)
+    held = threading.Event()
+
+    def stop_check(_check=jobs_view.stop_check) -> None:  # the run waits (on the read, or in _held) on a read begun
+        if submitted and (tmp_path / "started").exists():
+            held.set()
+        _check()
+
+    monkeypatch.setattr(jobs_view, "stop_check", stop_check)
+    with monkeypatch.context() as m:
+        m.setattr(local_script_runner, "require_widgets_deltas", functools.partial(_stopped_once_held, held))
+        with pytest.raises(RuntimeError, match="stopped while it waited"):
+            at.run(timeout=60)
     assert [j.label for j in submitted] == ["Reading lab.csv"]  # the page was left while the file was being read
     return at
 
 
-@pytest.mark.slow  # a run held for 10 s
+def _stopped_once_held(held: threading.Event, runner, timeout: float) -> None:
+    """AppTest's wait for a run (``local_script_runner.require_widgets_deltas``), ended the way a click on a page
+    link ends it: stopped at the run's stop check as soon as it waits (``held``), instead of after a fixed timeout
+    (four of these runs held for 10 s each made the slowest test of the suite's non-browser tests). A run that
+    finishes without waiting returns, and the caller's ``pytest.raises`` fails."""
+    deadline = time.monotonic() + timeout
+    while not runner.script_stopped():
+        if held.wait(0.005) or time.monotonic() > deadline:
+            runner.request_stop()
+            runner.join()
+            raise RuntimeError("the run was stopped while it waited" if held.is_set() else
+                               f"the run neither finished nor waited within {timeout} s")
+
+
+@pytest.mark.slow  # the upload and a page flow under AppTest: 1-4 s
 def test_an_upload_still_being_read_follows_a_page_link(monkeypatch, tmp_path):
     """Issue 31 item 7: a lab export uploaded on Home and followed at once by a click on the edPLS card is waited
     for and used there, not silently replaced by the sample set Home had chosen."""
@@ -134,7 +161,7 @@ def test_an_upload_still_being_read_follows_a_page_link(monkeypatch, tmp_path):
     assert "**lab.csv**: 40 rows" in " ".join(m.value for m in at.markdown)
 
 
-@pytest.mark.slow  # a run held for 10 s
+@pytest.mark.slow  # the upload and a page flow under AppTest: 1-4 s
 def test_a_page_link_clicked_before_home_reaches_the_upload_keeps_it(monkeypatch, tmp_path):
     """The click stops the run the upload causes above Home's data picker: the read started by the uploader's
     on_change is kept, and edPLS uses the file."""
@@ -147,7 +174,7 @@ def test_a_page_link_clicked_before_home_reaches_the_upload_keeps_it(monkeypatch
     assert at.radio(key="edpls_data_source").value == "Upload a file"
 
 
-@pytest.mark.slow  # four runs held for 10 s
+@pytest.mark.slow  # four uploads and page flows under AppTest: 4-10 s
 def test_a_read_kept_across_a_rerun_is_not_read_twice_and_another_source_ends_it(monkeypatch, tmp_path):
     """The same page's next run waits on the kept read (the same job, finished, not cancelled); on the landing page a
     file refused for missing cells shows the refusal and the checkbox; choosing a sample set or removing the file
