@@ -91,9 +91,11 @@ def test_noise_off_equals_sklearn_on_corn(corn, k):
 
 @pytest.mark.parametrize("shape, k", [((40, 15), 6), ((30, 100), 8), ((200, 5), 5), ((3000, 200), 6)])
 @pytest.mark.parametrize("copy_limit", [None, 0])
-def test_noise_off_equals_sklearn_on_random_data(monkeypatch, shape, k, copy_limit):
+@pytest.mark.parametrize("blas", [False, True])
+def test_noise_off_equals_sklearn_on_random_data(monkeypatch, shape, k, copy_limit, blas):
     if copy_limit is not None:  # exercise the implicit-centring (no copy) path
         monkeypatch.setattr(coremod, "_COPY_LIMIT", copy_limit)
+    monkeypatch.setattr(coremod, "_products_by_blas", lambda: blas)  # both kernels, whichever this machine picks
     X, y = _random(*shape, seed=shape[1])
     if X.size > 500_000:  # large enough for the threaded row passes (on a machine with >= 2 cores)
         assert len(coremod._RowPasses(X).groups) == min(3, os.cpu_count() or 1)
@@ -104,11 +106,43 @@ def test_noise_off_equals_sklearn_on_random_data(monkeypatch, shape, k, copy_lim
     assert _rel(ours.predict(Xt), ref.predict(Xt).ravel()) < 1e-8
 
 
+@pytest.mark.parametrize("blas", [False, True])
+@pytest.mark.parametrize("n", [7, 3000])  # one block; several blocks in (on >= 2 cores) several threads' groups
+def test_row_pass_products_equal_numpys_with_either_kernel(monkeypatch, blas, n):
+    """Each product of the row passes (one or several vectors, one or several rows of U) equals numpy's to
+    rounding: a sum of N products errs by at most N eps sum|u_i x_i| <= N^2 eps max|u| max|x| (sequential
+    summation; blocked or pairwise only less), twice that between two such sums. The squared row norms: 400 positive
+    terms, so 2 x 400 eps relative."""
+    monkeypatch.setattr(coremod, "_products_by_blas", lambda: blas)
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 400))
+    U, V = rng.normal(size=(2, n)), rng.normal(size=(400, 2))
+    eps, big = np.finfo(float).eps, max(n, 400)
+    bound = 2 * big * big * eps * np.abs(X).max() * max(np.abs(U).max(), np.abs(V).max())
+    with coremod._RowPasses(X) as rp:
+        assert rp.blas is blas
+        np.testing.assert_allclose(rp.tmul(U[0]), U[0] @ X, rtol=0, atol=bound)
+        np.testing.assert_allclose(rp.tmul(U), U @ X, rtol=0, atol=bound)
+        for got, v in zip(rp.mul(V[:, 0]) + rp.mul(V[:, 0], V[:, 1]), [V[:, 0], V[:, 0], V[:, 1]], strict=True):
+            np.testing.assert_allclose(got, X @ v, rtol=0, atol=bound)
+        sums, rn2 = rp.sums_and_norms(U)
+        np.testing.assert_allclose(sums, U @ X, rtol=0, atol=bound)
+        np.testing.assert_allclose(rn2, (X * X).sum(axis=1), rtol=2 * 400 * eps, atol=0)
+
+
+def test_the_kernel_is_chosen_once_per_process():
+    assert coremod._products_by_blas() in (True, False)
+    assert coremod._products_by_blas() is coremod._products_by_blas()
+    assert coremod._products_by_blas.cache_info().misses == 1
+
+
 @pytest.mark.parametrize("copy_limit", [None, 0])
 @pytest.mark.parametrize("ymax", ["abs", "signed"])
-def test_fast_path_equals_the_literal_algorithm(corn, monkeypatch, copy_limit, ymax):
+@pytest.mark.parametrize("blas", [False, True])
+def test_fast_path_equals_the_literal_algorithm(corn, monkeypatch, copy_limit, ymax, blas):
     if copy_limit is not None:
         monkeypatch.setattr(coremod, "_COPY_LIMIT", copy_limit)
+    monkeypatch.setattr(coremod, "_products_by_blas", lambda: blas)
     X, y = corn
     k = 8
     m = EDPLS(n_components=k, epsilon=np.inf, ymax=ymax).fit(X, y)

@@ -52,6 +52,7 @@ above) and report none of the per-component sample bounds the paper's noise need
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -143,18 +144,20 @@ def _row_block(m: int) -> int:
 class _RowPasses:
     """Row-blocked passes over X, split over worker threads (each running single-threaded BLAS).
 
-    The products are numpy's ``einsum`` kernels, not BLAS gemv: at one thread they stream X at the memory
-    bandwidth (u'X: 2.5 ms at 20,000 x 500, as fast as a sum over X) where OpenBLAS's dgemv took 4.3 ms
-    (X v: 3.7 against 4.0 ms); a gemm with 2 rows packs (copies) each block first and is slower still.
+    The products are numpy's ``einsum`` kernels or BLAS gemv, whichever this machine runs faster
+    (``_products_by_blas``). A pass with one product runs it on a whole group of rows at once; a pass with
+    several runs them block by block, so that each ~1 MB block is read from memory once and then from cache.
+    A gemm with 2 rows packs (copies) each block first and is no faster than two gemv.
 
     Blocks of ~1 MB are small for a multi-threaded BLAS call (thread start-up per call dominates,
     badly so on a loaded machine), so the parallelism is over contiguous groups of blocks instead:
-    numpy releases the GIL inside the products. Results do not depend on timing (partial sums are
-    combined in group order).
+    numpy releases the GIL inside the products. Results do not depend on timing within a process
+    (partial sums are combined in group order, and the kernel is chosen once).
     """
 
     def __init__(self, X: np.ndarray):
         self.X = X
+        self.blas = _products_by_blas()
         n, m = X.shape
         B = _row_block(m)
         blocks = [(i, min(i + B, n)) for i in range(0, n, B)]
@@ -183,6 +186,14 @@ class _RowPasses:
             return [fn(g) for g in self.groups]
         return list(self._pool.map(fn, self.groups))
 
+    def _tmul_into(self, acc, U, Xi, rows: slice, tmp) -> None:
+        """acc[r] += U[r, rows] @ Xi for each row r of U (the block Xi is read from memory once)."""
+        for r in range(U.shape[0]):
+            if self.blas:
+                acc[r] += np.matmul(U[r, rows], Xi, out=tmp)
+            else:
+                acc[r] += np.einsum("i,ij->j", U[r, rows], Xi, out=tmp)
+
     def sums_and_norms(self, U: np.ndarray):
         """(U @ X, squared row norms of X); U has shape (r, n)."""
         X = self.X
@@ -192,9 +203,11 @@ class _RowPasses:
             acc, tmp = np.zeros((U.shape[0], X.shape[1])), np.empty(X.shape[1])
             for a, b in group:
                 Xi = X[a:b]
-                for r in range(U.shape[0]):  # one product per row: a gemm with 2 rows packs (copies) the block
-                    acc[r] += np.einsum("i,ij->j", U[r, a:b], Xi, out=tmp)
-                np.einsum("ij,ij->i", Xi, Xi, out=rn2[a:b])
+                self._tmul_into(acc, U, Xi, slice(a, b), tmp)
+                if self.blas:  # a BLAS dot per row: 3.8 ms against einsum's 6.8 at 20,000 x 500 where BLAS wins
+                    np.vecdot(Xi, Xi, out=rn2[a:b])
+                else:
+                    np.einsum("ij,ij->i", Xi, Xi, out=rn2[a:b])
             return acc
 
         return sum(self._run(work)), rn2
@@ -203,13 +216,12 @@ class _RowPasses:
         """X' u for u of shape (n,), or U X for U of shape (r, n) (one pass for all r rows)."""
         X = self.X
         U = u.reshape(-1, u.shape[-1])
+        whole = self.blas and U.shape[0] == 1  # one gemv over the whole group
 
         def work(group):
             acc, tmp = np.zeros((U.shape[0], X.shape[1])), np.empty(X.shape[1])
-            for a, b in group:
-                Xi = X[a:b]
-                for r in range(U.shape[0]):  # the block is read from memory once, then from cache
-                    acc[r] += np.einsum("i,ij->j", U[r, a:b], Xi, out=tmp)
+            for a, b in [(group[0][0], group[-1][1])] if whole else group:
+                self._tmul_into(acc, U, X[a:b], slice(a, b), tmp)
             return acc
 
         out = sum(self._run(work))
@@ -219,15 +231,61 @@ class _RowPasses:
         """X v for each v, from one pass (each block is reused from cache)."""
         X = self.X
         outs = [np.empty(X.shape[0]) for _ in vs]
+        whole = self.blas and len(vs) == 1  # one gemv over the whole group
 
         def work(group):
-            for a, b in group:
+            for a, b in [(group[0][0], group[-1][1])] if whole else group:
                 Xi = X[a:b]
                 for v, o in zip(vs, outs, strict=False):
-                    np.einsum("ij,j->i", Xi, v, out=o[a:b])
+                    if self.blas:
+                        np.matmul(Xi, v, out=o[a:b])
+                    else:
+                        np.einsum("ij,j->i", Xi, v, out=o[a:b])
 
         self._run(work)
         return outs
+
+
+#: BLAS gemv replaces numpy's einsum in the passes when it takes at most this fraction of einsum's time here
+#: (``_products_by_blas``); the margin keeps a machine where the two are close from switching between runs.
+_BLAS_MARGIN = 0.85
+
+
+@functools.cache
+def _products_by_blas() -> bool:
+    """Whether single-threaded BLAS gemv runs the passes' products faster than numpy's ``einsum`` on this machine.
+
+    It depends on the machine, both ways. One 2-core VM (2026-11-27): u'X at 20,000 x 500 took 2.5 ms with einsum
+    (as fast as a sum over X) and 4.3 ms with OpenBLAS's dgemv (X v: 3.7 against 4.0). Another (2026-11-28: a
+    Sapphire Rapids VM, numpy 2.4.6, OpenBLAS 0.3.31's SkylakeX kernels): 7.2 ms with einsum in ~1 MB blocks and
+    3.4 ms with one dgemv (4.7-5.2 in the blocks); edPLS then cost 1.78x ikpls's CPU time. So it is measured, once
+    per process: u'X and X v on a 4 MB matrix in ~1 MB blocks, this thread's CPU time, the best of 5 alternating
+    runs of each (about 10 ms in all). Both kernels give the same products to rounding."""
+    import time
+
+    n, m = 2048, 256
+    X, u, v = np.ones((n, m)), np.ones(n), np.ones(m)
+    B = _row_block(m)
+    tmp, out = np.empty(m), np.empty(n)
+
+    def einsum_pass():
+        for a in range(0, n, B):
+            np.einsum("i,ij->j", u[a:a + B], X[a:a + B], out=tmp)
+            np.einsum("ij,j->i", X[a:a + B], v, out=out[a:a + B])
+
+    def blas_pass():
+        for a in range(0, n, B):
+            np.matmul(u[a:a + B], X[a:a + B], out=tmp)
+            np.matmul(X[a:a + B], v, out=out[a:a + B])
+
+    best = {einsum_pass: math.inf, blas_pass: math.inf}
+    with one_blas_thread():
+        for _ in range(5):
+            for kernel in best:
+                t0 = time.thread_time()
+                kernel()
+                best[kernel] = min(best[kernel], time.thread_time() - t0)
+    return best[blas_pass] <= _BLAS_MARGIN * best[einsum_pass]
 
 
 def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centring: bool, ymax_rule: str,
