@@ -12,7 +12,8 @@
     ``PLSRegression``, both fitting the same model (centred, not scaled). CPU time with one BLAS thread,
     interleaved rounds in this process, best of 7. Prints edpls_vs_ikpls_cpu (the worse of the two modes at
     every size; target <= 1.10), the per-size ratios, each fit's time in passes over X (units of a numpy sum
-    over X) and the peak memory each fit allocates on top of X (tracemalloc).
+    over X), the peak memory each fit allocates on top of X (tracemalloc) and edpls_row_pass_products (blas or
+    einsum: the kernel this machine's row passes run, measured once per process).
 
 (c) One strict fit (issue #21): 100,000 x 1,000 (--quick: 50,000 x 1,000), 10 components, eps = 1, private
     centring, public bounds fixed from the generator's design (x_bound = the expected row norm, so about half
@@ -145,6 +146,10 @@ def large_fit(claims: Claims, sizes, k: int, seed: int, repeats: int) -> None:
     ``repeats``. ikpls and sklearn fit the same model as EDPLS (centred, not scaled: ``scale_X=False,
     scale_Y=False`` / ``scale=False``); ikpls's default also divides X and y by their standard deviations,
     which is extra work on a different model. Claim: EDPLS <= 1.10 x ikpls at every size, in both modes."""
+    from engine.methods.edpls.core import _products_by_blas
+
+    # which kernel this machine's row passes run (measured once per process: engine/methods/edpls/core.py)
+    emit("edpls_row_pass_products", "blas" if _products_by_blas() else "einsum")
     worst = max(_large_one(claims, n, m, k, seed, repeats) for n, m in sizes)
     emit("edpls_vs_ikpls_cpu", worst)
 
