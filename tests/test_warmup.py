@@ -34,6 +34,10 @@ def test_warm_reports_a_failing_step_and_carries_on():
     assert steps["no_such_module_for_privalab_warmup"].startswith("error: ModuleNotFoundError")
     assert isinstance(steps["json"], float)
     assert isinstance(steps["first_figure_and_table"], float)
+    assert isinstance(steps["first_pls_path"], float)  # edPLS's row passes have chosen their kernel
+    from engine.methods.edpls import core
+
+    assert core._products_by_blas.cache_info().currsize == 1
     assert "no_such_module_for_privalab_warmup" not in sys.modules
 
 

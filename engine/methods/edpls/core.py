@@ -186,13 +186,14 @@ class _RowPasses:
             return [fn(g) for g in self.groups]
         return list(self._pool.map(fn, self.groups))
 
+    def _spans(self, group, whole: bool):
+        """The row ranges a pass visits: the group's blocks, or the whole group at once."""
+        return [(group[0][0], group[-1][1])] if whole else group
+
     def _tmul_into(self, acc, U, Xi, rows: slice, tmp) -> None:
         """acc[r] += U[r, rows] @ Xi for each row r of U (the block Xi is read from memory once)."""
         for r in range(U.shape[0]):
-            if self.blas:
-                acc[r] += np.matmul(U[r, rows], Xi, out=tmp)
-            else:
-                acc[r] += np.einsum("i,ij->j", U[r, rows], Xi, out=tmp)
+            acc[r] += _tmul_block(self.blas, U[r, rows], Xi, tmp)
 
     def sums_and_norms(self, U: np.ndarray):
         """(U @ X, squared row norms of X); U has shape (r, n)."""
@@ -204,10 +205,7 @@ class _RowPasses:
             for a, b in group:
                 Xi = X[a:b]
                 self._tmul_into(acc, U, Xi, slice(a, b), tmp)
-                if self.blas:  # a BLAS dot per row: 3.8 ms against einsum's 6.8 at 20,000 x 500 where BLAS wins
-                    np.vecdot(Xi, Xi, out=rn2[a:b])
-                else:
-                    np.einsum("ij,ij->i", Xi, Xi, out=rn2[a:b])
+                _row_norms_block(self.blas, Xi, rn2[a:b])
             return acc
 
         return sum(self._run(work)), rn2
@@ -220,7 +218,7 @@ class _RowPasses:
 
         def work(group):
             acc, tmp = np.zeros((U.shape[0], X.shape[1])), np.empty(X.shape[1])
-            for a, b in [(group[0][0], group[-1][1])] if whole else group:
+            for a, b in self._spans(group, whole):
                 self._tmul_into(acc, U, X[a:b], slice(a, b), tmp)
             return acc
 
@@ -234,21 +232,39 @@ class _RowPasses:
         whole = self.blas and len(vs) == 1  # one gemv over the whole group
 
         def work(group):
-            for a, b in [(group[0][0], group[-1][1])] if whole else group:
+            for a, b in self._spans(group, whole):
                 Xi = X[a:b]
                 for v, o in zip(vs, outs, strict=False):
-                    if self.blas:
-                        np.matmul(Xi, v, out=o[a:b])
-                    else:
-                        np.einsum("ij,j->i", Xi, v, out=o[a:b])
+                    _mul_block(self.blas, Xi, v, o[a:b])
 
         self._run(work)
         return outs
 
 
+def _tmul_block(blas: bool, u: np.ndarray, Xi: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """u' Xi into ``out``: BLAS gemv or numpy's einsum (``_products_by_blas``)."""
+    return np.matmul(u, Xi, out=out) if blas else np.einsum("i,ij->j", u, Xi, out=out)
+
+
+def _mul_block(blas: bool, Xi: np.ndarray, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Xi v into ``out``: BLAS gemv or numpy's einsum."""
+    return np.matmul(Xi, v, out=out) if blas else np.einsum("ij,j->i", Xi, v, out=out)
+
+
+def _row_norms_block(blas: bool, Xi: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The squared row norms of Xi into ``out``: a BLAS dot per row (3.8 ms against einsum's 6.8 at 20,000 x 500
+    on the machine where BLAS wins) or numpy's einsum."""
+    return np.vecdot(Xi, Xi, out=out) if blas else np.einsum("ij,ij->i", Xi, Xi, out=out)
+
+
 #: BLAS gemv replaces numpy's einsum in the passes when it takes at most this fraction of einsum's time here
 #: (``_products_by_blas``); the margin keeps a machine where the two are close from switching between runs.
 _BLAS_MARGIN = 0.85
+#: The matrix ``_products_by_blas`` times the kernels on: 64 MB, more than a core's share of the caches on most
+#: machines, so that both stream it from memory as they stream a large X. On a matrix that stays in cache (4 MB)
+#: the two kernels differed far less than on 80 MB on the machine where BLAS wins (BLAS / einsum 0.68-1.00 against
+#: 0.47: too close to the margin to decide reliably); on 64 MB 0.64-0.77.
+_CALIBRATION_SHAPE = (8192, 1024)
 
 
 @functools.cache
@@ -259,33 +275,27 @@ def _products_by_blas() -> bool:
     (as fast as a sum over X) and 4.3 ms with OpenBLAS's dgemv (X v: 3.7 against 4.0). Another (2026-11-28: a
     Sapphire Rapids VM, numpy 2.4.6, OpenBLAS 0.3.31's SkylakeX kernels): 7.2 ms with einsum in ~1 MB blocks and
     3.4 ms with one dgemv (4.7-5.2 in the blocks); edPLS then cost 1.78x ikpls's CPU time. So it is measured, once
-    per process: u'X and X v on a 4 MB matrix in ~1 MB blocks, this thread's CPU time, the best of 5 alternating
-    runs of each (about 10 ms in all). Both kernels give the same products to rounding."""
+    per process, as a single-product pass runs them: u'X and X v on a ``_CALIBRATION_SHAPE`` matrix, einsum block
+    by block and BLAS over the whole matrix; this thread's CPU time, the best of 3 alternating runs of each (about
+    60 ms in all, paid by the server's warm-up thread, ``ui.runtime.warmup``). Both kernels give the same products
+    to rounding."""
     import time
 
-    n, m = 2048, 256
+    n, m = _CALIBRATION_SHAPE
     X, u, v = np.ones((n, m)), np.ones(n), np.ones(m)
-    B = _row_block(m)
     tmp, out = np.empty(m), np.empty(n)
-
-    def einsum_pass():
-        for a in range(0, n, B):
-            np.einsum("i,ij->j", u[a:a + B], X[a:a + B], out=tmp)
-            np.einsum("ij,j->i", X[a:a + B], v, out=out[a:a + B])
-
-    def blas_pass():
-        for a in range(0, n, B):
-            np.matmul(u[a:a + B], X[a:a + B], out=tmp)
-            np.matmul(X[a:a + B], v, out=out[a:a + B])
-
-    best = {einsum_pass: math.inf, blas_pass: math.inf}
+    B = _row_block(m)
+    spans = {False: [(a, min(a + B, n)) for a in range(0, n, B)], True: [(0, n)]}  # by blas
+    best = {False: math.inf, True: math.inf}
     with one_blas_thread():
-        for _ in range(5):
-            for kernel in best:
+        for _ in range(3):
+            for blas, rows in spans.items():
                 t0 = time.thread_time()
-                kernel()
-                best[kernel] = min(best[kernel], time.thread_time() - t0)
-    return best[blas_pass] <= _BLAS_MARGIN * best[einsum_pass]
+                for a, b in rows:
+                    _tmul_block(blas, u[a:b], X[a:b], tmp)
+                    _mul_block(blas, X[a:b], v, out[a:b])
+                best[blas] = min(best[blas], time.thread_time() - t0)
+    return best[True] <= _BLAS_MARGIN * best[False]
 
 
 def _nipals_path(X: np.ndarray, y: np.ndarray, K: int, *, centring: bool, ymax_rule: str,
