@@ -197,15 +197,21 @@ def _request_target(line: str) -> str:
 
 
 class RecordingProxy:
-    """A local TCP listener that records the first bytes of each connection (an HTTP proxy request line)."""
+    """A local TCP listener that records the first bytes of each connection (an HTTP proxy request line).
+
+    Each connection is served in its own thread: Chromium also opens connections it sends nothing on (preconnects)
+    and keeps them open. Served one at a time, each such connection held every later one, the image request
+    included, behind a 2 s read timeout; a run of them could outlast the export's own timeout (CI run 34, the
+    oldest-versions run: the export timed out at 60 s once, against 1.5-2.5 s in every other run)."""
 
     def __init__(self):
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
+        self.sock.listen(64)
         self.sock.settimeout(0.5)
         self.lines: list[str] = []
         self.stop = False
+        self.handlers: list[threading.Thread] = []
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
@@ -219,18 +225,25 @@ class RecordingProxy:
                 conn, _ = self.sock.accept()
             except OSError:
                 continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    self.lines.append(conn.recv(4096).decode("latin-1").split("\r\n", 1)[0])
-                    conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-                except OSError:
-                    pass
+            handler = threading.Thread(target=self.answer, args=(conn,), daemon=True)
+            handler.start()
+            self.handlers.append(handler)
+
+    def answer(self, conn):
+        with conn:
+            conn.settimeout(2)
+            try:
+                self.lines.append(conn.recv(4096).decode("latin-1").split("\r\n", 1)[0])  # list.append: atomic
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            except OSError:
+                pass
 
     def close(self):
         self.stop = True
         self.thread.join(timeout=2)
         self.sock.close()
+        for handler in self.handlers:  # each ends within its 2 s read timeout
+            handler.join(timeout=3)
 
 
 @needs_browser
