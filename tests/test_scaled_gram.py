@@ -45,10 +45,14 @@ CONFIGS = [
 
 @pytest.mark.parametrize("kw,bounds", CONFIGS)
 @pytest.mark.parametrize("block_rows", [1, 7, 64, None, 10_000])
-def test_scaled_gram_is_z_transpose_z_of_the_scaled_rows_with_the_same_clip_reports(kw, bounds, block_rows):
+@pytest.mark.parametrize("concurrent", [False, True])  # scipy's in-place dsyrk / numpy's product, then added
+@pytest.mark.parametrize("order", ["C", "F"])  # the buffer follows X's memory order: dsyrk's trans 0 / 1
+def test_scaled_gram_is_z_transpose_z_of_the_scaled_rows_with_the_same_clip_reports(kw, bounds, block_rows,
+                                                                                   concurrent, order):
     X, y = _data()
+    X = np.asarray(X, order=order)
     blocks = [X, y[:, None]]
-    g = scaled_gram(blocks, bounds, block_rows=block_rows, **kw)
+    g = scaled_gram(blocks, bounds, block_rows=block_rows, concurrent=concurrent, **kw)
     rows = scale_rows(blocks, bounds, **kw)
     assert rows.n_clipped > 0 and rows.n_clipped < X.shape[0]  # the data exercise both branches
     assert _rel(g.G, rows.Z.T @ rows.Z) <= 1e-12
@@ -178,6 +182,36 @@ def test_dp_pcr_and_dp_cca_grams_equal_the_old_path():
         assert prep._z is None  # the fit's Gram matrix came without the rows
         assert _rel(G, MomentsRelease.gram(prep.Z)) <= 1e-12  # Z built on demand by the old formulas
         assert prep.n == X.shape[0] and np.linalg.norm(prep.Z, axis=1).max() <= 1 + 1e-12
+
+
+def test_the_two_accumulators_agree_and_only_dask_partitions_use_the_gil_free_one(monkeypatch):
+    """Both rank-k updates sum the same products in another order: equal to a few ulps of the largest entry (each
+    entry a sum of n products of numbers below 1, so |error| <= n eps max|G| as a bound, far looser than seen).
+    The out-of-core sums run on Dask's threads and ask for the update that releases the GIL."""
+    import dask.dataframe as dd
+
+    from engine.privacy import chunked
+
+    X, y = _data(n=5_000, m=40, seed=7)
+    for blocks in ([X, y[:, None]], [Columns(list(np.asfortranarray(X).T)), Columns([y])]):
+        alone = scaled_gram(blocks, [4.0, 3.0], private_centring=True, block_rows=512)
+        shared = scaled_gram(blocks, [4.0, 3.0], private_centring=True, block_rows=512, concurrent=True)
+        assert np.array_equal(alone.G, alone.G.T) and np.array_equal(shared.G, shared.G.T)
+        assert _rel(alone.G, shared.G) <= 5_000 * np.finfo(float).eps
+        assert alone.G.flags.c_contiguous and shared.G.flags.c_contiguous
+    asked = []
+    real = chunked.scaled_gram
+
+    def spy(*args, **kw):
+        asked.append(kw.get("concurrent", False))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(chunked, "scaled_gram", spy)
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]).assign(resp=y),
+                         npartitions=3)
+    est = EDPLS(n_components=2, mode="strict", x_bound=4.0, y_bound=3.0, epsilon=1.0, delta=1e-6, random_state=0)
+    est.fit(ddf[[f"x{j}" for j in range(X.shape[1])]], ddf["resp"], scheduler="sync")
+    assert asked and all(asked), asked
 
 
 def test_psd_project_by_syrk_equals_the_eigen_formula():
