@@ -420,3 +420,87 @@ def test_fewer_than_two_x_columns_one_message_stop_or_return(stop):
         at = AppTest.from_function(_two_columns_script, args=(False, 2), default_timeout=60)
         at.run()
         assert not at.error and [m.value for m in at.markdown] == ["went on"]
+
+
+def _strict_fit(ddf, x_cols, **kw):
+    from engine.methods.edpls import EDPLS
+
+    est = EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6, random_state=3,
+                **kw)
+    return est.fit(ddf[x_cols], ddf["protein"], scheduler="sync")
+
+
+def _without_direct_reads(monkeypatch):
+    """The strict sums as before the direct path: every partition through Dask's pandas frame."""
+    import engine.data.large as large
+
+    monkeypatch.setattr(large, "parquet_parts", lambda name: None)
+
+
+def test_strict_sums_read_an_opened_parquet_set_straight_and_equal_the_frame_path(tmp_path, monkeypatch):
+    """The strict sums read each partition of an opened Parquet set as Arrow decoded it: one read per partition,
+    only the fit's columns, and the same release, bit for bit, as through Dask's pandas frames (same noise seed;
+    the same numbers reach the same kernel in the same order). A frame derived from the set (filtered) takes the
+    frame path. Oracle for the values: the in-memory fit of the same rows."""
+    import engine.data.large as large
+    from engine.methods.edpls import EDPLS
+
+    frames = write_parquet_set(tmp_path / "runs", n_files=3, rows=60, row_group=25)
+    whole = pd.concat(frames, ignore_index=True)
+    ddf = open_dataset(tmp_path / "runs", validate=False)
+    read, real = [], large.float64_columns
+
+    def spy(part, columns):
+        read.append(list(columns))
+        return real(part, columns)
+
+    monkeypatch.setattr(large, "float64_columns", spy)
+    direct = _strict_fit(ddf, COLS[:6])
+    assert len(read) == ddf.npartitions and all(c == [*COLS[:6], "protein"] for c in read)
+    memory = EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6,
+                   random_state=3).fit(whole[COLS[:6]].to_numpy(), whole["protein"].to_numpy())
+    np.testing.assert_allclose(direct.coef_, memory.coef_, rtol=1e-9, atol=1e-12)
+    read.clear()
+    filtered = _strict_fit(ddf[ddf["x0"] > -10.0], COLS[:6])  # every row kept, but not the opened frame
+    assert read == [] and np.array_equal(filtered.coef_, direct.coef_)
+    _without_direct_reads(monkeypatch)
+    framed = _strict_fit(open_dataset(tmp_path / "runs", validate=False), COLS[:6])
+    assert read == [] and np.array_equal(framed.coef_, direct.coef_)
+
+
+def test_a_nan_an_integer_column_and_a_null_take_the_checked_path_with_its_messages(tmp_path, monkeypatch):
+    """Whatever the direct read cannot take (a NaN: the sums come out non-finite; an int64 column; a null) goes
+    through the partition's frame: the same fit, or the same error naming the partition, data row and column, as
+    with every partition through Dask's frames (the oracle: that path, switched on alone)."""
+    def nan_cell(f, df):
+        if f == 1:
+            df.loc[33, "x2"] = np.nan  # file 2, second row group (0-based rows 25-49): its data row 9
+        return df
+
+    def int_column(f, df):
+        df["x1"] = np.arange(len(df), dtype=np.int64) % 5
+        return df
+
+    write_parquet_set(tmp_path / "nan", n_files=2, rows=60, row_group=25, edit=nan_cell)
+    write_parquet_set(tmp_path / "int", n_files=2, rows=60, row_group=25, edit=int_column)
+    table = pq.read_table(tmp_path / "int" / "part0.parquet")
+    column = pa.array([None, *np.arange(1.0, 60.0)], type=pa.float64())
+    pq.write_table(table.set_column(table.schema.get_field_index("x3"), "x3", column),
+                   tmp_path / "int" / "part0.parquet", row_group_size=25)  # a null in file 1, data row 1
+
+    def outcomes():
+        out = []
+        for folder, cols in (("nan", COLS[:4]), ("int", COLS[:2]), ("int", ["x3", "x4"])):
+            try:
+                out.append(_strict_fit(open_dataset(tmp_path / folder, validate=False), cols).coef_)
+            except DataError as err:
+                out.append(str(err))
+        return out
+
+    direct = outcomes()
+    assert "partition 5" in direct[0] and "data row 9" in direct[0] and "x2" in direct[0], direct[0]
+    assert isinstance(direct[1], np.ndarray) and "partition 1" in direct[2] and "x3" in direct[2], direct[2]
+    _without_direct_reads(monkeypatch)
+    framed = outcomes()
+    assert direct[0] == framed[0] and direct[2] == framed[2]
+    assert np.array_equal(direct[1], framed[1])

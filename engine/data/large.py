@@ -37,8 +37,8 @@ import pandas as pd
 
 from .validate import DataError, quote_list
 
-__all__ = ["DATA_ROOT_ENV", "DatasetShape", "data_root", "dataset_shape", "dataset_source", "open_dataset",
-           "peek_dataset", "preview_rows", "resolve_under_root"]
+__all__ = ["DATA_ROOT_ENV", "DatasetShape", "data_root", "dataset_shape", "dataset_source", "float64_columns",
+           "open_dataset", "parquet_parts", "peek_dataset", "preview_rows", "read_partition", "resolve_under_root"]
 
 #: The environment variable naming the folder the app may open large data sets from.
 DATA_ROOT_ENV = "PRIVALAB_DATA_ROOT"
@@ -312,7 +312,7 @@ def _column_frame(table) -> pd.DataFrame:
     return table.to_pandas(split_blocks=True, use_threads=False, ignore_metadata=True)
 
 
-def _read_typed(part: _Part, numeric: tuple, columns: list[str] | None = None) -> pd.DataFrame:
+def read_partition(part: _Part, numeric: tuple, columns: list[str] | None = None) -> pd.DataFrame:
     """One partition, its numeric columns as float64 (unreadable cells NaN: open_dataset has refused them).
 
     ``columns``: only those are read (a Parquet file's other column chunks are not decoded): dask's ``from_map``
@@ -429,6 +429,39 @@ def _remember(ddf, shape: DatasetShape) -> None:
         _SHAPES.pop(next(iter(_SHAPES)))
     _SHAPES[ddf._name] = shape
 
+
+_PARQUET_PARTS: dict = {}  # dask expression name -> (partitions, numeric columns) of a Parquet data set (bounded)
+
+
+def _remember_parts(ddf, parts: list[_Part], numeric: tuple) -> None:
+    if len(_PARQUET_PARTS) > 256:
+        _PARQUET_PARTS.pop(next(iter(_PARQUET_PARTS)))
+    _PARQUET_PARTS[ddf._name] = (parts, numeric)
+
+
+def parquet_parts(name: str) -> tuple[list[_Part], tuple] | None:
+    """The partitions and the numeric columns of the Parquet data set :func:`open_dataset` returned under this dask
+    name (``ddf._name``), or None: a CSV set, a dask DataFrame given in, or a frame derived from one (filtered,
+    joined). ``engine.privacy.chunked`` reads such partitions itself (:func:`float64_columns`)."""
+    return _PARQUET_PARTS.get(name)
+
+
+def float64_columns(part: _Part, columns: list[str]) -> list[np.ndarray] | None:
+    """``columns`` of one Parquet partition as float64 arrays, where Arrow decoded them (no pandas frame), or None
+    when one of them is not float64 or holds a null: then :func:`read_partition` and the checked path.
+
+    The strict sums take a partition's columns as they are (``engine.privacy.gram.Columns``); the pandas frame
+    of :func:`read_partition`, Dask's pass over its dtypes and taking its columns back out cost 1.4 ms per
+    partition of 62,500 x 29 (0.28, 0.17 and 1.0 ms), against 0.04 ms here."""
+    import pyarrow as pa
+
+    table = _parquet_columns(part, list(columns))
+    if table.num_columns != len(columns) or not all(t == pa.float64() for t in table.schema.types) \
+            or any(c.null_count for c in table.columns):
+        return None
+    return [np.asarray(c.to_numpy(), dtype=float) for c in table.columns]
+
+
 def _compute(tasks: list, scheduler) -> list:
     """The small check results of every partition, computed on the chosen scheduler."""
     import dask
@@ -500,10 +533,12 @@ def open_dataset(source, *, root=None, validate: bool = True, scheduler=None):
     if all(p.rows is not None for p in parts):
         rows = sum(p.rows or 0 for p in parts)  # all counted (or 0: for the type checker)
     meta = _typed(_read_raw(parts[0], nrows=1), numeric).iloc[:0]
-    ddf = dd.from_map(_read_typed, parts, args=(numeric,), meta=meta, label="privalab-open-dataset",
+    ddf = dd.from_map(read_partition, parts, args=(numeric,), meta=meta, label="privalab-open-dataset",
                       enforce_metadata=False)
     if rows is not None:
         _remember(ddf, DatasetShape(rows, len(names), tuple(Path(f).name for f in files), len(parts)))
+    if all(p.kind == "parquet" for p in parts):
+        _remember_parts(ddf, parts, numeric)
     return ddf
 
 

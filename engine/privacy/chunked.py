@@ -11,6 +11,10 @@ per chunk (partition), where the chunk lives:
    ``engine.privacy.gram.scaled_gram`` (one pass over blocks of rows, the rows Z are never formed), which also
    gives the row count, the clip counts and the largest scaled row norm.
 
+When X and Y are column selections of one Parquet data set ``engine.data.large.open_dataset`` opened, each
+partition's float64 columns go from Arrow straight into ``scaled_gram`` (``engine.data.large.float64_columns``);
+anything else they hold (another type, a null, a NaN or inf) takes the pandas frame and the checks of step 1.
+
 The per-chunk sums are added in a tree (``dask.delayed``, ``split_every`` at a time), so only d x d
 matrices ever reach the driver and no partition outlives its sum; the whole table is never materialised.
 The driver symmetrises the sum and hands it to the SAME noise code as the in-memory path
@@ -329,18 +333,13 @@ def _dask_partitions(X: Lazy, Y: Lazy) -> tuple[list[Any], int]:
     return list(zip(xs, ys, strict=False)), n_x
 
 
-def _one_projection(X: Lazy, Y: Lazy) -> Lazy | None:
-    """``ddf[x_cols + y_cols]`` when X and Y are column selections of one dask DataFrame (``ddf[x_cols]``,
-    ``ddf[response]``) with no column in both, else None.
-
-    One selection reads every partition once with only those columns and keeps the reader's partitions. Joining
-    the two selections (``assign``) also reads once, but dask then fuses pairs of Parquet partitions (it judges
-    the one-column side small) and concatenates them: measured on 250,000 x 29 float64 files, the concatenation
-    cost as much CPU as reading the file. Uses dask-expr's expression objects; any other dask: None."""
+def _projection(X: Lazy, Y: Lazy) -> tuple[Any, list[Any]] | None:
+    """(the dask expression of the one frame, x_cols + y_cols) when X and Y are column selections of one dask
+    DataFrame (``ddf[x_cols]``, ``ddf[response]``) with no column in both, else None. Uses dask-expr's expression
+    objects; any other dask: None."""
     if Y is None:
         return None
     try:
-        from dask.dataframe.dask_expr._collection import new_collection
         from dask.dataframe.dask_expr._expr import Projection
     except ImportError:  # pragma: no cover - an older dask without dask-expr
         return None
@@ -351,7 +350,40 @@ def _one_projection(X: Lazy, Y: Lazy) -> Lazy | None:
     y_cols = [Y.name] if Y.ndim == 1 else list(Y.columns)
     if set(x_cols) & set(y_cols) or len(set(x_cols)) != len(x_cols) or len(set(y_cols)) != len(y_cols):
         return None
-    return new_collection(ex.frame)[x_cols + y_cols]
+    return ex.frame, x_cols + y_cols
+
+
+def _one_projection(X: Lazy, Y: Lazy) -> Lazy | None:
+    """``ddf[x_cols + y_cols]`` when X and Y are column selections of one dask DataFrame (``_projection``), else
+    None.
+
+    One selection reads every partition once with only those columns and keeps the reader's partitions. Joining
+    the two selections (``assign``) also reads once, but dask then fuses pairs of Parquet partitions (it judges
+    the one-column side small) and concatenates them: measured on 250,000 x 29 float64 files, the concatenation
+    cost as much CPU as reading the file."""
+    found = _projection(X, Y)
+    if found is None:
+        return None
+    from dask.dataframe.dask_expr._collection import new_collection
+
+    frame, columns = found
+    return new_collection(frame)[columns]
+
+
+def _parquet_source(X: Lazy, Y: Lazy) -> tuple[list[Any], tuple[str, ...], list[str]] | None:
+    """(partitions, numeric columns, x_cols + y_cols) when X and Y are column selections of one Parquet data set as
+    ``engine.data.large.open_dataset`` returned it, else None."""
+    from engine.data.large import parquet_parts
+
+    found = _projection(X, Y)
+    if found is None:
+        return None
+    frame, columns = found
+    source = parquet_parts(frame._name)
+    if source is None:
+        return None
+    parts, numeric = source
+    return parts, numeric, [str(c) for c in columns]
 
 
 def _finish(total: _Sums | None, n_parts: int) -> ChunkedMoments:
@@ -385,13 +417,35 @@ def chunked_moments(X: Lazy, Y: Lazy = None, *, spec: RowSpec, scheduler: Any = 
     """
     if not is_lazy(X):
         return _iterable_moments(X, spec, progress)
+    direct = partial(_parquet_spec_chunk, spec=spec) if spec.column_blocks is not None else None
     total, n_parts = sum_partitions(X, Y, partial(_spec_chunk, spec=spec), _add, scheduler=scheduler,
-                                    progress=progress, split_every=split_every)
+                                    progress=progress, split_every=split_every, parquet_chunk=direct)
     return _finish(total, n_parts)
 
 
 def _spec_chunk(part: Lazy, index: int, n_x: int, *, spec: RowSpec) -> _Sums | None:
     return _chunk_sums(part, index, spec, n_x)
+
+
+def _parquet_spec_chunk(part: Any, numeric: tuple[str, ...], columns: list[str], index: int, n_x: int, *,
+                        spec: RowSpec) -> _Sums | None:
+    """``_chunk_sums`` of one partition of an opened Parquet data set, its float64 columns read straight into the
+    sums (``engine.data.large.float64_columns``); anything else (another type, a null, a NaN or inf: G not finite)
+    goes through the partition's pandas frame and the checked path, which names the cell."""
+    from engine.data.large import float64_columns, read_partition
+
+    widths = spec.column_blocks
+    arrays = float64_columns(part, columns) if widths is not None and sum(widths) == len(columns) else None
+    if widths is not None and arrays is not None:
+        if arrays[0].shape[0] == 0:
+            return None
+        edges = [0, *itertools.accumulate(widths)]
+        g = scaled_gram([Columns(arrays[a:b]) for a, b in itertools.pairwise(edges)], spec.bounds,
+                        weights=spec.weights, private_centring=spec.private_centring, const=spec.const,
+                        concurrent=True)
+        if np.isfinite(g.G).all():
+            return _sums(g)
+    return _chunk_sums(read_partition(part, numeric, columns), index, spec, n_x)
 
 
 def split_part(part: Lazy, n_x: int | None) -> tuple[Any, ...]:
@@ -407,8 +461,8 @@ def numeric_part(part: Lazy, index: int, what: str, names: Sequence[Any] | None 
 
 
 def sum_partitions(X: Lazy, Y: Lazy, chunk: Callable[[Any, int, int], Any], add: Callable[[list[Any]], Any], *,
-                   scheduler: Any = None, progress: Progress | None = None,
-                   split_every: int = SPLIT_EVERY) -> tuple[Any, int]:
+                   scheduler: Any = None, progress: Progress | None = None, split_every: int = SPLIT_EVERY,
+                   parquet_chunk: Callable[..., Any] | None = None) -> tuple[Any, int]:
     """The generic pass: ``chunk(part, index, n_x)`` on every partition where it lives, added by ``add``.
 
     Parameters
@@ -417,19 +471,31 @@ def sum_partitions(X: Lazy, Y: Lazy, chunk: Callable[[Any, int, int], Any], add:
     chunk : callable (part, index, n_x) -> a partial result or None (an empty partition); ``part`` is what
         ``split_part`` splits. Module-level or ``functools.partial``: it travels to the workers.
     add : callable (list of partial results, some None) -> their sum (None when all are None).
+    parquet_chunk : callable (partition, numeric columns, columns, index, n_x) -> what ``chunk`` returns, or None.
+        When X and Y are column selections of one Parquet data set ``engine.data.large.open_dataset`` opened, it
+        is called with each of the set's partitions (``engine.data.large``'s, read by the callable itself)
+        instead of ``chunk`` with Dask's pandas frame.
 
     Returns
     -------
     (total, number of partitions).
     """
-    parts, n_x = _dask_partitions(X, Y)
-    if not parts:
-        raise DataError("the data set has no partitions", file=None)
     import dask
 
     token = uuid.uuid4().hex[:12]
-    sums = [dask.delayed(chunk, pure=False)(p, i, n_x, dask_key_name=f"chunk-sums-{token}-{i}")
-            for i, p in enumerate(parts)]
+    source = _parquet_source(X, Y) if parquet_chunk is not None else None
+    if source is not None:
+        parts, numeric, columns = source
+        n_x = lazy_width(X)
+        sums = [dask.delayed(parquet_chunk, pure=False)(p, numeric, columns, i, n_x,
+                                                        dask_key_name=f"chunk-sums-{token}-{i}")
+                for i, p in enumerate(parts)]
+    else:
+        parts, n_x = _dask_partitions(X, Y)
+        sums = [dask.delayed(chunk, pure=False)(p, i, n_x, dask_key_name=f"chunk-sums-{token}-{i}")
+                for i, p in enumerate(parts)]
+    if not parts:
+        raise DataError("the data set has no partitions", file=None)
     with dask_scheduler(scheduler) as sched:
         if is_distributed(sched):
             total = _gather_distributed(sched, sums, progress, add)
