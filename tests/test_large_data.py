@@ -461,6 +461,11 @@ def test_strict_sums_read_an_opened_parquet_set_straight_and_equal_the_frame_pat
                    random_state=3).fit(whole[COLS[:6]].to_numpy(), whole["protein"].to_numpy())
     np.testing.assert_allclose(direct.coef_, memory.coef_, rtol=1e-9, atol=1e-12)
     read.clear()
+    sub = ddf[[*COLS[:6], "protein"]]  # the command line's and the app's way (engine.cli.batch)
+    est = EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6, random_state=3)
+    assert np.array_equal(est.fit(sub[COLS[:6]], sub["protein"], scheduler="sync").coef_, direct.coef_)
+    assert len(read) == ddf.npartitions
+    read.clear()
     filtered = _strict_fit(ddf[ddf["x0"] > -10.0], COLS[:6])  # every row kept, but not the opened frame
     assert read == [] and np.array_equal(filtered.coef_, direct.coef_)
     _without_direct_reads(monkeypatch)

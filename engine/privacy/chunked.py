@@ -372,13 +372,18 @@ def _one_projection(X: Lazy, Y: Lazy) -> Lazy | None:
 
 def _parquet_source(X: Lazy, Y: Lazy) -> tuple[list[Any], tuple[str, ...], list[str]] | None:
     """(partitions, numeric columns, x_cols + y_cols) when X and Y are column selections of one Parquet data set as
-    ``engine.data.large.open_dataset`` returned it, else None."""
+    ``engine.data.large.open_dataset`` returned it, or of a column selection of it (``sub = ddf[cols]``, then
+    ``sub[x_cols]``, ``sub[response]``: the command line's and the app's way), else None."""
+    from dask.dataframe.dask_expr._expr import Projection
+
     from engine.data.large import parquet_parts
 
     found = _projection(X, Y)
     if found is None:
         return None
     frame, columns = found
+    while isinstance(frame, Projection):  # a selection of a selection reads the data set's columns by name
+        frame = frame.frame
     source = parquet_parts(frame._name)
     if source is None:
         return None
