@@ -24,8 +24,6 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from engine.methods.edpls.pipeline import default_x_bound, sample_y_range
-
 STORE = "pl_public"
 #: The one vocabulary for the response's public range: every page that asks for it uses these labels.
 Y_LOW_LABEL = "Lowest possible y"
@@ -70,6 +68,10 @@ def _number(where, label, widget_key, stored, default, **kw):
 
 
 def _range_inputs(page, ds, response, y, store) -> tuple:
+    # imported here, as in public_info_panel: the pages that take only this module's labels and store (PCA-Gauss,
+    # the attack lab) then do not import edPLS and chemotools (0.2 s of a restarted server's first PCA-Gauss tab)
+    from engine.methods.edpls.pipeline import sample_y_range
+
     default = sample_y_range(y) if ds.origin == "sample" else (None, None)
     kept = store.get("y_range") or (None, None)
     c1, c2 = st.columns(2)
@@ -132,6 +134,8 @@ def public_info_panel(page: str, ds, response: str, problem, *, x_bound: bool = 
         lo, hi, note = _range_inputs(page, ds, response, problem.y, store)
         xb = None
         if x_bound:
+            from engine.methods.edpls.pipeline import default_x_bound  # see _range_inputs
+
             m = len(problem.channels)
             kept = store.get("x_bound", {}).get(m)
             xb = _number(st, "Bound on ‖x‖ (row L2 norm)", f"{page}_x_bound_{m}", kept, default_x_bound(m),

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import sklearn.datasets as skd
 
 from .validate import DataError
 
@@ -56,6 +55,8 @@ def load_bundled(key: str) -> pd.DataFrame:
     """
     if key not in BUNDLED_SETS:
         raise ValueError(f"unknown bundled set {key!r}; choose from {sorted(BUNDLED_SETS)}")
+    import sklearn.datasets as skd  # here: 0.13 s of imports (scipy.io among them) that only these sets need
+
     spec = BUNDLED_SETS[key]
     bunch = getattr(skd, spec.loader)()
     names = [str(n) for n in getattr(bunch, "feature_names", [f"x{i}" for i in range(bunch.data.shape[1])])]
@@ -92,6 +93,8 @@ def documented_public_inputs(key: str) -> PublicInputs:
     is mean-centred and scaled so that its sum of squares is 1", hence |x| <= 1 (no range for the target).
     Labels: the classes the description lists (digits binary: {0, 1} by construction).
     """
+    import sklearn.datasets as skd  # see load_bundled
+
     spec = BUNDLED_SETS[key]
     bunch = getattr(skd, spec.loader)()
     M = bunch.data.shape[1]
