@@ -422,12 +422,14 @@ def test_fewer_than_two_x_columns_one_message_stop_or_return(stop):
         assert not at.error and [m.value for m in at.markdown] == ["went on"]
 
 
-def _strict_fit(ddf, x_cols, **kw):
+def _strict():
     from engine.methods.edpls import EDPLS
 
-    est = EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6, random_state=3,
-                **kw)
-    return est.fit(ddf[x_cols], ddf["protein"], scheduler="sync")
+    return EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6, random_state=3)
+
+
+def _strict_fit(ddf, x_cols):
+    return _strict().fit(ddf[x_cols], ddf["protein"], scheduler="sync")
 
 
 def _without_direct_reads(monkeypatch):
@@ -443,7 +445,6 @@ def test_strict_sums_read_an_opened_parquet_set_straight_and_equal_the_frame_pat
     the same numbers reach the same kernel in the same order). A frame derived from the set (filtered) takes the
     frame path. Oracle for the values: the in-memory fit of the same rows."""
     import engine.data.large as large
-    from engine.methods.edpls import EDPLS
 
     frames = write_parquet_set(tmp_path / "runs", n_files=3, rows=60, row_group=25)
     whole = pd.concat(frames, ignore_index=True)
@@ -457,13 +458,11 @@ def test_strict_sums_read_an_opened_parquet_set_straight_and_equal_the_frame_pat
     monkeypatch.setattr(large, "float64_columns", spy)
     direct = _strict_fit(ddf, COLS[:6])
     assert len(read) == ddf.npartitions and all(c == [*COLS[:6], "protein"] for c in read)
-    memory = EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6,
-                   random_state=3).fit(whole[COLS[:6]].to_numpy(), whole["protein"].to_numpy())
+    memory = _strict().fit(whole[COLS[:6]].to_numpy(), whole["protein"].to_numpy())
     np.testing.assert_allclose(direct.coef_, memory.coef_, rtol=1e-9, atol=1e-12)
     read.clear()
     sub = ddf[[*COLS[:6], "protein"]]  # the command line's and the app's way (engine.cli.batch)
-    est = EDPLS(n_components=2, mode="strict", x_bound=6.0, y_bound=11.0, epsilon=1.0, delta=1e-6, random_state=3)
-    assert np.array_equal(est.fit(sub[COLS[:6]], sub["protein"], scheduler="sync").coef_, direct.coef_)
+    assert np.array_equal(_strict().fit(sub[COLS[:6]], sub["protein"], scheduler="sync").coef_, direct.coef_)
     assert len(read) == ddf.npartitions
     read.clear()
     filtered = _strict_fit(ddf[ddf["x0"] > -10.0], COLS[:6])  # every row kept, but not the opened frame

@@ -424,19 +424,14 @@ def _first_problem(results: list[dict]) -> None:
 _SHAPES: dict = {}  # dask expression name -> DatasetShape counted by open_dataset (bounded)
 
 
-def _remember(ddf, shape: DatasetShape) -> None:
-    if len(_SHAPES) > 256:
-        _SHAPES.pop(next(iter(_SHAPES)))
-    _SHAPES[ddf._name] = shape
-
-
 _PARQUET_PARTS: dict = {}  # dask expression name -> (partitions, numeric columns) of a Parquet data set (bounded)
 
 
-def _remember_parts(ddf, parts: list[_Part], numeric: tuple) -> None:
-    if len(_PARQUET_PARTS) > 256:
-        _PARQUET_PARTS.pop(next(iter(_PARQUET_PARTS)))
-    _PARQUET_PARTS[ddf._name] = (parts, numeric)
+def _remember(store: dict, ddf, value) -> None:
+    """``store[ddf._name] = value``, the oldest entry dropped beyond 256."""
+    if len(store) > 256:
+        store.pop(next(iter(store)))
+    store[ddf._name] = value
 
 
 def parquet_parts(name: str) -> tuple[list[_Part], tuple] | None:
@@ -483,7 +478,7 @@ def _from_dask(ddf, validate: bool, scheduler=None):
         checks = [dask.delayed(_check_dask_part)(k, p, numeric) for k, p in enumerate(parts)]
         results = _compute(checks, scheduler)
         _first_problem(results)
-        _remember(ddf, DatasetShape(sum(r["rows"] for r in results), len(ddf.columns), (), len(parts)))
+        _remember(_SHAPES, ddf, DatasetShape(sum(r["rows"] for r in results), len(ddf.columns), (), len(parts)))
     return ddf
 
 
@@ -536,9 +531,9 @@ def open_dataset(source, *, root=None, validate: bool = True, scheduler=None):
     ddf = dd.from_map(read_partition, parts, args=(numeric,), meta=meta, label="privalab-open-dataset",
                       enforce_metadata=False)
     if rows is not None:
-        _remember(ddf, DatasetShape(rows, len(names), tuple(Path(f).name for f in files), len(parts)))
+        _remember(_SHAPES, ddf, DatasetShape(rows, len(names), tuple(Path(f).name for f in files), len(parts)))
     if all(p.kind == "parquet" for p in parts):
-        _remember_parts(ddf, parts, numeric)
+        _remember(_PARQUET_PARTS, ddf, (parts, numeric))
     return ddf
 
 
