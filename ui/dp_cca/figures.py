@@ -1,10 +1,12 @@
 """Figures of the DP-CCA page (pages/dp_cca.py), issue #7."""
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.layout import NONPRIVATE_COLOUR, PRIVATE_COLOUR, finish
+from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, rows_drawn
 
 DP_CCA_COLOURS = {"private": PRIVATE_COLOUR, "nonprivate": NONPRIVATE_COLOUR, "true": "#555555",
                   "captured": "#1f77b4", "angle_cos": "#2ca02c"}
@@ -92,10 +94,14 @@ def dp_cca_loadings_figure(x_names, u_private, u_nonprivate, y_names, v_private,
 
 
 def dp_cca_scores_figure(x_scores, y_scores, *, label: str = "private model") -> go.Figure:
-    """First canonical variates of the rows, X score against Y score (NOT differentially private)."""
+    """First canonical variates of the rows, X score against Y score (NOT differentially private); beyond
+    ``MARKERS_PER_FIGURE`` rows, that many evenly spaced, and the title says so (``ui.figures.markers``)."""
+    x_scores, y_scores = np.asarray(x_scores, dtype=float), np.asarray(y_scores, dtype=float)
+    rows = rows_drawn(x_scores.size, MARKERS_PER_FIGURE)
+    note = drawn_note(rows.size, x_scores.size)
     fig = go.Figure()
-    fig.add_scatter(x=list(x_scores), y=list(y_scores), mode="markers", marker={"size": 4, "opacity": 0.5,
+    fig.add_scatter(x=x_scores[rows], y=y_scores[rows], mode="markers", marker={"size": 4, "opacity": 0.5,
                     "color": DP_CCA_COLOURS["private"]}, name=label)
-    fig.update_layout(title="First canonical pair of the training rows (not DP)", xaxis={"title": "X·u₁"},
-                      yaxis={"title": "Y·v₁"}, height=380)
+    fig.update_layout(title="First canonical pair of the training rows (not DP)" + (note and f"; {note}"),
+                      xaxis={"title": "X·u₁"}, yaxis={"title": "Y·v₁"}, height=380)
     return finish(fig)

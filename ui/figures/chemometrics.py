@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, finish
+from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, rows_drawn
 
 OUTSIDE_MARKER = {"symbol": "x-open", "size": 13, "color": "#000000", "line": {"width": 2}}
 FLAG_MARKER = {"symbol": "circle-open", "size": 14, "color": "#000000", "line": {"width": 2}}
@@ -44,19 +45,27 @@ def chemometrics_prediction_figure(y_true, predictions: dict, outside: dict, *, 
     first is the private model, drawn blue), the identity line, the y range's bounds where they are near the
     points, and predictions outside the range (``outside``: label -> mask) marked with a black ×."""
     y = np.asarray(y_true, dtype=float)
-    values = np.concatenate([y, *[np.asarray(p, dtype=float) for p in predictions.values()]])
+    preds = {label: np.asarray(p, dtype=float) for label, p in predictions.items()}
+    masks = {label: np.asarray(outside.get(label, np.zeros(p.shape, bool)), dtype=bool) for label, p in preds.items()}
+    values = np.concatenate([y, *preds.values()])
     lo, hi = float(values.min()), float(values.max())
+    # beyond MARKERS_PER_FIGURE markers: the same rows of every model, those outside the range and the largest
+    # errors first (ui.figures.markers)
+    with np.errstate(invalid="ignore"):
+        worst = np.fmax.reduce([np.abs(p - y) for p in preds.values()]) if preds else np.zeros(y.size)
+    worst[np.logical_or.reduce([*masks.values(), np.zeros(y.size, bool)])] = np.inf
+    rows = rows_drawn(y.size, max(1, MARKERS_PER_FIGURE // max(1, len(preds))), worst)
     fig = go.Figure()
     fig.add_scatter(x=[float(y.min()), float(y.max())], y=[float(y.min()), float(y.max())], mode="lines",
                     name="identity", line={"dash": "dash", "color": "#999"})
     colours = [PRIVATE_COLOUR, NONPRIVATE_COLOUR, *GROUP_PALETTE[1:]]
     flagged_x, flagged_y = [], []
-    for i, (label, pred) in enumerate(predictions.items()):
-        pred = np.asarray(pred, dtype=float)
-        fig.add_scatter(x=y, y=pred, mode="markers", name=label, marker={"color": colours[i % len(colours)]})
-        mask = np.asarray(outside.get(label, np.zeros(pred.shape, bool)), dtype=bool)
-        flagged_x += list(y[mask])
-        flagged_y += list(pred[mask])
+    for i, (label, pred) in enumerate(preds.items()):
+        fig.add_scatter(x=y[rows], y=pred[rows], mode="markers", name=label,
+                        marker={"color": colours[i % len(colours)]})
+        mask = masks[label][rows]
+        flagged_x += list(y[rows][mask])
+        flagged_y += list(pred[rows][mask])
     if flagged_x:
         fig.add_scatter(x=flagged_x, y=flagged_y, mode="markers", name=f"outside {range_label}",
                         marker=OUTSIDE_MARKER)
@@ -64,7 +73,9 @@ def chemometrics_prediction_figure(y_true, predictions: dict, outside: dict, *, 
     for bound, name in zip(y_range, ("low", "high")):
         if lo - 0.25 * span <= bound <= hi + 0.25 * span:  # a far bound would squash the points
             fig.add_hline(y=bound, line={"dash": "dot", "color": "#555"}, annotation_text=f"{name} end of the range")
-    fig.update_layout(title="Test set: predicted vs measured, predictions outside the y range marked",
+    note = drawn_note(rows.size, y.size, "test rows")
+    fig.update_layout(title="Test set: predicted vs measured, predictions outside the y range marked"
+                      + (note and f" ({note}, the largest errors among them)"),
                       xaxis_title=f"measured {response}", yaxis_title=f"predicted {response}")
     return finish(fig)
 
@@ -96,12 +107,23 @@ def chemometrics_vip_figure(axis, vip, *, axis_label: str) -> go.Figure:
 
 def chemometrics_t2_q_figure(table, t2_limits: dict, q_limits: dict) -> go.Figure:
     """Hotelling T² against Q residuals, one colour per set (training, test), the 95 % (dashed) and 99 % (dotted)
-    limits of the training rows, and rows over a 99 % limit circled. ``table``: ``OutlierDiagnostics.table``."""
+    limits of the training rows, and rows over a 99 % limit circled. ``table``: ``OutlierDiagnostics.table``.
+    Beyond ``MARKERS_PER_FIGURE`` rows, each set draws its share, the rows farthest past the 99 % limits first
+    (``ui.figures.markers``), and the title says so; every circled row is drawn."""
     fig = go.Figure()
+
+    def past(values, limit) -> np.ndarray:  # how far past a 99 % limit (the value itself without a limit)
+        values = np.asarray(values, dtype=float)
+        return values / limit if np.isfinite(limit) and limit > 0 else values
+
+    drawn = 0
     for name, df in table.groupby("set", sort=False):
-        fig.add_scatter(x=df["T²"], y=df["Q"], mode="markers", name=f"{name} rows",
+        worst = np.fmax(past(df["T²"], t2_limits.get(0.99, np.nan)), past(df["Q"], q_limits.get(0.99, np.nan)))
+        part = df.iloc[rows_drawn(len(df), max(1, MARKERS_PER_FIGURE * len(df) // len(table)), worst)]
+        drawn += len(part)
+        fig.add_scatter(x=part["T²"], y=part["Q"], mode="markers", name=f"{name} rows",
                         marker={"color": SET_COLOURS.get(name, GROUP_PALETTE[0])},
-                        text=[f"row {r}" for r in df["row"]], hovertemplate="%{text}: T² %{x:.3g}, Q %{y:.3g}")
+                        text=[f"row {r}" for r in part["row"]], hovertemplate="%{text}: T² %{x:.3g}, Q %{y:.3g}")
     over = [c for c in table.columns if c.endswith("over 99%")]
     flagged = table[table[over].any(axis=1)] if over else table.iloc[:0]
     if len(flagged):
@@ -114,7 +136,9 @@ def chemometrics_t2_q_figure(table, t2_limits: dict, q_limits: dict) -> go.Figur
         if np.isfinite(q_limits.get(alpha, np.nan)):
             fig.add_hline(y=q_limits[alpha], line={"dash": dash, "color": "#555"},
                           annotation_text=f"Q {alpha:.0%}", annotation_position="top left")
-    fig.update_layout(title="Outliers: Hotelling T² vs Q residuals (owner's view, not private)",
+    note = drawn_note(drawn, len(table))
+    fig.update_layout(title="Outliers: Hotelling T² vs Q residuals (owner's view, not private)"
+                      + (note and f"; {note}, the farthest out among them"),
                       xaxis_title="Hotelling T² (distance within the model)",
                       yaxis_title="Q residual, SPE (distance to the model)")
     return finish(fig)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 import textwrap
 
+import numpy as np
 import plotly.graph_objects as go
+
+from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, rows_drawn
 
 # One colour per concept on every page: a model with a privacy guarantee/defence vs the same model without.
 PRIVATE_COLOUR = "#1f77b4"
@@ -218,13 +221,22 @@ def coefficient_figure(axis, coef_private, coef_reference, *, axis_label: str, p
 
 def prediction_figure(y_true, y_private, y_reference, *, response: str, private_label: str,
                       reference_label: str) -> go.Figure:
-    """Predicted against measured on the test rows, private and reference, with the identity line."""
-    lo = float(min(min(y_true), min(y_reference)))
-    hi = float(max(max(y_true), max(y_reference)))
+    """Predicted against measured on the test rows, private and reference, with the identity line; beyond
+    ``MARKERS_PER_FIGURE`` markers, the same rows of both (the largest errors among them) and a title that says so
+    (``ui.figures.markers``)."""
+    y_true, y_private, y_reference = (np.asarray(v, dtype=float) for v in (y_true, y_private, y_reference))
+    lo = float(min(y_true.min(), y_reference.min()))
+    hi = float(max(y_true.max(), y_reference.max()))
+    with np.errstate(invalid="ignore"):
+        worst = np.fmax(np.abs(y_private - y_true), np.abs(y_reference - y_true))
+    rows = rows_drawn(y_true.size, MARKERS_PER_FIGURE // 2, worst)
     fig = go.Figure()
     fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
-    fig.add_scatter(x=y_true, y=y_reference, mode="markers", name=reference_label, marker={"color": NONPRIVATE_COLOUR})
-    fig.add_scatter(x=y_true, y=y_private, mode="markers", name=private_label, marker={"color": PRIVATE_COLOUR})
-    fig.update_layout(title="Test set: predicted vs measured", xaxis_title=f"measured {response}",
-                      yaxis_title=f"predicted {response}")
+    fig.add_scatter(x=y_true[rows], y=y_reference[rows], mode="markers", name=reference_label,
+                    marker={"color": NONPRIVATE_COLOUR})
+    fig.add_scatter(x=y_true[rows], y=y_private[rows], mode="markers", name=private_label,
+                    marker={"color": PRIVATE_COLOUR})
+    note = drawn_note(rows.size, y_true.size, "test rows")
+    fig.update_layout(title="Test set: predicted vs measured" + (note and f" ({note}, the largest errors among them)"),
+                      xaxis_title=f"measured {response}", yaxis_title=f"predicted {response}")
     return finish(fig)

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.layout import PRIVATE_COLOUR, finish
+from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, rows_drawn
 
 PCA_GAUSS_COLOURS = {
     "real": "#222222",
@@ -41,14 +42,18 @@ def _is_class_column(frame, colour) -> bool:
 
 
 def pca_gauss_scatter_figure(real, synthetic, *, x: str = "c1", y: str = "c2", colour: str | None = None,
-                             max_points: int = 1500) -> go.Figure:
+                             max_points: int = MARKERS_PER_FIGURE // 2) -> go.Figure:
     """Real (left) and synthetic (right) rows in the released space on the same axis ranges, coloured by class
     (one colour per class, the same in both panels) or by a numeric y; a panel without the colour column (the
-    synthetic rows of a clustering release carry no labels) is drawn in one colour."""
+    synthetic rows of a clustering release carry no labels) is drawn in one colour. A panel of more than
+    ``max_points`` rows draws that many, evenly spaced, and its title says so (``ui.figures.markers``)."""
+    shown = [f.iloc[rows_drawn(len(f), max_points)] for f in (real, synthetic)]
+    titles = [title + (note and f": {note}") for title, note in
+              zip(("Real rows (mapped by W)", "Synthetic rows (DP release)"),
+                  (drawn_note(len(s), len(f)) for s, f in zip(shown, (real, synthetic), strict=True)), strict=True)]
     fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.05,
-                        subplot_titles=("Real rows (mapped by W)", "Synthetic rows (DP release)"))
-    shown = [real.iloc[:max_points], synthetic.iloc[:max_points]]
-    classes = sorted({str(v) for f in shown if _is_class_column(f, colour) for v in f[colour]})
+                        subplot_titles=titles)
+    classes = sorted({str(v) for f in (real, synthetic) if _is_class_column(f, colour) for v in f[colour]})
     in_legend = set()
     for col, frame in ((1, shown[0]), (2, shown[1])):
         yy = frame[y] if y in frame.columns else [0.0] * len(frame)
