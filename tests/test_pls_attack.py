@@ -433,3 +433,60 @@ def test_a_sentence_saying_the_attack_fails_carries_the_utility():
     t0 = verdict(s0, "strict", 1.0)
     assert "still works:" not in t0  # strict ε = 1 never lets the attack through (hit rate >= 0.9)
     assert "not measured" in t0 and "unknown" in t0
+
+
+def _summary_by_lambdas(sweep):
+    """The summary by one Python function per group and column (quantiles by their definition, std / sqrt(count),
+    the mean of the finite values): the oracle of pandas' grouped reductions in ``summarise_sweep``."""
+    import math
+
+
+    def q(p):  # Hyndman-Fan type 7 (numpy's and pandas' "linear") by its definition, on the non-NaN values;
+        # a step towards an inf is inf. (np.nanquantile gives NaN there: inf * 0 in its interpolation, so a median
+        # over replicates with one failed fit, inf, came out NaN and the page said the error was not measured.)
+        def quantile(s):
+            v = sorted(s.dropna())
+            if not v:
+                return math.nan
+            h = (len(v) - 1) * p
+            lo, hi = math.floor(h), math.ceil(h)
+            return v[lo] if h == lo or v[lo] == v[hi] else v[lo] + (v[hi] - v[lo]) * (h - lo)
+        return quantile
+
+    def sem(s):
+        return float(s.std(ddof=1) / np.sqrt(s.count())) if s.count() > 1 else 0.0
+
+    def finite_mean(s):
+        s = s[np.isfinite(s)]
+        return float(s.mean()) if len(s) else math.nan
+
+    return sweep.groupby(["setting", "epsilon", "component"], sort=False).agg(
+        n=("hit", "size"), hit_rate=("hit", "mean"),
+        cosine_mean=("cosine", "mean"), cosine_sem=("cosine", sem),
+        cosine_q25=("cosine", q(0.25)), cosine_q75=("cosine", q(0.75)),
+        correlation_mean=("correlation", "mean"), correlation_sem=("correlation", sem),
+        correlation_q25=("correlation", q(0.25)), correlation_q75=("correlation", q(0.75)),
+        rmsep_median=("rmsep", q(0.5)), rmsep_q25=("rmsep", q(0.25)), rmsep_q75=("rmsep", q(0.75)),
+        rmsep_mean=("rmsep", finite_mean), rmsep_mean_model=("rmsep_mean_model", q(0.5)),
+    ).reset_index()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_summary_equals_the_per_group_functions_with_nan_inf_and_single_rows(seed):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for setting in ("plain", "strict", "paper_sigma"):
+        for eps in (0.5, 2.0, np.inf):
+            for comp in ("W", "P"):
+                for _ in range(int(rng.integers(1, 6))):  # groups of one row too: SEM 0, quartiles = the value
+                    rows.append(dict(setting=setting, epsilon=eps, component=comp, hit=bool(rng.random() < 0.4),
+                                     cosine=rng.choice([rng.random(), np.nan], p=[0.85, 0.15]),
+                                     correlation=rng.choice([rng.normal(), np.nan], p=[0.85, 0.15]),
+                                     rmsep=rng.choice([rng.gamma(2.0), np.inf, np.nan], p=[0.7, 0.15, 0.15]),
+                                     rmsep_mean_model=rng.gamma(3.0), status="proven", not_proven_because=""))
+    sweep = pd.DataFrame(rows)
+    fast, slow = summarise_sweep(sweep), _summary_by_lambdas(sweep)
+    pd.testing.assert_frame_equal(fast[slow.columns], slow, check_exact=False, rtol=1e-12, atol=1e-15,
+                                  check_dtype=False)
