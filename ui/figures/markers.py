@@ -4,7 +4,8 @@ Why a limit: Chromium draws plotly's SVG markers at about 0.09 ms each (the PCA-
 270 of its 334 ms; 22 markers, 58 ms; on the 2-core bench machine), and Streamlit 1.67 draws every chart twice when
 it mounts (its theme effect hands plotly a fresh copy of the figure: two ``plotly_afterplot`` events per chart), on
 every new tab and every rerun. The edPLS and PCA-Gauss pages drew 3,000 markers each by default; capped at 1,000,
-the PCA-Gauss page's first chart in a new tab came 0.4-0.7 s sooner (5 tabs each way: 3.70-4.02 s -> 3.30-3.35 s).
+their first chart in a new tab came 0.3-0.5 s sooner (five tabs each way: PCA-Gauss 3.70-4.02 s -> 3.27-3.59 s,
+edPLS 3.28-3.41 s -> 2.88-3.12 s).
 
 Which rows: all of them up to the limit; beyond it, the rows that matter most first (``worst``: a prediction's
 error, so every large error stays in sight) and evenly spaced rows for the rest, in their original order. The
