@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ui.figures.layout import GROUP_PALETTE, NONPRIVATE_COLOUR, PRIVATE_COLOUR, finish
-from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, rows_drawn
+from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, largest_error, rows_drawn
 
 OUTSIDE_MARKER = {"symbol": "x-open", "size": 13, "color": "#000000", "line": {"width": 2}}
 FLAG_MARKER = {"symbol": "circle-open", "size": 14, "color": "#000000", "line": {"width": 2}}
@@ -51,8 +51,7 @@ def chemometrics_prediction_figure(y_true, predictions: dict, outside: dict, *, 
     lo, hi = float(values.min()), float(values.max())
     # beyond MARKERS_PER_FIGURE markers: the same rows of every model, those outside the range and the largest
     # errors first (ui.figures.markers)
-    with np.errstate(invalid="ignore"):
-        worst = np.fmax.reduce([np.abs(p - y) for p in preds.values()]) if preds else np.zeros(y.size)
+    worst = largest_error(y, list(preds.values()))
     worst[np.logical_or.reduce([*masks.values(), np.zeros(y.size, bool)])] = np.inf
     rows = rows_drawn(y.size, max(1, MARKERS_PER_FIGURE // max(1, len(preds))), worst)
     fig = go.Figure()

@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, rows_drawn
+from ui.figures.markers import MARKERS_PER_FIGURE, drawn_note, largest_error, rows_drawn
 
 # One colour per concept on every page: a model with a privacy guarantee/defence vs the same model without.
 PRIVATE_COLOUR = "#1f77b4"
@@ -227,9 +227,7 @@ def prediction_figure(y_true, y_private, y_reference, *, response: str, private_
     y_true, y_private, y_reference = (np.asarray(v, dtype=float) for v in (y_true, y_private, y_reference))
     lo = float(min(y_true.min(), y_reference.min()))
     hi = float(max(y_true.max(), y_reference.max()))
-    with np.errstate(invalid="ignore"):
-        worst = np.fmax(np.abs(y_private - y_true), np.abs(y_reference - y_true))
-    rows = rows_drawn(y_true.size, MARKERS_PER_FIGURE // 2, worst)
+    rows = rows_drawn(y_true.size, MARKERS_PER_FIGURE // 2, largest_error(y_true, [y_private, y_reference]))
     fig = go.Figure()
     fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="identity", line={"dash": "dash", "color": "#999"})
     fig.add_scatter(x=y_true[rows], y=y_reference[rows], mode="markers", name=reference_label,

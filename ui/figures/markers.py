@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["MARKERS_PER_FIGURE", "WORST_SHARE", "drawn_note", "rows_drawn"]
+__all__ = ["MARKERS_PER_FIGURE", "WORST_SHARE", "drawn_note", "largest_error", "rows_drawn"]
 
 #: Markers one figure draws at most (split between its marker traces by the builder).
 MARKERS_PER_FIGURE = 1000
@@ -64,6 +64,15 @@ def rows_drawn(n: int, limit: int, worst: ArrayLike | None = None) -> NDArray[np
     rest = np.setdiff1d(np.arange(n), top, assume_unique=True)
     spaced = rest[np.unique(np.linspace(0, rest.size - 1, limit - top.size).round().astype(np.intp))]
     return np.union1d(top, spaced)
+
+
+def largest_error(y_true: ArrayLike, predictions: list[ArrayLike]) -> NDArray[np.float64]:
+    """Per row, the largest absolute error of the ``predictions`` of ``y_true`` (NaN only where every one is NaN):
+    the ``worst`` of a predicted-vs-measured scatter, whose models all draw the same rows."""
+    y = np.asarray(y_true, dtype=float)
+    with np.errstate(invalid="ignore"):
+        errors = [np.abs(np.asarray(p, dtype=float) - y) for p in predictions]
+    return np.fmax.reduce(errors) if errors else np.zeros(y.size)
 
 
 def drawn_note(shown: int, n: int, what: str = "rows") -> str:

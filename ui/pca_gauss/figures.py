@@ -48,9 +48,11 @@ def pca_gauss_scatter_figure(real, synthetic, *, x: str = "c1", y: str = "c2", c
     synthetic rows of a clustering release carry no labels) is drawn in one colour. A panel of more than
     ``max_points`` rows draws that many, evenly spaced, and its title says so (``ui.figures.markers``)."""
     shown = [f.iloc[rows_drawn(len(f), max_points)] for f in (real, synthetic)]
-    titles = [title + (note and f": {note}") for title, note in
-              zip(("Real rows (mapped by W)", "Synthetic rows (DP release)"),
-                  (drawn_note(len(s), len(f)) for s, f in zip(shown, (real, synthetic), strict=True)), strict=True)]
+    titles = []
+    for title, drawn, frame in zip(("Real rows (mapped by W)", "Synthetic rows (DP release)"), shown,
+                                   (real, synthetic), strict=True):
+        note = drawn_note(len(drawn), len(frame))
+        titles.append(title + (note and f": {note}"))
     fig = make_subplots(rows=1, cols=2, shared_xaxes=True, shared_yaxes=True, horizontal_spacing=0.05,
                         subplot_titles=titles)
     classes = sorted({str(v) for f in (real, synthetic) if _is_class_column(f, colour) for v in f[colour]})

@@ -159,14 +159,15 @@ def summarise_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
     # failed fit's RMSEP is +inf (the only infinity here: cosines and correlations are bounded): pandas gives NaN
     # between two infs (inf - inf), the quantile is inf there. (np.nanquantile, used before, gave NaN for any step
     # next to an inf, so one failed replicate made the median RMSEP NaN: "not measured".)
-    g = sweep.groupby(["setting", "epsilon", "component"], sort=False)
+    # rmsep_finite: the finite fits' RMSEP, whose mean is reported
+    g = sweep.assign(rmsep_finite=sweep["rmsep"].where(np.isfinite(sweep["rmsep"]))).groupby(
+        ["setting", "epsilon", "component"], sort=False)
     cols = ["cosine", "correlation", "rmsep"] + (["rmsep_mean_model"] if "rmsep_mean_model" in sweep else [])
-    present = g[cols].count() > 0
-    q25, q50, q75 = (q.mask(q.isna() & present, np.inf) for q in (g[cols].quantile(p) for p in (0.25, 0.5, 0.75)))
-    mean, count = g[["hit", "cosine", "correlation"]].mean(), g[["cosine", "correlation"]].count()
-    sem = g[["cosine", "correlation"]].std(ddof=1) / np.sqrt(count)
-    sem = sem.where(count > 1, 0.0)  # one value (or none): no spread to report
-    finite_rmsep = sweep["rmsep"].where(np.isfinite(sweep["rmsep"]))  # the mean of the finite fits' RMSEP
+    count = g[cols].count()
+    q25, q50, q75 = (q.mask(q.isna() & (count > 0), np.inf) for q in (g[cols].quantile(p) for p in (0.25, 0.5, 0.75)))
+    mean = g[["hit", "cosine", "correlation", "rmsep_finite"]].mean()
+    spread = ["cosine", "correlation"]
+    sem = (g[spread].std(ddof=1) / np.sqrt(count[spread])).where(count[spread] > 1, 0.0)  # one value: no spread
     out = pd.DataFrame({
         "n": g.size(), "hit_rate": mean["hit"],
         "cosine_mean": mean["cosine"], "cosine_sem": sem["cosine"],
@@ -174,8 +175,7 @@ def summarise_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
         "correlation_mean": mean["correlation"], "correlation_sem": sem["correlation"],
         "correlation_q25": q25["correlation"], "correlation_q75": q75["correlation"],
         "rmsep_median": q50["rmsep"], "rmsep_q25": q25["rmsep"], "rmsep_q75": q75["rmsep"],
-        "rmsep_mean": finite_rmsep.groupby([sweep[k] for k in ("setting", "epsilon", "component")],
-                                           sort=False).mean(),
+        "rmsep_mean": mean["rmsep_finite"],
         **({"rmsep_mean_model": q50["rmsep_mean_model"]} if "rmsep_mean_model" in sweep else {}),
     }).reset_index()
     if "status" in sweep:
